@@ -1,0 +1,34 @@
+# aegis: simulate and compare GPU collocation schedulers.
+GO ?= go
+BIN := bin/aegis
+
+.PHONY: help build test bench demo fmt vet fuzz
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/aegis
+	$(GO) build -o $(BIN) ./cmd/aegis
+
+test: ## run every test (fuzz targets run their seed corpus only)
+	$(GO) test ./...
+
+bench: ## run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+demo: build ## simulate the embedded demo trace under Exclusive on 3 x A100-40GB
+	./$(BIN) simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1
+
+fmt: ## format the code
+	gofmt -w $$(git ls-files '*.go')
+
+vet: ## go vet
+	$(GO) vet ./...
+
+FUZZTIME ?= 30s
+fuzz: ## fuzz every parser for FUZZTIME each
+	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$p/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+	  done; \
+	done

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func aegis(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSimulateWritesOutputs(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := aegis("simulate", "--trace", "demo", "--policy", "exclusive", "--server", "a100-40gb:3", "--seed", "1", "--out", dir)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "makespan")
+	sum, err := os.ReadFile(filepath.Join(dir, "summary.csv"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(sum),
+		"makespan_s,mean_jct_s,p95_jct_s,mean_queue_s,p95_queue_s,mean_exec_s,p95_exec_s,failed_attempts,recovered_attempts"))
+	jobs, err := os.ReadFile(filepath.Join(dir, "jobs.csv"))
+	require.NoError(t, err)
+	require.Equal(t, 61, strings.Count(string(jobs), "\n"))
+	ev, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	require.NoError(t, err)
+	require.Contains(t, string(ev), `"event":"finished"`)
+}
+
+func TestCLIErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"unknown flag", []string{"simulate", "--nope"}, 2, "unknown flag"},
+		{"bad server", []string{"simulate", "--server", "a100-40gb"}, 2, "TYPE:COUNT"},
+		{"unknown gpu", []string{"simulate", "--server", "v100:2"}, 2, "unknown GPU type"},
+		{"unknown policy", []string{"simulate", "--policy", "magic"}, 2, "unknown policy"},
+		{"unknown param", []string{"simulate", "--set", "hold=3"}, 2, `unknown parameter "hold"`},
+		{"bad set", []string{"simulate", "--set", "hold"}, 2, "key=value"},
+		{"missing trace", []string{"simulate", "--trace", "/no/such.csv"}, 1, "neither a built-in"},
+		{"too few gpus", []string{"simulate", "--server", "a100-40gb:1"}, 1, "needs 2 GPUs"},
+		{"extra arg", []string{"workloads", "x"}, 2, "accepts 0 arg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := aegis(tc.args...)
+			require.Equal(t, tc.code, code, errs)
+			require.Contains(t, errs, tc.msg)
+			require.NotContains(t, errs, "goroutine")
+		})
+	}
+}
+
+func TestBadTraceFileNamesLine(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad.csv")
+	require.NoError(t, os.WriteFile(p, []byte("submit_offset_s,workload_id,num_gpus\n0,mnist_bs32_1gpu,1\nx,mnist_bs32_1gpu,1\n"), 0o644))
+	code, _, errs := aegis("simulate", "--trace", p)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "bad.csv:3: column submit_offset_s")
+}
+
+func TestWorkloadsLists(t *testing.T) {
+	code, out, _ := aegis("workloads")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "vgg16_imagenet_bs128_1gpu")
+	require.Equal(t, 54, strings.Count(out, "\n")) // header + 53 workloads
+}

@@ -1,0 +1,111 @@
+// Package experiments is the composition root: it builds policies by name,
+// wires traces, models, a policy and the simulator into runs, and collects
+// their results.
+package experiments
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/exclusive"
+	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// factories builds each known policy from its parameters.
+func factories() map[string]func(map[string]string) (policies.Policy, error) {
+	return map[string]func(map[string]string) (policies.Policy, error){
+		"exclusive": func(p map[string]string) (policies.Policy, error) { return exclusive.New(p) },
+	}
+}
+
+// PolicyNames lists the known policies.
+func PolicyNames() []string {
+	var s []string
+	for n := range factories() {
+		s = append(s, n)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// NewPolicy builds a policy by name with key=value parameters.
+func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
+	f, ok := factories()[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
+	}
+	return f(params)
+}
+
+// Run is one simulation: a trace on a server under a policy.
+type Run struct {
+	Trace  *traces.Trace
+	Server models.Server
+	Policy string
+	Params map[string]string
+	Seed   uint64
+	// Interference is the truth model of co-location slowdown; nil means
+	// the default model.
+	Interference models.Interference
+	// Truth overrides the default truth settings when non-nil.
+	Truth *sim.Truth
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Jobs    []results.Job
+	Summary results.Summary
+}
+
+// Simulate runs r, writing the event log to events when it is not nil.
+func Simulate(r Run, events io.Writer) (*Outcome, error) {
+	p, err := NewPolicy(r.Policy, r.Params)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalogFor(r.Server.Type)
+	if err != nil {
+		return nil, err
+	}
+	truth := sim.DefaultTruth()
+	if r.Truth != nil {
+		truth = *r.Truth
+	}
+	specs := make([]sim.JobSpec, len(r.Trace.Jobs))
+	for i, j := range r.Trace.Jobs {
+		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
+	}
+	s, err := sim.New(sim.Config{Server: r.Server, Catalog: cat, Interference: r.Interference,
+		Truth: truth, Seed: r.Seed}, specs)
+	if err != nil {
+		return nil, fmt.Errorf("trace %s: %w", r.Trace.Name, err)
+	}
+	var fwd []results.Recorder
+	var log *results.EventLog
+	if events != nil {
+		log = results.NewEventLog(events)
+		fwd = append(fwd, log)
+	}
+	col := results.NewCollector(s.View().Jobs, fwd...)
+	if err := loop.Run(s, p, col); err != nil {
+		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
+	}
+	if log != nil {
+		if err := log.Flush(); err != nil {
+			return nil, fmt.Errorf("event log: %w", err)
+		}
+	}
+	return &Outcome{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals())}, nil
+}
+
+// catalogFor returns the workload catalog measured on a GPU type.
+func catalogFor(t models.GPUType) (*models.Catalog, error) {
+	return models.A100(), nil
+}

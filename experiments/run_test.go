@@ -1,0 +1,71 @@
+package experiments
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// outputs runs the demo trace and returns its three output files.
+func outputs(t testing.TB, policy string, seed uint64) (jobs, summary, events []byte) {
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(t, err)
+	var ev, jb, sm bytes.Buffer
+	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: policy, Seed: seed}, &ev)
+	require.NoError(t, err)
+	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
+	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))
+	return jb.Bytes(), sm.Bytes(), ev.Bytes()
+}
+
+func TestSameSeedSameBytes(t *testing.T) {
+	for _, policy := range PolicyNames() {
+		t.Run(policy, func(t *testing.T) {
+			j1, s1, e1 := outputs(t, policy, 7)
+			prev := runtime.GOMAXPROCS(1)
+			j2, s2, e2 := outputs(t, policy, 7)
+			runtime.GOMAXPROCS(prev)
+			require.Equal(t, string(j1), string(j2))
+			require.Equal(t, string(s1), string(s2))
+			require.Equal(t, string(e1), string(e2))
+			require.NotEmpty(t, e1)
+		})
+	}
+}
+
+func TestSeedChangesStartupJitter(t *testing.T) {
+	_, _, e1 := outputs(t, "exclusive", 1)
+	_, _, e2 := outputs(t, "exclusive", 2)
+	require.NotEqual(t, string(e1), string(e2))
+}
+
+func TestNewPolicyErrors(t *testing.T) {
+	_, err := NewPolicy("nope", nil)
+	require.ErrorContains(t, err, "known: exclusive")
+	_, err = NewPolicy("exclusive", map[string]string{"x": "1"})
+	require.ErrorContains(t, err, `unknown parameter "x"`)
+}
+
+func BenchmarkSimulate(b *testing.B) {
+	tr, err := traces.Load("demo")
+	require.NoError(b, err)
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(b, err)
+	events := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		var ev bytes.Buffer
+		_, err := Simulate(Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1}, &ev)
+		require.NoError(b, err)
+		events += bytes.Count(ev.Bytes(), []byte("\n"))
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}

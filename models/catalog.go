@@ -1,0 +1,194 @@
+// Package models holds what the simulator knows about hardware and workloads:
+// the workload catalog, GPU types, and the truth models (interference, memory
+// ramp, startup, telemetry) and memory estimators built on them.
+package models
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Profile is one GPU's share of a workload measured running alone: peak memory
+// and the DCGM pressure indicators (fractions in [0,1]) as mean and p95, plus
+// nvidia-smi utilization in percent.
+type Profile struct {
+	PeakMiB float64
+	SMACT   Stat
+	SMOCC   Stat
+	DRAMA   Stat
+	UtilPct float64
+}
+
+// Stat is a signal's mean and 95th percentile over a solo run.
+type Stat struct{ Mean, P95 float64 }
+
+// Estimates are a workload's memory estimates in MiB; 0 means the estimator
+// is unavailable for it (failed, or capped at the GPU size).
+type Estimates struct {
+	Analytical, FakeTensor, GPUMemNet float64
+}
+
+// LucidClass is Lucid's sharing class: tiny 0, medium 1, jumbo 2.
+type LucidClass int
+
+// Lucid sharing classes.
+const (
+	Tiny LucidClass = iota
+	Medium
+	Jumbo
+)
+
+func (c LucidClass) String() string {
+	switch c {
+	case Tiny:
+		return "tiny"
+	case Medium:
+		return "medium"
+	case Jumbo:
+		return "jumbo"
+	}
+	return "LucidClass(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Workload is one catalog entry: a training job measured alone on the
+// reference GPU.
+type Workload struct {
+	ID        string
+	GPUs      int
+	SoloS     float64   // solo end-to-end runtime, seconds
+	PerGPU    []Profile // len == GPUs
+	Estimates Estimates
+	Lucid     LucidClass
+}
+
+// PeakMiB is the largest per-GPU peak memory of the workload.
+func (w *Workload) PeakMiB() float64 {
+	var m float64
+	for _, p := range w.PerGPU {
+		m = max(m, p.PeakMiB)
+	}
+	return m
+}
+
+// UtilPct is the mean nvidia-smi utilization over the workload's GPUs.
+func (w *Workload) UtilPct() float64 {
+	var s float64
+	for _, p := range w.PerGPU {
+		s += p.UtilPct
+	}
+	return s / float64(len(w.PerGPU))
+}
+
+// Catalog is a set of workloads keyed by id.
+type Catalog struct {
+	byID map[string]*Workload
+	ids  []string
+}
+
+//go:embed data/catalog_a100.csv
+var a100CSV []byte
+
+// A100 returns the embedded catalog measured on A100 40 GB (derived from the
+// AEGIS artifact's characterization, see NOTICE).
+func A100() *Catalog {
+	c, err := ReadCatalog(bytes.NewReader(a100CSV), "catalog_a100.csv")
+	if err != nil {
+		panic(fmt.Sprintf("embedded catalog: %v", err)) // a build defect, covered by tests
+	}
+	return c
+}
+
+// Get returns the workload with the given id.
+func (c *Catalog) Get(id string) (*Workload, bool) {
+	w, ok := c.byID[id]
+	return w, ok
+}
+
+// IDs returns the workload ids in sorted order.
+func (c *Catalog) IDs() []string { return c.ids }
+
+// Len is the number of workloads.
+func (c *Catalog) Len() int { return len(c.ids) }
+
+var catalogCols = []string{"workload", "gpus", "gpu", "solo_s", "peak_mib", "smact_mean", "smact_p95",
+	"smocc_mean", "smocc_p95", "drama_mean", "drama_p95", "util_pct", "analytical_mib",
+	"faketensor_mib", "gpumemnet_mib", "lucid_class"}
+
+// ReadCatalog parses a catalog in the derived CSV format (one row per workload
+// GPU, '#' comments). Errors name the file, line and column.
+func ReadCatalog(r io.Reader, name string) (*Catalog, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = len(catalogCols)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: header: %w", name, err)
+	}
+	for i, h := range catalogCols {
+		if strings.TrimSpace(head[i]) != h {
+			return nil, fmt.Errorf("%s: header column %d: got %q, want %q", name, i+1, head[i], h)
+		}
+	}
+	c := &Catalog{byID: map[string]*Workload{}}
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		f := make([]float64, len(rec))
+		for i := 1; i < len(rec)-1; i++ {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[i]), 64)
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("%s:%d: column %s: bad number %q", name, line, catalogCols[i], rec[i])
+			}
+			f[i] = v
+		}
+		id := strings.TrimSpace(rec[0])
+		gpus, gpu := int(f[1]), int(f[2])
+		if id == "" || gpus < 1 || gpu >= gpus || f[3] <= 0 {
+			return nil, fmt.Errorf("%s:%d: bad workload/gpus/gpu/solo_s", name, line)
+		}
+		var cls LucidClass
+		switch strings.TrimSpace(rec[15]) {
+		case "tiny":
+			cls = Tiny
+		case "medium":
+			cls = Medium
+		case "jumbo":
+			cls = Jumbo
+		default:
+			return nil, fmt.Errorf("%s:%d: column lucid_class: %q is not tiny, medium or jumbo", name, line, rec[15])
+		}
+		w := c.byID[id]
+		if w == nil {
+			w = &Workload{ID: id, GPUs: gpus, SoloS: f[3], PerGPU: make([]Profile, gpus),
+				Estimates: Estimates{Analytical: f[12], FakeTensor: f[13], GPUMemNet: f[14]}, Lucid: cls}
+			c.byID[id] = w
+			c.ids = append(c.ids, id)
+		} else if w.GPUs != gpus {
+			return nil, fmt.Errorf("%s:%d: column gpus: %d disagrees with an earlier row (%d)", name, line, gpus, w.GPUs)
+		}
+		w.PerGPU[gpu] = Profile{PeakMiB: f[4], SMACT: Stat{f[5], f[6]}, SMOCC: Stat{f[7], f[8]},
+			DRAMA: Stat{f[9], f[10]}, UtilPct: f[11]}
+	}
+	for _, id := range c.ids {
+		for g, p := range c.byID[id].PerGPU {
+			if p.PeakMiB == 0 && p.UtilPct == 0 && p.SMACT.Mean == 0 && g == 0 {
+				return nil, fmt.Errorf("%s: workload %s: no row for gpu %d", name, id, g)
+			}
+		}
+	}
+	sort.Strings(c.ids)
+	return c, nil
+}

@@ -1,0 +1,67 @@
+package models
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// GPUType describes a GPU model as the simulator sees it.
+type GPUType struct {
+	Name      string
+	MemoryMiB float64
+	// Pressure reports whether DCGM profiling metrics (SMACT, SMOCC, DRAMA)
+	// are available; without them only nvidia-smi utilization is.
+	Pressure bool
+}
+
+// GPU types. Capacities are the usable MiB nvidia-smi reports.
+var gpuTypes = map[string]GPUType{
+	"a100-40gb":   {Name: "a100-40gb", MemoryMiB: 40960, Pressure: true},
+	"legacy-11gb": {Name: "legacy-11gb", MemoryMiB: 11264, Pressure: false},
+	"h200-141gb":  {Name: "h200-141gb", MemoryMiB: 143771, Pressure: true},
+}
+
+// LookupGPU returns a built-in GPU type by name.
+func LookupGPU(name string) (GPUType, error) {
+	t, ok := gpuTypes[strings.ToLower(name)]
+	if !ok {
+		return GPUType{}, fmt.Errorf("unknown GPU type %q (known: %s)", name, strings.Join(GPUTypeNames(), ", "))
+	}
+	return t, nil
+}
+
+// GPUTypeNames lists the built-in GPU types.
+func GPUTypeNames() []string {
+	var s []string
+	for n := range gpuTypes {
+		s = append(s, n)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// Server is a homogeneous multi-GPU server.
+type Server struct {
+	Type GPUType
+	GPUs int
+}
+
+// ParseServer parses "TYPE:COUNT", e.g. "a100-40gb:3".
+func ParseServer(s string) (Server, error) {
+	name, n, ok := strings.Cut(s, ":")
+	if !ok {
+		return Server{}, fmt.Errorf("server %q: want TYPE:COUNT, e.g. a100-40gb:3", s)
+	}
+	t, err := LookupGPU(name)
+	if err != nil {
+		return Server{}, fmt.Errorf("server %q: %w", s, err)
+	}
+	var count int
+	if _, err := fmt.Sscanf(n, "%d", &count); err != nil || count < 1 || count > 1024 || fmt.Sprint(count) != n {
+		return Server{}, fmt.Errorf("server %q: GPU count %q is not a whole number in 1..1024", s, n)
+	}
+	return Server{Type: t, GPUs: count}, nil
+}
+
+func (s Server) String() string { return fmt.Sprintf("%s:%d", s.Type.Name, s.GPUs) }

@@ -1,0 +1,56 @@
+// Package exclusive is the Exclusive baseline: strict FIFO with head-of-line
+// blocking, each job on idle GPUs only.
+package exclusive
+
+import "github.com/aegis-sched/aegis/policies"
+
+// Policy is the Exclusive baseline. The head of the queue takes the
+// lowest-indexed idle GPUs when enough are idle (a multi-GPU job all at
+// once); otherwise everything waits. A job that fails even alone is stopped.
+type Policy struct{}
+
+// New returns the Exclusive policy. It takes no parameters.
+func New(params map[string]string) (*Policy, error) {
+	return &Policy{}, policies.NewParams(params).Done("exclusive")
+}
+
+// Name implements policies.Policy.
+func (*Policy) Name() string { return "exclusive" }
+
+// Schedule implements policies.Policy.
+func (*Policy) Schedule(v *policies.View) []policies.Action {
+	var acts []policies.Action
+	taken := make([]bool, len(v.GPUs))
+	for _, id := range v.Queue {
+		j := v.Job(id)
+		if j.Attempts > 0 && j.LastFailure != policies.NoFailure {
+			// It already failed while alone on its GPUs: retrying cannot help.
+			acts = append(acts, policies.Stop{Job: id, Reason: "failed exclusively: " + j.LastFailure.String()})
+			continue
+		}
+		gpus := Idle(v, taken, j.GPUs)
+		if gpus == nil {
+			break // head-of-line blocking
+		}
+		for _, g := range gpus {
+			taken[g] = true
+		}
+		acts = append(acts, policies.Place{Job: id, GPUs: gpus})
+	}
+	return acts
+}
+
+// Idle returns the n lowest-indexed GPUs that run no job and are not taken,
+// or nil if fewer are idle.
+func Idle(v *policies.View, taken []bool, n int) []int {
+	var gpus []int
+	for g := range v.GPUs {
+		if len(v.GPUs[g].Jobs) == 0 && !taken[g] {
+			gpus = append(gpus, g)
+			if len(gpus) == n {
+				return gpus
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+// Package loop is the one scheduling loop: it feeds a backend's events to a
+// policy, applies the policy's actions through the backend, checks the
+// backend's view for consistency and records everything.
+package loop
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// Backend owns time and the world: the simulator, or the real executor.
+type Backend interface {
+	// Next advances to the next instant at which something happens and
+	// returns what happened then; no events means the run is over.
+	Next() ([]policies.Event, error)
+	// View is the world as a policy may see it now.
+	View() *policies.View
+	// Apply carries out one action.
+	Apply(policies.Action) error
+}
+
+// Recorder receives every event and action of a run, in order.
+type Recorder interface {
+	Event(policies.Event)
+	Action(policies.Action)
+}
+
+// Run drives the policy on the backend until the backend has nothing left to
+// do. It fails on a backend or policy error, on an inconsistent view, and
+// when jobs are left unfinished (naming them).
+func Run(b Backend, p policies.Policy, rec Recorder) error {
+	obs, _ := p.(policies.Observer)
+	last := time.Duration(-1)
+	for {
+		evs, err := b.Next()
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		for _, e := range evs {
+			if e.At() < last {
+				return fmt.Errorf("loop: backend went back in time: %T at %v after %v", e, e.At(), last)
+			}
+			last = e.At()
+			rec.Event(e)
+			if obs != nil {
+				obs.Observe(e)
+			}
+		}
+		v := b.View()
+		if err := Check(v); err != nil {
+			return fmt.Errorf("loop: at t=%v after %T: %w", v.Now, evs[len(evs)-1], err)
+		}
+		for _, a := range p.Schedule(v) {
+			rec.Action(a)
+			if err := b.Apply(a); err != nil {
+				return fmt.Errorf("loop: policy %s at t=%v: %w", p.Name(), v.Now, err)
+			}
+			if pl, ok := a.(policies.Place); ok {
+				if err := checkPlaced(b.View(), pl); err != nil {
+					return fmt.Errorf("loop: at t=%v: %w", v.Now, err)
+				}
+			}
+		}
+	}
+	v := b.View()
+	var left []string
+	for i := range v.Jobs {
+		if s := v.Jobs[i].State; s != policies.Done && s != policies.Stopped {
+			left = append(left, fmt.Sprintf("%s (%s, %d GPUs, %s)", v.Jobs[i].Name, v.Jobs[i].Workload, v.Jobs[i].GPUs, s))
+		}
+	}
+	if len(left) > 0 {
+		if len(left) > 5 {
+			left = append(left[:5], fmt.Sprintf("and %d more", len(left)-5))
+		}
+		return fmt.Errorf("loop: policy %s left %d job(s) unfinished at t=%v: %v", p.Name(), len(left), v.Now, left)
+	}
+	return nil
+}
+
+// Check verifies that a view is consistent: every job listed on a GPU is
+// running there, running jobs hold exactly the GPUs they need, queued jobs
+// are pending, and measured memory is within [0, capacity].
+func Check(v *policies.View) error {
+	for g := range v.GPUs {
+		gp := &v.GPUs[g]
+		if gp.Index != g {
+			return fmt.Errorf("GPU %d reports index %d", g, gp.Index)
+		}
+		if gp.UsedMiB < -1e-6 || gp.UsedMiB > gp.CapacityMiB+1e-6 {
+			return fmt.Errorf("GPU %d: measured memory %.0f MiB outside [0, %.0f]", g, gp.UsedMiB, gp.CapacityMiB)
+		}
+		for _, id := range gp.Jobs {
+			if int(id) < 0 || int(id) >= len(v.Jobs) {
+				return fmt.Errorf("GPU %d lists unknown job %d", g, id)
+			}
+			j := &v.Jobs[id]
+			if j.State != policies.Running || !slices.Contains(j.On, g) {
+				return fmt.Errorf("GPU %d lists job %d, which is %s on %v", g, id, j.State, j.On)
+			}
+			if len(j.On) != j.GPUs {
+				return fmt.Errorf("job %d runs on GPUs %v but needs %d", id, j.On, j.GPUs)
+			}
+			for _, h := range j.On {
+				if h < 0 || h >= len(v.GPUs) || !slices.Contains(v.GPUs[h].Jobs, id) {
+					return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
+				}
+			}
+		}
+	}
+	for _, id := range v.Queue {
+		if int(id) < 0 || int(id) >= len(v.Jobs) || v.Jobs[id].State != policies.Pending {
+			return fmt.Errorf("queued job %d is not pending", id)
+		}
+	}
+	return nil
+}
+
+func checkPlaced(v *policies.View, p policies.Place) error {
+	j := &v.Jobs[p.Job]
+	if j.State != policies.Running || !slices.Equal(j.On, p.GPUs) {
+		return fmt.Errorf("job %d was placed on %v but is %s on %v", p.Job, p.GPUs, j.State, j.On)
+	}
+	for _, g := range p.GPUs {
+		if !slices.Contains(v.GPUs[g].Jobs, p.Job) {
+			return fmt.Errorf("job %d was placed on GPU %d, which does not list it", p.Job, g)
+		}
+	}
+	return nil
+}

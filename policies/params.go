@@ -1,0 +1,165 @@
+package policies
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Params are a policy's key=value settings, as given by --set or a spec.
+// A policy reads each key it knows with one of the typed getters, then calls
+// Done, which reports keys it did not read and any bad value, listing the
+// valid keys.
+type Params struct {
+	m    map[string]string
+	used map[string]string // key -> help
+	err  error
+}
+
+// NewParams wraps raw settings.
+func NewParams(m map[string]string) *Params {
+	return &Params{m: m, used: map[string]string{}}
+}
+
+// ParseSets parses "key=value" strings into a map; a repeated key is an error.
+func ParseSets(sets []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--set %q: want key=value", s)
+		}
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("--set %q: key %q given twice", s, k)
+		}
+		m[k] = strings.TrimSpace(v)
+	}
+	return m, nil
+}
+
+func (p *Params) get(key, help string) (string, bool) {
+	p.used[key] = help
+	v, ok := p.m[key]
+	return v, ok
+}
+
+func (p *Params) fail(key, v, want string) {
+	if p.err == nil {
+		p.err = fmt.Errorf("parameter %s=%q: want %s", key, v, want)
+	}
+}
+
+// String reads a string parameter restricted to one of choices (any value when
+// choices is empty).
+func (p *Params) String(key, def, help string, choices ...string) string {
+	if len(choices) > 0 {
+		help += " (" + strings.Join(choices, "|") + ")"
+	}
+	v, ok := p.get(key, help)
+	if !ok {
+		return def
+	}
+	if len(choices) > 0 && !slices.Contains(choices, v) {
+		p.fail(key, v, "one of "+strings.Join(choices, ", "))
+		return def
+	}
+	return v
+}
+
+// Float reads a number in [lo, hi].
+func (p *Params) Float(key string, def, lo, hi float64, help string) float64 {
+	v, ok := p.get(key, help)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < lo || f > hi {
+		p.fail(key, v, fmt.Sprintf("a number in [%g, %g]", lo, hi))
+		return def
+	}
+	return f
+}
+
+// Int reads a whole number in [lo, hi].
+func (p *Params) Int(key string, def, lo, hi int, help string) int {
+	v, ok := p.get(key, help)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		p.fail(key, v, fmt.Sprintf("a whole number in [%d, %d]", lo, hi))
+		return def
+	}
+	return n
+}
+
+// Duration reads a duration such as "30s" or a plain number of seconds.
+func (p *Params) Duration(key string, def time.Duration, help string) time.Duration {
+	v, ok := p.get(key, help)
+	if !ok {
+		return def
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+		return time.Duration(f * float64(time.Second))
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		p.fail(key, v, "a duration such as 30s or a number of seconds")
+		return def
+	}
+	return d
+}
+
+// Floats reads a comma-separated list of exactly n numbers in [lo, hi].
+func (p *Params) Floats(key string, def []float64, lo, hi float64, help string) []float64 {
+	v, ok := p.get(key, help)
+	if !ok {
+		return def
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) != len(def) {
+		p.fail(key, v, fmt.Sprintf("%d comma-separated numbers", len(def)))
+		return def
+	}
+	out := make([]float64, len(parts))
+	for i, s := range parts {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || f < lo || f > hi {
+			p.fail(key, v, fmt.Sprintf("%d comma-separated numbers in [%g, %g]", len(def), lo, hi))
+			return def
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// Done reports the first bad value, or any key that was never read, listing
+// the valid keys.
+func (p *Params) Done(policy string) error {
+	if p.err != nil {
+		return fmt.Errorf("%s: %w", policy, p.err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.m)) {
+		if _, ok := p.used[k]; !ok {
+			return fmt.Errorf("%s: unknown parameter %q; valid: %s", policy, k, p.Valid())
+		}
+	}
+	return nil
+}
+
+// Valid lists the keys read so far with their help, e.g. "hold (seconds)".
+func (p *Params) Valid() string {
+	if len(p.used) == 0 {
+		return "none"
+	}
+	var s []string
+	for _, k := range slices.Sorted(maps.Keys(p.used)) {
+		s = append(s, k+" ("+p.used[k]+")")
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,256 @@
+// Package policies is the contract between scheduling policies and the
+// backends that run them: the read-only View a policy sees, the Events it
+// observes and the Actions it returns. It uses the standard library only.
+//
+// A Policy is pure decision code: it reads no wall clock, does no I/O and uses
+// no global randomness. View.Now is the only time it knows.
+package policies
+
+import (
+	"fmt"
+	"time"
+)
+
+// JobID identifies a job within one run: its index in the trace.
+type JobID int
+
+// State is where a job is in its life.
+type State int
+
+// Job states.
+const (
+	Waiting State = iota // not yet submitted
+	Pending              // submitted (or failed and awaiting a retry), not running
+	Running              // an attempt holds GPUs
+	Done                 // finished successfully
+	Stopped              // given up by the policy
+)
+
+func (s State) String() string {
+	switch s {
+	case Waiting:
+		return "waiting"
+	case Pending:
+		return "pending"
+	case Running:
+		return "running"
+	case Done:
+		return "done"
+	case Stopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Failure classifies why an attempt ended without finishing.
+type Failure int
+
+// Failure kinds. Only OOM failures are worth retrying.
+const (
+	NoFailure Failure = iota
+	OOM
+	OtherFailure
+)
+
+func (f Failure) String() string {
+	switch f {
+	case NoFailure:
+		return "none"
+	case OOM:
+		return "oom"
+	case OtherFailure:
+		return "other"
+	}
+	return fmt.Sprintf("Failure(%d)", int(f))
+}
+
+// Profile is what a scheduler may know about a job's workload before running
+// it: profiled solo figures and memory estimates. It is never simulator truth
+// beyond what profiling would have measured.
+type Profile struct {
+	Workload string
+	SoloS    float64 // profiled solo runtime, seconds
+	PeakMiB  float64 // profiled solo peak memory on its busiest GPU
+	UtilPct  float64 // profiled mean nvidia-smi utilization, percent
+	SMACT    float64 // profiled mean SM activity
+	SMOCC    float64 // profiled mean SM occupancy
+	DRAMA    float64 // profiled mean DRAM bandwidth activity
+	Lucid    int     // Lucid sharing class: tiny 0, medium 1, jumbo 2
+	// Memory estimates in MiB; 0 means the estimator is unavailable.
+	Analytical, FakeTensor, GPUMemNet float64
+}
+
+// Job is a policy's view of one job.
+type Job struct {
+	ID     JobID
+	Name   string // the trace's job id
+	GPUs   int    // GPUs needed
+	Submit time.Duration
+	Profile
+
+	State       State
+	Attempts    int           // attempts started so far
+	OOMs        int           // attempts that failed with OOM
+	LastFailure Failure       // why the last attempt failed
+	FailedAt    time.Duration // when the last attempt failed
+
+	// The current attempt, while Running.
+	On       []int         // its GPUs
+	Started  time.Duration // launch time
+	Active   bool          // has shown GPU activity
+	ActiveAt time.Duration // first activity, when Active
+}
+
+// GPU is a policy's view of one GPU: observations only.
+type GPU struct {
+	Index       int
+	CapacityMiB float64
+	UsedMiB     float64 // last measured used memory
+	Jobs        []JobID // jobs with a running attempt on it
+}
+
+// FreeMiB is the last measured free memory.
+func (g *GPU) FreeMiB() float64 { return g.CapacityMiB - g.UsedMiB }
+
+// Sample is one 1 Hz telemetry sample of a GPU. Pressure indicators are
+// fractions in [0,1]; UtilPct is nvidia-smi utilization in percent.
+type Sample struct {
+	SMACT, SMOCC, DRAMA float64
+	UtilPct             float64
+	UsedMiB             float64
+}
+
+// Telemetry gives a GPU's recent 1 Hz samples.
+type Telemetry interface {
+	// Samples appends to dst GPU gpu's samples of the last n whole seconds up
+	// to Now, oldest first; fewer when the run is younger than n seconds.
+	Samples(dst []Sample, gpu, n int) []Sample
+}
+
+// View is the read-only world a policy decides on.
+type View struct {
+	Now  time.Duration
+	GPUs []GPU
+	// Jobs holds every job of the run, indexed by JobID.
+	Jobs []Job
+	// Queue lists the pending jobs in submission order.
+	Queue []JobID
+	// Telemetry reads the GPUs' recent samples.
+	Telemetry Telemetry
+	// Pressure reports whether DCGM pressure indicators (SMACT, SMOCC, DRAMA)
+	// are available; without them samples carry utilization and memory only.
+	Pressure bool
+}
+
+// Job returns the job with the given id.
+func (v *View) Job(id JobID) *Job { return &v.Jobs[id] }
+
+// Policy decides what to run.
+type Policy interface {
+	Name() string
+	// Schedule returns the actions to take now. It must not modify v.
+	Schedule(v *View) []Action
+}
+
+// Observer is implemented by policies that keep state across decisions.
+type Observer interface{ Observe(e Event) }
+
+// Action is a policy's decision: Place, Stop, Wake or Defer.
+type Action interface{ isAction() }
+
+// Place launches a new attempt of a pending job on the given GPUs.
+type Place struct {
+	Job  JobID
+	GPUs []int
+}
+
+// Stop gives up on a pending job: it will not run again.
+type Stop struct {
+	Job    JobID
+	Reason string
+}
+
+// Wake asks for a decision at time At even if nothing else happens.
+type Wake struct{ At time.Duration }
+
+// Defer records that a job could not be placed on a GPU now and why
+// (e.g. "memory", "pressure", "hold"). It changes nothing; it is counted.
+type Defer struct {
+	Job    JobID
+	GPU    int // -1 when no single GPU is meant
+	Reason string
+}
+
+func (Place) isAction() {}
+func (Stop) isAction()  {}
+func (Wake) isAction()  {}
+func (Defer) isAction() {}
+
+// Event is something that happened in the backend.
+type Event interface {
+	At() time.Duration
+	isEvent()
+}
+
+// JobArrived: a job was submitted.
+type JobArrived struct {
+	T   time.Duration
+	Job JobID
+}
+
+// JobStarted: an attempt was launched on GPUs.
+type JobStarted struct {
+	T       time.Duration
+	Job     JobID
+	Attempt int
+	GPUs    []int
+}
+
+// JobActive: an attempt showed its first GPU activity.
+type JobActive struct {
+	T       time.Duration
+	Job     JobID
+	Attempt int
+}
+
+// JobFinished: an attempt completed the job.
+type JobFinished struct {
+	T       time.Duration
+	Job     JobID
+	Attempt int
+}
+
+// JobFailed: an attempt ended without finishing.
+type JobFailed struct {
+	T       time.Duration
+	Job     JobID
+	Attempt int
+	Reason  Failure
+	GPU     int // the GPU where it failed
+}
+
+// JobStopped: the policy gave up on a job.
+type JobStopped struct {
+	T      time.Duration
+	Job    JobID
+	Reason string
+}
+
+// Wakeup: a requested decision time was reached.
+type Wakeup struct{ T time.Duration }
+
+func (e JobArrived) At() time.Duration  { return e.T }
+func (e JobStarted) At() time.Duration  { return e.T }
+func (e JobActive) At() time.Duration   { return e.T }
+func (e JobFinished) At() time.Duration { return e.T }
+func (e JobFailed) At() time.Duration   { return e.T }
+func (e JobStopped) At() time.Duration  { return e.T }
+func (e Wakeup) At() time.Duration      { return e.T }
+
+func (JobArrived) isEvent()  {}
+func (JobStarted) isEvent()  {}
+func (JobActive) isEvent()   {}
+func (JobFinished) isEvent() {}
+func (JobFailed) isEvent()   {}
+func (JobStopped) isEvent()  {}
+func (Wakeup) isEvent()      {}

@@ -1,0 +1,157 @@
+package results
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// secs formats a duration as seconds with millisecond precision.
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
+
+// JobColumns is the header of jobs.csv.
+var JobColumns = []string{"job_id", "workload", "gpus", "state", "submit_s", "start_s", "finish_s",
+	"jct_s", "exec_s", "queue_s", "attempts", "failed_attempts", "solo_s", "norm_jct"}
+
+// WriteJobsCSV writes one row per job. Start and finish are empty for jobs
+// that never started or finished.
+func WriteJobsCSV(w io.Writer, jobs []Job) error {
+	cw := csv.NewWriter(w)
+	cw.Write(JobColumns)
+	for i := range jobs {
+		j := &jobs[i]
+		start, finish, jct, queue, norm := "", "", "", "", ""
+		if j.Start >= 0 {
+			start = secs(j.Start)
+		}
+		if j.Finish >= 0 {
+			finish, jct, queue, norm = secs(j.Finish), secs(j.JCT()), secs(j.Queue()), num(j.NormJCT())
+		}
+		cw.Write([]string{j.Name, j.Workload, strconv.Itoa(j.GPUs), j.State.String(), secs(j.Submit),
+			start, finish, jct, secs(j.Exec), queue, strconv.Itoa(j.Attempts), strconv.Itoa(j.Failed),
+			num(j.SoloS), norm})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// SummaryColumns is the fixed part of summary.csv's header; deferral
+// counters follow as deferrals_<reason>, sorted by reason.
+var SummaryColumns = []string{"makespan_s", "mean_jct_s", "p95_jct_s", "mean_queue_s", "p95_queue_s",
+	"mean_exec_s", "p95_exec_s", "failed_attempts", "recovered_attempts"}
+
+// SummaryRow returns summary.csv's header and its one row.
+func (s Summary) SummaryRow() (head, row []string) {
+	head = slices.Clone(SummaryColumns)
+	row = []string{num(s.MakespanS), num(s.MeanJCTS), num(s.P95JCTS), num(s.MeanQueueS), num(s.P95QueueS),
+		num(s.MeanExecS), num(s.P95ExecS), strconv.Itoa(s.FailedAttempts), strconv.Itoa(s.RecoveredAttempts)}
+	head = append(head, "jobs", "finished", "stopped", "mean_norm_jct")
+	row = append(row, strconv.Itoa(s.Jobs), strconv.Itoa(s.Finished), strconv.Itoa(s.Stopped), num(s.MeanNormJCT))
+	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
+		head = append(head, "deferrals_"+k)
+		row = append(row, strconv.Itoa(s.Deferrals[k]))
+	}
+	return head, row
+}
+
+// WriteSummaryCSV writes the header and the one row of summary.csv.
+func WriteSummaryCSV(w io.Writer, s Summary) error {
+	cw := csv.NewWriter(w)
+	head, row := s.SummaryRow()
+	cw.Write(head)
+	cw.Write(row)
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteSummaryTable prints the summary as an aligned two-column table.
+func WriteSummaryTable(w io.Writer, title string, s Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	h := func(sec float64) string { return fmt.Sprintf("%.0f s  (%.2f h)", sec, sec/3600) }
+	fmt.Fprintf(tw, "%s\n", title)
+	fmt.Fprintf(tw, "jobs\t%d finished, %d stopped, %d total\n", s.Finished, s.Stopped, s.Jobs)
+	fmt.Fprintf(tw, "makespan\t%s\n", h(s.MakespanS))
+	fmt.Fprintf(tw, "JCT mean / p95\t%s / %s\n", h(s.MeanJCTS), h(s.P95JCTS))
+	fmt.Fprintf(tw, "queue mean / p95\t%s / %s\n", h(s.MeanQueueS), h(s.P95QueueS))
+	fmt.Fprintf(tw, "exec mean / p95\t%s / %s\n", h(s.MeanExecS), h(s.P95ExecS))
+	fmt.Fprintf(tw, "normalized JCT mean\t%.3f\n", s.MeanNormJCT)
+	fmt.Fprintf(tw, "failed / recovered attempts\t%d / %d\n", s.FailedAttempts, s.RecoveredAttempts)
+	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
+		fmt.Fprintf(tw, "deferrals (%s)\t%d\n", k, s.Deferrals[k])
+	}
+	return tw.Flush()
+}
+
+// EventLog writes events and the actions worth keeping (placements are
+// visible as "started" events; stops as "stopped"; deferrals as "defer") as
+// JSON Lines, one object per line with fixed key order. Wake-ups are left
+// out: they carry no information beyond a decision tick.
+type EventLog struct {
+	w   *bufio.Writer
+	now time.Duration
+	err error
+}
+
+// NewEventLog writes to w; call Flush at the end.
+func NewEventLog(w io.Writer) *EventLog { return &EventLog{w: bufio.NewWriter(w)} }
+
+func (l *EventLog) line(t time.Duration, kind string, job policies.JobID, extra string) {
+	if l.err != nil {
+		return
+	}
+	_, l.err = fmt.Fprintf(l.w, `{"t":%s,"event":%q,"job":%d%s}`+"\n", secs(t), kind, job, extra)
+}
+
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+// Event implements the Recorder.
+func (l *EventLog) Event(e policies.Event) {
+	l.now = e.At()
+	switch e := e.(type) {
+	case policies.JobArrived:
+		l.line(e.T, "arrived", e.Job, "")
+	case policies.JobStarted:
+		l.line(e.T, "started", e.Job, fmt.Sprintf(`,"attempt":%d,"gpus":%s`, e.Attempt, ints(e.GPUs)))
+	case policies.JobActive:
+		l.line(e.T, "active", e.Job, fmt.Sprintf(`,"attempt":%d`, e.Attempt))
+	case policies.JobFinished:
+		l.line(e.T, "finished", e.Job, fmt.Sprintf(`,"attempt":%d`, e.Attempt))
+	case policies.JobFailed:
+		l.line(e.T, "failed", e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Reason.String(), e.GPU))
+	case policies.JobStopped:
+		l.line(e.T, "stopped", e.Job, fmt.Sprintf(`,"reason":%q`, e.Reason))
+	}
+}
+
+// Action implements the Recorder. Deferrals carry no time of their own; they
+// are logged at the time of the decision (the last event's).
+func (l *EventLog) Action(a policies.Action) {
+	if d, ok := a.(policies.Defer); ok {
+		l.line(l.now, "defer", d.Job, fmt.Sprintf(`,"gpu":%d,"reason":%q`, d.GPU, d.Reason))
+	}
+}
+
+// Flush writes out buffered lines and reports the first write error.
+func (l *EventLog) Flush() error {
+	if l.err != nil {
+		return l.err
+	}
+	return l.w.Flush()
+}

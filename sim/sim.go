@@ -1,0 +1,609 @@
+// Package sim is the discrete-event simulator of a multi-GPU server: it owns
+// virtual time and the truth (job progress under interference, memory ramps
+// and OOMs, startup, telemetry) and implements the scheduling loop's Backend.
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// Truth holds the simulator's truth-model settings that are not per workload.
+type Truth struct {
+	// ContextMiB is the CUDA context a process allocates at first activity.
+	// About 500 MiB on A100 with PyTorch (the figure).
+	ContextMiB float64
+	// Ramp is the time from first activity until a job's memory reaches its
+	// profiled peak; memory grows linearly from the context in between.
+	// Assumption: the first training iterations allocate weights, optimizer
+	// state and activations within seconds; the AEGIS artifact's failed OOM
+	// attempts lasted tens of seconds (startup plus ramp). 15 s by default.
+	Ramp time.Duration
+	// StartupJitter is the relative half-width of the uniform jitter applied
+	// to a workload's nominal startup time, per attempt (0.15 = ±15 %).
+	StartupJitter float64
+	// Noise scales telemetry noise; 1 draws each job's samples from a normal
+	// distribution with its profiled mean and a σ fitted to its p95, 0
+	// gives noiseless samples.
+	Noise float64
+	// IdleHorizon bounds how long wake-ups alone may keep a run going while
+	// no job runs and none is still to arrive: past it the run ends and the
+	// loop reports the jobs left pending.
+	IdleHorizon time.Duration
+}
+
+// DefaultTruth returns the documented default truth settings.
+func DefaultTruth() Truth {
+	return Truth{ContextMiB: 500, Ramp: 15 * time.Second, StartupJitter: 0.15, Noise: 1, IdleHorizon: time.Hour}
+}
+
+// Config describes one simulated run.
+type Config struct {
+	Server       models.Server
+	Catalog      *models.Catalog // solo profiles on Server's GPU type
+	Interference models.Interference
+	Truth        Truth
+	Seed         uint64
+}
+
+// JobSpec is a job to simulate.
+type JobSpec struct {
+	Name     string
+	Workload string
+	GPUs     int
+	Submit   time.Duration
+}
+
+type kind uint8
+
+const (
+	evArrive kind = iota
+	evActive
+	evFinish
+	evOOM
+	evWake
+)
+
+func (k kind) String() string {
+	return [...]string{"arrival", "activity", "finish", "oom", "wake"}[k]
+}
+
+type item struct {
+	t     time.Duration
+	seq   uint64
+	kind  kind
+	job   int
+	gpu   int
+	epoch uint32
+}
+
+type queue []item
+
+func (q queue) Len() int { return len(q) }
+func (q queue) Less(i, j int) bool {
+	if q[i].t != q[j].t {
+		return q[i].t < q[j].t
+	}
+	return q[i].seq < q[j].seq
+}
+func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *queue) Push(x any)   { *q = append(*q, x.(item)) }
+func (q *queue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// job is the simulator's private state of a job.
+type job struct {
+	w       *models.Workload
+	epoch   uint32        // bumps when the pending finish/active event goes stale
+	nominal time.Duration // nominal startup
+	work    float64       // remaining solo-speed seconds of work once active
+	rate    float64       // current progress rate
+	since   time.Duration // when work was last settled
+}
+
+type gpu struct {
+	epoch uint32 // bumps when the pending OOM event goes stale
+	tel   history
+}
+
+// Sim is a simulated server running one trace. It implements the scheduling
+// loop's Backend. It is not safe for concurrent use.
+type Sim struct {
+	cfg   Config
+	now   time.Duration
+	seq   uint64
+	q     queue
+	jobs  []job
+	gpus  []gpu
+	view  policies.View
+	out   []policies.Event
+	ret   int // events of out already returned by Next
+	wakes map[time.Duration]bool
+	// live counts jobs not yet Done or Stopped; arriving counts jobs whose
+	// arrival is still in the queue.
+	live, arriving int
+	lastChange     time.Duration
+	co             []models.Profile // scratch
+}
+
+// New builds a simulator for the given jobs. Every job's workload must be in
+// the catalog with a matching GPU count that the server can hold.
+func New(cfg Config, specs []JobSpec) (*Sim, error) {
+	if cfg.Catalog == nil {
+		return nil, errors.New("sim: no workload catalog")
+	}
+	if cfg.Interference == nil {
+		cfg.Interference = models.NoInterference{}
+	}
+	if cfg.Server.GPUs < 1 || cfg.Server.Type.MemoryMiB <= 0 {
+		return nil, fmt.Errorf("sim: bad server %v", cfg.Server)
+	}
+	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
+	s.gpus = make([]gpu, cfg.Server.GPUs)
+	s.view.GPUs = make([]policies.GPU, cfg.Server.GPUs)
+	for i := range s.view.GPUs {
+		s.view.GPUs[i] = policies.GPU{Index: i, CapacityMiB: cfg.Server.Type.MemoryMiB}
+	}
+	s.view.Telemetry = telemetry{s}
+	s.view.Pressure = cfg.Server.Type.Pressure
+	s.jobs = make([]job, len(specs))
+	s.view.Jobs = make([]policies.Job, len(specs))
+	for i, sp := range specs {
+		w, ok := cfg.Catalog.Get(sp.Workload)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
+		case w.GPUs != sp.GPUs:
+			return nil, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
+		case sp.GPUs > cfg.Server.GPUs:
+			return nil, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
+		case sp.Submit < 0:
+			return nil, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+		}
+		s.jobs[i] = job{w: w, nominal: models.Startup(w.ID)}
+		s.view.Jobs[i] = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit,
+			Profile: profileOf(w), State: policies.Waiting}
+		s.push(item{t: sp.Submit, kind: evArrive, job: i})
+	}
+	s.live, s.arriving = len(specs), len(specs)
+	return s, nil
+}
+
+// profileOf is what profiling the workload alone would tell a scheduler.
+func profileOf(w *models.Workload) policies.Profile {
+	p := policies.Profile{Workload: w.ID, SoloS: w.SoloS, PeakMiB: w.PeakMiB(), UtilPct: w.UtilPct(),
+		Lucid: int(w.Lucid), Analytical: w.Estimates.Analytical, FakeTensor: w.Estimates.FakeTensor,
+		GPUMemNet: w.Estimates.GPUMemNet}
+	for _, g := range w.PerGPU {
+		p.SMACT = max(p.SMACT, g.SMACT.Mean)
+		p.SMOCC = max(p.SMOCC, g.SMOCC.Mean)
+		p.DRAMA = max(p.DRAMA, g.DRAMA.Mean)
+	}
+	return p
+}
+
+func (s *Sim) push(it item) {
+	it.seq = s.seq
+	s.seq++
+	heap.Push(&s.q, it)
+}
+
+// Now is the current virtual time.
+func (s *Sim) Now() time.Duration { return s.now }
+
+// View returns the world as a policy may see it now. The view is owned by
+// the simulator and valid until the next call of Next or Apply.
+func (s *Sim) View() *policies.View {
+	s.view.Now = s.now
+	at := s.now.Truncate(time.Second) // memory is measured at 1 Hz
+	for g := range s.view.GPUs {
+		s.view.GPUs[g].UsedMiB = s.usedAt(g, at)
+	}
+	return &s.view
+}
+
+// Next advances virtual time to the next instant at which something happens,
+// processes everything due then and returns the resulting events in order.
+// It returns no events when the run is over.
+func (s *Sim) Next() ([]policies.Event, error) {
+	if len(s.out) > s.ret { // events of actions applied since the last call
+		evs := s.out[s.ret:]
+		s.ret = len(s.out)
+		return evs, nil
+	}
+	s.out, s.ret = s.out[:0], 0
+	for len(s.q) > 0 {
+		t := s.q[0].t
+		for len(s.q) > 0 && s.q[0].t == t {
+			it := heap.Pop(&s.q).(item)
+			if it.kind == evWake {
+				delete(s.wakes, it.t)
+				if s.live == 0 || (s.arriving == 0 && s.running() == 0 && it.t-s.lastChange > s.cfg.Truth.IdleHorizon) {
+					continue
+				}
+			}
+			if it.t < s.now {
+				return nil, fmt.Errorf("sim: %s event for job %d at %v is before now %v", it.kind, it.job, it.t, s.now)
+			}
+			s.now = it.t
+			n := len(s.out)
+			s.handle(it)
+			if len(s.out) > n {
+				if err := s.check(it.job); err != nil {
+					return nil, fmt.Errorf("sim: invariant violated after %s at t=%v (job %d, GPU %d): %w",
+						it.kind, it.t, it.job, it.gpu, err)
+				}
+			}
+		}
+		if len(s.out) > 0 {
+			s.ret = len(s.out)
+			return s.out, nil
+		}
+	}
+	return nil, nil
+}
+
+func (s *Sim) running() int {
+	n := 0
+	for g := range s.view.GPUs {
+		n += len(s.view.GPUs[g].Jobs)
+	}
+	return n
+}
+
+func (s *Sim) handle(it item) {
+	switch it.kind {
+	case evArrive:
+		s.arriving--
+		pj := &s.view.Jobs[it.job]
+		pj.State = policies.Pending
+		s.enqueue(policies.JobID(it.job))
+		s.emit(policies.JobArrived{T: s.now, Job: pj.ID})
+	case evWake:
+		s.emit(policies.Wakeup{T: s.now})
+	case evActive:
+		j := &s.jobs[it.job]
+		if it.epoch != j.epoch {
+			return
+		}
+		pj := &s.view.Jobs[it.job]
+		pj.Active, pj.ActiveAt = true, s.now
+		j.work = max(j.w.SoloS-j.nominal.Seconds(), 1)
+		j.since = s.now
+		j.rate = 0
+		s.changed(pj.On)
+		s.emit(policies.JobActive{T: s.now, Job: pj.ID, Attempt: pj.Attempts})
+	case evFinish:
+		j := &s.jobs[it.job]
+		if it.epoch != j.epoch {
+			return
+		}
+		pj := &s.view.Jobs[it.job]
+		on := s.release(it.job)
+		pj.State = policies.Done
+		s.live--
+		s.changed(on)
+		s.emit(policies.JobFinished{T: s.now, Job: pj.ID, Attempt: pj.Attempts})
+	case evOOM:
+		if it.epoch != s.gpus[it.gpu].epoch {
+			return
+		}
+		v := s.oomVictim(it.gpu)
+		if v < 0 {
+			s.scheduleOOM(it.gpu) // rounding: not over yet
+			return
+		}
+		pj := &s.view.Jobs[v]
+		on := s.release(v)
+		pj.State = policies.Pending
+		pj.OOMs++
+		pj.LastFailure, pj.FailedAt = policies.OOM, s.now
+		s.enqueue(pj.ID)
+		s.changed(on)
+		s.emit(policies.JobFailed{T: s.now, Job: pj.ID, Attempt: pj.Attempts, Reason: policies.OOM, GPU: it.gpu})
+	}
+}
+
+func (s *Sim) emit(e policies.Event) { s.out = append(s.out, e) }
+
+// enqueue inserts a pending job into the queue in submission order.
+func (s *Sim) enqueue(id policies.JobID) {
+	q := s.view.Queue
+	i, _ := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
+	s.view.Queue = slices.Insert(q, i, id)
+}
+
+func (s *Sim) dequeue(id policies.JobID) bool {
+	q := s.view.Queue
+	i, ok := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
+	if ok {
+		s.view.Queue = slices.Delete(q, i, i+1)
+	}
+	return ok
+}
+
+// release takes a running job off its GPUs and returns them.
+func (s *Sim) release(id int) []int {
+	pj := &s.view.Jobs[id]
+	j := &s.jobs[id]
+	s.settle(id)
+	j.epoch++
+	on := pj.On
+	for _, g := range on {
+		gj := s.view.GPUs[g].Jobs
+		if k := slices.Index(gj, pj.ID); k >= 0 {
+			s.view.GPUs[g].Jobs = slices.Delete(gj, k, k+1)
+		}
+	}
+	pj.On, pj.Active = nil, false
+	return on
+}
+
+// Apply carries out one policy action.
+func (s *Sim) Apply(a policies.Action) error {
+	switch a := a.(type) {
+	case policies.Place:
+		return s.place(a)
+	case policies.Stop:
+		id := int(a.Job)
+		if id < 0 || id >= len(s.jobs) || s.view.Jobs[id].State != policies.Pending {
+			return fmt.Errorf("sim: stop job %d: not a pending job", a.Job)
+		}
+		s.dequeue(a.Job)
+		s.view.Jobs[id].State = policies.Stopped
+		s.live--
+		s.lastChange = s.now
+		s.emit(policies.JobStopped{T: s.now, Job: a.Job, Reason: a.Reason})
+		return nil
+	case policies.Wake:
+		if a.At <= s.now {
+			return fmt.Errorf("sim: wake at %v is not after now %v", a.At, s.now)
+		}
+		if !s.wakes[a.At] {
+			s.wakes[a.At] = true
+			s.push(item{t: a.At, kind: evWake, job: -1, gpu: -1})
+		}
+		return nil
+	case policies.Defer:
+		return nil
+	}
+	return fmt.Errorf("sim: unknown action %T", a)
+}
+
+func (s *Sim) place(a policies.Place) error {
+	id := int(a.Job)
+	if id < 0 || id >= len(s.jobs) {
+		return fmt.Errorf("sim: place: no job %d", a.Job)
+	}
+	pj := &s.view.Jobs[id]
+	if pj.State != policies.Pending {
+		return fmt.Errorf("sim: place job %d: it is %s, not pending", a.Job, pj.State)
+	}
+	if len(a.GPUs) != pj.GPUs {
+		return fmt.Errorf("sim: place job %d on %d GPUs; it needs %d", a.Job, len(a.GPUs), pj.GPUs)
+	}
+	for i, g := range a.GPUs {
+		if g < 0 || g >= len(s.gpus) {
+			return fmt.Errorf("sim: place job %d: no GPU %d", a.Job, g)
+		}
+		if slices.Contains(a.GPUs[:i], g) {
+			return fmt.Errorf("sim: place job %d: GPU %d given twice", a.Job, g)
+		}
+	}
+	s.dequeue(a.Job)
+	pj.State = policies.Running
+	pj.Attempts++
+	pj.On = slices.Clone(a.GPUs)
+	pj.Started, pj.Active, pj.ActiveAt = s.now, false, 0
+	for _, g := range a.GPUs {
+		s.view.GPUs[g].Jobs = append(s.view.GPUs[g].Jobs, pj.ID)
+	}
+	j := &s.jobs[id]
+	j.epoch++
+	u := unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x57a27)
+	startup := time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
+	s.push(item{t: s.now + startup, kind: evActive, job: id, epoch: j.epoch})
+	s.lastChange = s.now
+	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On})
+	return nil
+}
+
+// profileOn is job id's profile on GPU g (the k-th of its GPUs).
+func (s *Sim) profileOn(id, g int) *models.Profile {
+	k := slices.Index(s.view.Jobs[id].On, g)
+	return &s.jobs[id].w.PerGPU[k]
+}
+
+// settle accounts the progress a running, active job made since it was last
+// settled.
+func (s *Sim) settle(id int) {
+	j := &s.jobs[id]
+	if s.view.Jobs[id].Active && j.rate > 0 {
+		j.work -= j.rate * (s.now - j.since).Seconds()
+		j.work = max(j.work, 0)
+	}
+	j.since = s.now
+}
+
+// changed re-times the jobs on GPUs whose set of active jobs changed, and
+// re-plans their OOM events and telemetry.
+func (s *Sim) changed(gpus []int) {
+	s.lastChange = s.now
+	for _, g := range gpus {
+		s.gpus[g].tel.record(s, g)
+		s.scheduleOOM(g)
+		for _, id := range s.view.GPUs[g].Jobs {
+			s.retime(int(id))
+		}
+	}
+}
+
+func (s *Sim) retime(id int) {
+	pj := &s.view.Jobs[id]
+	if !pj.Active {
+		return
+	}
+	j := &s.jobs[id]
+	rate := math.Inf(1)
+	for k, g := range pj.On {
+		co := s.co[:0]
+		for _, o := range s.view.GPUs[g].Jobs {
+			if int(o) != id && s.view.Jobs[o].Active {
+				co = append(co, *s.profileOn(int(o), g))
+			}
+		}
+		s.co = co
+		rate = min(rate, s.cfg.Interference.Rate(j.w.PerGPU[k], co))
+	}
+	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
+		rate = 1e-6 // a model defect must not stall time; check() reports nothing here
+	}
+	if rate == j.rate && j.rate > 0 {
+		return
+	}
+	s.settle(id)
+	j.rate = rate
+	j.epoch++
+	done := s.now + time.Duration(math.Ceil(j.work/rate*1e9))
+	s.push(item{t: done, kind: evFinish, job: id, epoch: j.epoch})
+}
+
+// memAt is job id's true memory on GPU g at time t.
+func (s *Sim) memAt(id, g int, t time.Duration) float64 {
+	pj := &s.view.Jobs[id]
+	if !pj.Active || t < pj.ActiveAt {
+		return 0
+	}
+	peak := s.profileOn(id, g).PeakMiB
+	ctx := min(s.cfg.Truth.ContextMiB, peak)
+	ramp := s.cfg.Truth.Ramp
+	if ramp <= 0 || t-pj.ActiveAt >= ramp {
+		return peak
+	}
+	return ctx + (peak-ctx)*float64(t-pj.ActiveAt)/float64(ramp)
+}
+
+func (s *Sim) usedAt(g int, t time.Duration) float64 {
+	var u float64
+	for _, id := range s.view.GPUs[g].Jobs {
+		u += s.memAt(int(id), g, t)
+	}
+	return u
+}
+
+// scheduleOOM finds the first time GPU g's true memory exceeds its capacity
+// and schedules an OOM event then, replacing any earlier plan.
+func (s *Sim) scheduleOOM(g int) {
+	s.gpus[g].epoch++
+	capa := s.cfg.Server.Type.MemoryMiB
+	// Breakpoints where the piecewise-linear total changes slope.
+	ts := []time.Duration{s.now}
+	for _, id := range s.view.GPUs[g].Jobs {
+		pj := &s.view.Jobs[id]
+		if pj.Active && pj.ActiveAt+s.cfg.Truth.Ramp > s.now {
+			ts = append(ts, pj.ActiveAt+s.cfg.Truth.Ramp)
+		}
+	}
+	slices.Sort(ts)
+	prev := s.now
+	for _, t := range ts {
+		if s.usedAt(g, t) <= capa {
+			prev = t
+			continue
+		}
+		// Crossing in (prev, t]: total is linear there.
+		a, b := s.usedAt(g, prev), s.usedAt(g, t)
+		at := t
+		if b > a && t > prev {
+			at = prev + time.Duration(math.Ceil(float64(t-prev)*(capa-a)/(b-a)))
+			if at <= prev {
+				at = prev
+			}
+			for s.usedAt(g, at) <= capa && at < t {
+				at++
+			}
+		}
+		s.push(item{t: at, kind: evOOM, job: -1, gpu: g, epoch: s.gpus[g].epoch})
+		return
+	}
+}
+
+// oomVictim returns the job whose allocation pushes GPU g over capacity now:
+// the most recently activated job still growing its memory (ties: the
+// higher id), or -1 if the GPU is not over capacity.
+func (s *Sim) oomVictim(g int) int {
+	if s.usedAt(g, s.now) <= s.cfg.Server.Type.MemoryMiB {
+		return -1
+	}
+	victim := -1
+	for _, id := range s.view.GPUs[g].Jobs {
+		pj := &s.view.Jobs[id]
+		if !pj.Active || pj.ActiveAt+s.cfg.Truth.Ramp < s.now {
+			continue
+		}
+		if victim < 0 || pj.ActiveAt > s.view.Jobs[victim].ActiveAt ||
+			(pj.ActiveAt == s.view.Jobs[victim].ActiveAt && int(id) > victim) {
+			victim = int(id)
+		}
+	}
+	if victim < 0 { // nothing ramping: the latest active job fails
+		for _, id := range s.view.GPUs[g].Jobs {
+			if s.view.Jobs[id].Active && (victim < 0 || s.view.Jobs[id].ActiveAt >= s.view.Jobs[victim].ActiveAt) {
+				victim = int(id)
+			}
+		}
+	}
+	return victim
+}
+
+// check verifies the simulator's invariants on every GPU and on the job an
+// event concerned (-1 for none).
+func (s *Sim) check(job int) error {
+	for g := range s.view.GPUs {
+		for _, id := range s.view.GPUs[g].Jobs {
+			pj := &s.view.Jobs[id]
+			if pj.State != policies.Running {
+				return fmt.Errorf("GPU %d lists job %d, which is %s", g, id, pj.State)
+			}
+			if !slices.Contains(pj.On, g) {
+				return fmt.Errorf("GPU %d lists job %d, which runs on %v", g, id, pj.On)
+			}
+			for _, h := range pj.On {
+				if !slices.Contains(s.view.GPUs[h].Jobs, id) {
+					return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
+				}
+			}
+		}
+		if u := s.usedAt(g, s.now); u > s.cfg.Server.Type.MemoryMiB+1e-6 {
+			return fmt.Errorf("GPU %d holds %.0f MiB, over its %.0f MiB capacity", g, u, s.cfg.Server.Type.MemoryMiB)
+		}
+	}
+	if job >= 0 {
+		i := job
+		pj := &s.view.Jobs[i]
+		if pj.State == policies.Running {
+			if len(pj.On) != pj.GPUs {
+				return fmt.Errorf("job %d runs on %v, needs %d GPUs", i, pj.On, pj.GPUs)
+			}
+			for _, g := range pj.On {
+				if !slices.Contains(s.view.GPUs[g].Jobs, pj.ID) {
+					return fmt.Errorf("job %d runs on GPU %d, which does not list it", i, g)
+				}
+			}
+		} else if len(pj.On) > 0 {
+			return fmt.Errorf("job %d is %s but holds GPUs %v", i, pj.State, pj.On)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package sim_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/exclusive"
+	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/sim"
+)
+
+const sec = time.Second
+
+func server(t *testing.T, s string) models.Server {
+	t.Helper()
+	srv, err := models.ParseServer(s)
+	require.NoError(t, err)
+	return srv
+}
+
+// exact returns truth settings without startup jitter or noise, so a job
+// alone finishes exactly its solo time after launch.
+func exact() sim.Truth {
+	tr := sim.DefaultTruth()
+	tr.StartupJitter, tr.Noise = 0, 0
+	return tr
+}
+
+func run(t *testing.T, srv string, truth sim.Truth, p policies.Policy, specs []sim.JobSpec) ([]results.Job, *sim.Sim, []policies.Event) {
+	t.Helper()
+	s, err := sim.New(sim.Config{Server: server(t, srv), Catalog: models.A100(), Truth: truth, Seed: 1}, specs)
+	require.NoError(t, err)
+	rec := &events{}
+	col := results.NewCollector(s.View().Jobs, rec)
+	require.NoError(t, loop.Run(s, p, col))
+	return col.Jobs(), s, rec.evs
+}
+
+type events struct{ evs []policies.Event }
+
+func (e *events) Event(ev policies.Event) { e.evs = append(e.evs, ev) }
+func (e *events) Action(policies.Action)  {}
+
+func solo(t *testing.T, id string) time.Duration {
+	w, ok := models.A100().Get(id)
+	require.True(t, ok)
+	return time.Duration(w.SoloS * float64(time.Second))
+}
+
+func near(t *testing.T, want, got time.Duration, msg string) {
+	t.Helper()
+	require.InDelta(t, want.Seconds(), got.Seconds(), 1e-6, msg)
+}
+
+// Four one-GPU jobs on three GPUs: three start at once, the fourth takes
+// the first GPU to free up.
+func TestExclusiveFourJobsThreeGPUs(t *testing.T) {
+	const a, b, c, d = "mnist_bs32_1gpu", "resnet18_cifar100_bs128_20e_1gpu", "mobilenet_cifar100_bs128_20e_1gpu", "resnet18_cifar100_bs64_20e_1gpu"
+	specs := []sim.JobSpec{
+		{Name: "a", Workload: a, GPUs: 1, Submit: 0},
+		{Name: "b", Workload: b, GPUs: 1, Submit: 0},
+		{Name: "c", Workload: c, GPUs: 1, Submit: 10 * sec},
+		{Name: "d", Workload: d, GPUs: 1, Submit: 20 * sec},
+	}
+	jobs, _, _ := run(t, "a100-40gb:3", exact(), &exclusive.Policy{}, specs)
+	// a: 0..140.45, b: 0..128.09, c: 10..208.4 (GPU 2); d waits for b's GPU 1.
+	near(t, solo(t, a), jobs[0].Finish, "a")
+	near(t, solo(t, b), jobs[1].Finish, "b")
+	near(t, 10*sec+solo(t, c), jobs[2].Finish, "c")
+	near(t, solo(t, b), jobs[3].Start, "d starts when b frees GPU 1")
+	near(t, solo(t, b)+solo(t, d), jobs[3].Finish, "d")
+	near(t, solo(t, b)+solo(t, d)-20*sec, jobs[3].JCT(), "d JCT")
+	near(t, solo(t, b)-20*sec, jobs[3].Queue(), "d queue")
+	s := results.Summarize(jobs, nil)
+	require.InDelta(t, (solo(t, b) + solo(t, d)).Seconds(), s.MakespanS, 1e-6)
+	require.Zero(t, s.FailedAttempts)
+}
+
+// A two-GPU job at the head waits until two GPUs are idle; the job behind it
+// waits too (head-of-line blocking) although one GPU is free.
+func TestExclusiveTwoGPUJobWaitsForTwoIdle(t *testing.T) {
+	const long, short, two, one = "resnet50_imagenet_bs32_1gpu", "mnist_bs32_1gpu", "xlnet_base_cased_wiki_bs8_2gpu", "resnet18_cifar100_bs128_20e_1gpu"
+	specs := []sim.JobSpec{
+		{Name: "long", Workload: long, GPUs: 1},
+		{Name: "short", Workload: short, GPUs: 1},
+		{Name: "two", Workload: two, GPUs: 2, Submit: 1 * sec},
+		{Name: "one", Workload: one, GPUs: 1, Submit: 2 * sec},
+	}
+	jobs, _, _ := run(t, "a100-40gb:2", exact(), &exclusive.Policy{}, specs)
+	near(t, solo(t, long), jobs[2].Start, "2-GPU job starts when both are idle")
+	near(t, solo(t, long)+solo(t, two), jobs[3].Start, "1-GPU job waits behind the head")
+}
+
+func TestNewRejectsImpossibleJobs(t *testing.T) {
+	for name, spec := range map[string]sim.JobSpec{
+		"unknown workload": {Name: "x", Workload: "nope", GPUs: 1},
+		"gpu mismatch":     {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 2},
+		"too many gpus":    {Name: "x", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()}, []sim.JobSpec{spec})
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "job x")
+		})
+	}
+}
+
+// script places jobs on fixed GPUs as soon as they are pending.
+type script map[policies.JobID][]int
+
+func (script) Name() string { return "script" }
+func (s script) Schedule(v *policies.View) []policies.Action {
+	var acts []policies.Action
+	for _, id := range v.Queue {
+		if g, ok := s[id]; ok && v.Job(id).Attempts == 0 {
+			acts = append(acts, policies.Place{Job: id, GPUs: g})
+		} else if ok {
+			acts = append(acts, policies.Stop{Job: id, Reason: "script"})
+		}
+	}
+	return acts
+}
+
+// Two memory-heavy jobs on one 40 GB GPU: the later one fails with OOM while
+// its memory ramps; its partner keeps running and finishes normally.
+func TestOOMWhenCollocationExceedsMemory(t *testing.T) {
+	const big = "vgg16_imagenet_bs128_1gpu" // 21668 MiB peak
+	tr := exact()
+	specs := []sim.JobSpec{{Name: "a", Workload: big, GPUs: 1}, {Name: "b", Workload: big, GPUs: 1, Submit: 5 * sec}}
+	jobs, _, evs := run(t, "a100-40gb:1", tr, script{0: {0}, 1: {0}}, specs)
+	require.Equal(t, policies.Done, jobs[0].State)
+	require.Equal(t, 1, jobs[1].Failed)
+	var failed policies.JobFailed
+	for _, e := range evs {
+		if f, ok := e.(policies.JobFailed); ok {
+			failed = f
+		}
+	}
+	require.Equal(t, policies.OOM, failed.Reason)
+	require.Equal(t, policies.JobID(1), failed.Job)
+	// b becomes active at 5+9 s with a 500 MiB context and ramps to 21668 MiB
+	// over 15 s; a holds 21668 MiB: the total crosses 40960 MiB when b holds
+	// 19292 MiB, i.e. (19292-500)/(21668-500)·15 s after activity.
+	frac := (19292.0 - 500) / (21668 - 500)
+	want := 14*sec + time.Duration(frac*15*float64(time.Second))
+	require.InDelta(t, want.Seconds(), failed.T.Seconds(), 1e-6)
+	near(t, failed.T-5*sec, jobs[1].Exec, "the failed attempt's time counts as execution")
+}
+
+func TestNoOOMWhenCollocationFits(t *testing.T) {
+	const mid = "resnet50_imagenet_bs64_1gpu" // 7118 MiB
+	specs := []sim.JobSpec{{Name: "a", Workload: mid, GPUs: 1}, {Name: "b", Workload: mid, GPUs: 1}, {Name: "c", Workload: mid, GPUs: 1}}
+	jobs, _, _ := run(t, "a100-40gb:1", exact(), script{0: {0}, 1: {0}, 2: {0}}, specs)
+	for _, j := range jobs {
+		require.Equal(t, policies.Done, j.State)
+		require.Zero(t, j.Failed)
+	}
+}
+
+// Memory ramps linearly from the context to the peak over Ramp after first
+// activity, as measured by the view at 1 Hz.
+func TestMemoryRamp(t *testing.T) {
+	const id = "resnet50_imagenet_bs128_1gpu" // 13238 MiB, startup 9 s
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
+		[]sim.JobSpec{{Name: "a", Workload: id, GPUs: 1}})
+	require.NoError(t, err)
+	_, err = s.Next() // arrival
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	_, err = s.Next() // started
+	require.NoError(t, err)
+	require.Zero(t, s.View().GPUs[0].UsedMiB, "no memory before first activity")
+	for _, at := range []time.Duration{9, 14, 24, 40} {
+		require.NoError(t, s.Apply(policies.Wake{At: at * sec}))
+	}
+	want := map[time.Duration]float64{9: 500, 14: 500 + (13238-500)/3.0, 24: 13238, 40: 13238}
+	for range 4 {
+		evs, err := s.Next()
+		require.NoError(t, err)
+		at := evs[len(evs)-1].At() / sec
+		require.InDelta(t, want[at], s.View().GPUs[0].UsedMiB, 1e-6, "t=%ds", at)
+	}
+}
+
+// A deliberately broken interference model must not break time; a broken
+// world must surface as an error naming the event, time, job and GPU.
+type broken struct{ *sim.Sim }
+
+func (b broken) View() *policies.View {
+	v := b.Sim.View()
+	if len(v.GPUs[0].Jobs) > 0 {
+		v.GPUs[0].UsedMiB = v.GPUs[0].CapacityMiB * 2
+	}
+	return v
+}
+
+func TestLoopReportsBrokenBackend(t *testing.T) {
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
+		[]sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}})
+	require.NoError(t, err)
+	err = loop.Run(broken{s}, &exclusive.Policy{}, results.NewCollector(s.View().Jobs))
+	require.ErrorContains(t, err, "GPU 0: measured memory")
+	require.ErrorContains(t, err, "t=")
+}
+
+// unplaceable never places anything; the loop names the jobs it left.
+type unplaceable struct{}
+
+func (unplaceable) Name() string                              { return "idle" }
+func (unplaceable) Schedule(*policies.View) []policies.Action { return nil }
+
+func TestLoopReportsUnfinishedJobs(t *testing.T) {
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()},
+		[]sim.JobSpec{{Name: "lonely", Workload: "mnist_bs32_1gpu", GPUs: 1}})
+	require.NoError(t, err)
+	err = loop.Run(s, unplaceable{}, results.NewCollector(s.View().Jobs))
+	require.ErrorContains(t, err, "left 1 job(s) unfinished")
+	require.ErrorContains(t, err, "lonely")
+}
+
+func TestApplyRejectsBadPlacements(t *testing.T) {
+	specs := []sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2}}
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100()}, specs)
+	require.NoError(t, err)
+	_, err = s.Next()
+	require.NoError(t, err)
+	for name, a := range map[string]policies.Action{
+		"no such gpu":     policies.Place{Job: 0, GPUs: []int{7}},
+		"wrong count":     policies.Place{Job: 0, GPUs: []int{0, 1}},
+		"gpu twice":       policies.Place{Job: 1, GPUs: []int{1, 1}},
+		"no such job":     policies.Place{Job: 9, GPUs: []int{0}},
+		"wake in past":    policies.Wake{At: 0},
+		"stop not queued": policies.Stop{Job: 5},
+	} {
+		require.Error(t, s.Apply(a), name)
+	}
+}

@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"math"
+	"time"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// Telemetry truth. A GPU's signals are piecewise constant in distribution
+// between changes of its set of active jobs, so the simulator records one
+// segment per change instead of one event per sample, and computes the 1 Hz
+// samples a policy asks for on demand. Each sample's noise is a pure function
+// of (seed, GPU, second, job, attempt, signal), so the same run gives the
+// same samples whatever is asked and in whatever order.
+
+// keep is how much telemetry history a GPU retains.
+const keep = 2 * time.Hour
+
+type segJob struct {
+	id, attempt int
+	prof        *models.Profile
+	activeAt    time.Duration
+}
+
+type segment struct {
+	start time.Duration
+	jobs  []segJob
+}
+
+type history struct{ segs []segment }
+
+// record starts a new segment for GPU g at the current time.
+func (h *history) record(s *Sim, g int) {
+	var jobs []segJob
+	for _, id := range s.view.GPUs[g].Jobs {
+		pj := &s.view.Jobs[id]
+		if pj.Active {
+			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: s.profileOn(int(id), g), activeAt: pj.ActiveAt})
+		}
+	}
+	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
+		h.segs[n-1].jobs = jobs
+	} else {
+		h.segs = append(h.segs, segment{start: s.now, jobs: jobs})
+	}
+	// Drop segments that ended before the retained history.
+	i := 0
+	for i+1 < len(h.segs) && h.segs[i+1].start <= s.now-keep {
+		i++
+	}
+	if i > 0 {
+		h.segs = append(h.segs[:0], h.segs[i:]...)
+	}
+}
+
+// at returns the segment in force at t, or nil before the first.
+func (h *history) at(t time.Duration) *segment {
+	for i := len(h.segs) - 1; i >= 0; i-- {
+		if h.segs[i].start <= t {
+			return &h.segs[i]
+		}
+	}
+	return nil
+}
+
+type telemetry struct{ s *Sim }
+
+// Samples implements policies.Telemetry.
+func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
+	s := tm.s
+	last := int64(s.now / time.Second)
+	first := max(last-int64(n)+1, 0)
+	for k := first; k <= last; k++ {
+		dst = append(dst, s.sample(g, k))
+	}
+	return dst
+}
+
+// sample is GPU g's telemetry at whole second k.
+func (s *Sim) sample(g int, k int64) policies.Sample {
+	t := time.Duration(k) * time.Second
+	seg := s.gpus[g].tel.at(t)
+	var x policies.Sample
+	if seg == nil {
+		return x
+	}
+	noise := s.cfg.Truth.Noise
+	for _, j := range seg.jobs {
+		p := j.prof
+		u := func(sig uint64) float64 {
+			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), uint64(j.id)<<8|uint64(j.attempt), sig)
+		}
+		us := u(1)
+		x.SMACT += draw(p.SMACT, us, noise)
+		x.SMOCC += draw(p.SMOCC, u(2), noise)
+		x.DRAMA += draw(p.DRAMA, u(3), noise)
+		// Utilization moves with SM activity: same draw, same relative spread.
+		rel := 1.0
+		if p.SMACT.Mean > 0 {
+			rel = draw(p.SMACT, us, noise) / p.SMACT.Mean
+		}
+		x.UtilPct += p.UtilPct * rel
+		peak := p.PeakMiB
+		ctx := min(s.cfg.Truth.ContextMiB, peak)
+		if r := s.cfg.Truth.Ramp; r > 0 && t-j.activeAt < r {
+			x.UsedMiB += ctx + (peak-ctx)*float64(t-j.activeAt)/float64(r)
+		} else {
+			x.UsedMiB += peak
+		}
+	}
+	x.SMACT, x.SMOCC, x.DRAMA = min(x.SMACT, 1), min(x.SMOCC, 1), min(x.DRAMA, 1)
+	x.UtilPct = min(x.UtilPct, 100)
+	if !s.view.Pressure {
+		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0
+	}
+	return x
+}
+
+// burst is the fraction of time a bursty signal spends at its high level.
+const burst = 0.1
+
+// draw samples a signal with the profiled mean and p95 from a uniform u.
+// Signals whose p95 lies within one mean above the mean are drawn from a
+// normal distribution with that mean and the σ that puts its 95th percentile
+// at p95. Bursty signals (p95 more than twice the mean, e.g. DLRM's SMACT
+// 0.12 mean, 0.61 p95), for which a normal would go negative, alternate
+// between two levels: the p95 for a fraction burst of the time and a low
+// level that keeps the mean. noise scales the spread (0: the mean always).
+func draw(st models.Stat, u, noise float64) float64 {
+	if noise == 0 || st.P95 <= st.Mean {
+		return st.Mean
+	}
+	if st.P95-st.Mean > st.Mean {
+		hi := st.Mean + noise*(st.P95-st.Mean)
+		lo := (st.Mean - burst*hi) / (1 - burst)
+		if u < burst {
+			return hi
+		}
+		return lo
+	}
+	z := math.Max(-4, math.Min(4, math.Sqrt2*math.Erfinv(2*u-1)))
+	return math.Max(0, st.Mean+noise*(st.P95-st.Mean)/1.6449*z)
+}
+
+// unit maps its inputs to a uniform number in (0, 1), deterministically
+// (splitmix64 finalizers chained over the inputs).
+func unit(seed, a, b, c uint64) float64 {
+	h := mix(seed ^ 0x9e3779b97f4a7c15)
+	h = mix(h ^ a)
+	h = mix(h ^ b)
+	h = mix(h ^ c)
+	return (float64(h>>11) + 0.5) / (1 << 53)
+}
+
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

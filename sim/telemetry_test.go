@@ -1,0 +1,105 @@
+package sim_test
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
+)
+
+// startSolo launches one job alone and advances to time at.
+func startSolo(t *testing.T, srv, id string, at time.Duration) *sim.Sim {
+	t.Helper()
+	s, err := sim.New(sim.Config{Server: server(t, srv), Catalog: models.A100(), Truth: sim.DefaultTruth(), Seed: 3},
+		[]sim.JobSpec{{Name: "a", Workload: id, GPUs: 1}})
+	require.NoError(t, err)
+	_, err = s.Next()
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Wake{At: at}))
+	for s.Now() < at {
+		evs, err := s.Next()
+		require.NoError(t, err)
+		require.NotEmpty(t, evs, "run ended before %v", at)
+	}
+	return s
+}
+
+// The 30-sample window score of a job running alone is close to the risk
+// score the artifact computed over the job's whole solo run.
+func TestSoloWindowScoresMatchCatalogRisk(t *testing.T) {
+	dir, ok := models.SharedDir()
+	if !ok {
+		t.Skip("shared data not found (set AEGIS_SHARED): skipping the comparison with the artifact's risk scores")
+	}
+	f, err := os.Open(filepath.Join(dir, "calibration/aegis/workload_catalog_a100.csv"))
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	checked := 0
+	for _, r := range recs[1:] {
+		if r[col["profile_source"]] != "full_run" || r[col["num_gpus"]] != "1" {
+			continue
+		}
+		id := r[col["workload_id"]]
+		w, _ := models.A100().Get(id)
+		at := min(200*time.Second, time.Duration(w.SoloS-5)*time.Second)
+		s := startSolo(t, "a100-40gb:1", id, at)
+		v := s.View()
+		smp := v.Telemetry.Samples(nil, 0, 30)
+		require.Len(t, smp, 30)
+		for _, sig := range []string{"smact", "smocc", "drama"} {
+			xs := make([]float64, len(smp))
+			for i, x := range smp {
+				xs[i] = map[string]float64{"smact": x.SMACT, "smocc": x.SMOCC, "drama": x.DRAMA}[sig]
+			}
+			risk, err := strconv.ParseFloat(r[col[sig+"_risk"]], 64)
+			require.NoError(t, err)
+			require.InDelta(t, risk, policies.Score(xs, nil), 0.06, "%s %s", id, sig)
+		}
+		checked++
+	}
+	require.Greater(t, checked, 40)
+}
+
+func TestTelemetryZeroBeforeActivity(t *testing.T) {
+	s := startSolo(t, "a100-40gb:1", "vgg16_imagenet_bs128_1gpu", 5*time.Second)
+	for _, x := range s.View().Telemetry.Samples(nil, 0, 30) {
+		require.Zero(t, x.SMACT)
+		require.Zero(t, x.UsedMiB)
+	}
+}
+
+// On a GPU type without DCGM profiling, samples carry utilization and memory
+// but no pressure indicators, and the view says so.
+func TestTelemetryWithoutPressureMetrics(t *testing.T) {
+	s := startSolo(t, "legacy-11gb:1", "resnet18_cifar100_bs32_20e_1gpu", 100*time.Second)
+	v := s.View()
+	require.False(t, v.Pressure)
+	last := v.Telemetry.Samples(nil, 0, 1)[0]
+	require.Zero(t, last.SMACT)
+	require.Greater(t, last.UtilPct, 10.0)
+	require.Greater(t, last.UsedMiB, 100.0)
+}
+
+// Samples are a pure function of the run: asking twice, or for a longer
+// window, gives the same values.
+func TestTelemetryDeterministic(t *testing.T) {
+	s := startSolo(t, "a100-40gb:1", "resnet50_imagenet_bs64_1gpu", 120*time.Second)
+	a := s.View().Telemetry.Samples(nil, 0, 10)
+	b := s.View().Telemetry.Samples(nil, 0, 40)
+	require.Equal(t, a, b[30:])
+}

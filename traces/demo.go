@@ -1,0 +1,99 @@
+package traces
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/aegis-sched/aegis/models"
+)
+
+// GenerateMixed draws n jobs from a catalog: workloads uniformly at random
+// among the 1-GPU workloads, except that each job needs two GPUs with
+// probability p2 (then drawn among 2-GPU workloads), with exponential
+// inter-arrival times of the given mean. The first job arrives at 0. The same
+// seed gives the same trace.
+func GenerateMixed(cat *models.Catalog, n int, meanGap time.Duration, p2 float64, seed uint64) (*Trace, error) {
+	var one, two []string
+	for _, id := range cat.IDs() {
+		w, _ := cat.Get(id)
+		switch w.GPUs {
+		case 1:
+			one = append(one, id)
+		case 2:
+			two = append(two, id)
+		}
+	}
+	if len(one) == 0 || (p2 > 0 && len(two) == 0) {
+		return nil, fmt.Errorf("generate: catalog lacks 1-GPU or 2-GPU workloads")
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc909))
+	t := &Trace{Name: fmt.Sprintf("mixed-%d-seed%d", n, seed)}
+	var at time.Duration
+	for i := range n {
+		if i > 0 {
+			gap := rng.ExpFloat64() * meanGap.Seconds()
+			at += time.Duration(math.Round(gap)) * time.Second
+		}
+		pool, g := one, 1
+		if rng.Float64() < p2 {
+			pool, g = two, 2
+		}
+		t.Jobs = append(t.Jobs, Job{ID: strconv.Itoa(i), Submit: at, Workload: pool[rng.IntN(len(pool))], GPUs: g})
+	}
+	return t, nil
+}
+
+// Demo parameters: 60 jobs, a job every 120 s on average, 5 % needing two
+// GPUs, seed 1. traces/data/demo.csv is GenerateMixed's output for these
+// (a test regenerates it).
+const (
+	demoJobs = 60
+	demoGap  = 120 * time.Second
+	demoP2   = 0.05
+	demoSeed = 1
+)
+
+//go:embed data/demo.csv
+var demoCSV []byte
+
+// builtins maps built-in trace names to their embedded CSV.
+func builtins() map[string][]byte {
+	return map[string][]byte{"demo": demoCSV}
+}
+
+// Load returns a built-in trace by name, or reads a trace file in our CSV
+// format from path.
+func Load(nameOrPath string) (*Trace, error) {
+	if b, ok := builtins()[nameOrPath]; ok {
+		t, err := ReadCSV(bytes.NewReader(b), nameOrPath)
+		if err != nil {
+			return nil, fmt.Errorf("built-in trace: %w", err)
+		}
+		t.Name = nameOrPath
+		return t, nil
+	}
+	if _, err := os.Stat(nameOrPath); err != nil {
+		return nil, fmt.Errorf("trace %q is neither a built-in (%s) nor a readable file: %w", nameOrPath, BuiltinNames(), err)
+	}
+	return ReadCSVFile(nameOrPath)
+}
+
+// BuiltinNames lists the built-in traces.
+func BuiltinNames() string {
+	names := ""
+	for _, n := range []string{"demo", "philly", "saturn", "venus"} {
+		if _, ok := builtins()[n]; ok {
+			if names != "" {
+				names += ", "
+			}
+			names += n
+		}
+	}
+	return names
+}

@@ -1,0 +1,140 @@
+// Package traces reads, selects, maps, profiles and generates job traces:
+// the sequences of training jobs (submit time, workload, GPU count) that the
+// simulator replays.
+package traces
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Job is one submitted training job.
+type Job struct {
+	ID       string
+	Submit   time.Duration // since the trace's start
+	Workload string        // a catalog workload id
+	GPUs     int
+}
+
+// Trace is a named list of jobs in submission order.
+type Trace struct {
+	Name string
+	Jobs []Job
+}
+
+// ReadCSV reads our trace format: a header naming at least submit_offset_s,
+// workload_id and num_gpus (job_id optional, other columns ignored), then one
+// row per job. Rows may come in any order; the result is sorted by submit
+// time, ties keeping file order. Errors name the file, line and column.
+func ReadCSV(r io.Reader, name string) (*Trace, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty trace: want a header with submit_offset_s,workload_id,num_gpus", name)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	for _, c := range []string{"submit_offset_s", "workload_id", "num_gpus"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("%s:1: header lacks column %q (have %s)", name, c, strings.Join(head, ","))
+		}
+	}
+	idCol, hasID := col["job_id"]
+	t := &Trace{Name: name}
+	seen := map[string]int{}
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		field := func(c string) (string, error) {
+			i := col[c]
+			if i >= len(rec) {
+				return "", fmt.Errorf("%s:%d: column %s: missing (row has %d fields)", name, line, c, len(rec))
+			}
+			return strings.TrimSpace(rec[i]), nil
+		}
+		s, err := field("submit_offset_s")
+		if err != nil {
+			return nil, err
+		}
+		sub, err := strconv.ParseFloat(s, 64)
+		if err != nil || sub < 0 || math.IsInf(sub, 0) || math.IsNaN(sub) || sub > 1e9 {
+			return nil, fmt.Errorf("%s:%d: column submit_offset_s: %q is not a number of seconds in [0, 1e9]", name, line, s)
+		}
+		wl, err := field("workload_id")
+		if err != nil {
+			return nil, err
+		}
+		if wl == "" {
+			return nil, fmt.Errorf("%s:%d: column workload_id: empty", name, line)
+		}
+		g, err := field("num_gpus")
+		if err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(g)
+		if err != nil || n < 1 || n > 1024 {
+			return nil, fmt.Errorf("%s:%d: column num_gpus: %q is not a whole number in 1..1024", name, line, g)
+		}
+		id := strconv.Itoa(len(t.Jobs))
+		if hasID && idCol < len(rec) && strings.TrimSpace(rec[idCol]) != "" {
+			id = strings.TrimSpace(rec[idCol])
+		}
+		if prev, dup := seen[id]; dup {
+			return nil, fmt.Errorf("%s:%d: column job_id: %q repeats line %d", name, line, id, prev)
+		}
+		seen[id] = line
+		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n})
+	}
+	if len(t.Jobs) == 0 {
+		return nil, fmt.Errorf("%s: no jobs", name)
+	}
+	sortStable(t.Jobs)
+	return t, nil
+}
+
+func sortStable(js []Job) {
+	slices.SortStableFunc(js, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) })
+}
+
+// ReadCSVFile reads a trace file in our CSV format.
+func ReadCSVFile(path string) (*Trace, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return ReadCSV(bytes.NewReader(b), path)
+}
+
+// WriteCSV writes t in our CSV format.
+func WriteCSV(w io.Writer, t *Trace) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"submit_offset_s", "workload_id", "num_gpus", "job_id"})
+	for _, j := range t.Jobs {
+		cw.Write([]string{strconv.FormatFloat(j.Submit.Seconds(), 'f', -1, 64), j.Workload, strconv.Itoa(j.GPUs), j.ID})
+	}
+	cw.Flush()
+	return cw.Error()
+}

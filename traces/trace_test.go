@@ -1,0 +1,46 @@
+package traces
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadCSV(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []Job
+		err      string
+	}{
+		{name: "ours", in: "submit_offset_s,workload_id,num_gpus,job_id\n0,a,1,j0\n2.5,b,2,j1\n",
+			want: []Job{{ID: "j0", Workload: "a", GPUs: 1}, {ID: "j1", Submit: 2500 * time.Millisecond, Workload: "b", GPUs: 2}}},
+		{name: "no ids, unsorted, extra column", in: "num_gpus,submit_offset_s,workload_id,note\n1,5,a,x\n1,1,b,y\n",
+			want: []Job{{ID: "1", Submit: time.Second, Workload: "b", GPUs: 1}, {ID: "0", Submit: 5 * time.Second, Workload: "a", GPUs: 1}}},
+		{name: "empty", in: "", err: "empty trace"},
+		{name: "no jobs", in: "submit_offset_s,workload_id,num_gpus\n", err: "no jobs"},
+		{name: "missing column", in: "submit_offset_s,workload_id\n0,a\n", err: `t.csv:1: header lacks column "num_gpus"`},
+		{name: "bad time", in: "submit_offset_s,workload_id,num_gpus\n-1,a,1\n", err: "t.csv:2: column submit_offset_s"},
+		{name: "bad gpus", in: "submit_offset_s,workload_id,num_gpus\n0,a,1\n0,a,zero\n", err: "t.csv:3: column num_gpus"},
+		{name: "empty workload", in: "submit_offset_s,workload_id,num_gpus\n0,,1\n", err: "t.csv:2: column workload_id"},
+		{name: "short row", in: "submit_offset_s,num_gpus,workload_id\n0,1\n", err: "t.csv:2: column workload_id: missing"},
+		{name: "dup id", in: "submit_offset_s,workload_id,num_gpus,job_id\n0,a,1,x\n0,a,1,x\n", err: "t.csv:3: column job_id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := ReadCSV(strings.NewReader(tc.in), "t.csv")
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, tr.Jobs)
+			var buf bytes.Buffer
+			require.NoError(t, WriteCSV(&buf, tr))
+			back, err := ReadCSV(&buf, "t.csv")
+			require.NoError(t, err)
+			require.Equal(t, tr.Jobs, back.Jobs)
+		})
+	}
+}
