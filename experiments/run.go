@@ -11,6 +11,7 @@ import (
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/policies/exclusive"
 	"github.com/aegis-sched/aegis/policies/loop"
 	"github.com/aegis-sched/aegis/results"
@@ -22,6 +23,7 @@ import (
 func factories() map[string]func(map[string]string) (policies.Policy, error) {
 	return map[string]func(map[string]string) (policies.Policy, error){
 		"exclusive": func(p map[string]string) (policies.Policy, error) { return exclusive.New(p) },
+		"aegis":     func(p map[string]string) (policies.Policy, error) { return aegis.New(p) },
 	}
 }
 
@@ -62,6 +64,7 @@ type Run struct {
 type Outcome struct {
 	Jobs    []results.Job
 	Summary results.Summary
+	Events  int // backend events processed (arrivals, starts, ticks, ...)
 }
 
 // Simulate runs r, writing the event log to events when it is not nil.
@@ -70,9 +73,15 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalogFor(r.Server.Type)
+	cat, err := models.CatalogFor(r.Server.Type)
 	if err != nil {
 		return nil, err
+	}
+	inter := r.Interference
+	if inter == nil {
+		if inter, err = models.InterferenceFor(r.Server.Type); err != nil {
+			return nil, err
+		}
 	}
 	truth := sim.DefaultTruth()
 	if r.Truth != nil {
@@ -82,7 +91,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	for i, j := range r.Trace.Jobs {
 		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
 	}
-	s, err := sim.New(sim.Config{Server: r.Server, Catalog: cat, Interference: r.Interference,
+	s, err := sim.New(sim.Config{Server: r.Server, Catalog: cat, Interference: inter,
 		Truth: truth, Seed: r.Seed}, specs)
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", r.Trace.Name, err)
@@ -102,10 +111,5 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 			return nil, fmt.Errorf("event log: %w", err)
 		}
 	}
-	return &Outcome{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals())}, nil
-}
-
-// catalogFor returns the workload catalog measured on a GPU type.
-func catalogFor(t models.GPUType) (*models.Catalog, error) {
-	return models.A100(), nil
+	return &Outcome{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals()), Events: col.Events()}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Profile is one GPU's share of a workload measured running alone: peak memory
@@ -97,13 +98,16 @@ var a100CSV []byte
 
 // A100 returns the embedded catalog measured on A100 40 GB (derived from the
 // AEGIS artifact's characterization, see NOTICE).
-func A100() *Catalog {
+// The catalog is parsed once and shared: treat it as read-only.
+func A100() *Catalog { return a100() }
+
+var a100 = sync.OnceValue(func() *Catalog {
 	c, err := ReadCatalog(bytes.NewReader(a100CSV), "catalog_a100.csv")
 	if err != nil {
 		panic(fmt.Sprintf("embedded catalog: %v", err)) // a build defect, covered by tests
 	}
 	return c
-}
+})
 
 // Get returns the workload with the given id.
 func (c *Catalog) Get(id string) (*Workload, bool) {

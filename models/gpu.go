@@ -13,6 +13,12 @@ type GPUType struct {
 	// Pressure reports whether DCGM profiling metrics (SMACT, SMOCC, DRAMA)
 	// are available; without them only nvidia-smi utilization is.
 	Pressure bool
+	// CatalogFile, when set, is a workload catalog (derived CSV format) of
+	// solo times and peaks measured on this type; see CatalogFor.
+	CatalogFile string
+	// InterferenceFile, when set, is a fitted interference model for this
+	// type (`aegis calibrate --out`); see InterferenceFor.
+	InterferenceFile string
 }
 
 // GPU types. Capacities are the usable MiB nvidia-smi reports.

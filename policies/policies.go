@@ -93,6 +93,9 @@ type Job struct {
 	OOMs        int           // attempts that failed with OOM
 	LastFailure Failure       // why the last attempt failed
 	FailedAt    time.Duration // when the last attempt failed
+	// FailedShared reports whether the last failed attempt shared a GPU
+	// with another job when it failed.
+	FailedShared bool
 
 	// The current attempt, while Running.
 	On       []int         // its GPUs
@@ -154,6 +157,10 @@ type Policy interface {
 
 // Observer is implemented by policies that keep state across decisions.
 type Observer interface{ Observe(e Event) }
+
+// Validator is implemented by policies that need something of the backend
+// (e.g. pressure telemetry); the loop calls Validate once before the run.
+type Validator interface{ Validate(v *View) error }
 
 // Action is a policy's decision: Place, Stop, Wake or Defer.
 type Action interface{ isAction() }

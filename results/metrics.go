@@ -116,6 +116,9 @@ func (c *Collector) Action(a policies.Action) {
 // Jobs returns the per-job outcomes, by job id.
 func (c *Collector) Jobs() []Job { return c.jobs }
 
+// Events returns how many backend events the run had.
+func (c *Collector) Events() int { return c.events }
+
 // Deferrals returns how many times placements were deferred, by reason.
 func (c *Collector) Deferrals() map[string]int { return maps.Clone(c.defers) }
 

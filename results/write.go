@@ -98,19 +98,38 @@ func WriteSummaryTable(w io.Writer, title string, s Summary) error {
 // JSON Lines, one object per line with fixed key order. Wake-ups are left
 // out: they carry no information beyond a decision tick.
 type EventLog struct {
-	w   *bufio.Writer
-	now time.Duration
-	err error
+	w      *bufio.Writer
+	now    time.Duration
+	err    error
+	defers map[deferKey]string // last logged reason per job and GPU
+	buf    []byte
+}
+
+type deferKey struct {
+	job policies.JobID
+	gpu int
 }
 
 // NewEventLog writes to w; call Flush at the end.
-func NewEventLog(w io.Writer) *EventLog { return &EventLog{w: bufio.NewWriter(w)} }
+func NewEventLog(w io.Writer) *EventLog {
+	return &EventLog{w: bufio.NewWriter(w), defers: map[deferKey]string{}}
+}
 
 func (l *EventLog) line(t time.Duration, kind string, job policies.JobID, extra string) {
 	if l.err != nil {
 		return
 	}
-	_, l.err = fmt.Fprintf(l.w, `{"t":%s,"event":%q,"job":%d%s}`+"\n", secs(t), kind, job, extra)
+	b := l.buf[:0]
+	b = append(b, `{"t":`...)
+	b = strconv.AppendFloat(b, t.Seconds(), 'f', 3, 64)
+	b = append(b, `,"event":"`...)
+	b = append(b, kind...)
+	b = append(b, `","job":`...)
+	b = strconv.AppendInt(b, int64(job), 10)
+	b = append(b, extra...)
+	b = append(b, "}\n"...)
+	l.buf = b
+	_, l.err = l.w.Write(b)
 }
 
 func ints(xs []int) string {
@@ -140,11 +159,16 @@ func (l *EventLog) Event(e policies.Event) {
 	}
 }
 
-// Action implements the Recorder. Deferrals carry no time of their own; they
-// are logged at the time of the decision (the last event's).
+// Action implements the Recorder. A deferral is logged when its reason for
+// that job and GPU differs from the last one logged (the summary counts
+// every decision's deferrals); it carries the decision's time.
 func (l *EventLog) Action(a policies.Action) {
 	if d, ok := a.(policies.Defer); ok {
-		l.line(l.now, "defer", d.Job, fmt.Sprintf(`,"gpu":%d,"reason":%q`, d.GPU, d.Reason))
+		k := deferKey{d.Job, d.GPU}
+		if l.defers[k] != d.Reason {
+			l.defers[k] = d.Reason
+			l.line(l.now, "defer", d.Job, `,"gpu":`+strconv.Itoa(d.GPU)+`,"reason":`+strconv.Quote(d.Reason))
+		}
 	}
 }
 

@@ -225,6 +225,7 @@ func (s *Sim) Next() ([]policies.Event, error) {
 	s.out, s.ret = s.out[:0], 0
 	for len(s.q) > 0 {
 		t := s.q[0].t
+		var last item
 		for len(s.q) > 0 && s.q[0].t == t {
 			it := heap.Pop(&s.q).(item)
 			if it.kind == evWake {
@@ -240,13 +241,16 @@ func (s *Sim) Next() ([]policies.Event, error) {
 			n := len(s.out)
 			s.handle(it)
 			if len(s.out) > n {
-				if err := s.check(it.job); err != nil {
-					return nil, fmt.Errorf("sim: invariant violated after %s at t=%v (job %d, GPU %d): %w",
-						it.kind, it.t, it.job, it.gpu, err)
-				}
+				last = it
 			}
 		}
+		// Invariants hold at the end of each instant (an allocation at
+		// first activity may cross capacity and fail in the same instant).
 		if len(s.out) > 0 {
+			if err := s.check(last.job); err != nil {
+				return nil, fmt.Errorf("sim: invariant violated after %s at t=%v (job %d, GPU %d): %w",
+					last.kind, last.t, last.job, last.gpu, err)
+			}
 			s.ret = len(s.out)
 			return s.out, nil
 		}
@@ -305,6 +309,11 @@ func (s *Sim) handle(it item) {
 			return
 		}
 		pj := &s.view.Jobs[v]
+		shared := false
+		for _, g := range pj.On {
+			shared = shared || len(s.view.GPUs[g].Jobs) > 1
+		}
+		pj.FailedShared = shared
 		on := s.release(v)
 		pj.State = policies.Pending
 		pj.OOMs++

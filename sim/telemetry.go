@@ -29,7 +29,20 @@ type segment struct {
 	jobs  []segJob
 }
 
-type history struct{ segs []segment }
+type history struct {
+	segs []segment
+	// cache holds computed samples of past whole seconds (final once the
+	// second lies before now), indexed by second modulo its size.
+	cache [cacheLen]cached
+}
+
+const cacheLen = 1024
+
+type cached struct {
+	k  int64
+	ok bool
+	x  policies.Sample
+}
 
 // record starts a new segment for GPU g at the current time.
 func (h *history) record(s *Sim, g int) {
@@ -72,8 +85,18 @@ func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 	s := tm.s
 	last := int64(s.now / time.Second)
 	first := max(last-int64(n)+1, 0)
+	h := &s.gpus[g].tel
 	for k := first; k <= last; k++ {
-		dst = append(dst, s.sample(g, k))
+		c := &h.cache[k%cacheLen]
+		if c.ok && c.k == k {
+			dst = append(dst, c.x)
+			continue
+		}
+		x := s.sample(g, k)
+		if time.Duration(k)*time.Second < s.now {
+			*c = cached{k: k, ok: true, x: x}
+		}
+		dst = append(dst, x)
 	}
 	return dst
 }

@@ -27,5 +27,6 @@ func newWorkloadsCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	c.AddCommand(newWorkloadsShowCmd())
 	return c
 }

@@ -33,6 +33,11 @@ type Recorder interface {
 // when jobs are left unfinished (naming them).
 func Run(b Backend, p policies.Policy, rec Recorder) error {
 	obs, _ := p.(policies.Observer)
+	if val, ok := p.(policies.Validator); ok {
+		if err := val.Validate(b.View()); err != nil {
+			return fmt.Errorf("loop: policy %s: %w", p.Name(), err)
+		}
+	}
 	last := time.Duration(-1)
 	for {
 		evs, err := b.Next()

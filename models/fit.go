@@ -1,0 +1,181 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// FitOptions control FitPressure and Calibrate.
+type FitOptions struct {
+	// Folds is the number of cross-validation folds (default 5).
+	Folds int
+	// NWayExponent is the assumed PressureParams.NWayExponent (default 1);
+	// two-job data cannot fit it.
+	NWayExponent float64
+}
+
+func (o FitOptions) withDefaults() FitOptions {
+	if o.Folds == 0 {
+		o.Folds = 5
+	}
+	if o.NWayExponent == 0 {
+		o.NWayExponent = 1
+	}
+	return o
+}
+
+// MeasuredLoad is the combined SM activity a measured co-run reached while
+// both jobs ran: Σ SMACT_i·r_i with r_i the observed rates during the
+// overlap (the shorter job's solo/pair time; for the longer one, the work
+// it did before its partner finished over that time).
+func MeasuredLoad(p PairRun, cat *Catalog) float64 {
+	a, b := p.A, p.B
+	if a.PairS > b.PairS {
+		a, b = b, a
+	}
+	ra := a.SoloS / a.PairS
+	rb := max(0, b.SoloS-(b.PairS-a.PairS)) / a.PairS
+	return profileOf(cat, a.ID).SMACT.Mean*ra + profileOf(cat, b.ID).SMACT.Mean*rb
+}
+
+// pairLoss is the mean over co-runs of the summed squared log ratios of
+// predicted to measured co-run time of both jobs.
+func pairLoss(m Interference, cat *Catalog, pairs []PairRun) float64 {
+	var s float64
+	jobs := make([]CoRunJob, 2)
+	for _, p := range pairs {
+		jobs[0] = CoRunJob{Profile: profileOf(cat, p.A.ID), SoloS: p.A.SoloS}
+		jobs[1] = CoRunJob{Profile: profileOf(cat, p.B.ID), SoloS: p.B.SoloS}
+		t := SimulateCoRun(m, jobs)
+		la, lb := math.Log(t[0]/p.A.PairS), math.Log(t[1]/p.B.PairS)
+		s += la*la + lb*lb
+	}
+	return s / float64(len(pairs))
+}
+
+func unpack(x []float64, base PressureParams) PressureParams {
+	base.Intercept, base.CoSMACT, base.CoDRAMA, base.CoMem = x[0], x[1], x[2], x[3]
+	base.SelfSMACT, base.SelfDRAMA, base.SelfMem = x[4], x[5], x[6]
+	return base
+}
+
+// FitPressure fits PressureModel to measured co-runs. Capacity is the
+// largest MeasuredLoad among pairs; the seven exponent coefficients
+// minimize pairLoss by Nelder–Mead (gonum/optimize), started from a 5 %
+// per-co-runner overhead and no feature effects and restarted from its own
+// result until the loss stops improving. The pairs are simulated exactly as
+// measured: both start together, each runs at its co-located rate, the
+// longer one finishes alone. Deterministic.
+func FitPressure(pairs []PairRun, cat *Catalog, opt FitOptions) (PressureParams, error) {
+	opt = opt.withDefaults()
+	if len(pairs) == 0 {
+		return PressureParams{}, errors.New("fit: no co-runs")
+	}
+	base := PressureParams{NWayExponent: opt.NWayExponent}
+	for _, p := range pairs {
+		base.Capacity = max(base.Capacity, MeasuredLoad(p, cat))
+	}
+	prob := optimize.Problem{Func: func(x []float64) float64 {
+		return pairLoss(&PressureModel{P: unpack(x, base)}, cat, pairs)
+	}}
+	x := []float64{math.Log(0.05), 0, 0, 0, 0, 0, 0}
+	f := math.Inf(1)
+	for range 8 {
+		res, err := optimize.Minimize(prob, x, &optimize.Settings{FuncEvaluations: 20000}, &optimize.NelderMead{})
+		if res == nil {
+			return PressureParams{}, fmt.Errorf("fit: %w", err)
+		}
+		done := f-res.F < 1e-9
+		if res.F < f {
+			x, f = res.X, res.F
+		}
+		if done {
+			break
+		}
+	}
+	return unpack(x, base), nil
+}
+
+// ModelError is one model's error on co-run times: median and 90th
+// percentile of the absolute percentage error (as a fraction) over N job
+// predictions (two per co-run).
+type ModelError struct {
+	Model     string
+	MedianAPE float64
+	P90APE    float64
+	N         int
+}
+
+// Calibration is the outcome of Calibrate.
+type Calibration struct {
+	Params PressureParams // fitted on all co-runs
+	Pairs  int            // co-runs used
+	Folds  int
+	// HeldOut holds the cross-validated errors: the pressure model (refitted
+	// on each fold's training pairs) first, then the baselines "none" and
+	// "flat20" on the same held-out pairs.
+	HeldOut []ModelError
+	// InSample is the final model's error on all co-runs it was fitted to.
+	InSample ModelError
+}
+
+// Calibrate fits the pressure model to all pairs and estimates its error on
+// unseen pairs by k-fold cross-validation grouped by workload pair (Folds),
+// next to two baselines on the same folds: "none" (no interference) and
+// "flat20" (every shared job runs at 1/1.2).
+func Calibrate(pairs []PairRun, cat *Catalog, opt FitOptions) (*Calibration, error) {
+	opt = opt.withDefaults()
+	if opt.Folds < 2 {
+		return nil, fmt.Errorf("calibrate: folds = %d, want at least 2", opt.Folds)
+	}
+	fold := Folds(pairs, opt.Folds)
+	names := []string{"pressure", "none", "flat20"}
+	apes := make([][]float64, len(names))
+	for k := range opt.Folds {
+		var train, test []PairRun
+		for i, p := range pairs {
+			if fold[i] == k {
+				test = append(test, p)
+			} else {
+				train = append(train, p)
+			}
+		}
+		if len(test) == 0 || len(train) == 0 {
+			return nil, fmt.Errorf("calibrate: fold %d of %d is empty (%d distinct pairs)", k+1, opt.Folds, len(pairs))
+		}
+		pp, err := FitPressure(train, cat, opt)
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: fold %d: %w", k+1, err)
+		}
+		models := []Interference{&PressureModel{P: pp}, NoInterference{}, FlatInterference{Slowdown: 1.2}}
+		for mi, m := range models {
+			for _, p := range test {
+				a, b := PairAPE(m, cat, p)
+				apes[mi] = append(apes[mi], a, b)
+			}
+		}
+	}
+	c := &Calibration{Pairs: len(pairs), Folds: opt.Folds}
+	for i, n := range names {
+		c.HeldOut = append(c.HeldOut, summarize(n, apes[i]))
+	}
+	var err error
+	if c.Params, err = FitPressure(pairs, cat, opt); err != nil {
+		return nil, err
+	}
+	var in []float64
+	m := &PressureModel{P: c.Params}
+	for _, p := range pairs {
+		a, b := PairAPE(m, cat, p)
+		in = append(in, a, b)
+	}
+	c.InSample = summarize("pressure", in)
+	return c, nil
+}
+
+func summarize(name string, apes []float64) ModelError {
+	return ModelError{Model: name, MedianAPE: Quantile(apes, 0.5), P90APE: Quantile(apes, 0.9), N: len(apes)}
+}

@@ -1,0 +1,138 @@
+package models
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// sourceCatalogCols are the columns ReadSourceCatalog needs.
+var sourceCatalogCols = []string{"workload_id", "num_gpus", "gpu_label", "solo_end_to_end_s", "peak_mem_mib",
+	"smact_mean", "smact_p95", "smocc_mean", "smocc_p95", "drama_mean", "drama_p95", "nvsmi_util_mean_pct",
+	"horus_est_mib", "faketensor_est_mib", "gpumemnet_est_mib", "lucid_class", "profile_source"}
+
+// LoadCatalog reads a workload catalog file in either format: the derived
+// one (header starting "workload,", what models/data holds and ReadCatalog
+// parses) or the AEGIS artifact's source characterization (header starting
+// "workload_id,", see ReadSourceCatalog).
+func LoadCatalog(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if strings.HasPrefix(l, "workload_id,") {
+			return ReadSourceCatalog(bytes.NewReader(data), path)
+		}
+		break
+	}
+	return ReadCatalog(bytes.NewReader(data), path)
+}
+
+// ReadSourceCatalog reads the AEGIS artifact's workload characterization
+// (the layout of ../shared/calibration/aegis/workload_catalog_a100.csv) with
+// the rules models/internal/gencatalog applies to derive the embedded A100
+// catalog, so both give the same Catalog: solo_s = solo_end_to_end_s; a
+// missing p95 is the mean; a missing utilization is predicted from SMACT
+// mean by least squares over the full_run rows; a memory estimate blank or
+// ≥ 40000 is unavailable (0); a 2-GPU workload profiled on one GPU reuses
+// that GPU's row for the other.
+func ReadSourceCatalog(r io.Reader, name string) (*Catalog, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	recs, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(recs) < 2 {
+		return nil, fmt.Errorf("%s: no workload rows", name)
+	}
+	idx := map[string]int{}
+	for i, h := range recs[0] {
+		idx[strings.TrimSpace(h)] = i
+	}
+	for _, c := range sourceCatalogCols {
+		if _, ok := idx[c]; !ok {
+			return nil, fmt.Errorf("%s: header: missing column %q", name, c)
+		}
+	}
+	type row map[string]string
+	rows := make([]row, 0, len(recs)-1)
+	for _, rec := range recs[1:] {
+		m := row{}
+		for _, c := range sourceCatalogCols {
+			m[c] = strings.TrimSpace(rec[idx[c]])
+		}
+		rows = append(rows, m)
+	}
+	num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	// util = a + b*smact over the fully profiled rows (as gencatalog).
+	var n, sx, sy, sxx, sxy float64
+	for _, r := range rows {
+		if r["profile_source"] != "full_run" || r["nvsmi_util_mean_pct"] == "" || num(r["smact_mean"]) == 0 {
+			continue
+		}
+		x, y := num(r["smact_mean"]), num(r["nvsmi_util_mean_pct"])
+		n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	b := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	a := (sy - b*sx) / n
+	or := func(s, def string) string {
+		if s == "" {
+			return def
+		}
+		return s
+	}
+	est := func(s string) string {
+		if s == "" || num(s) >= 40000 {
+			return "0"
+		}
+		return s
+	}
+	count := map[string]int{}
+	for _, r := range rows {
+		count[r["workload_id"]]++
+	}
+	var sb strings.Builder
+	sb.WriteString(strings.Join(catalogCols, ",") + "\n")
+	for _, r := range rows {
+		id := r["workload_id"]
+		gpus := r["num_gpus"]
+		idx := 0
+		if r["gpu_label"] == "gpu_b" {
+			idx = 1
+		}
+		util := r["nvsmi_util_mean_pct"]
+		if util == "" {
+			util = fmt.Sprintf("%.2f", a+b*num(r["smact_mean"]))
+		}
+		line := func(idx int) {
+			fmt.Fprintf(&sb, "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+				id, gpus, idx, r["solo_end_to_end_s"], r["peak_mem_mib"],
+				r["smact_mean"], or(r["smact_p95"], r["smact_mean"]),
+				r["smocc_mean"], or(r["smocc_p95"], r["smocc_mean"]),
+				r["drama_mean"], or(r["drama_p95"], r["drama_mean"]),
+				util, est(r["horus_est_mib"]), est(r["faketensor_est_mib"]), est(r["gpumemnet_est_mib"]),
+				r["lucid_class"])
+		}
+		line(idx)
+		if gpus == "2" && count[id] == 1 {
+			line(1)
+		}
+	}
+	c, err := ReadCatalog(strings.NewReader(sb.String()), name+" (converted)")
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,144 @@
+package models
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCatalogFor(t *testing.T) {
+	for _, tc := range []struct {
+		gpu  string
+		n    int
+		solo float64 // resnet50_imagenet_bs64_1gpu
+	}{
+		{"a100-40gb", 53, 1951.05},
+		{"h200-141gb", 53, 1951.05}, // assumed equal to the A100
+		{"legacy-11gb", 36, 5466.45},
+	} {
+		t.Run(tc.gpu, func(t *testing.T) {
+			gt, err := LookupGPU(tc.gpu)
+			require.NoError(t, err)
+			c, err := CatalogFor(gt)
+			require.NoError(t, err)
+			require.Equal(t, tc.n, c.Len())
+			w, ok := c.Get("resnet50_imagenet_bs64_1gpu")
+			require.True(t, ok)
+			require.Equal(t, tc.solo, w.SoloS)
+		})
+	}
+}
+
+// TestLegacyCatalog: the legacy card's solo times and peaks are its own,
+// its pressure figures the A100's (no DCGM there), its GPU type reports no
+// pressure telemetry, and every workload fits its 11 GB.
+func TestLegacyCatalog(t *testing.T) {
+	leg, a100 := Legacy11GB(), A100()
+	gt, err := LookupGPU("legacy-11gb")
+	require.NoError(t, err)
+	require.False(t, gt.Pressure)
+	slower := 0
+	for _, id := range leg.IDs() {
+		l, _ := leg.Get(id)
+		a, ok := a100.Get(id)
+		require.True(t, ok, id)
+		require.Equal(t, 1, l.GPUs)
+		lp, ap := l.PerGPU[0], a.PerGPU[0]
+		require.Equal(t, ap.SMACT, lp.SMACT, id)
+		require.Equal(t, ap.SMOCC, lp.SMOCC, id)
+		require.Equal(t, ap.DRAMA, lp.DRAMA, id)
+		require.Equal(t, ap.UtilPct, lp.UtilPct, id)
+		require.Less(t, lp.PeakMiB, gt.MemoryMiB, id)
+		if l.SoloS > a.SoloS {
+			slower++
+		}
+	}
+	require.Equal(t, leg.Len(), slower, "the older cards are slower on every workload")
+	w, _ := leg.Get("resnet34_cifar100_bs32_50e_1gpu")
+	require.Equal(t, Jumbo, w.Lucid, "the legacy Lucid class, not the A100 one")
+	require.Equal(t, 686.0, w.PeakMiB())
+}
+
+const gpuYAML = `name: rtx4090-24gb
+memory_mib: 24564
+pressure: false
+`
+
+func TestReadGPUType(t *testing.T) {
+	dir := t.TempDir()
+	// A small catalog and model file for the optional keys.
+	var cat bytes.Buffer
+	cat.WriteString(strings.Join(catalogCols, ",") + "\n")
+	cat.WriteString("toy_1gpu,1,0,100,1000,0.5,0.6,0.2,0.3,0.1,0.2,60,2000,500,8000,tiny\n")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cat.csv"), cat.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("nope\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(goodModel), 0o644))
+
+	got, err := ReadGPUType([]byte(gpuYAML), "g.yaml", dir)
+	require.NoError(t, err)
+	require.Equal(t, GPUType{Name: "rtx4090-24gb", MemoryMiB: 24564}, got)
+
+	full := gpuYAML + "catalog: cat.csv\ninterference: m.yaml\n"
+	path := filepath.Join(dir, "g.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(full), 0o644))
+	got, err = LoadGPUType(path)
+	require.NoError(t, err)
+	require.Equal(t, GPUType{Name: "rtx4090-24gb", MemoryMiB: 24564, CatalogFile: filepath.Join(dir, "cat.csv"),
+		InterferenceFile: filepath.Join(dir, "m.yaml")}, got)
+	c, err := CatalogFor(got)
+	require.NoError(t, err)
+	require.Equal(t, []string{"toy_1gpu"}, c.IDs())
+	m, err := InterferenceFor(got)
+	require.NoError(t, err)
+	require.Equal(t, 1.1, m.(*PressureModel).P.Capacity)
+
+	for _, tc := range []struct{ name, in, want string }{
+		{"empty", "", "g.yaml: empty document"},
+		{"unknown key", gpuYAML + "memory_gb: 24\n", "g.yaml:4: field memory_gb not found"},
+		{"missing pressure", "name: x\nmemory_mib: 1024\n", "g.yaml:1: missing required key pressure"},
+		{"null pressure", "name: x\nmemory_mib: 1024\npressure:\n", "g.yaml:3: pressure: want true or false"},
+		{"bad name", strings.Replace(gpuYAML, "rtx4090-24gb", "RTX 4090", 1), `g.yaml:1: name: "RTX 4090"`},
+		{"tiny memory", strings.Replace(gpuYAML, "24564", "10", 1), "g.yaml:2: memory_mib: 10 is not in"},
+		{"memory not a number", strings.Replace(gpuYAML, "24564", "lots", 1), "g.yaml:2: cannot unmarshal"},
+		{"pressure not a bool", strings.Replace(gpuYAML, "false", "maybe", 1), "g.yaml:3: cannot unmarshal"},
+		{"missing catalog", gpuYAML + "catalog: nope.csv\n", "g.yaml:4: catalog: GPU type rtx4090-24gb: catalog: open"},
+		{"bad catalog", gpuYAML + "catalog: bad.csv\n", "g.yaml:4: catalog: GPU type rtx4090-24gb: "},
+		{"bad model", gpuYAML + "interference: cat.csv\n", "g.yaml:4: interference: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadGPUType([]byte(tc.in), "g.yaml", dir)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	_, err = LoadGPUType(filepath.Join(dir, "missing.yaml"))
+	require.ErrorContains(t, err, "missing.yaml")
+}
+
+// TestLoadCatalogFormats: the artifact's source characterization read with
+// gencatalog's rules gives exactly the embedded derived catalog.
+func TestLoadCatalogFormats(t *testing.T) {
+	dir := t.TempDir()
+	derived := filepath.Join(dir, "derived.csv")
+	require.NoError(t, os.WriteFile(derived, a100CSV, 0o644))
+	c, err := LoadCatalog(derived)
+	require.NoError(t, err)
+	require.Equal(t, A100(), c)
+	_, err = LoadCatalog(filepath.Join(dir, "missing.csv"))
+	require.ErrorContains(t, err, "missing.csv")
+	_, err = ReadSourceCatalog(strings.NewReader("workload_id,num_gpus\nx,1\n"), "s.csv")
+	require.ErrorContains(t, err, `s.csv: header: missing column "gpu_label"`)
+	_, err = ReadSourceCatalog(strings.NewReader("workload_id\n"), "s.csv")
+	require.ErrorContains(t, err, "no workload rows")
+
+	shared, ok := SharedDir()
+	if !ok {
+		t.Skip("shared calibration data not found (set AEGIS_SHARED or place shared/ beside the repo)")
+	}
+	src, err := LoadCatalog(filepath.Join(shared, "calibration", "aegis", "workload_catalog_a100.csv"))
+	require.NoError(t, err)
+	require.Equal(t, A100(), src)
+}

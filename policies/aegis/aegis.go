@@ -1,0 +1,246 @@
+// Package aegis is the AEGIS policy: runtime-guided GPU collocation with
+// memory feasibility, a post-placement observation hold, an
+// activity-anchored telemetry window, a runtime-pressure filter, MFM/MU/RR
+// placement and OOM-aware recovery. Every mechanism is a parameter, so the
+// paper's ablations are settings, not forks.
+package aegis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/colloc"
+)
+
+// Memory inputs.
+const (
+	EstFree    = "est-free"
+	PeakMem    = "peakmem"
+	Analytical = "analytical"
+	GPUMemNet  = "gpumemnet"
+	FakeTensor = "faketensor"
+)
+
+// Placement rules.
+const (
+	MFM = "mfm" // most free memory
+	MU  = "mu"  // least utilized (lowest SMACT score)
+	RR  = "rr"  // round robin over GPU ids, no memory or pressure check
+)
+
+// Config is the AEGIS policy's configuration.
+type Config struct {
+	colloc.Config
+	Memory string
+	// EstFreeMiB is the usable free memory Est-free demands.
+	EstFreeMiB float64
+	// GuardMiB is added to a per-job estimate.
+	GuardMiB float64
+	// Filter is "pressure" (τ1/τ2/τ3 on SMACT, SMOCC, DRAMA), "nf" (off,
+	// hold kept), "mem-only" (no pressure signal at all: memory decides and
+	// MU ranks by utilization) or "util" (limited telemetry: keep a GPU only
+	// if its nvidia-smi utilization score is below UtilPct).
+	Filter     string
+	Thresholds [3]float64
+	UtilPct    float64
+	Placement  string
+	// Window is the telemetry window length in 1 Hz samples; Anchored
+	// starts it no earlier than the newest job's first activity.
+	Window   int
+	Anchored bool
+}
+
+// DefaultConfig is the paper's AEGIS (Est-free) configuration.
+func DefaultConfig() Config {
+	return Config{Config: colloc.DefaultConfig(), Memory: EstFree, EstFreeMiB: 5120, GuardMiB: 512,
+		Filter: "pressure", Thresholds: [3]float64{0.65, 0.35, 0.50}, UtilPct: 70, Placement: MFM,
+		Window: 30, Anchored: true}
+}
+
+// Policy is the AEGIS policy.
+type Policy struct {
+	*colloc.Scheduler
+	cfg  Config
+	next int // round-robin cursor
+	// Window samples and scores per GPU, valid within one decision.
+	win      [][]policies.Sample
+	winDone  []bool
+	memo     [][4]float64
+	memoDone [][4]bool
+	xs, tmp  []float64
+}
+
+// New builds the AEGIS policy from key=value parameters (see Params).
+func New(params map[string]string) (*Policy, error) {
+	p := policies.NewParams(params)
+	def := DefaultConfig()
+	c := def
+	c.Config = colloc.ReadParams(p, def.Config)
+	c.Memory = p.String("memory", def.Memory, "memory input", EstFree, PeakMem, Analytical, GPUMemNet, FakeTensor)
+	c.EstFreeMiB = p.Float("estfree_mib", def.EstFreeMiB, 0, 1e6, "usable free MiB Est-free demands")
+	c.GuardMiB = p.Float("guard_mib", def.GuardMiB, 0, 1e6, "MiB added to a per-job estimate")
+	filter := p.String("filter", "pressure", "runtime-pressure filter: pressure, nf, mem-only or util:<pct>")
+	th := p.Floats("thresholds", def.Thresholds[:], 0, 1, "τ1,τ2,τ3 on SMACT, SMOCC, DRAMA scores")
+	copy(c.Thresholds[:], th)
+	c.Placement = p.String("placement", def.Placement, "placement rule", MFM, MU, RR)
+	c.Window = p.Int("window", def.Window, 1, 3600, "telemetry window, samples")
+	c.Anchored = p.String("anchor", "on", "activity-anchored window", "on", "off") == "on"
+	if err := p.Done("aegis"); err != nil {
+		return nil, err
+	}
+	switch {
+	case filter == "pressure" || filter == "nf" || filter == "mem-only":
+		c.Filter = filter
+	case strings.HasPrefix(filter, "util:"):
+		pct, err := strconv.ParseFloat(strings.TrimPrefix(filter, "util:"), 64)
+		if err != nil || pct <= 0 || pct > 100 {
+			return nil, fmt.Errorf("aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
+		}
+		c.Filter, c.UtilPct = "util", pct
+	default:
+		return nil, fmt.Errorf("aegis: parameter filter=%q: want pressure, nf, mem-only or util:<pct>", filter)
+	}
+	return NewWith(c), nil
+}
+
+// NewWith builds the AEGIS policy from a configuration.
+func NewWith(c Config) *Policy {
+	p := &Policy{cfg: c}
+	p.Scheduler = colloc.New("aegis", c.Config, p)
+	return p
+}
+
+// Config returns the policy's configuration.
+func (p *Policy) Config() Config { return p.cfg }
+
+// Validate implements policies.Validator: the pressure filter and MU need
+// DCGM pressure telemetry.
+func (p *Policy) Validate(v *policies.View) error {
+	if v.Pressure {
+		return nil
+	}
+	if p.cfg.Filter == "pressure" {
+		return errors.New("filter=pressure needs SMACT/SMOCC/DRAMA telemetry, which this server lacks; use filter=mem-only or filter=util:70")
+	}
+	if p.cfg.Placement == MU && p.cfg.Filter == "nf" {
+		return errors.New("placement=mu ranks by SMACT, which this server lacks; use filter=mem-only (MU then ranks by utilization)")
+	}
+	return nil
+}
+
+// need returns the usable free MiB job j needs on a GPU under the memory
+// input, or false when the input has no estimate for it (exclusive only).
+func (p *Policy) need(j *policies.Job) (float64, bool) {
+	var est float64
+	switch p.cfg.Memory {
+	case EstFree:
+		return p.cfg.EstFreeMiB, true
+	case PeakMem:
+		est = j.PeakMiB
+	case Analytical:
+		est = j.Analytical
+	case GPUMemNet:
+		est = j.GPUMemNet
+	case FakeTensor:
+		est = j.FakeTensor
+	}
+	if est <= 0 {
+		return 0, false
+	}
+	return est + p.cfg.GuardMiB, true
+}
+
+// Signals of the telemetry window, as indexes of score.
+const (
+	smact = iota
+	smocc
+	drama
+	util
+)
+
+// Schedule implements policies.Policy: one decision of the shared machinery
+// with this policy's rule; window scores are computed at most once per GPU
+// and signal within it.
+func (p *Policy) Schedule(v *policies.View) []policies.Action {
+	if len(p.memo) != len(v.GPUs) {
+		p.memo = make([][4]float64, len(v.GPUs))
+		p.memoDone = make([][4]bool, len(v.GPUs))
+		p.win = make([][]policies.Sample, len(v.GPUs))
+		p.winDone = make([]bool, len(v.GPUs))
+	}
+	clear(p.memoDone)
+	clear(p.winDone)
+	return p.Scheduler.Schedule(v)
+}
+
+// score returns GPU g's window score of one signal.
+func (p *Policy) score(v *policies.View, g, sig int) float64 {
+	if p.memoDone[g][sig] {
+		return p.memo[g][sig]
+	}
+	if !p.winDone[g] {
+		p.win[g] = colloc.Window(v, g, p.cfg.Window, p.cfg.Anchored, p.win[g])
+		p.winDone[g] = true
+	}
+	xs := p.xs[:0]
+	for _, x := range p.win[g] {
+		xs = append(xs, [4]float64{x.SMACT, x.SMOCC, x.DRAMA, x.UtilPct}[sig])
+	}
+	p.xs = xs
+	p.tmp = slices.Grow(p.tmp[:0], len(xs))
+	sc := policies.Score(xs, p.tmp)
+	p.memo[g][sig], p.memoDone[g][sig] = sc, true
+	return sc
+}
+
+// Admit implements colloc.Rule: memory feasibility, then the pressure filter.
+func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
+	if p.cfg.Placement == RR {
+		return ""
+	}
+	need, ok := p.need(j)
+	if !ok {
+		return "memory-unavailable"
+	}
+	if colloc.UsableFree(&v.GPUs[g]) < need {
+		return "memory"
+	}
+	switch p.cfg.Filter {
+	case "pressure":
+		t := p.cfg.Thresholds
+		if p.score(v, g, smact) >= t[0] && (p.score(v, g, smocc) >= t[1] || p.score(v, g, drama) >= t[2]) {
+			return "pressure"
+		}
+	case "util":
+		if p.score(v, g, util) >= p.cfg.UtilPct {
+			return "pressure"
+		}
+	}
+	return ""
+}
+
+// Score implements colloc.Rule: MFM prefers the most usable free memory, MU
+// the lowest SMACT score (utilization without pressure telemetry), RR the
+// next GPU id after the last placement.
+func (p *Policy) Score(v *policies.View, j *policies.Job, g int) float64 {
+	switch p.cfg.Placement {
+	case MU:
+		if !v.Pressure || p.cfg.Filter == "mem-only" {
+			return p.score(v, g, util)
+		}
+		return p.score(v, g, smact)
+	case RR:
+		n := len(v.GPUs)
+		return float64(((g-p.next)%n + n) % n)
+	}
+	return -colloc.UsableFree(&v.GPUs[g])
+}
+
+// Placed implements colloc.Placer: it advances the round-robin cursor.
+func (p *Policy) Placed(j *policies.Job, gpus []int) {
+	p.next = gpus[len(gpus)-1] + 1
+}

@@ -1,0 +1,323 @@
+// Package colloc is the scheduling machinery that the collocating policies
+// (AEGIS, Lucid, Horus) share: FIFO and recovery queues, exclusive-first
+// admission, the post-placement observation hold, the decision tick, the
+// OOM recovery ladder, and choosing GPUs by a policy's admission rule and
+// score. A policy supplies only its Rule.
+package colloc
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// Rule is what distinguishes one collocating policy from another.
+type Rule interface {
+	// Admit reports why GPU g may not take job j now ("" admits it). It is
+	// asked only for GPUs that already run jobs and are out of hold.
+	Admit(v *policies.View, j *policies.Job, g int) string
+	// Score ranks admitted GPUs for j: lower is better, ties go to the
+	// lower GPU index.
+	Score(v *policies.View, j *policies.Job, g int) float64
+}
+
+// Placer is implemented by rules that keep state about their placements
+// (e.g. a round-robin cursor).
+type Placer interface {
+	Placed(j *policies.Job, gpus []int)
+}
+
+// Recovery modes for OOM-failed jobs.
+const (
+	// RecoverExclusive retries a failed job only on idle GPUs: what the
+	// AEGIS artifact's loop effectively did, since it tried collocation
+	// only while the recovery queue was empty.
+	RecoverExclusive = "exclusive"
+	// RecoverLadder lets the k-th retry collocate on GPUs whose usable free
+	// memory reaches the k-th ladder level, then falls back to exclusive.
+	RecoverLadder = "ladder"
+)
+
+// Config holds the machinery's settings.
+type Config struct {
+	// Hold is the post-placement observation hold: a GPU that received a
+	// job takes nothing else until the job shows GPU activity and Hold more
+	// has passed, or the job has exited.
+	Hold time.Duration
+	// Tick is the decision interval while the head job is blocked.
+	Tick time.Duration
+	// Lookahead is how many queued jobs may be considered for collocation
+	// past a blocked head (1 = strict FIFO with head-of-line blocking).
+	Lookahead int
+	// Recovery is RecoverExclusive or RecoverLadder.
+	Recovery string
+	// LadderFractions are the capacity fractions of the recovery ladder;
+	// intermediate steps are added so no step exceeds LadderStepMiB.
+	LadderFractions []float64
+	LadderStepMiB   float64
+}
+
+// DefaultConfig is the AEGIS paper's setting: 30 s hold, 1 s tick, strict
+// FIFO, exclusive recovery, ladder 25/50/75 % in steps of at most 8 GiB.
+func DefaultConfig() Config {
+	return Config{Hold: 30 * time.Second, Tick: time.Second, Lookahead: 1, Recovery: RecoverExclusive,
+		LadderFractions: []float64{0.25, 0.5, 0.75}, LadderStepMiB: 8192}
+}
+
+// ReadParams reads the machinery's parameters (hold, tick, lookahead,
+// recovery) with the given defaults.
+func ReadParams(p *policies.Params, def Config) Config {
+	c := def
+	c.Hold = p.Duration("hold", def.Hold, "observation hold after first activity, e.g. 30s")
+	c.Tick = p.Duration("tick", def.Tick, "decision tick while the head job is blocked, e.g. 1s")
+	c.Lookahead = p.Int("lookahead", def.Lookahead, 1, 1000, "queued jobs considered for collocation")
+	c.Recovery = p.String("recovery", def.Recovery, "OOM recovery", RecoverExclusive, RecoverLadder)
+	if c.Tick <= 0 {
+		c.Tick = def.Tick
+	}
+	return c
+}
+
+// Ladder returns the recovery ladder's free-memory levels in MiB for a GPU
+// of the given capacity: the fractions of capacity, with intermediate steps
+// inserted so that no step (including the first, from 0) exceeds the step
+// size. On 40960 MiB: 10240, 18432, 20480, 28672, 30720.
+func (c Config) Ladder(capMiB float64) []float64 {
+	var out []float64
+	prev := 0.0
+	for _, f := range c.LadderFractions {
+		target := f * capMiB
+		for c.LadderStepMiB > 0 && target-prev > c.LadderStepMiB {
+			prev += c.LadderStepMiB
+			out = append(out, prev)
+		}
+		out = append(out, target)
+		prev = target
+	}
+	return out
+}
+
+// UsableFree is a GPU's last measured free memory less a safety margin of
+// max(512 MiB, 1 % of capacity).
+func UsableFree(g *policies.GPU) float64 {
+	return g.FreeMiB() - max(512, 0.01*g.CapacityMiB)
+}
+
+// Held reports whether GPU g is in its observation hold: some job on it has
+// not shown activity yet, or did so less than hold ago.
+func Held(v *policies.View, g int, hold time.Duration) bool {
+	for _, id := range v.GPUs[g].Jobs {
+		j := v.Job(id)
+		if !j.Active || v.Now < j.ActiveAt+hold {
+			return true
+		}
+	}
+	return false
+}
+
+// Scheduler runs a Rule under the shared machinery. It implements
+// policies.Policy.
+type Scheduler struct {
+	name string
+	cfg  Config
+	rule Rule
+	// Scratch space reused across decisions.
+	busy           []bool
+	queue, recover []policies.JobID
+	cands          []cand
+	idleGPUs       []int
+}
+
+// New returns a scheduler named name applying rule under cfg.
+func New(name string, cfg Config, rule Rule) *Scheduler {
+	return &Scheduler{name: name, cfg: cfg, rule: rule}
+}
+
+// Name implements policies.Policy.
+func (s *Scheduler) Name() string { return s.name }
+
+// Config returns the scheduler's settings.
+func (s *Scheduler) Config() Config { return s.cfg }
+
+// Schedule implements policies.Policy. One decision:
+//  1. Jobs whose last attempt failed for a reason other than OOM, or with an
+//     OOM while alone on their GPUs, are stopped: retrying cannot help.
+//  2. The recovery queue (OOM-failed jobs, by failure time) comes before the
+//     main queue (submission order). Each head job, in turn, takes enough
+//     idle GPUs (lowest index first) if there are.
+//  3. Otherwise it may collocate: a main-queue job only while the recovery
+//     queue is empty, on GPUs out of hold that the rule admits, best score
+//     first; a recovered job only in ladder mode, on GPUs out of hold whose
+//     usable free memory reaches its ladder level.
+//  4. A job that cannot be placed blocks the ones behind it (up to
+//     Lookahead jobs are tried for collocation), and a decision tick is
+//     requested.
+func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
+	var acts []policies.Action
+	s.busy = append(s.busy[:0], make([]bool, len(v.GPUs))...)
+	busy := s.busy // received a job in this decision
+	recovery, main := s.recover[:0], s.queue[:0]
+	for _, id := range v.Queue {
+		j := v.Job(id)
+		switch {
+		case j.LastFailure == policies.OtherFailure:
+			acts = append(acts, policies.Stop{Job: id, Reason: "failed (not OOM)"})
+		case j.LastFailure == policies.OOM && !j.FailedShared:
+			acts = append(acts, policies.Stop{Job: id, Reason: "OOM while running exclusively"})
+		case j.OOMs > 0:
+			recovery = append(recovery, id)
+		default:
+			main = append(main, id)
+		}
+	}
+	slices.SortStableFunc(recovery, func(a, b policies.JobID) int {
+		return int(v.Job(a).FailedAt - v.Job(b).FailedAt)
+	})
+	s.recover = recovery
+	unplaced := 0
+	for _, id := range append(recovery, main...) {
+		j := v.Job(id)
+		if gpus := s.idle(v, busy, j.GPUs); gpus != nil {
+			acts = s.place(acts, busy, j, gpus)
+			continue
+		}
+		recovering := j.OOMs > 0
+		if (recovering && s.cfg.Recovery == RecoverLadder) || (!recovering && len(recovery) == 0) {
+			var gpus []int
+			if gpus, acts = s.collocate(v, busy, j, acts); gpus != nil {
+				acts = s.place(acts, busy, j, gpus)
+				continue
+			}
+		}
+		unplaced++
+		if recovering || unplaced >= s.cfg.Lookahead {
+			break // head-of-line blocking; recovered jobs have strict priority
+		}
+	}
+	if unplaced > 0 {
+		// The next tick on the grid of multiples of Tick, so that decisions
+		// triggered by events do not start ticking chains of their own.
+		acts = append(acts, policies.Wake{At: (v.Now/s.cfg.Tick + 1) * s.cfg.Tick})
+	}
+	return acts
+}
+
+func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, gpus []int) []policies.Action {
+	for _, g := range gpus {
+		busy[g] = true
+	}
+	if p, ok := s.rule.(Placer); ok {
+		p.Placed(j, gpus)
+	}
+	return append(acts, policies.Place{Job: j.ID, GPUs: gpus})
+}
+
+// idle returns the n lowest-indexed GPUs that run no job and were not given
+// a job in this decision, or nil.
+func (s *Scheduler) idle(v *policies.View, busy []bool, n int) []int {
+	var gpus []int
+	for g := range v.GPUs {
+		if len(v.GPUs[g].Jobs) == 0 && !busy[g] {
+			if gpus = append(gpus, g); len(gpus) == n {
+				return gpus
+			}
+		}
+	}
+	return nil
+}
+
+type cand struct {
+	g     int
+	score float64
+}
+
+// collocate picks GPUs for j among occupied GPUs, recording a deferral for
+// each GPU it rejects, or returns nil. A multi-GPU job may combine admitted
+// occupied GPUs with idle ones (idle ones first).
+func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, acts []policies.Action) ([]int, []policies.Action) {
+	cands, idle := s.cands[:0], s.idleGPUs[:0]
+	defer func() { s.cands, s.idleGPUs = cands, idle }()
+	for g := range v.GPUs {
+		reason := ""
+		switch {
+		case busy[g]:
+			reason = "hold"
+		case len(v.GPUs[g].Jobs) == 0:
+			idle = append(idle, g)
+			continue
+		case Held(v, g, s.cfg.Hold):
+			reason = "hold"
+		case j.OOMs > 0:
+			reason = s.ladderAdmit(v, j, g)
+		default:
+			reason = s.rule.Admit(v, j, g)
+		}
+		if reason != "" {
+			acts = append(acts, policies.Defer{Job: j.ID, GPU: g, Reason: reason})
+			continue
+		}
+		cands = append(cands, cand{g, s.rule.Score(v, j, g)})
+	}
+	if len(cands) == 0 || len(cands)+len(idle) < j.GPUs {
+		return nil, acts
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		switch {
+		case a.score < b.score:
+			return -1
+		case a.score > b.score:
+			return 1
+		}
+		return a.g - b.g
+	})
+	gpus := slices.Clone(idle[:min(len(idle), j.GPUs-1)])
+	for _, c := range cands[:j.GPUs-len(gpus)] {
+		gpus = append(gpus, c.g)
+	}
+	slices.Sort(gpus)
+	return gpus, acts
+}
+
+// ladderAdmit admits GPU g for a retry of j if its usable free memory
+// reaches the ladder level for j's retry number; past the ladder only
+// exclusive placement remains.
+func (s *Scheduler) ladderAdmit(v *policies.View, j *policies.Job, g int) string {
+	ladder := s.cfg.Ladder(v.GPUs[g].CapacityMiB)
+	k := j.OOMs - 1
+	if k >= len(ladder) {
+		return "recovery-exclusive"
+	}
+	if UsableFree(&v.GPUs[g]) < ladder[k] {
+		return "recovery-memory"
+	}
+	return ""
+}
+
+// Window returns the samples of GPU g's last n seconds, starting no earlier
+// than the first activity of the most recently activated job on it when
+// anchored: the window then describes the current job mix only.
+func Window(v *policies.View, g, n int, anchored bool, dst []policies.Sample) []policies.Sample {
+	dst = v.Telemetry.Samples(dst[:0], g, n)
+	if !anchored {
+		return dst
+	}
+	var anchor time.Duration
+	for _, id := range v.GPUs[g].Jobs {
+		if j := v.Job(id); j.Active {
+			anchor = max(anchor, j.ActiveAt)
+		}
+	}
+	first := v.Now.Truncate(time.Second) - time.Duration(len(dst)-1)*time.Second
+	skip := 0
+	for skip < len(dst) && first+time.Duration(skip)*time.Second < anchor {
+		skip++
+	}
+	return dst[skip:]
+}
+
+// String describes the configuration.
+func (c Config) String() string {
+	return fmt.Sprintf("hold=%v tick=%v lookahead=%d recovery=%s", c.Hold, c.Tick, c.Lookahead, c.Recovery)
+}
