@@ -50,7 +50,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w (see --help)", c.CommandPath(), err)}
 	})
-	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd())
+	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	return root
 }
 

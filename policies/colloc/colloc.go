@@ -82,19 +82,22 @@ func ReadParams(p *policies.Params, def Config) Config {
 
 // Ladder returns the recovery ladder's free-memory levels in MiB for a GPU
 // of the given capacity: the fractions of capacity, with intermediate steps
-// inserted so that no step (including the first, from 0) exceeds the step
-// size. On 40960 MiB: 10240, 18432, 20480, 28672, 30720.
+// inserted so that no step between levels exceeds the step size. On
+// 40960 MiB: 10240, 18432, 20480, 28672, 30720.
 func (c Config) Ladder(capMiB float64) []float64 {
 	var out []float64
-	prev := 0.0
-	for _, f := range c.LadderFractions {
+	for i, f := range c.LadderFractions {
 		target := f * capMiB
+		if i == 0 {
+			out = append(out, target)
+			continue
+		}
+		prev := out[len(out)-1]
 		for c.LadderStepMiB > 0 && target-prev > c.LadderStepMiB {
 			prev += c.LadderStepMiB
 			out = append(out, prev)
 		}
 		out = append(out, target)
-		prev = target
 	}
 	return out
 }

@@ -1,0 +1,510 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// newTraceCmd is `aegis trace`: select, map, profile and generate traces.
+func newTraceCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "trace",
+		Short: "Select, map, profile and generate job traces",
+		Long: `Turn production job logs into runnable traces and study traces.
+
+  select  pick the representative window of a Philly or Helios log (AEGIS's method)
+  map     give each job of a log a catalog workload (nearest duration quantile)
+  stats   profile a trace or log, side by side with the paper's reference profile
+  gen     generate a synthetic Philly-, Saturn- or Venus-like log
+
+Built-in traces: ` + traces.BuiltinNames() + `.`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usageError{fmt.Errorf("%s: missing subcommand (select, map, stats or gen; see --help)", c.CommandPath())}
+		},
+	}
+	c.AddCommand(newTraceSelectCmd(), newTraceMapCmd(), newTraceStatsCmd(), newTraceGenCmd())
+	return c
+}
+
+func formatUsage() string {
+	var names []string
+	for _, f := range traces.Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, "|")
+}
+
+// parseFormat checks a --format value.
+func parseFormat(s string) (traces.Format, error) {
+	for _, f := range traces.Formats() {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", usageError{fmt.Errorf("--format %q: want one of %s", s, formatUsage())}
+}
+
+// parseGPUList parses "1,2" (empty: nil).
+func parseGPUList(flag, s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		g, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || g < 0 || g > 1024 {
+			return nil, usageError{fmt.Errorf("--%s %q: want GPU counts like 1,2", flag, s)}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// parseMinPerGPU parses "2:2" or "2:1,4:1" (GPUS:MIN pairs); "none" is no
+// minimum.
+func parseMinPerGPU(s string) (map[int]int, error) {
+	m := map[int]int{}
+	if s == "none" {
+		return m, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		g, n, ok := strings.Cut(strings.TrimSpace(f), ":")
+		gi, err1 := strconv.Atoi(g)
+		ni, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || gi < 0 || ni < 0 {
+			return nil, usageError{fmt.Errorf("--min-per-gpu %q: want GPUS:MIN pairs like 2:2 or 2:1,4:1, or none", s)}
+		}
+		m[gi] = ni
+	}
+	return m, nil
+}
+
+func checkLike(like string, allowEmpty bool) error {
+	if like == "" && allowEmpty {
+		return nil
+	}
+	if _, ok := traces.ReferenceProfile(like); !ok {
+		return usageError{fmt.Errorf("--like %q: want one of %s", like, strings.Join(traces.ReferenceNames(), ", "))}
+	}
+	return nil
+}
+
+// writeOutput writes b to path, or to w when path is "" or "-".
+func writeOutput(path string, w io.Writer, b []byte) error {
+	if path == "" || path == "-" {
+		_, err := w.Write(b)
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("output: %w", err)
+	}
+	return nil
+}
+
+// summaryWriter is where a command's human summary goes: stdout when the data
+// goes to a file, else stderr.
+func summaryWriter(c *cobra.Command, out string) io.Writer {
+	if out == "" || out == "-" {
+		return c.ErrOrStderr()
+	}
+	return c.OutOrStdout()
+}
+
+// logCSV renders jobs as our CSV log, with catalog workloads when mapping.
+func logCSV(jobs []traces.LogJob, mapWorkloads bool, hint string) ([]byte, error) {
+	var wl []string
+	if mapWorkloads {
+		var err error
+		if wl, err = traces.MapWorkloads(jobs, models.A100()); err != nil {
+			return nil, fmt.Errorf("%w%s", err, hint)
+		}
+	}
+	var buf bytes.Buffer
+	if err := traces.WriteLogCSV(&buf, jobs, wl); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func newTraceSelectCmd() *cobra.Command {
+	var (
+		input, format, gpus, minPer, like, out, report string
+		jobs                                           int
+		seed                                           uint64
+		maxMix, maxCDF                                 float64
+		mapWL                                          bool
+	)
+	c := &cobra.Command{
+		Use:   "select",
+		Short: "Pick the representative window of a job log (AEGIS's method)",
+		Long: `Pick the window of --jobs contiguous jobs that best represents a whole log.
+
+Jobs whose GPU count is not in --gpus are dropped first (inter-arrival times are
+recomputed after filtering). Windows short of --min-per-gpu are rejected; the others
+are scored against the whole filtered log (runtime CDF 0.35, GPU-demand mix 0.25,
+inter-arrival p50/p95 0.20, GPU-service share 0.15, burstiness 0.05), windows whose
+GPU-mix distance exceeds --max-gpu-mix or runtime-CDF distance --max-runtime-cdf are
+rejected, and the best score wins (ties drawn with --seed).
+
+The window is written as CSV (job_id,submit_offset_s,num_gpus,duration_s,status, plus
+workload_id unless --map=false), submit times rebased to the first job: with
+workload_id it is a runnable trace for 'aegis simulate --trace'. --report writes the
+selection report as JSON (counts, the window's five distances, both profiles).
+
+--min-per-gpu defaults to the paper's: 2:2 for Philly (--format philly or --like
+philly), else 2:1.`,
+		Example: `  aegis trace select --format philly --input cluster_job_log --out philly60.csv --report report.json
+  aegis trace select --format helios --input Venus/cluster_log.csv --like venus --out venus60.csv
+  aegis trace gen --like saturn --jobs 300000 --out big.csv && aegis trace select --input big.csv --like saturn`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if input == "" {
+				return usageError{fmt.Errorf("%s: --input is required", c.CommandPath())}
+			}
+			f, err := parseFormat(format)
+			if err != nil {
+				return err
+			}
+			if err := checkLike(like, true); err != nil {
+				return err
+			}
+			if jobs < 2 {
+				return usageError{fmt.Errorf("--jobs %d: want at least 2", jobs)}
+			}
+			o := traces.DefaultSelectOptions(like)
+			if like == "" && f == traces.FormatPhilly {
+				o = traces.DefaultSelectOptions("philly")
+			}
+			o.Jobs, o.Seed, o.MaxGPUMix, o.MaxRuntimeCDF = jobs, seed, maxMix, maxCDF
+			if maxMix < 0 || maxCDF < 0 {
+				return usageError{fmt.Errorf("--max-gpu-mix and --max-runtime-cdf must not be negative")}
+			}
+			if o.GPUs, err = parseGPUList("gpus", gpus); err != nil {
+				return err
+			}
+			if len(o.GPUs) == 0 {
+				return usageError{fmt.Errorf("--gpus: want at least one GPU count")}
+			}
+			if minPer == "auto" {
+				if !slices.Contains(o.GPUs, 2) {
+					o.MinPerGPU = nil
+				}
+			} else if o.MinPerGPU, err = parseMinPerGPU(minPer); err != nil {
+				return err
+			}
+			for g := range o.MinPerGPU {
+				if !slices.Contains(o.GPUs, g) {
+					return usageError{fmt.Errorf("--min-per-gpu: %d-GPU jobs are not among --gpus %v", g, o.GPUs)}
+				}
+			}
+			l, err := traces.ReadLogFile(input, f, models.A100())
+			if err != nil {
+				return err
+			}
+			sel, err := traces.SelectWindow(l, o)
+			if err != nil {
+				return err
+			}
+			b, err := logCSV(sel.Jobs, mapWL, " (use --map=false to write durations only)")
+			if err != nil {
+				return err
+			}
+			if err := writeOutput(out, c.OutOrStdout(), b); err != nil {
+				return err
+			}
+			r := sel.Report
+			if report != "" {
+				rb, err := json.MarshalIndent(r, "", "  ")
+				if err != nil {
+					return fmt.Errorf("report: %w", err)
+				}
+				if err := writeOutput(report, c.OutOrStdout(), append(rb, '\n')); err != nil {
+					return err
+				}
+			}
+			sw := summaryWriter(c, out)
+			fmt.Fprintf(sw, "%s: %d records, %d kept (skipped: %s), %d eligible with %v GPUs\n",
+				r.Log, r.Records, r.SourceJobs, l.SkipSummary(), r.EligibleJobs, r.GPUs)
+			fmt.Fprintf(sw, "windows: %d, rejected %d (minimum per GPU count) + %d (GPU mix) + %d (runtime CDF), accepted %d, tied best %d\n",
+				r.Windows, r.RejectedMinPerGPU, r.RejectedGPUMix, r.RejectedRuntimeCDF, r.Accepted, r.Tied)
+			d := r.Distances
+			fmt.Fprintf(sw, "selected eligible jobs %d-%d (ids %s-%s), span %.0f s, score %.4f: runtime CDF %.4f, GPU mix %.4f, inter-arrival %.4f, GPU service %.4f, burstiness %.4f\n",
+				r.Start, r.End, r.FirstJobID, r.LastJobID, r.ArrivalSpanS, r.Score, d.RuntimeCDF, d.GPUMix, d.InterArrival, d.GPUService, d.Burstiness)
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&input, "input", "", "log file (or built-in trace name)")
+	fl.StringVar(&format, "format", "auto", "input format: "+formatUsage())
+	fl.IntVar(&jobs, "jobs", traces.DefaultWindowJobs, "window length in jobs")
+	fl.StringVar(&gpus, "gpus", "1,2", "eligible GPU counts")
+	fl.StringVar(&minPer, "min-per-gpu", "auto", "minimum jobs per GPU count in a window, GPUS:MIN[,...] or none")
+	fl.StringVar(&like, "like", "", "use the paper's settings for philly, saturn or venus")
+	fl.Uint64Var(&seed, "seed", traces.DefaultSelectSeed, "seed for breaking ties between equal windows")
+	fl.Float64Var(&maxMix, "max-gpu-mix", traces.DefaultMaxGPUMix, "largest accepted GPU-mix distance")
+	fl.Float64Var(&maxCDF, "max-runtime-cdf", traces.DefaultMaxRuntimeCDF, "largest accepted runtime-CDF distance")
+	fl.BoolVar(&mapWL, "map", true, "add catalog workloads (workload_id) so the window is a runnable trace")
+	fl.StringVar(&out, "out", "", "window CSV file (default stdout)")
+	fl.StringVar(&report, "report", "", "selection report JSON file")
+	return c
+}
+
+func newTraceMapCmd() *cobra.Command {
+	var input, format, gpus, out string
+	c := &cobra.Command{
+		Use:   "map",
+		Short: "Give each job of a log a catalog workload (nearest duration quantile)",
+		Long: `Map each job of a log to an A100 catalog workload: within each GPU count, the job's
+duration rank among the log's jobs gives a quantile, and the job gets the catalog
+workload of that GPU count whose solo-runtime quantile is nearest. The output is a
+runnable trace in our CSV format (with duration_s and status columns kept).`,
+		Example: `  aegis trace map --input window.csv --out mapped.csv
+  aegis trace map --format helios --input cluster_log.csv --gpus 1,2 --out venus-all.csv`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if input == "" {
+				return usageError{fmt.Errorf("%s: --input is required", c.CommandPath())}
+			}
+			f, err := parseFormat(format)
+			if err != nil {
+				return err
+			}
+			keep, err := parseGPUList("gpus", gpus)
+			if err != nil {
+				return err
+			}
+			l, err := traces.ReadLogFile(input, f, models.A100())
+			if err != nil {
+				return err
+			}
+			jobs := traces.FilterGPUs(l.Jobs, keep)
+			if len(jobs) == 0 {
+				return fmt.Errorf("map %s: no job with %v GPUs", input, keep)
+			}
+			b, err := logCSV(jobs, true, " (use --gpus to keep GPU counts the catalog has)")
+			if err != nil {
+				return err
+			}
+			if err := writeOutput(out, c.OutOrStdout(), b); err != nil {
+				return err
+			}
+			fmt.Fprintf(summaryWriter(c, out), "%s: mapped %d of %d jobs (skipped records: %s)\n", input, len(jobs), len(l.Jobs), l.SkipSummary())
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&input, "input", "", "log or trace file")
+	fl.StringVar(&format, "format", "auto", "input format: "+formatUsage())
+	fl.StringVar(&gpus, "gpus", "", "keep only these GPU counts, e.g. 1,2 (default all)")
+	fl.StringVar(&out, "out", "", "mapped trace CSV file (default stdout)")
+	return c
+}
+
+// statsJSON is `trace stats --json`'s object: the profile, and the reference
+// it was compared with, if any.
+type statsJSON struct {
+	traces.Profile
+	Like      string          `json:"like,omitempty"`
+	Reference *traces.Profile `json:"reference,omitempty"`
+}
+
+func newTraceStatsCmd() *cobra.Command {
+	var (
+		format, like, gpus string
+		asJSON             bool
+	)
+	c := &cobra.Command{
+		Use:   "stats FILE",
+		Short: "Profile a trace or log, side by side with the paper's reference",
+		Long: `Print a trace's profile: job count, duration p50/p95, runtime CDF (fractions under
+10 min, 1 h, 6 h, 1 day), GPU demand and GPU-service fractions by GPU count,
+inter-arrival p50/p95 and the fraction of zero inter-arrival gaps.
+
+FILE is a built-in trace (` + traces.BuiltinNames() + `), our CSV or JSON Lines trace
+(durations are the catalog's solo runtimes), our CSV log, or a Philly or Helios log.
+--like compares with the paper's whole-trace profile of philly, saturn or venus (the
+default for those built-ins). --json prints one JSON object.`,
+		Example: `  aegis trace stats venus
+  aegis trace stats big.csv --like venus --gpus 1,2
+  aegis trace stats --format philly cluster_job_log --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			f, err := parseFormat(format)
+			if err != nil {
+				return err
+			}
+			if like == "" && slices.Contains(traces.ReferenceNames(), args[0]) {
+				like = args[0]
+			}
+			if err := checkLike(like, true); err != nil {
+				return err
+			}
+			keep, err := parseGPUList("gpus", gpus)
+			if err != nil {
+				return err
+			}
+			l, err := traces.ReadLogFile(args[0], f, models.A100())
+			if err != nil {
+				return err
+			}
+			p := traces.ProfileOf(traces.FilterGPUs(l.Jobs, keep))
+			var ref *traces.Profile
+			if like != "" {
+				r, _ := traces.ReferenceProfile(like)
+				ref = &r.Profile
+			}
+			if asJSON {
+				b, err := json.MarshalIndent(statsJSON{Profile: p, Like: like, Reference: ref}, "", "  ")
+				if err != nil {
+					return fmt.Errorf("stats: %w", err)
+				}
+				_, err = fmt.Fprintf(c.OutOrStdout(), "%s\n", b)
+				return err
+			}
+			return writeStatsTable(c.OutOrStdout(), args[0], l, p, like, ref)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&format, "format", "auto", "input format: "+formatUsage())
+	fl.StringVar(&like, "like", "", "compare with the reference profile of philly, saturn or venus")
+	fl.StringVar(&gpus, "gpus", "", "profile only these GPU counts, e.g. 1,2 (default all)")
+	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
+	return c
+}
+
+// writeStatsTable prints the profile as an aligned table, with the
+// reference in a second column when there is one.
+func writeStatsTable(w io.Writer, name string, l *traces.Log, p traces.Profile, like string, ref *traces.Profile) error {
+	type line struct{ label, v, r string }
+	var lines []line
+	row := func(label string, v func(p *traces.Profile) string) {
+		ln := line{label: label, v: v(&p)}
+		if ref != nil {
+			ln.r = v(ref)
+		}
+		lines = append(lines, ln)
+	}
+	num := func(x float64) string { return strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64) }
+	frac := func(x float64) string { return fmt.Sprintf("%.4f", x) }
+	row("jobs", func(p *traces.Profile) string { return strconv.Itoa(p.JobCount) })
+	row("duration p50 (s)", func(p *traces.Profile) string { return num(p.DurationP50S) })
+	row("duration p95 (s)", func(p *traces.Profile) string { return num(p.DurationP95S) })
+	row("runtime < 10 min", func(p *traces.Profile) string { return frac(p.RuntimeCDF.Under10m) })
+	row("runtime < 1 h", func(p *traces.Profile) string { return frac(p.RuntimeCDF.Under1h) })
+	row("runtime < 6 h", func(p *traces.Profile) string { return frac(p.RuntimeCDF.Under6h) })
+	row("runtime < 1 day", func(p *traces.Profile) string { return frac(p.RuntimeCDF.Under1d) })
+	counts := p.GPUCounts()
+	if ref != nil {
+		for _, g := range ref.GPUCounts() {
+			if !slices.Contains(counts, g) {
+				counts = append(counts, g)
+			}
+		}
+		slices.Sort(counts)
+	}
+	gpuLabel := func(what string, g int) string {
+		if g == 1 {
+			return fmt.Sprintf("%s, 1 GPU", what)
+		}
+		return fmt.Sprintf("%s, %d GPUs", what, g)
+	}
+	for _, g := range counts {
+		row(gpuLabel("GPU demand", g), func(p *traces.Profile) string { return frac(p.GPUDemand[g]) })
+	}
+	for _, g := range counts {
+		row(gpuLabel("GPU service", g), func(p *traces.Profile) string { return frac(p.GPUService[g]) })
+	}
+	row("inter-arrival p50 (s)", func(p *traces.Profile) string { return num(p.InterArrivalP50S) })
+	row("inter-arrival p95 (s)", func(p *traces.Profile) string { return num(p.InterArrivalP95S) })
+	row("zero inter-arrival", func(p *traces.Profile) string { return frac(p.ZeroInterArrival) })
+
+	head := line{label: "statistic", v: name}
+	if ref != nil {
+		head.r = like + " (paper)"
+	}
+	wl, wv, wr := len(head.label), len(head.v), len(head.r)
+	for _, ln := range lines {
+		wl, wv, wr = max(wl, len(ln.label)), max(wv, len(ln.v)), max(wr, len(ln.r))
+	}
+	var buf bytes.Buffer
+	for _, ln := range append([]line{head}, lines...) {
+		fmt.Fprintf(&buf, "%-*s  %*s", wl, ln.label, wv, ln.v)
+		if ref != nil {
+			fmt.Fprintf(&buf, "  %*s", wr, ln.r)
+		}
+		buf.WriteByte('\n')
+	}
+	if l.SkippedTotal() > 0 {
+		fmt.Fprintf(&buf, "%d records read, %d skipped: %s\n", l.Records, l.SkippedTotal(), l.SkipSummary())
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func newTraceGenCmd() *cobra.Command {
+	var (
+		like, out string
+		jobs      int
+		seed      uint64
+		maxGPUs   int
+		mapWL     bool
+	)
+	c := &cobra.Command{
+		Use:   "gen",
+		Short: "Generate a synthetic Philly-, Saturn- or Venus-like log",
+		Long: `Generate a seeded synthetic log whose whole-trace profile matches the paper's
+reference for philly, saturn or venus (runtime CDF, GPU mix, inter-arrival times,
+burstiness, GPU-service split). The output is CSV (job_id,submit_offset_s,num_gpus,
+duration_s,status, plus workload_id unless --map=false, which makes it a runnable
+trace). --max-gpus 4 or 8 adds multi-GPU jobs for cluster-scale studies (the A100
+catalog has no such workloads: use --map=false).`,
+		Example: `  aegis trace gen --like venus --jobs 100000 --seed 7 --out big.csv
+  aegis trace gen --like philly --jobs 1000000 --max-gpus 8 --map=false --out cluster.csv`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := checkLike(like, false); err != nil {
+				return err
+			}
+			if jobs < 1 {
+				return usageError{fmt.Errorf("--jobs %d: want at least 1", jobs)}
+			}
+			if maxGPUs != 2 && maxGPUs != 4 && maxGPUs != 8 {
+				return usageError{fmt.Errorf("--max-gpus %d: want 2, 4 or 8", maxGPUs)}
+			}
+			l, err := traces.GenerateLike(like, jobs, seed, maxGPUs)
+			if err != nil {
+				return err
+			}
+			b, err := logCSV(l.Jobs, mapWL, " (use --map=false to write durations only)")
+			if err != nil {
+				return err
+			}
+			if err := writeOutput(out, c.OutOrStdout(), b); err != nil {
+				return err
+			}
+			fmt.Fprintf(summaryWriter(c, out), "generated %s: %d jobs over %.0f s\n", l.Name, len(l.Jobs), l.Jobs[len(l.Jobs)-1].Submit.Seconds())
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&like, "like", "", "reference trace: philly, saturn or venus (required)")
+	fl.IntVar(&jobs, "jobs", 1000, "number of jobs")
+	fl.Uint64Var(&seed, "seed", 1, "seed")
+	fl.IntVar(&maxGPUs, "max-gpus", 2, "largest GPU count: 2, 4 or 8")
+	fl.BoolVar(&mapWL, "map", true, "add catalog workloads (workload_id) so the log is a runnable trace")
+	fl.StringVar(&out, "out", "", "output CSV file (default stdout)")
+	return c
+}

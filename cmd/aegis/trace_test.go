@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// runTrace runs the CLI and returns its exit code, stdout and stderr.
+func runTrace(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestTraceStatsText(t *testing.T) {
+	code, out, errs := runTrace(t, "trace", "stats", "philly")
+	require.Equal(t, 0, code, errs)
+	// The reference column is the paper's table; the built-in's own column
+	// depends on the catalog's solo runtimes (checked against the library).
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 15)
+	require.Regexp(t, `^statistic +philly +philly \(paper\)$`, lines[0])
+	require.Regexp(t, `^jobs +60 +79126$`, lines[1])
+	require.Regexp(t, `^duration p95 \(s\) +[0-9.]+ +19494.5$`, lines[3])
+	require.Regexp(t, `^GPU demand, 2 GPUs +0.0333 +0.0232$`, lines[9])
+	require.Regexp(t, `^inter-arrival p95 \(s\) +589.5 +600$`, lines[13])
+	require.Regexp(t, `^zero inter-arrival +0.4237 +0.0836$`, lines[14])
+	width := len(lines[0])
+	for _, l := range lines {
+		require.Len(t, l, width, "aligned: %q", l)
+	}
+
+	// A log with skipped records says so.
+	code, out, _ = runTrace(t, "trace", "stats", "../../traces/testdata/philly/cluster_job_log.json", "--like", "philly")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "cluster_job_log.json  philly (paper)\n")
+	require.Contains(t, out, "GPU demand, 4 GPUs")
+	require.Contains(t, out, "8 records read, 4 skipped: 2 never started, 1 no end time, 1 no submit time\n")
+}
+
+func TestTraceStatsJSON(t *testing.T) {
+	code, out, errs := runTrace(t, "trace", "stats", "demo", "--json")
+	require.Equal(t, 0, code, errs)
+	var got map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	require.ElementsMatch(t, []string{"job_count", "duration_p50_s", "duration_p95_s", "runtime_cdf", "gpu_demand_fractions",
+		"gpu_service_fractions", "interarrival_p50_s", "interarrival_p95_s", "zero_interarrival_fraction"}, keys)
+	var cdf map[string]float64
+	require.NoError(t, json.Unmarshal(got["runtime_cdf"], &cdf))
+	require.Len(t, cdf, 4)
+	require.Contains(t, cdf, "under_10m")
+	var mix map[string]float64
+	require.NoError(t, json.Unmarshal(got["gpu_demand_fractions"], &mix))
+	require.Contains(t, mix, "1")
+
+	// The same numbers as the library computes.
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	p, err := traces.ProfileTrace(tr, models.A100())
+	require.NoError(t, err)
+	var back traces.Profile
+	require.NoError(t, json.Unmarshal([]byte(out), &back))
+	require.Equal(t, p, back)
+
+	// --like adds the reference.
+	code, out, _ = runTrace(t, "trace", "stats", "demo", "--json", "--like", "venus")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"like": "venus"`)
+	require.Contains(t, out, `"reference": {`)
+}
+
+// TestTraceGenSelectMapSimulatable is the user's path from a log to a
+// runnable trace: generate a log, select its window with a report, map it,
+// and load both outputs as traces.
+func TestTraceGenSelectMapSimulatable(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.csv")
+	code, out, errs := runTrace(t, "trace", "gen", "--like", "venus", "--jobs", "20000", "--seed", "7", "--map=false", "--out", big)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "generated venus-like-20000-seed7: 20000 jobs")
+	head, err := os.ReadFile(big)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(head), "job_id,submit_offset_s,num_gpus,duration_s,status\n"))
+
+	win, rep := filepath.Join(dir, "window.csv"), filepath.Join(dir, "report.json")
+	code, out, errs = runTrace(t, "trace", "select", "--input", big, "--like", "venus", "--seed", "42", "--out", win, "--report", rep)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "20000 records, 20000 kept (skipped: none), 20000 eligible with [1 2] GPUs")
+	require.Contains(t, out, "selected eligible jobs ")
+	var report traces.SelectReport
+	require.NoError(t, json.Unmarshal(traceReadFile(t, rep), &report))
+	require.Equal(t, 60, report.WindowJobs)
+	require.Equal(t, map[int]int{2: 1}, report.MinPerGPU)
+	require.LessOrEqual(t, report.Distances.GPUMix, 0.05)
+	require.LessOrEqual(t, report.Distances.RuntimeCDF, 0.10)
+	tr, err := traces.Load(win)
+	require.NoError(t, err, "the window with workloads is a runnable trace")
+	require.Len(t, tr.Jobs, 60)
+	cat := models.A100()
+	for _, j := range tr.Jobs {
+		w, ok := cat.Get(j.Workload)
+		require.True(t, ok)
+		require.Equal(t, w.GPUs, j.GPUs)
+	}
+
+	// Durations only, then map.
+	bare, mapped := filepath.Join(dir, "bare.csv"), filepath.Join(dir, "mapped.csv")
+	code, _, errs = runTrace(t, "trace", "select", "--input", big, "--like", "venus", "--map=false", "--out", bare)
+	require.Equal(t, 0, code, errs)
+	_, err = traces.Load(bare)
+	require.ErrorContains(t, err, `header lacks column "workload_id"`)
+	code, out, errs = runTrace(t, "trace", "map", "--input", bare, "--out", mapped)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "mapped 60 of 60 jobs")
+	again, err := traces.Load(mapped)
+	require.NoError(t, err)
+	require.Equal(t, tr.Jobs, again.Jobs, "select --map and select + map agree")
+
+	// Same seed, same bytes.
+	win2 := filepath.Join(dir, "window2.csv")
+	code, _, _ = runTrace(t, "trace", "select", "--input", big, "--like", "venus", "--out", win2)
+	require.Equal(t, 0, code)
+	require.Equal(t, string(traceReadFile(t, win)), string(traceReadFile(t, win2)))
+}
+
+func TestTraceSelectPhillyLogToStdout(t *testing.T) {
+	in := "../../traces/testdata/philly/cluster_job_log.json"
+	// Philly's default minimum of two 2-GPU jobs cannot be met.
+	code, _, errs := runTrace(t, "trace", "select", "--format", "philly", "--input", in, "--jobs", "2")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "none of 1 windows of 2 jobs is acceptable (1 lack the minimum jobs per GPU count map[2:2]")
+	code, out, errs := runTrace(t, "trace", "select", "--input", in, "--jobs", "2", "--min-per-gpu", "none", "--max-gpu-mix", "1", "--max-runtime-cdf", "1")
+	require.Equal(t, 0, code, errs)
+	jobs := []traces.LogJob{
+		{ID: "application_0006", Submit: 0, Duration: 30 * time.Second, GPUs: 2, Status: "Pass"},
+		{ID: "application_0001", Submit: 67 * time.Second, Duration: 1157 * time.Second, GPUs: 1, Status: "Pass"},
+	}
+	wl, err := traces.MapWorkloads(jobs, models.A100())
+	require.NoError(t, err)
+	require.Equal(t, "job_id,submit_offset_s,num_gpus,duration_s,status,workload_id\n"+
+		"application_0006,0,2,30,Pass,"+wl[0]+"\n"+
+		"application_0001,67,1,1157,Pass,"+wl[1]+"\n", out)
+	require.Contains(t, errs, "8 records, 4 kept (skipped: 2 never started, 1 no end time, 1 no submit time), 2 eligible")
+}
+
+func TestTraceGenToStdoutDeterministic(t *testing.T) {
+	code, a, _ := runTrace(t, "trace", "gen", "--like", "saturn", "--jobs", "50", "--seed", "3")
+	require.Equal(t, 0, code)
+	_, b, _ := runTrace(t, "trace", "gen", "--like", "saturn", "--jobs", "50", "--seed", "3")
+	require.Equal(t, a, b)
+	require.Equal(t, 51, strings.Count(a, "\n"))
+	code, c, _ := runTrace(t, "trace", "gen", "--like", "saturn", "--jobs", "50", "--seed", "3", "--max-gpus", "8", "--map=false")
+	require.Equal(t, 0, code)
+	require.NotContains(t, c, "workload_id")
+}
+
+func TestTraceErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte("job_id,gpu_num,submit_time,duration\n1,1,2020-04-01 00:00:07,5\n2,x,2020-04-01 00:00:07,5\n"), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no subcommand", []string{"trace"}, 2, "missing subcommand"},
+		{"select no input", []string{"trace", "select"}, 2, "--input is required"},
+		{"select bad format", []string{"trace", "select", "--input", "x", "--format", "xml"}, 2, `--format "xml": want one of auto|philly|helios|csv|jsonl`},
+		{"select bad gpus", []string{"trace", "select", "--input", "x", "--gpus", "one"}, 2, `--gpus "one": want GPU counts like 1,2`},
+		{"select bad min", []string{"trace", "select", "--input", "x", "--min-per-gpu", "2"}, 2, `--min-per-gpu "2": want GPUS:MIN pairs`},
+		{"select min not eligible", []string{"trace", "select", "--input", "x", "--min-per-gpu", "4:1"}, 2, "--min-per-gpu: 4-GPU jobs are not among --gpus [1 2]"},
+		{"select bad like", []string{"trace", "select", "--input", "x", "--like", "earth"}, 2, `--like "earth"`},
+		{"select bad jobs", []string{"trace", "select", "--input", "x", "--jobs", "1"}, 2, "--jobs 1: want at least 2"},
+		{"select unknown flag", []string{"trace", "select", "--frobnicate"}, 2, "unknown flag: --frobnicate"},
+		{"select missing file", []string{"trace", "select", "--input", filepath.Join(dir, "none.csv")}, 1, "none.csv: no such file"},
+		{"select malformed", []string{"trace", "select", "--input", bad}, 1, `bad.csv:3: column gpu_num: "x" is not a whole number`},
+		{"select too few", []string{"trace", "select", "--input", "philly", "--jobs", "61"}, 1, "60 eligible jobs (GPU counts [1 2]) of 60, fewer than the window's 61"},
+		{"map no input", []string{"trace", "map"}, 2, "--input is required"},
+		{"map no catalog workload", []string{"trace", "map", "--input", "../../traces/testdata/helios/cluster_log.csv"}, 1, "job 6000003 needs 0 GPUs, but the catalog has no 0-GPU workload (1 such jobs) (use --gpus to keep GPU counts the catalog has)"},
+		{"map none left", []string{"trace", "map", "--input", "philly", "--gpus", "4"}, 1, "no job with [4] GPUs"},
+		{"stats no file", []string{"trace", "stats"}, 2, "accepts 1 arg(s), received 0"},
+		{"stats missing", []string{"trace", "stats", filepath.Join(dir, "none.csv")}, 1, "no such file"},
+		{"gen no like", []string{"trace", "gen"}, 2, `--like "": want one of philly, saturn, venus`},
+		{"gen bad jobs", []string{"trace", "gen", "--like", "venus", "--jobs", "0"}, 2, "--jobs 0: want at least 1"},
+		{"gen bad max", []string{"trace", "gen", "--like", "venus", "--max-gpus", "16"}, 2, "--max-gpus 16: want 2, 4 or 8"},
+		{"gen unmappable", []string{"trace", "gen", "--like", "venus", "--max-gpus", "4"}, 1, "catalog has no 4-GPU workload"},
+		{"gen unwritable", []string{"trace", "gen", "--like", "venus", "--out", filepath.Join(dir, "no", "such", "dir.csv")}, 1, "output: open"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := runTrace(t, tc.args...)
+			require.Equal(t, tc.code, code, errs)
+			require.Contains(t, errs, tc.want)
+		})
+	}
+}
+
+func traceReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}

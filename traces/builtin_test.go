@@ -1,0 +1,69 @@
+package traces
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+)
+
+// TestPaperTraces checks the three embedded paper traces: loadable by name,
+// 60 runnable jobs each (catalog workloads of the right GPU count), job ids
+// equal to the index column, and the README's arrival spans and 2-GPU
+// minimums.
+func TestPaperTraces(t *testing.T) {
+	cat := models.A100()
+	for name, b := range map[string][]byte{"philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := Load(name)
+			require.NoError(t, err)
+			require.Equal(t, name, tr.Name)
+			require.Len(t, tr.Jobs, 60)
+			rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+			require.NoError(t, err)
+			require.Equal(t, []string{"index", "workload_id", "num_gpus", "submit_offset_s", "submit_confidence"}, rows[0])
+			n2 := 0
+			for i, j := range tr.Jobs {
+				row := rows[i+1]
+				require.Equal(t, row[0], j.ID, "job ids are the index")
+				require.Equal(t, strconv.Itoa(i), j.ID)
+				require.Equal(t, row[1], j.Workload)
+				w, ok := cat.Get(j.Workload)
+				require.True(t, ok, j.Workload)
+				require.Equal(t, w.GPUs, j.GPUs)
+				if j.GPUs == 2 {
+					n2++
+				}
+			}
+			ref, ok := ReferenceProfile(name)
+			require.True(t, ok)
+			require.Equal(t, float64(ref.ArrivalSpanS), tr.Jobs[59].Submit.Seconds())
+			require.GreaterOrEqual(t, n2, ref.MinTwoGPU)
+		})
+	}
+	require.Equal(t, "demo, philly, saturn, venus", BuiltinNames())
+	_, err := Load("nonesuch")
+	require.ErrorContains(t, err, `trace "nonesuch" is neither a built-in (demo, philly, saturn, venus) nor a readable file`)
+}
+
+// TestPaperTracesAreUnchangedCopies checks the embedded files against the
+// shared originals, byte for byte.
+func TestPaperTracesAreUnchangedCopies(t *testing.T) {
+	shared, ok := models.SharedDir()
+	if !ok {
+		t.Skip("shared data folder not found (set AEGIS_SHARED): cannot compare the embedded paper traces with their source")
+	}
+	for name, b := range map[string][]byte{"philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV} {
+		src, err := os.ReadFile(filepath.Join(shared, "traces", "aegis-representative", name+"_60jobs.csv"))
+		if err != nil {
+			t.Skipf("source of the %s paper trace not found: %v", name, err)
+		}
+		require.Equal(t, string(src), string(b), name)
+	}
+}

@@ -1,0 +1,195 @@
+package traces
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// heliosTimeLayout is how Helios's cluster_log.csv writes times.
+const heliosTimeLayout = "2006-01-02 15:04:05"
+
+// ReadHelios reads a SenseTime Helios cluster_log.csv (Saturn, Venus, Earth
+// or Uranus; Lucid's cluster_full_log.csv and Helios's Philly conversion too):
+// columns job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,
+// start_time,end_time,duration,queue. It needs gpu_num, submit_time and
+// either duration or start_time and end_time; job_id (else jobname, else the
+// row number), state, start_time and end_time are optional, other columns
+// are ignored.
+//
+// submit_time is a time like "2020-04-01 00:00:07" (or a number of seconds);
+// Submit is measured from the earliest kept job. The run time is duration
+// (seconds), or end_time − start_time when duration is empty. gpu_num 0 (a
+// CPU job) is kept with GPUs 0. A job whose start_time is empty (or
+// None/NaN) never started, one with neither duration nor end_time has no end
+// time; both are skipped and counted in Log.Skipped, as are empty submit
+// times and negative run times. Malformed values are errors naming the file,
+// line and column.
+func ReadHelios(r io.Reader, name string) (*Log, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty log: want a Helios header (job_id,...,gpu_num,...,submit_time,...,duration)", name)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	col := headerIndex(head)
+	for _, c := range []string{"gpu_num", "submit_time"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("%s:1: header lacks column %q (have %s)", name, c, strings.Join(head, ","))
+		}
+	}
+	_, hasDur := col["duration"]
+	_, hasStart := col["start_time"]
+	_, hasEnd := col["end_time"]
+	if !hasDur && !(hasStart && hasEnd) {
+		return nil, fmt.Errorf("%s:1: header lacks column \"duration\" (or start_time and end_time) (have %s)", name, strings.Join(head, ","))
+	}
+	idCol := "job_id"
+	if _, ok := col[idCol]; !ok {
+		idCol = "jobname"
+	}
+	l := &Log{Name: name}
+	type kept struct {
+		submit time.Time
+		job    LogJob
+	}
+	var jobs []kept
+	seen := map[string]int{}
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		row := csvRow{name: name, line: line, col: col, rec: rec}
+		l.Records++
+		g, err := row.gpus("gpu_num")
+		if err != nil {
+			return nil, err
+		}
+		s, err := row.field("submit_time")
+		if err != nil {
+			return nil, err
+		}
+		submit, ok, err := heliosTime(s)
+		if err != nil {
+			return nil, row.errorf("submit_time", "%v", err)
+		}
+		if !ok {
+			l.skip(SkipNoSubmitTime)
+			continue
+		}
+		var start, end time.Time
+		var started, ended bool
+		if v, ok := row.optional("start_time"); ok {
+			if start, started, err = heliosTime(v); err != nil {
+				return nil, row.errorf("start_time", "%v", err)
+			}
+			if !started {
+				l.skip(SkipNeverStarted)
+				continue
+			}
+		}
+		if v, ok := row.optional("end_time"); ok {
+			if end, ended, err = heliosTime(v); err != nil {
+				return nil, row.errorf("end_time", "%v", err)
+			}
+		}
+		var dur time.Duration
+		d, _ := row.optional("duration")
+		switch {
+		case !absent(d):
+			v, ok := parseSeconds(d)
+			if !ok {
+				if f, err := strconv.ParseFloat(d, 64); err == nil && f < 0 {
+					l.skip(SkipEndBeforeStart)
+					continue
+				}
+				return nil, row.errorf("duration", "%q is not a number of seconds in [0, 1e9]", d)
+			}
+			dur = secondsToDuration(v)
+		case started && ended:
+			if end.Before(start) {
+				l.skip(SkipEndBeforeStart)
+				continue
+			}
+			dur = end.Sub(start)
+		default:
+			l.skip(SkipNoEndTime)
+			continue
+		}
+		id, _ := row.optional(idCol)
+		if id == "" {
+			id = "line" + fmt.Sprint(line)
+		}
+		if prev, dup := seen[id]; dup {
+			return nil, row.errorf(idCol, "%q repeats line %d", id, prev)
+		}
+		seen[id] = line
+		status, _ := row.optional("state")
+		jobs = append(jobs, kept{submit: submit, job: LogJob{ID: id, Duration: dur, GPUs: g, Status: status}})
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("%s: no job that ran (%d records; skipped: %s)", name, l.Records, l.SkipSummary())
+	}
+	first := jobs[0].submit
+	for _, k := range jobs {
+		if k.submit.Before(first) {
+			first = k.submit
+		}
+	}
+	l.Jobs = make([]LogJob, len(jobs))
+	for i, k := range jobs {
+		k.job.Submit = k.submit.Sub(first)
+		l.Jobs[i] = k.job
+	}
+	sortLogJobs(l.Jobs)
+	return l, nil
+}
+
+// absent reports whether a CSV value stands for a missing value.
+func absent(v string) bool {
+	switch v {
+	case "", "None", "none", "null", "NaN", "nan", "NaT":
+		return true
+	}
+	return false
+}
+
+// heliosTime parses a time like "2020-04-01 00:00:07" or a number of seconds
+// (since any origin). It reports ok=false for an absent value.
+func heliosTime(v string) (time.Time, bool, error) {
+	if absent(v) {
+		return time.Time{}, false, nil
+	}
+	if t, err := time.Parse(heliosTimeLayout, v); err == nil {
+		return t, true, nil
+	}
+	if s, ok := parseSeconds(v); ok {
+		return time.Unix(0, 0).UTC().Add(secondsToDuration(s)), true, nil
+	}
+	return time.Time{}, false, fmt.Errorf("%q is not a time like 2020-04-01 00:00:07 or a number of seconds", v)
+}
+
+// ReadHeliosFile reads a Helios cluster_log.csv file.
+func ReadHeliosFile(path string) (*Log, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("helios log: %w", err)
+	}
+	defer f.Close()
+	return ReadHelios(f, path)
+}

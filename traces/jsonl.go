@@ -1,0 +1,140 @@
+package traces
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// jsonlJob is one line of our JSON Lines trace format.
+type jsonlJob struct {
+	JobID      json.RawMessage `json:"job_id"`
+	Submit     *float64        `json:"submit_offset_s"`
+	WorkloadID string          `json:"workload_id"`
+	GPUs       *float64        `json:"num_gpus"`
+}
+
+// maxJSONLLine bounds one line of a JSON Lines trace.
+const maxJSONLLine = 1 << 20
+
+// ReadJSONL reads our trace format as JSON Lines: one object per line with
+// submit_offset_s (seconds), workload_id and num_gpus, and optionally job_id
+// (a string; else the job's line order); other keys are ignored, blank lines
+// and lines starting with '#' are skipped. As with ReadCSV the result is
+// sorted by submit time, ties keeping file order. Errors name the file, line
+// and field.
+func ReadJSONL(r io.Reader, name string) (*Trace, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
+	t := &Trace{Name: name}
+	seen := map[string]int{}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		var j jsonlJob
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&j); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return nil, fmt.Errorf("%s:%d: field %s: JSON %s where %s expected", name, line, te.Field, te.Value, te.Type)
+			}
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("%s:%d: more than one JSON value on the line", name, line)
+		}
+		ferr := func(field, format string, args ...any) error {
+			return fmt.Errorf("%s:%d: field %s: %s", name, line, field, fmt.Sprintf(format, args...))
+		}
+		if j.Submit == nil {
+			return nil, ferr("submit_offset_s", "missing")
+		}
+		if s := *j.Submit; s < 0 || s > maxSeconds {
+			return nil, ferr("submit_offset_s", "%v is not a number of seconds in [0, 1e9]", s)
+		}
+		if strings.TrimSpace(j.WorkloadID) == "" {
+			return nil, ferr("workload_id", "missing or empty")
+		}
+		if j.GPUs == nil {
+			return nil, ferr("num_gpus", "missing")
+		}
+		if g := *j.GPUs; g != math.Trunc(g) || g < 1 || g > 1024 {
+			return nil, ferr("num_gpus", "%v is not a whole number in 1..1024", g)
+		}
+		id, err := jsonlID(j.JobID)
+		if err != nil {
+			return nil, ferr("job_id", "%v", err)
+		}
+		if id == "" {
+			id = strconv.Itoa(len(t.Jobs))
+		}
+		if prev, dup := seen[id]; dup {
+			return nil, ferr("job_id", "%q repeats line %d", id, prev)
+		}
+		seen[id] = line
+		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(*j.Submit * 1e9)),
+			Workload: strings.TrimSpace(j.WorkloadID), GPUs: int(*j.GPUs)})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	if len(t.Jobs) == 0 {
+		return nil, fmt.Errorf("%s: no jobs", name)
+	}
+	sortStable(t.Jobs)
+	return t, nil
+}
+
+// jsonlID reads a job_id given as a string or a number ("" when absent or
+// null).
+func jsonlID(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		return strings.TrimSpace(s), nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return "", fmt.Errorf("%s is neither a string nor a number", raw)
+	}
+	return n.String(), nil
+}
+
+// WriteJSONL writes t in our JSON Lines trace format, one object per job
+// with job_id, submit_offset_s, workload_id and num_gpus.
+func WriteJSONL(w io.Writer, t *Trace) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, j := range t.Jobs {
+		s := j.Submit.Seconds()
+		if err := enc.Encode(struct {
+			JobID      string  `json:"job_id"`
+			Submit     float64 `json:"submit_offset_s"`
+			WorkloadID string  `json:"workload_id"`
+			GPUs       int     `json:"num_gpus"`
+		}{j.ID, s, j.Workload, j.GPUs}); err != nil {
+			return fmt.Errorf("write jsonl: job %s: %w", j.ID, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write jsonl: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,437 @@
+package traces
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aegis-sched/aegis/models"
+)
+
+// LogJob is one job of a production log (or of a synthetic generator): what
+// window selection, profiling and workload mapping consume. It carries the
+// job's measured run time instead of a catalog workload.
+type LogJob struct {
+	ID       string
+	Submit   time.Duration // since the log's first kept job
+	Duration time.Duration // run time (first attempt start to last attempt end)
+	GPUs     int           // 0 for CPU-only jobs
+	Status   string        // the log's final state (Pass, COMPLETED, ...), "" if unknown
+}
+
+// Reasons a reader skips a record. Skipped records are counted in
+// Log.Skipped under these keys, never dropped silently.
+const (
+	SkipNeverStarted   = "never started"    // no attempt, or no start time
+	SkipNoEndTime      = "no end time"      // started but no end time (and no duration)
+	SkipNoSubmitTime   = "no submit time"   // submit time null/None/empty
+	SkipEndBeforeStart = "end before start" // negative run time
+)
+
+// Log is a production job log as read: the kept jobs sorted by submit time
+// (ties keep file order), plus how many records were read and why the others
+// were skipped.
+type Log struct {
+	Name    string
+	Jobs    []LogJob
+	Records int            // job records read, kept or skipped
+	Skipped map[string]int // skip reason → count; nil or empty when none
+}
+
+// SkippedTotal is the number of records read but not kept.
+func (l *Log) SkippedTotal() int {
+	n := 0
+	for _, c := range l.Skipped {
+		n += c
+	}
+	return n
+}
+
+func (l *Log) skip(reason string) {
+	if l.Skipped == nil {
+		l.Skipped = map[string]int{}
+	}
+	l.Skipped[reason]++
+}
+
+// SkipSummary describes the skipped records, e.g. "12 never started, 3 no end
+// time", or "none".
+func (l *Log) SkipSummary() string {
+	if len(l.Skipped) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(l.Skipped)) {
+		parts = append(parts, fmt.Sprintf("%d %s", l.Skipped[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sortLogJobs sorts jobs by submit time, ties keeping their order.
+func sortLogJobs(js []LogJob) {
+	bySubmit := func(a, b LogJob) int { return cmp.Compare(a.Submit, b.Submit) }
+	if !slices.IsSortedFunc(js, bySubmit) {
+		slices.SortStableFunc(js, bySubmit)
+	}
+}
+
+// FilterGPUs returns the jobs whose GPU count is one of gpus, in order. An
+// empty gpus keeps every job.
+func FilterGPUs(jobs []LogJob, gpus []int) []LogJob {
+	if len(gpus) == 0 {
+		return slices.Clone(jobs)
+	}
+	n := 0
+	for _, j := range jobs {
+		if slices.Contains(gpus, j.GPUs) {
+			n++
+		}
+	}
+	out := make([]LogJob, 0, n)
+	for _, j := range jobs {
+		if slices.Contains(gpus, j.GPUs) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// TraceJobs turns a runnable trace into log jobs: each job's duration is its
+// catalog workload's solo runtime (SoloS). It fails on a workload the catalog
+// lacks.
+func TraceJobs(t *Trace, cat *models.Catalog) ([]LogJob, error) {
+	out := make([]LogJob, len(t.Jobs))
+	for i, j := range t.Jobs {
+		w, ok := cat.Get(j.Workload)
+		if !ok {
+			return nil, fmt.Errorf("trace %s: job %s: workload %q is not in the catalog", t.Name, j.ID, j.Workload)
+		}
+		out[i] = LogJob{ID: j.ID, Submit: j.Submit, Duration: secondsToDuration(w.SoloS), GPUs: j.GPUs}
+	}
+	return out, nil
+}
+
+func secondsToDuration(s float64) time.Duration {
+	return time.Duration(math.Round(s * 1e9))
+}
+
+// maxSeconds bounds times and durations read from files (about 31 years), so
+// that they fit a time.Duration with room to add them up.
+const maxSeconds = 1e9
+
+// ReadLogCSV reads a log in our CSV log format: a header naming at least
+// submit_offset_s, duration_s and num_gpus (job_id and status optional, other
+// columns such as workload_id ignored), then one row per job. num_gpus may be
+// 0 (a CPU-only job). Rows may come in any order; the jobs are sorted by
+// submit time, ties keeping file order. Errors name the file, line and
+// column.
+func ReadLogCSV(r io.Reader, name string) (*Log, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty log: want a header with submit_offset_s,duration_s,num_gpus", name)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	col := headerIndex(head)
+	for _, c := range []string{"submit_offset_s", "duration_s", "num_gpus"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("%s:1: header lacks column %q (have %s)", name, c, strings.Join(head, ","))
+		}
+	}
+	l := &Log{Name: name}
+	seen := map[string]int{}
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		row := csvRow{name: name, line: line, col: col, rec: rec}
+		l.Records++
+		sub, err := row.seconds("submit_offset_s")
+		if err != nil {
+			return nil, err
+		}
+		dur, err := row.seconds("duration_s")
+		if err != nil {
+			return nil, err
+		}
+		g, err := row.gpus("num_gpus")
+		if err != nil {
+			return nil, err
+		}
+		id, _ := row.optional("job_id")
+		if id == "" {
+			id = strconv.Itoa(l.Records - 1)
+		}
+		if prev, dup := seen[id]; dup {
+			return nil, fmt.Errorf("%s:%d: column job_id: %q repeats line %d", name, line, id, prev)
+		}
+		seen[id] = line
+		status, _ := row.optional("status")
+		l.Jobs = append(l.Jobs, LogJob{ID: id, Submit: secondsToDuration(sub), Duration: secondsToDuration(dur), GPUs: g, Status: status})
+	}
+	if len(l.Jobs) == 0 {
+		return nil, fmt.Errorf("%s: no jobs", name)
+	}
+	sortLogJobs(l.Jobs)
+	return l, nil
+}
+
+// headerIndex maps trimmed column names (a UTF-8 byte-order mark removed) to
+// their index; the first of repeated names wins.
+func headerIndex(head []string) map[string]int {
+	col := map[string]int{}
+	for i, h := range head {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if _, dup := col[h]; !dup {
+			col[h] = i
+		}
+	}
+	return col
+}
+
+// csvRow reads typed fields of one CSV record, with errors naming the file,
+// line and column.
+type csvRow struct {
+	name string
+	line int
+	col  map[string]int
+	rec  []string
+}
+
+func (r csvRow) errorf(c, format string, args ...any) error {
+	return fmt.Errorf("%s:%d: column %s: %s", r.name, r.line, c, fmt.Sprintf(format, args...))
+}
+
+// field returns the trimmed value of a column the header has.
+func (r csvRow) field(c string) (string, error) {
+	i := r.col[c]
+	if i >= len(r.rec) {
+		return "", r.errorf(c, "missing (row has %d fields)", len(r.rec))
+	}
+	return strings.TrimSpace(r.rec[i]), nil
+}
+
+// optional returns the trimmed value of a column, and whether the header and
+// the row have it.
+func (r csvRow) optional(c string) (string, bool) {
+	i, ok := r.col[c]
+	if !ok || i >= len(r.rec) {
+		return "", false
+	}
+	return strings.TrimSpace(r.rec[i]), true
+}
+
+func (r csvRow) seconds(c string) (float64, error) {
+	s, err := r.field(c)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := parseSeconds(s)
+	if !ok {
+		return 0, r.errorf(c, "%q is not a number of seconds in [0, 1e9]", s)
+	}
+	return v, nil
+}
+
+func (r csvRow) gpus(c string) (int, error) {
+	s, err := r.field(c)
+	if err != nil {
+		return 0, err
+	}
+	g, ok := parseGPUs(s)
+	if !ok {
+		return 0, r.errorf(c, "%q is not a whole number in 0..1024", s)
+	}
+	return g, nil
+}
+
+// parseSeconds parses a finite number of seconds in [0, maxSeconds].
+func parseSeconds(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || v < 0 || v > maxSeconds {
+		return 0, false
+	}
+	return v, true
+}
+
+// parseGPUs parses a GPU count in 0..1024, accepting integral decimals such
+// as "2.0" (what pandas writes for an integer column with gaps).
+func parseGPUs(s string) (int, bool) {
+	if g, err := strconv.Atoi(s); err == nil {
+		return g, g >= 0 && g <= 1024
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v != math.Trunc(v) || v < 0 || v > 1024 {
+		return 0, false
+	}
+	return int(v), true
+}
+
+// WriteLogCSV writes jobs in our CSV log format (job_id, submit_offset_s,
+// num_gpus, duration_s, status). When workloads is not nil (one catalog
+// workload id per job, as MapWorkloads returns) a workload_id column is added,
+// and the file is then also a runnable trace that ReadCSV and Load accept.
+func WriteLogCSV(w io.Writer, jobs []LogJob, workloads []string) error {
+	if workloads != nil && len(workloads) != len(jobs) {
+		return fmt.Errorf("write log: %d workloads for %d jobs", len(workloads), len(jobs))
+	}
+	cw := csv.NewWriter(w)
+	head := []string{"job_id", "submit_offset_s", "num_gpus", "duration_s", "status"}
+	if workloads != nil {
+		head = append(head, "workload_id")
+	}
+	if err := cw.Write(head); err != nil {
+		return fmt.Errorf("write log: %w", err)
+	}
+	rec := make([]string, len(head))
+	for i, j := range jobs {
+		rec[0] = j.ID
+		rec[1] = strconv.FormatFloat(j.Submit.Seconds(), 'f', -1, 64)
+		rec[2] = strconv.Itoa(j.GPUs)
+		rec[3] = strconv.FormatFloat(j.Duration.Seconds(), 'f', -1, 64)
+		rec[4] = j.Status
+		if workloads != nil {
+			rec[5] = workloads[i]
+		}
+		if err := cw.Write(rec); err != nil {
+			return fmt.Errorf("write log: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write log: %w", err)
+	}
+	return nil
+}
+
+// Format names an input format that ReadLogFile understands.
+type Format string
+
+// Input formats.
+const (
+	FormatAuto   Format = "auto"   // detect from the name and the first bytes
+	FormatPhilly Format = "philly" // Philly cluster_job_log (JSON)
+	FormatHelios Format = "helios" // Helios cluster_log.csv (Saturn, Venus, Earth, Uranus)
+	FormatCSV    Format = "csv"    // our CSV: a log (duration_s) or a trace (workload_id)
+	FormatJSONL  Format = "jsonl"  // our JSON Lines trace
+)
+
+// Formats lists the formats ReadLogFile accepts.
+func Formats() []Format {
+	return []Format{FormatAuto, FormatPhilly, FormatHelios, FormatCSV, FormatJSONL}
+}
+
+// ReadLogFile reads jobs with durations from a built-in trace name or a file
+// in the given format. Runnable traces (built-ins, our CSV with workload_id
+// but no duration_s, JSON Lines) take each job's duration from the catalog's
+// solo runtime. FormatAuto picks the format from the file: a built-in name,
+// a .jsonl name, JSON ('[' first) as Philly, and for CSV the header (gpu_num
+// and submit_time: Helios; duration_s: our log; else our trace). Files are
+// streamed, not read whole.
+func ReadLogFile(path string, format Format, cat *models.Catalog) (*Log, error) {
+	if _, ok := builtins()[path]; ok && (format == FormatAuto || format == FormatCSV) {
+		t, err := Load(path)
+		if err != nil {
+			return nil, err
+		}
+		return traceLog(t, cat)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	peek, err := br.Peek(1 << 16)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	if format == FormatAuto {
+		format = detectFormat(path, peek)
+	}
+	switch format {
+	case FormatPhilly:
+		return ReadPhilly(br, path)
+	case FormatHelios:
+		return ReadHelios(br, path)
+	case FormatJSONL:
+		t, err := ReadJSONL(br, path)
+		if err != nil {
+			return nil, err
+		}
+		return traceLog(t, cat)
+	case FormatCSV:
+		head := headerIndex(strings.Split(firstLine(peek), ","))
+		if _, ok := head["duration_s"]; ok {
+			return ReadLogCSV(br, path)
+		}
+		t, err := ReadCSV(br, path)
+		if err != nil {
+			return nil, err
+		}
+		return traceLog(t, cat)
+	}
+	return nil, fmt.Errorf("read log %s: unknown format %q (want one of %v)", path, format, Formats())
+}
+
+func traceLog(t *Trace, cat *models.Catalog) (*Log, error) {
+	jobs, err := TraceJobs(t, cat)
+	if err != nil {
+		return nil, err
+	}
+	return &Log{Name: t.Name, Jobs: jobs, Records: len(jobs)}, nil
+}
+
+// firstLine returns the first line of b that is not a '#' comment.
+func firstLine(b []byte) string {
+	for len(b) > 0 {
+		line, rest, _ := bytes.Cut(b, []byte("\n"))
+		b = rest
+		s := strings.TrimSpace(string(line))
+		if s != "" && !strings.HasPrefix(s, "#") {
+			return s
+		}
+	}
+	return ""
+}
+
+func detectFormat(path string, b []byte) Format {
+	if strings.HasSuffix(path, ".jsonl") {
+		return FormatJSONL
+	}
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\ufeff")), " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return FormatPhilly
+	}
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		return FormatJSONL
+	}
+	head := headerIndex(strings.Split(firstLine(b), ","))
+	_, g := head["gpu_num"]
+	_, s := head["submit_time"]
+	if g && s {
+		return FormatHelios
+	}
+	return FormatCSV
+}

@@ -1,0 +1,80 @@
+package traces
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/aegis-sched/aegis/models"
+)
+
+// MapWorkloads maps each job to a catalog workload by nearest quantile, as
+// the AEGIS paper does: within each GPU count, a job's duration rank among
+// the given jobs of that GPU count gives its quantile, and the job gets the
+// catalog workload of the same GPU count whose solo-runtime quantile (its
+// rank among those workloads) is nearest. Quantiles are plotting positions
+// (rank+0.5)/count, with equal durations sharing their mean rank (so they map
+// alike) and ties between two workloads going to the shorter one. The result
+// has one workload id per job, in job order. It fails, naming the job, when
+// the catalog has no workload of a job's GPU count.
+func MapWorkloads(jobs []LogJob, cat *models.Catalog) ([]string, error) {
+	// Catalog workloads by GPU count, sorted by solo runtime then id.
+	pool := map[int][]*models.Workload{}
+	for _, id := range cat.IDs() {
+		w, _ := cat.Get(id)
+		pool[w.GPUs] = append(pool[w.GPUs], w)
+	}
+	for _, ws := range pool {
+		slices.SortFunc(ws, func(a, b *models.Workload) int {
+			return cmp.Or(cmp.Compare(a.SoloS, b.SoloS), cmp.Compare(a.ID, b.ID))
+		})
+	}
+	// Job indices by GPU count.
+	byGPUs := map[int][]int{}
+	for i, j := range jobs {
+		byGPUs[j.GPUs] = append(byGPUs[j.GPUs], i)
+	}
+	out := make([]string, len(jobs))
+	for _, g := range slices.Sorted(maps.Keys(byGPUs)) {
+		idx, ws := byGPUs[g], pool[g]
+		if len(ws) == 0 {
+			j := jobs[idx[0]]
+			return nil, fmt.Errorf("map: job %s needs %d GPUs, but the catalog has no %d-GPU workload (%d such jobs)", j.ID, g, g, len(idx))
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(jobs[a].Duration, jobs[b].Duration) })
+		n, m := float64(len(idx)), float64(len(ws))
+		for lo := 0; lo < len(idx); {
+			hi := lo + 1
+			for hi < len(idx) && jobs[idx[hi]].Duration == jobs[idx[lo]].Duration {
+				hi++
+			}
+			rank := float64(lo+hi-1) / 2 // mean rank of the equal durations
+			q := (rank + 0.5) / n
+			// Nearest catalog position c with (c+0.5)/m closest to q, ties low.
+			c := int(math.Ceil(q*m - 1))
+			c = min(max(c, 0), len(ws)-1)
+			for _, i := range idx[lo:hi] {
+				out[i] = ws[c].ID
+			}
+			lo = hi
+		}
+	}
+	return out, nil
+}
+
+// MapTrace maps jobs to catalog workloads (MapWorkloads) and returns them as a
+// runnable trace with the jobs' ids, submit times and GPU counts.
+func MapTrace(name string, jobs []LogJob, cat *models.Catalog) (*Trace, error) {
+	wl, err := MapWorkloads(jobs, cat)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trace{Name: name, Jobs: make([]Job, len(jobs))}
+	for i, j := range jobs {
+		t.Jobs[i] = Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs}
+	}
+	sortStable(t.Jobs)
+	return t, nil
+}

@@ -1,0 +1,219 @@
+package traces
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// phillyTimeLayout is how cluster_job_log writes times (no zone; read as UTC:
+// only differences matter).
+const phillyTimeLayout = "2006-01-02 15:04:05"
+
+// phillyJob is one element of Philly's cluster_job_log. Times are pointers:
+// the log writes null (or the string "None") for times that never happened.
+type phillyJob struct {
+	Status    string          `json:"status"`
+	VC        string          `json:"vc"`
+	JobID     string          `json:"jobid"`
+	User      string          `json:"user"`
+	Submitted *string         `json:"submitted_time"`
+	Attempts  []phillyAttempt `json:"attempts"`
+}
+
+type phillyAttempt struct {
+	Start  *string        `json:"start_time"`
+	End    *string        `json:"end_time"`
+	Detail []phillyDetail `json:"detail"`
+}
+
+type phillyDetail struct {
+	IP   string            `json:"ip"`
+	GPUs []json.RawMessage `json:"gpus"`
+}
+
+// ReadPhilly reads Microsoft Philly's cluster_job_log: a JSON array of jobs
+// {jobid, user, vc, status, submitted_time, attempts: [{start_time, end_time,
+// detail: [{ip, gpus: [...]}]}]}. It streams the array one job at a time, so
+// the 117,325-job file is never decoded at once.
+//
+// A job's GPU count is the number of GPUs over its first attempt's detail
+// entries; its run time is from the first attempt's start to the last
+// attempt's end (as the trace's official analysis does). Jobs that never
+// started (no attempt, or a null/"None" first start), that have no end time
+// or no submit time, or that end before they start are skipped and counted
+// in Log.Skipped. Malformed input (bad JSON, a field of the wrong type, an
+// unparsable time) is an error naming the file, the job's byte offset and
+// index, its jobid and the field.
+func ReadPhilly(r io.Reader, name string) (*Log, error) {
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file: want a JSON array of jobs", name)
+		}
+		return nil, fmt.Errorf("%s: byte %d: %w", name, dec.InputOffset(), err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("%s: byte %d: want a JSON array of jobs, got %v", name, dec.InputOffset(), tok)
+	}
+	l := &Log{Name: name}
+	type kept struct {
+		submit time.Time
+		job    LogJob
+	}
+	var jobs []kept
+	for dec.More() {
+		off := valueStart(dec)
+		idx := l.Records
+		var pj phillyJob
+		if err := dec.Decode(&pj); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return nil, fmt.Errorf("%s: byte %d: job %d: field %s: JSON %s where %s expected",
+					name, off, idx, te.Field, te.Value, te.Type)
+			}
+			return nil, fmt.Errorf("%s: byte %d: job %d: %w", name, off, idx, err)
+		}
+		l.Records++
+		ferr := func(field, format string, args ...any) error {
+			return fmt.Errorf("%s: byte %d: job %d (jobid %q): field %s: %s", name, off, idx, pj.JobID, field, fmt.Sprintf(format, args...))
+		}
+		submit, ok, err := phillyTime(pj.Submitted)
+		if err != nil {
+			return nil, ferr("submitted_time", "%v", err)
+		}
+		if !ok {
+			l.skip(SkipNoSubmitTime)
+			continue
+		}
+		if len(pj.Attempts) == 0 {
+			l.skip(SkipNeverStarted)
+			continue
+		}
+		start, ok, err := phillyTime(pj.Attempts[0].Start)
+		if err != nil {
+			return nil, ferr("attempts[0].start_time", "%v", err)
+		}
+		if !ok {
+			l.skip(SkipNeverStarted)
+			continue
+		}
+		last := len(pj.Attempts) - 1
+		end, ok, err := phillyTime(pj.Attempts[last].End)
+		if err != nil {
+			return nil, ferr(fmt.Sprintf("attempts[%d].end_time", last), "%v", err)
+		}
+		if !ok {
+			l.skip(SkipNoEndTime)
+			continue
+		}
+		// Check the other attempts' times too: malformed input anywhere is an
+		// error, not something to skip over.
+		for i, a := range pj.Attempts {
+			if _, _, err := phillyTime(a.Start); err != nil {
+				return nil, ferr(fmt.Sprintf("attempts[%d].start_time", i), "%v", err)
+			}
+			if _, _, err := phillyTime(a.End); err != nil {
+				return nil, ferr(fmt.Sprintf("attempts[%d].end_time", i), "%v", err)
+			}
+		}
+		if end.Before(start) {
+			l.skip(SkipEndBeforeStart)
+			continue
+		}
+		gpus := 0
+		for _, d := range pj.Attempts[0].Detail {
+			gpus += len(d.GPUs)
+		}
+		id := pj.JobID
+		if id == "" {
+			id = "#" + strconv.Itoa(idx)
+		}
+		jobs = append(jobs, kept{submit: submit, job: LogJob{ID: id, Duration: end.Sub(start), GPUs: gpus, Status: pj.Status}})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("%s: byte %d: after job %d: %w", name, dec.InputOffset(), l.Records, err)
+	}
+	if tok, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, fmt.Errorf("%s: byte %d: after the job array: %w", name, dec.InputOffset(), err)
+		}
+		return nil, fmt.Errorf("%s: byte %d: data after the job array: %v", name, dec.InputOffset(), tok)
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("%s: no job that ran (%d records; skipped: %s)", name, l.Records, l.SkipSummary())
+	}
+	first := jobs[0].submit
+	for _, k := range jobs {
+		if k.submit.Before(first) {
+			first = k.submit
+		}
+	}
+	l.Jobs = make([]LogJob, len(jobs))
+	for i, k := range jobs {
+		k.job.Submit = k.submit.Sub(first)
+		l.Jobs[i] = k.job
+	}
+	sortLogJobs(l.Jobs)
+	return l, nil
+}
+
+// valueStart returns the byte offset of the next array element: the
+// decoder's offset past the separating comma and white space it has
+// buffered.
+func valueStart(dec *json.Decoder) int64 {
+	off := dec.InputOffset()
+	br, ok := dec.Buffered().(io.ByteReader)
+	if !ok {
+		return off
+	}
+	comma := false
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return off
+		}
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		case c == ',' && !comma:
+			comma = true
+		default:
+			return off
+		}
+		off++
+	}
+}
+
+// phillyTime parses a cluster_job_log time. It reports ok=false for a time
+// that is absent (null, "None", "" or "NaN") and an error for one that does
+// not parse.
+func phillyTime(s *string) (t time.Time, ok bool, err error) {
+	if s == nil {
+		return time.Time{}, false, nil
+	}
+	v := strings.TrimSpace(*s)
+	if absent(v) {
+		return time.Time{}, false, nil
+	}
+	t, err = time.Parse(phillyTimeLayout, v)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("%q is not a time like 2017-10-03 02:56:12", v)
+	}
+	return t, true, nil
+}
+
+// ReadPhillyFile reads a Philly cluster_job_log file.
+func ReadPhillyFile(path string) (*Log, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("philly log: %w", err)
+	}
+	defer f.Close()
+	return ReadPhilly(f, path)
+}
