@@ -1,0 +1,124 @@
+package results
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const sec = time.Second
+
+// replay feeds a hand-written event history to a collector.
+func replay(t *testing.T) *Collector {
+	t.Helper()
+	jobs := []policies.Job{
+		{ID: 0, Name: "a", GPUs: 1, Submit: 0, Profile: policies.Profile{Workload: "w", SoloS: 100}},
+		{ID: 1, Name: "b", GPUs: 2, Submit: 10 * sec, Profile: policies.Profile{Workload: "v", SoloS: 50}},
+		{ID: 2, Name: "c", GPUs: 1, Submit: 20 * sec, Profile: policies.Profile{Workload: "w", SoloS: 100}},
+	}
+	var log bytes.Buffer
+	el := NewEventLog(&log)
+	c := NewCollector(jobs, el)
+	for _, e := range []policies.Event{
+		policies.JobArrived{T: 0, Job: 0},
+		policies.JobStarted{T: 0, Job: 0, Attempt: 1, GPUs: []int{0}},
+		policies.JobArrived{T: 10 * sec, Job: 1},
+		policies.JobStarted{T: 10 * sec, Job: 1, Attempt: 1, GPUs: []int{1, 2}},
+		policies.JobArrived{T: 20 * sec, Job: 2},
+		policies.JobFailed{T: 40 * sec, Job: 1, Attempt: 1, Reason: policies.OOM, GPU: 2},
+		policies.JobStarted{T: 100 * sec, Job: 1, Attempt: 2, GPUs: []int{1, 2}},
+		policies.JobFinished{T: 100 * sec, Job: 0, Attempt: 1},
+		policies.JobStopped{T: 120 * sec, Job: 2, Reason: "test"},
+		policies.JobFinished{T: 150 * sec, Job: 1, Attempt: 2},
+	} {
+		c.Event(e)
+		if e.At() == 20*sec {
+			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"})
+			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"}) // counted, logged once
+		}
+	}
+	require.NoError(t, el.Flush())
+	golden(t, "events.jsonl", log.Bytes())
+	return c
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(p, got, 0o644))
+	}
+	want, err := os.ReadFile(p)
+	require.NoError(t, err, "run go test ./results -update")
+	require.Equal(t, string(want), string(got))
+}
+
+func TestCollectorAndSummary(t *testing.T) {
+	c := replay(t)
+	jobs := c.Jobs()
+	// a: 0..100 alone.
+	require.Equal(t, 100*sec, jobs[0].JCT())
+	require.Equal(t, time.Duration(0), jobs[0].Queue())
+	// b: failed attempt 10..40 (30 s) + 100..150 (50 s) = 80 s exec; JCT 140 s.
+	require.Equal(t, 140*sec, jobs[1].JCT())
+	require.Equal(t, 80*sec, jobs[1].Exec)
+	require.Equal(t, 60*sec, jobs[1].Queue())
+	require.Equal(t, 2, jobs[1].Attempts)
+	require.Equal(t, 1, jobs[1].Failed)
+	require.InDelta(t, 140.0/50, jobs[1].NormJCT(), 1e-12)
+	require.Equal(t, policies.Stopped, jobs[2].State)
+
+	s := Summarize(jobs, c.Deferrals())
+	require.Equal(t, 150.0, s.MakespanS)
+	require.Equal(t, 120.0, s.MeanJCTS)
+	require.InDelta(t, 100+0.95*40, s.P95JCTS, 1e-9)
+	require.Equal(t, 30.0, s.MeanQueueS)
+	require.Equal(t, 1, s.FailedAttempts)
+	require.Equal(t, 1, s.RecoveredAttempts)
+	require.Equal(t, 1, s.Stopped)
+	require.Equal(t, map[string]int{"memory": 2}, s.Deferrals)
+
+	var jb, sb, tb bytes.Buffer
+	require.NoError(t, WriteJobsCSV(&jb, jobs))
+	require.NoError(t, WriteSummaryCSV(&sb, s))
+	require.NoError(t, WriteSummaryTable(&tb, "test run", s))
+	golden(t, "jobs.csv", jb.Bytes())
+	golden(t, "summary.csv", sb.Bytes())
+	golden(t, "summary.txt", tb.Bytes())
+}
+
+func TestQuantile(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		q    float64
+		want float64
+	}{
+		{[]float64{1}, 0.95, 1},
+		{[]float64{3, 1, 2}, 0.5, 2},
+		{[]float64{1, 2, 3, 4}, 0.5, 2.5},
+		{[]float64{0, 10}, 0.95, 9.5},
+		{[]float64{5, 1, 4, 2, 3}, 0, 1},
+		{[]float64{5, 1, 4, 2, 3}, 1, 5},
+	} {
+		require.InDelta(t, tc.want, policies.Quantile(tc.xs, tc.q), 1e-12, "%v q=%v", tc.xs, tc.q)
+	}
+	require.True(t, policies.Quantile(nil, 0.5) != policies.Quantile(nil, 0.5), "NaN for no data")
+}
+
+func TestScore(t *testing.T) {
+	// Constant window: every statistic equals the constant.
+	require.InDelta(t, 0.4, policies.Score([]float64{0.4, 0.4, 0.4}, nil), 1e-12)
+	// 0,1: mean .5, median .5, p95 .95, EWMA (α=2/3) = 2/3.
+	require.InDelta(t, 0.25*(0.5+0.5+0.95+2.0/3), policies.Score([]float64{0, 1}, nil), 1e-12)
+	require.Zero(t, policies.Score(nil, nil))
+}
