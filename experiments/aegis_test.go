@@ -39,6 +39,8 @@ func TestAegisMechanismsOnPaperTraces(t *testing.T) {
 		t.Run(trace, func(t *testing.T) {
 			est := summary(t, trace, nil)
 			require.Equal(t, est.FailedAttempts, est.RecoveredAttempts)
+			require.Zero(t, est.SharedRetries, "recovery=exclusive retries alone")
+			require.Equal(t, est.FailedAttempts, est.ExclusiveRetries)
 			failsEstFree += est.FailedAttempts
 			failsMFM += est.FailedAttempts
 
@@ -55,4 +57,12 @@ func TestAegisMechanismsOnPaperTraces(t *testing.T) {
 	}
 	require.Positive(t, failsEstFree)
 	require.Greater(t, failsRR, failsMFM)
+}
+
+// With recovery=ladder, retries may collocate at the ladder's free-memory
+// levels; every failed attempt is still recovered.
+func TestAegisLadderRecovery(t *testing.T) {
+	s := summary(t, "philly", map[string]string{"recovery": "ladder"})
+	require.Positive(t, s.SharedRetries)
+	require.Equal(t, s.FailedAttempts, s.RecoveredAttempts)
 }

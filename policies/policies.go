@@ -211,6 +211,8 @@ type JobStarted struct {
 	Job     JobID
 	Attempt int
 	GPUs    []int
+	// Shared reports whether another job was running on any of its GPUs.
+	Shared bool
 }
 
 // JobActive: an attempt showed its first GPU activity.

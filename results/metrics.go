@@ -24,6 +24,8 @@ type Job struct {
 	Exec     time.Duration // sum of attempt run times, failed attempts included
 	Attempts int
 	Failed   int // failed attempts
+	// Retries started alone on their GPUs, and next to other jobs.
+	ExclusiveRetries, SharedRetries int
 }
 
 // JCT is finish − submit (0 for a job that never finished).
@@ -83,6 +85,13 @@ func (c *Collector) Event(e policies.Event) {
 		}
 		j.Attempts++
 		j.State = policies.Running
+		if e.Attempt > 1 {
+			if e.Shared {
+				j.SharedRetries++
+			} else {
+				j.ExclusiveRetries++
+			}
+		}
 		c.started[e.Job] = e.T
 	case policies.JobFinished:
 		j := &c.jobs[e.Job]
@@ -133,7 +142,10 @@ type Summary struct {
 	MeanNormJCT             float64
 	FailedAttempts          int // attempts that failed
 	RecoveredAttempts       int // failed attempts of jobs that later finished
-	Deferrals               map[string]int
+	// Retries (attempts after a failure) started alone on their GPUs (the
+	// exclusive fallback) and next to other jobs (the recovery ladder).
+	ExclusiveRetries, SharedRetries int
+	Deferrals                       map[string]int
 }
 
 // Summarize computes the run metrics over the jobs that finished.
@@ -147,6 +159,8 @@ func Summarize(jobs []Job, deferrals map[string]int) Summary {
 			first = j.Submit
 		}
 		s.FailedAttempts += j.Failed
+		s.ExclusiveRetries += j.ExclusiveRetries
+		s.SharedRetries += j.SharedRetries
 		switch j.State {
 		case policies.Stopped:
 			s.Stopped++

@@ -35,7 +35,7 @@ func replay(t *testing.T) *Collector {
 		policies.JobStarted{T: 10 * sec, Job: 1, Attempt: 1, GPUs: []int{1, 2}},
 		policies.JobArrived{T: 20 * sec, Job: 2},
 		policies.JobFailed{T: 40 * sec, Job: 1, Attempt: 1, Reason: policies.OOM, GPU: 2},
-		policies.JobStarted{T: 100 * sec, Job: 1, Attempt: 2, GPUs: []int{1, 2}},
+		policies.JobStarted{T: 100 * sec, Job: 1, Attempt: 2, GPUs: []int{1, 2}, Shared: true},
 		policies.JobFinished{T: 100 * sec, Job: 0, Attempt: 1},
 		policies.JobStopped{T: 120 * sec, Job: 2, Reason: "test"},
 		policies.JobFinished{T: 150 * sec, Job: 1, Attempt: 2},
@@ -86,6 +86,8 @@ func TestCollectorAndSummary(t *testing.T) {
 	require.Equal(t, 1, s.FailedAttempts)
 	require.Equal(t, 1, s.RecoveredAttempts)
 	require.Equal(t, 1, s.Stopped)
+	require.Equal(t, 1, s.SharedRetries)
+	require.Zero(t, s.ExclusiveRetries)
 	require.Equal(t, map[string]int{"memory": 2}, s.Deferrals)
 
 	var jb, sb, tb bytes.Buffer

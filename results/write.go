@@ -56,8 +56,9 @@ func (s Summary) SummaryRow() (head, row []string) {
 	head = slices.Clone(SummaryColumns)
 	row = []string{num(s.MakespanS), num(s.MeanJCTS), num(s.P95JCTS), num(s.MeanQueueS), num(s.P95QueueS),
 		num(s.MeanExecS), num(s.P95ExecS), strconv.Itoa(s.FailedAttempts), strconv.Itoa(s.RecoveredAttempts)}
-	head = append(head, "jobs", "finished", "stopped", "mean_norm_jct")
-	row = append(row, strconv.Itoa(s.Jobs), strconv.Itoa(s.Finished), strconv.Itoa(s.Stopped), num(s.MeanNormJCT))
+	head = append(head, "jobs", "finished", "stopped", "mean_norm_jct", "exclusive_retries", "shared_retries")
+	row = append(row, strconv.Itoa(s.Jobs), strconv.Itoa(s.Finished), strconv.Itoa(s.Stopped), num(s.MeanNormJCT),
+		strconv.Itoa(s.ExclusiveRetries), strconv.Itoa(s.SharedRetries))
 	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
 		head = append(head, "deferrals_"+k)
 		row = append(row, strconv.Itoa(s.Deferrals[k]))
@@ -87,6 +88,7 @@ func WriteSummaryTable(w io.Writer, title string, s Summary) error {
 	fmt.Fprintf(tw, "exec mean / p95\t%s / %s\n", h(s.MeanExecS), h(s.P95ExecS))
 	fmt.Fprintf(tw, "normalized JCT mean\t%.3f\n", s.MeanNormJCT)
 	fmt.Fprintf(tw, "failed / recovered attempts\t%d / %d\n", s.FailedAttempts, s.RecoveredAttempts)
+	fmt.Fprintf(tw, "retries exclusive / shared\t%d / %d\n", s.ExclusiveRetries, s.SharedRetries)
 	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
 		fmt.Fprintf(tw, "deferrals (%s)\t%d\n", k, s.Deferrals[k])
 	}
@@ -147,7 +149,7 @@ func (l *EventLog) Event(e policies.Event) {
 	case policies.JobArrived:
 		l.line(e.T, "arrived", e.Job, "")
 	case policies.JobStarted:
-		l.line(e.T, "started", e.Job, fmt.Sprintf(`,"attempt":%d,"gpus":%s`, e.Attempt, ints(e.GPUs)))
+		l.line(e.T, "started", e.Job, fmt.Sprintf(`,"attempt":%d,"gpus":%s,"shared":%t`, e.Attempt, ints(e.GPUs), e.Shared))
 	case policies.JobActive:
 		l.line(e.T, "active", e.Job, fmt.Sprintf(`,"attempt":%d`, e.Attempt))
 	case policies.JobFinished:

@@ -415,6 +415,10 @@ func (s *Sim) place(a policies.Place) error {
 	pj.Attempts++
 	pj.On = slices.Clone(a.GPUs)
 	pj.Started, pj.Active, pj.ActiveAt = s.now, false, 0
+	shared := false
+	for _, g := range a.GPUs {
+		shared = shared || len(s.view.GPUs[g].Jobs) > 0
+	}
 	for _, g := range a.GPUs {
 		s.view.GPUs[g].Jobs = append(s.view.GPUs[g].Jobs, pj.ID)
 	}
@@ -424,7 +428,7 @@ func (s *Sim) place(a policies.Place) error {
 	startup := time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
 	s.push(item{t: s.now + startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
-	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On})
+	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
 	return nil
 }
 
