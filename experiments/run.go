@@ -13,7 +13,9 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/policies/exclusive"
+	"github.com/aegis-sched/aegis/policies/horus"
 	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/policies/lucid"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
@@ -24,6 +26,8 @@ func factories() map[string]func(map[string]string) (policies.Policy, error) {
 	return map[string]func(map[string]string) (policies.Policy, error){
 		"exclusive": func(p map[string]string) (policies.Policy, error) { return exclusive.New(p) },
 		"aegis":     func(p map[string]string) (policies.Policy, error) { return aegis.New(p) },
+		"horus":     func(p map[string]string) (policies.Policy, error) { return horus.New(p) },
+		"lucid":     func(p map[string]string) (policies.Policy, error) { return lucid.New(p) },
 	}
 }
 
