@@ -240,3 +240,36 @@ func TestApplyRejectsBadPlacements(t *testing.T) {
 		require.Error(t, s.Apply(a), name)
 	}
 }
+
+// Two jobs co-run on one GPU from the start under the fitted interference
+// model; the slowdowns match the measured pairs' direction and rough size
+// (AEGIS artifact co-runs on A100: ResNet50 bs128 + VGG16 bs128 measured
+// 1.98× and 1.21×; MobileNet bs64 + ResNet18 bs32 on CIFAR-100 0.93× and
+// 0.99×, i.e. no slowdown beyond noise).
+func TestPairSlowdownsUnderFittedModel(t *testing.T) {
+	for _, tc := range []struct {
+		a, b     string
+		loA, hiA float64
+		loB, hiB float64
+	}{
+		{"resnet50_imagenet_bs128_1gpu", "vgg16_imagenet_bs128_1gpu", 1.6, 2.4, 1.05, 1.45},
+		{"mobilenet_cifar100_bs64_20e_1gpu", "resnet18_cifar100_bs32_20e_1gpu", 1.0, 1.1, 1.0, 1.1},
+	} {
+		t.Run(tc.a+"+"+tc.b, func(t *testing.T) {
+			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(),
+				Interference: models.DefaultInterference(), Truth: exact()},
+				[]sim.JobSpec{{Name: "a", Workload: tc.a, GPUs: 1}, {Name: "b", Workload: tc.b, GPUs: 1}})
+			require.NoError(t, err)
+			col := results.NewCollector(s.View().Jobs)
+			require.NoError(t, loop.Run(s, script{0: {0}, 1: {0}}, col))
+			jobs := col.Jobs()
+			slowA := jobs[0].Finish.Seconds() / solo(t, tc.a).Seconds()
+			slowB := jobs[1].Finish.Seconds() / solo(t, tc.b).Seconds()
+			require.GreaterOrEqual(t, slowA, tc.loA)
+			require.LessOrEqual(t, slowA, tc.hiA)
+			require.GreaterOrEqual(t, slowB, tc.loB)
+			require.LessOrEqual(t, slowB, tc.hiB)
+			t.Logf("slowdowns: %.3f and %.3f", slowA, slowB)
+		})
+	}
+}
