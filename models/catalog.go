@@ -141,6 +141,7 @@ func ReadCatalog(r io.Reader, name string) (*Catalog, error) {
 		}
 	}
 	c := &Catalog{byID: map[string]*Workload{}}
+	seen := map[string][]bool{} // rows read per workload GPU
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -183,12 +184,19 @@ func ReadCatalog(r io.Reader, name string) (*Catalog, error) {
 		} else if w.GPUs != gpus {
 			return nil, fmt.Errorf("%s:%d: column gpus: %d disagrees with an earlier row (%d)", name, line, gpus, w.GPUs)
 		}
+		if seen[id] == nil {
+			seen[id] = make([]bool, gpus)
+		}
+		if seen[id][gpu] {
+			return nil, fmt.Errorf("%s:%d: workload %s: second row for gpu %d", name, line, id, gpu)
+		}
+		seen[id][gpu] = true
 		w.PerGPU[gpu] = Profile{PeakMiB: f[4], SMACT: Stat{f[5], f[6]}, SMOCC: Stat{f[7], f[8]},
 			DRAMA: Stat{f[9], f[10]}, UtilPct: f[11]}
 	}
 	for _, id := range c.ids {
-		for g, p := range c.byID[id].PerGPU {
-			if p.PeakMiB == 0 && p.UtilPct == 0 && p.SMACT.Mean == 0 && g == 0 {
+		for g, ok := range seen[id] {
+			if !ok {
 				return nil, fmt.Errorf("%s: workload %s: no row for gpu %d", name, id, g)
 			}
 		}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -53,13 +54,22 @@ type Server struct {
 	GPUs int
 }
 
-// ParseServer parses "TYPE:COUNT", e.g. "a100-40gb:3".
+// ParseServer parses "TYPE:COUNT", e.g. "a100-40gb:3", where TYPE is a
+// built-in GPU type or a GPU type YAML file (see LoadGPUType), e.g.
+// "my-gpu.yaml:8".
 func ParseServer(s string) (Server, error) {
-	name, n, ok := strings.Cut(s, ":")
-	if !ok {
+	i := strings.LastIndex(s, ":")
+	if i < 0 {
 		return Server{}, fmt.Errorf("server %q: want TYPE:COUNT, e.g. a100-40gb:3", s)
 	}
-	t, err := LookupGPU(name)
+	name, n := s[:i], s[i+1:]
+	var t GPUType
+	var err error
+	if ext := strings.ToLower(filepath.Ext(name)); ext == ".yaml" || ext == ".yml" {
+		t, err = LoadGPUType(name)
+	} else {
+		t, err = LookupGPU(name)
+	}
 	if err != nil {
 		return Server{}, fmt.Errorf("server %q: %w", s, err)
 	}
