@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/aegis-sched/aegis/policies"
 )
 
 // MemoryInput is one of the AEGIS policy's memory inputs (the paper's
@@ -202,6 +204,6 @@ func SummarizeEstimator(peak, est []float64) EstimatorSummary {
 	}
 	s.Under = float64(under) / float64(s.N)
 	s.Risky = float64(risky) / float64(s.N)
-	s.MedianRatio, s.MinRatio, s.MaxRatio = Quantile(ratios, 0.5), Quantile(ratios, 0), Quantile(ratios, 1)
+	s.MedianRatio, s.MinRatio, s.MaxRatio = policies.Quantile(ratios, 0.5), policies.Quantile(ratios, 0), policies.Quantile(ratios, 1)
 	return s
 }

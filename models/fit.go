@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/optimize"
+
+	"github.com/aegis-sched/aegis/policies"
 )
 
 // FitOptions control FitPressure and Calibrate.
@@ -177,5 +179,5 @@ func Calibrate(pairs []PairRun, cat *Catalog, opt FitOptions) (*Calibration, err
 }
 
 func summarize(name string, apes []float64) ModelError {
-	return ModelError{Model: name, MedianAPE: Quantile(apes, 0.5), P90APE: Quantile(apes, 0.9), N: len(apes)}
+	return ModelError{Model: name, MedianAPE: policies.Quantile(apes, 0.5), P90APE: policies.Quantile(apes, 0.9), N: len(apes)}
 }

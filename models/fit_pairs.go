@@ -246,21 +246,3 @@ func profileOf(cat *Catalog, id string) Profile {
 	}
 	return w.PerGPU[0]
 }
-
-// Quantile returns the q-quantile (0 ≤ q ≤ 1) of xs by linear
-// interpolation between order statistics (Hyndman–Fan type 7, as numpy's
-// default); NaN for no data. xs is not modified.
-func Quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	h := q * float64(len(s)-1)
-	lo := math.Floor(h)
-	i := int(lo)
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	return s[i] + (h-lo)*(s[i+1]-s[i])
-}

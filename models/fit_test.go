@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,15 +123,6 @@ func TestFolds(t *testing.T) {
 	for _, c := range count { // 12 distinct pairs dealt over 5 folds
 		require.Contains(t, []int{2, 3}, c)
 	}
-}
-
-func TestQuantile(t *testing.T) {
-	xs := []float64{4, 1, 3, 2, 5}
-	for _, tc := range []struct{ q, want float64 }{{0, 1}, {0.5, 3}, {0.9, 4.6}, {1, 5}, {0.25, 2}} {
-		require.InDelta(t, tc.want, Quantile(xs, tc.q), 1e-12, "q=%v", tc.q)
-	}
-	require.Equal(t, []float64{4, 1, 3, 2, 5}, xs, "input untouched")
-	require.True(t, math.IsNaN(Quantile(nil, 0.5)))
 }
 
 // syntheticPairs makes co-runs whose times follow truth exactly.
