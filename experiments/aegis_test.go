@@ -1,12 +1,16 @@
 package experiments
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/loop"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -65,4 +69,46 @@ func TestAegisLadderRecovery(t *testing.T) {
 	s := summary(t, "philly", map[string]string{"recovery": "ladder"})
 	require.Positive(t, s.SharedRetries)
 	require.Equal(t, s.FailedAttempts, s.RecoveredAttempts)
+}
+
+// prober wraps a policy and reads every GPU's last 100 samples before each
+// decision: asking for telemetry must not change the run.
+type prober struct{ policies.Policy }
+
+func (p prober) Schedule(v *policies.View) []policies.Action {
+	for g := range v.GPUs {
+		v.Telemetry.Samples(nil, g, 100)
+	}
+	return p.Policy.Schedule(v)
+}
+
+func TestReadingTelemetryChangesNothing(t *testing.T) {
+	run := func(probe bool) string {
+		tr, err := traces.Load("saturn")
+		require.NoError(t, err)
+		srv, err := models.ParseServer("a100-40gb:3")
+		require.NoError(t, err)
+		cat, err := models.CatalogFor(srv.Type)
+		require.NoError(t, err)
+		specs := make([]sim.JobSpec, len(tr.Jobs))
+		for i, j := range tr.Jobs {
+			specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
+		}
+		s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: models.DefaultInterference(),
+			Truth: sim.DefaultTruth(), Seed: 5}, specs)
+		require.NoError(t, err)
+		var p policies.Policy
+		p, err = NewPolicy("aegis", nil)
+		require.NoError(t, err)
+		if probe {
+			p = prober{p}
+		}
+		var ev bytes.Buffer
+		col := results.NewCollector(s.View().Jobs, results.NewEventLog(&ev))
+		require.NoError(t, loop.Run(s, p, col))
+		var jobs bytes.Buffer
+		require.NoError(t, results.WriteJobsCSV(&jobs, col.Jobs()))
+		return jobs.String()
+	}
+	require.Equal(t, run(false), run(true))
 }

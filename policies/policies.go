@@ -138,6 +138,9 @@ type View struct {
 	Jobs []Job
 	// Queue lists the pending jobs in submission order.
 	Queue []JobID
+	// Failed lists the pending jobs whose last attempt failed, in the order
+	// of their failures (a subset of Queue).
+	Failed []JobID
 	// Telemetry reads the GPUs' recent samples.
 	Telemetry Telemetry
 	// Pressure reports whether DCGM pressure indicators (SMACT, SMOCC, DRAMA)

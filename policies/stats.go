@@ -59,6 +59,23 @@ func Score(xs, buf []float64) float64 {
 		ewma = alpha*x + (1-alpha)*ewma
 	}
 	s := append(buf[:0], xs...)
-	slices.Sort(s)
+	sortFloats(s)
 	return 0.25 * (Mean(s) + SortedQuantile(s, 0.5) + SortedQuantile(s, 0.95) + ewma)
+}
+
+// sortFloats sorts ascending: insertion sort for short windows (faster
+// there than the general sort), slices.Sort otherwise. No NaNs expected.
+func sortFloats(s []float64) {
+	if len(s) > 64 {
+		slices.Sort(s)
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		x := s[i]
+		j := i
+		for ; j > 0 && s[j-1] > x; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+	}
 }

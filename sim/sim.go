@@ -319,6 +319,7 @@ func (s *Sim) handle(it item) {
 		pj.OOMs++
 		pj.LastFailure, pj.FailedAt = policies.OOM, s.now
 		s.enqueue(pj.ID)
+		s.view.Failed = append(s.view.Failed, pj.ID)
 		s.changed(on)
 		s.emit(policies.JobFailed{T: s.now, Job: pj.ID, Attempt: pj.Attempts, Reason: policies.OOM, GPU: it.gpu})
 	}
@@ -333,11 +334,15 @@ func (s *Sim) enqueue(id policies.JobID) {
 	s.view.Queue = slices.Insert(q, i, id)
 }
 
+// dequeue removes a job from the queue (and the failed list).
 func (s *Sim) dequeue(id policies.JobID) bool {
 	q := s.view.Queue
 	i, ok := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
 	if ok {
 		s.view.Queue = slices.Delete(q, i, i+1)
+	}
+	if k := slices.Index(s.view.Failed, id); k >= 0 {
+		s.view.Failed = slices.Delete(s.view.Failed, k, k+1)
 	}
 	return ok
 }

@@ -31,8 +31,10 @@ type segment struct {
 
 type history struct {
 	segs []segment
-	// cache holds computed samples of past whole seconds (final once the
-	// second lies before now), indexed by second modulo its size.
+	// cache holds computed samples by whole second modulo its size. A
+	// sample is final once computed: samples are read only between calls
+	// of Next, after every change of the current instant has been recorded,
+	// and never for a second after now.
 	cache [cacheLen]cached
 }
 
@@ -93,9 +95,7 @@ func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 			continue
 		}
 		x := s.sample(g, k)
-		if time.Duration(k)*time.Second < s.now {
-			*c = cached{k: k, ok: true, x: x}
-		}
+		*c = cached{k: k, ok: true, x: x}
 		dst = append(dst, x)
 	}
 	return dst

@@ -103,3 +103,37 @@ func TestTelemetryDeterministic(t *testing.T) {
 	b := s.View().Telemetry.Samples(nil, 0, 40)
 	require.Equal(t, a, b[30:])
 }
+
+// Reading samples as time goes by (which fills the sample cache) gives the
+// same history as reading it all at the end, across job starts, first
+// activity and departures at whole seconds.
+func TestTelemetryCacheMatchesFreshSamples(t *testing.T) {
+	run := func(readEachSecond bool) []policies.Sample {
+		specs := []sim.JobSpec{
+			{Name: "a", Workload: "resnet18_cifar100_bs128_20e_1gpu", GPUs: 1},
+			{Name: "b", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, Submit: 20 * sec},
+		}
+		tr := exact()
+		tr.Noise = 1
+		s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: tr, Seed: 9}, specs)
+		require.NoError(t, err)
+		for at := time.Duration(1); at <= 300; at++ {
+			require.NoError(t, s.Apply(policies.Wake{At: at * sec}))
+		}
+		for s.Now() < 300*sec {
+			_, err := s.Next()
+			require.NoError(t, err)
+			v := s.View()
+			for _, id := range v.Queue {
+				require.NoError(t, s.Apply(policies.Place{Job: id, GPUs: []int{0}}))
+			}
+			if readEachSecond {
+				v.Telemetry.Samples(nil, 0, 3)
+			}
+		}
+		return s.View().Telemetry.Samples(nil, 0, 301)
+	}
+	fresh, cached := run(false), run(true)
+	require.Len(t, fresh, 301)
+	require.Equal(t, fresh, cached)
+}

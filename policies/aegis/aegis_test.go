@@ -280,6 +280,7 @@ func (w *world) failed(k int, at time.Duration) policies.JobID {
 	id := w.pending(1, policies.Profile{PeakMiB: 8000})
 	j := &w.v.Jobs[id]
 	j.OOMs, j.Attempts, j.LastFailure, j.FailedAt, j.FailedShared = k, k, policies.OOM, at, true
+	w.v.Failed = append(w.v.Failed, id)
 	return id
 }
 

@@ -127,10 +127,10 @@ type Scheduler struct {
 	cfg  Config
 	rule Rule
 	// Scratch space reused across decisions.
-	busy           []bool
-	queue, recover []policies.JobID
-	cands          []cand
-	idleGPUs       []int
+	busy     []bool
+	recover  []policies.JobID
+	cands    []cand
+	idleGPUs []int
 }
 
 // New returns a scheduler named name applying rule under cfg.
@@ -159,44 +159,53 @@ func (s *Scheduler) Config() Config { return s.cfg }
 //     requested.
 func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	var acts []policies.Action
-	s.busy = append(s.busy[:0], make([]bool, len(v.GPUs))...)
-	busy := s.busy // received a job in this decision
-	recovery, main := s.recover[:0], s.queue[:0]
-	for _, id := range v.Queue {
+	if cap(s.busy) < len(v.GPUs) {
+		s.busy = make([]bool, len(v.GPUs))
+	}
+	busy := s.busy[:len(v.GPUs)] // received a job in this decision
+	clear(busy)
+	recovery := s.recover[:0]
+	for _, id := range v.Failed {
 		j := v.Job(id)
 		switch {
 		case j.LastFailure == policies.OtherFailure:
 			acts = append(acts, policies.Stop{Job: id, Reason: "failed (not OOM)"})
 		case j.LastFailure == policies.OOM && !j.FailedShared:
 			acts = append(acts, policies.Stop{Job: id, Reason: "OOM while running exclusively"})
-		case j.OOMs > 0:
-			recovery = append(recovery, id)
 		default:
-			main = append(main, id)
+			recovery = append(recovery, id)
 		}
 	}
-	slices.SortStableFunc(recovery, func(a, b policies.JobID) int {
-		return int(v.Job(a).FailedAt - v.Job(b).FailedAt)
-	})
 	s.recover = recovery
 	unplaced := 0
-	for _, id := range append(recovery, main...) {
-		j := v.Job(id)
+	// consider tries to place one job and reports whether the jobs behind
+	// it must wait.
+	consider := func(j *policies.Job) (blocked bool) {
 		if gpus := s.idle(v, busy, j.GPUs); gpus != nil {
 			acts = s.place(acts, busy, j, gpus)
-			continue
+			return false
 		}
 		recovering := j.OOMs > 0
 		if (recovering && s.cfg.Recovery == RecoverLadder) || (!recovering && len(recovery) == 0) {
 			var gpus []int
 			if gpus, acts = s.collocate(v, busy, j, acts); gpus != nil {
 				acts = s.place(acts, busy, j, gpus)
-				continue
+				return false
 			}
 		}
 		unplaced++
-		if recovering || unplaced >= s.cfg.Lookahead {
-			break // head-of-line blocking; recovered jobs have strict priority
+		// Head-of-line blocking; recovered jobs have strict priority.
+		return recovering || unplaced >= s.cfg.Lookahead
+	}
+	blocked := false
+	for _, id := range recovery {
+		if blocked = consider(v.Job(id)); blocked {
+			break
+		}
+	}
+	for i := 0; !blocked && i < len(v.Queue); i++ {
+		if j := v.Job(v.Queue[i]); j.LastFailure == policies.NoFailure {
+			blocked = consider(j)
 		}
 	}
 	if unplaced > 0 {

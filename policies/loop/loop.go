@@ -124,6 +124,11 @@ func Check(v *policies.View) error {
 			return fmt.Errorf("queued job %d is not pending", id)
 		}
 	}
+	for _, id := range v.Failed {
+		if int(id) < 0 || int(id) >= len(v.Jobs) || v.Jobs[id].State != policies.Pending || v.Jobs[id].LastFailure == policies.NoFailure {
+			return fmt.Errorf("failed-list job %d is not a pending job with a failed attempt", id)
+		}
+	}
 	return nil
 }
 
