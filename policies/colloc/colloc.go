@@ -57,6 +57,11 @@ type Config struct {
 	// intermediate steps are added so no step exceeds LadderStepMiB.
 	LadderFractions []float64
 	LadderStepMiB   float64
+	// WholePartners makes a multi-GPU job collocate only on exactly the GPU
+	// set of one running job with as many GPUs, every one of them admitted
+	// (Lucid's pairing of whole jobs); otherwise it may combine any admitted
+	// GPUs, and idle ones.
+	WholePartners bool
 }
 
 // DefaultConfig is the AEGIS paper's setting: 30 s hold, 1 s tick, strict
@@ -272,6 +277,9 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 		}
 		cands = append(cands, cand{g, s.rule.Score(v, j, g)})
 	}
+	if s.cfg.WholePartners && j.GPUs > 1 {
+		return s.partner(v, j, cands), acts
+	}
 	if len(cands) == 0 || len(cands)+len(idle) < j.GPUs {
 		return nil, acts
 	}
@@ -290,6 +298,36 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	}
 	slices.Sort(gpus)
 	return gpus, acts
+}
+
+// partner returns the GPU set of the running job with j's GPU count whose
+// GPUs are all admitted and have the lowest summed score (ties: the lowest
+// GPUs), or nil.
+func (s *Scheduler) partner(v *policies.View, j *policies.Job, cands []cand) []int {
+	score := make(map[int]float64, len(cands))
+	for _, c := range cands {
+		score[c.g] = c.score
+	}
+	var best []int
+	bestScore := 0.0
+	for _, c := range cands {
+		for _, id := range v.GPUs[c.g].Jobs {
+			r := v.Job(id)
+			if r.GPUs != j.GPUs || r.On[0] != c.g { // each partner once, from its first GPU
+				continue
+			}
+			sum, ok := 0.0, true
+			for _, g := range r.On {
+				sc, admitted := score[g]
+				ok = ok && admitted
+				sum += sc
+			}
+			if ok && (best == nil || sum < bestScore) {
+				best, bestScore = r.On, sum
+			}
+		}
+	}
+	return slices.Clone(best)
 }
 
 // ladderAdmit admits GPU g for a retry of j if its usable free memory

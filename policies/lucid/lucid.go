@@ -47,8 +47,11 @@ type Config struct {
 // DefaultConfig returns the configuration of a variant under the paper's
 // loop (strict FIFO, 30 s hold).
 func DefaultConfig(variant string) Config {
-	return Config{Config: colloc.DefaultConfig(), Variant: variant, MaxJobs: 2, ClassCap: 2,
+	c := Config{Config: colloc.DefaultConfig(), Variant: variant, MaxJobs: 2, ClassCap: 2,
 		GuardMiB: 512, PriorityRatio: 2, JoinClassMax: 1}
+	// Lucid pairs whole jobs: a multi-GPU job shares exactly its partner's GPUs.
+	c.WholePartners = variant == Original
+	return c
 }
 
 // Rule is Lucid's admission and scoring rule, which colloc.Scheduler

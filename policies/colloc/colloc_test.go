@@ -1,0 +1,55 @@
+package colloc
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// byGPU admits every GPU and scores it from a table.
+type byGPU map[int]float64
+
+func (byGPU) Admit(*policies.View, *policies.Job, int) string          { return "" }
+func (b byGPU) Score(_ *policies.View, _ *policies.Job, g int) float64 { return b[g] }
+
+// Two 2-GPU jobs run on GPUs {0,1} and {2,3}; a third 2-GPU job arrives.
+// GPUs 0 and 2 score best one by one, but the best whole partner is {0,1}.
+func TestWholePartners(t *testing.T) {
+	v := &policies.View{Now: time.Hour}
+	for g := range 4 {
+		v.GPUs = append(v.GPUs, policies.GPU{Index: g, CapacityMiB: 40960})
+	}
+	for i, on := range [][]int{{0, 1}, {2, 3}} {
+		id := policies.JobID(i)
+		v.Jobs = append(v.Jobs, policies.Job{ID: id, GPUs: 2, State: policies.Running, On: on, Active: true})
+		for _, g := range on {
+			v.GPUs[g].Jobs = append(v.GPUs[g].Jobs, id)
+		}
+	}
+	v.Jobs = append(v.Jobs, policies.Job{ID: 2, GPUs: 2, State: policies.Pending})
+	v.Queue = []policies.JobID{2}
+	scores := byGPU{0: 0, 1: 5, 2: 1, 3: 6}
+	for _, tc := range []struct {
+		whole bool
+		want  []int
+	}{{false, []int{0, 2}}, {true, []int{0, 1}}} {
+		cfg := DefaultConfig()
+		cfg.WholePartners = tc.whole
+		var got []int
+		for _, a := range New("t", cfg, scores).Schedule(v) {
+			if p, ok := a.(policies.Place); ok {
+				got = p.GPUs
+			}
+		}
+		require.Equal(t, tc.want, got, "whole partners: %v", tc.whole)
+	}
+}
+
+func TestLadderLevels(t *testing.T) {
+	c := DefaultConfig()
+	require.Equal(t, []float64{10240, 18432, 20480, 28672, 30720}, c.Ladder(40960))
+	require.Equal(t, []float64{2816, 5632, 8448}, c.Ladder(11264))
+}
