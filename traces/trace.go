@@ -47,16 +47,12 @@ func ReadCSV(r io.Reader, name string) (*Trace, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
-	}
+	col := headerIndex(head)
 	for _, c := range []string{"submit_offset_s", "workload_id", "num_gpus"} {
 		if _, ok := col[c]; !ok {
 			return nil, fmt.Errorf("%s:1: header lacks column %q (have %s)", name, c, strings.Join(head, ","))
 		}
 	}
-	idCol, hasID := col["job_id"]
 	t := &Trace{Name: name}
 	seen := map[string]int{}
 	for {
@@ -68,42 +64,31 @@ func ReadCSV(r io.Reader, name string) (*Trace, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		field := func(c string) (string, error) {
-			i := col[c]
-			if i >= len(rec) {
-				return "", fmt.Errorf("%s:%d: column %s: missing (row has %d fields)", name, line, c, len(rec))
-			}
-			return strings.TrimSpace(rec[i]), nil
-		}
-		s, err := field("submit_offset_s")
+		row := csvRow{name: name, line: line, col: col, rec: rec}
+		sub, err := row.seconds("submit_offset_s")
 		if err != nil {
 			return nil, err
 		}
-		sub, err := strconv.ParseFloat(s, 64)
-		if err != nil || sub < 0 || math.IsInf(sub, 0) || math.IsNaN(sub) || sub > 1e9 {
-			return nil, fmt.Errorf("%s:%d: column submit_offset_s: %q is not a number of seconds in [0, 1e9]", name, line, s)
-		}
-		wl, err := field("workload_id")
+		wl, err := row.field("workload_id")
 		if err != nil {
 			return nil, err
 		}
 		if wl == "" {
-			return nil, fmt.Errorf("%s:%d: column workload_id: empty", name, line)
+			return nil, row.errorf("workload_id", "empty")
 		}
-		g, err := field("num_gpus")
+		n, err := row.gpus("num_gpus")
 		if err != nil {
 			return nil, err
 		}
-		n, err := strconv.Atoi(g)
-		if err != nil || n < 1 || n > 1024 {
-			return nil, fmt.Errorf("%s:%d: column num_gpus: %q is not a whole number in 1..1024", name, line, g)
+		if n < 1 {
+			return nil, row.errorf("num_gpus", "%d: a job needs at least one GPU", n)
 		}
-		id := strconv.Itoa(len(t.Jobs))
-		if hasID && idCol < len(rec) && strings.TrimSpace(rec[idCol]) != "" {
-			id = strings.TrimSpace(rec[idCol])
+		id, _ := row.optional("job_id")
+		if id == "" {
+			id = strconv.Itoa(len(t.Jobs))
 		}
 		if prev, dup := seen[id]; dup {
-			return nil, fmt.Errorf("%s:%d: column job_id: %q repeats line %d", name, line, id, prev)
+			return nil, row.errorf("job_id", "%q repeats line %d", id, prev)
 		}
 		seen[id] = line
 		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n})
