@@ -63,13 +63,7 @@ func ParseServer(s string) (Server, error) {
 		return Server{}, fmt.Errorf("server %q: want TYPE:COUNT, e.g. a100-40gb:3", s)
 	}
 	name, n := s[:i], s[i+1:]
-	var t GPUType
-	var err error
-	if ext := strings.ToLower(filepath.Ext(name)); ext == ".yaml" || ext == ".yml" {
-		t, err = LoadGPUType(name)
-	} else {
-		t, err = LookupGPU(name)
-	}
+	t, err := ResolveGPUType(name)
 	if err != nil {
 		return Server{}, fmt.Errorf("server %q: %w", s, err)
 	}
@@ -78,6 +72,15 @@ func ParseServer(s string) (Server, error) {
 		return Server{}, fmt.Errorf("server %q: GPU count %q is not a whole number in 1..1024", s, n)
 	}
 	return Server{Type: t, GPUs: count}, nil
+}
+
+// ResolveGPUType returns a built-in GPU type by name, or reads a GPU type
+// YAML file when the name ends in .yaml or .yml.
+func ResolveGPUType(name string) (GPUType, error) {
+	if ext := strings.ToLower(filepath.Ext(name)); ext == ".yaml" || ext == ".yml" {
+		return LoadGPUType(name)
+	}
+	return LookupGPU(name)
 }
 
 func (s Server) String() string { return fmt.Sprintf("%s:%d", s.Type.Name, s.GPUs) }

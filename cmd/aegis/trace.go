@@ -35,8 +35,23 @@ Built-in traces: ` + traces.BuiltinNames() + `.`,
 			return usageError{fmt.Errorf("%s: missing subcommand (select, map, stats or gen; see --help)", c.CommandPath())}
 		},
 	}
+	c.PersistentFlags().String("gpu-type", "a100-40gb",
+		"GPU type whose workload catalog jobs are mapped onto (a built-in name or a GPU type YAML file)")
 	c.AddCommand(newTraceSelectCmd(), newTraceMapCmd(), newTraceStatsCmd(), newTraceGenCmd())
 	return c
+}
+
+// traceCatalog returns the workload catalog of the trace commands' --gpu-type.
+func traceCatalog(c *cobra.Command) (*models.Catalog, error) {
+	name, err := c.Flags().GetString("gpu-type")
+	if err != nil {
+		return nil, err
+	}
+	t, err := models.ResolveGPUType(name)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--gpu-type: %w", err)}
+	}
+	return models.CatalogFor(t)
 }
 
 func formatUsage() string {
@@ -124,11 +139,14 @@ func summaryWriter(c *cobra.Command, out string) io.Writer {
 }
 
 // logCSV renders jobs as our CSV log, with catalog workloads when mapping.
-func logCSV(jobs []traces.LogJob, mapWorkloads bool, hint string) ([]byte, error) {
+func logCSV(c *cobra.Command, jobs []traces.LogJob, mapWorkloads bool, hint string) ([]byte, error) {
 	var wl []string
 	if mapWorkloads {
-		var err error
-		if wl, err = traces.MapWorkloads(jobs, models.A100()); err != nil {
+		cat, err := traceCatalog(c)
+		if err != nil {
+			return nil, err
+		}
+		if wl, err = traces.MapWorkloads(jobs, cat); err != nil {
 			return nil, fmt.Errorf("%w%s", err, hint)
 		}
 	}
@@ -210,7 +228,11 @@ philly), else 2:1.`,
 					return usageError{fmt.Errorf("--min-per-gpu: %d-GPU jobs are not among --gpus %v", g, o.GPUs)}
 				}
 			}
-			l, err := traces.ReadLogFile(input, f, models.A100())
+			cat, err := traceCatalog(c)
+			if err != nil {
+				return err
+			}
+			l, err := traces.ReadLogFile(input, f, cat)
 			if err != nil {
 				return err
 			}
@@ -218,7 +240,7 @@ philly), else 2:1.`,
 			if err != nil {
 				return err
 			}
-			b, err := logCSV(sel.Jobs, mapWL, " (use --map=false to write durations only)")
+			b, err := logCSV(c, sel.Jobs, mapWL, " (use --map=false to write durations only)")
 			if err != nil {
 				return err
 			}
@@ -267,7 +289,7 @@ func newTraceMapCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "map",
 		Short: "Give each job of a log a catalog workload (nearest duration quantile)",
-		Long: `Map each job of a log to an A100 catalog workload: within each GPU count, the job's
+		Long: `Map each job of a log to a catalog workload (of --gpu-type, A100 by default): within each GPU count, the job's
 duration rank among the log's jobs gives a quantile, and the job gets the catalog
 workload of that GPU count whose solo-runtime quantile is nearest. The output is a
 runnable trace in our CSV format (with duration_s and status columns kept).`,
@@ -286,7 +308,11 @@ runnable trace in our CSV format (with duration_s and status columns kept).`,
 			if err != nil {
 				return err
 			}
-			l, err := traces.ReadLogFile(input, f, models.A100())
+			cat, err := traceCatalog(c)
+			if err != nil {
+				return err
+			}
+			l, err := traces.ReadLogFile(input, f, cat)
 			if err != nil {
 				return err
 			}
@@ -294,7 +320,7 @@ runnable trace in our CSV format (with duration_s and status columns kept).`,
 			if len(jobs) == 0 {
 				return fmt.Errorf("map %s: no job with %v GPUs", input, keep)
 			}
-			b, err := logCSV(jobs, true, " (use --gpus to keep GPU counts the catalog has)")
+			b, err := logCSV(c, jobs, true, " (use --gpus to keep GPU counts the catalog has)")
 			if err != nil {
 				return err
 			}
@@ -356,7 +382,11 @@ default for those built-ins). --json prints one JSON object.`,
 			if err != nil {
 				return err
 			}
-			l, err := traces.ReadLogFile(args[0], f, models.A100())
+			cat, err := traceCatalog(c)
+			if err != nil {
+				return err
+			}
+			l, err := traces.ReadLogFile(args[0], f, cat)
 			if err != nil {
 				return err
 			}
@@ -488,7 +518,7 @@ catalog has no such workloads: use --map=false).`,
 			if err != nil {
 				return err
 			}
-			b, err := logCSV(l.Jobs, mapWL, " (use --map=false to write durations only)")
+			b, err := logCSV(c, l.Jobs, mapWL, " (use --map=false to write durations only)")
 			if err != nil {
 				return err
 			}

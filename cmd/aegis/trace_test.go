@@ -216,3 +216,33 @@ func traceReadFile(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// The limited-telemetry study's workflow: a window mapped onto the legacy
+// 11 GB catalog runs on the legacy server under the policies that need no
+// DCGM pressure metrics; the pressure filter is refused there.
+func TestTraceGPUTypeLegacyWorkflow(t *testing.T) {
+	dir := t.TempDir()
+	log, win := filepath.Join(dir, "log.csv"), filepath.Join(dir, "win.csv")
+	code, _, errs := runTrace(t, "trace", "gen", "--like", "venus", "--jobs", "3000", "--seed", "3", "--map=false", "--out", log)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = runTrace(t, "trace", "select", "--input", log, "--gpus", "1", "--gpu-type", "legacy-11gb", "--out", win)
+	require.Equal(t, 0, code, errs)
+	tr, err := traces.ReadCSVFile(win)
+	require.NoError(t, err)
+	legacy := models.Legacy11GB()
+	for _, j := range tr.Jobs {
+		_, ok := legacy.Get(j.Workload)
+		require.True(t, ok, j.Workload)
+	}
+	for _, args := range [][]string{{"--policy", "aegis", "--set", "filter=mem-only"}, {"--policy", "aegis", "--set", "filter=util:70"}, {"--policy", "horus"}, {"--policy", "lucid"}} {
+		code, out, errs := runTrace(t, append([]string{"simulate", "--trace", win, "--server", "legacy-11gb:8"}, args...)...)
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, out, "60 finished")
+	}
+	code, _, errs = runTrace(t, "simulate", "--trace", win, "--server", "legacy-11gb:8", "--policy", "aegis")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "filter=mem-only")
+	code, _, errs = runTrace(t, "trace", "map", "--input", log, "--gpu-type", "nope")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--gpu-type")
+}
