@@ -104,7 +104,7 @@ func TestReadingTelemetryChangesNothing(t *testing.T) {
 			p = prober{p}
 		}
 		var ev bytes.Buffer
-		col := results.NewCollector(s.View().Jobs, results.NewEventLog(&ev))
+		col := results.NewCollector(s.Jobs(), results.NewEventLog(&ev))
 		require.NoError(t, loop.Run(s, p, col))
 		var jobs bytes.Buffer
 		require.NoError(t, results.WriteJobsCSV(&jobs, col.Jobs()))

@@ -106,7 +106,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		log = results.NewEventLog(events)
 		fwd = append(fwd, log)
 	}
-	col := results.NewCollector(s.View().Jobs, fwd...)
+	col := results.NewCollector(s.Jobs(), fwd...)
 	if err := loop.Run(s, p, col); err != nil {
 		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
 	}

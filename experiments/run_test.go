@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"runtime"
 	"testing"
@@ -14,13 +15,13 @@ import (
 )
 
 // outputs runs the demo trace and returns its three output files.
-func outputs(t testing.TB, policy string, seed uint64) (jobs, summary, events []byte) {
+func outputs(t testing.TB, policy string, params map[string]string, seed uint64) (jobs, summary, events []byte) {
 	tr, err := traces.Load("demo")
 	require.NoError(t, err)
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var ev, jb, sm bytes.Buffer
-	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: policy, Seed: seed}, &ev)
+	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &ev)
 	require.NoError(t, err)
 	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
 	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))
@@ -28,11 +29,22 @@ func outputs(t testing.TB, policy string, seed uint64) (jobs, summary, events []
 }
 
 func TestSameSeedSameBytes(t *testing.T) {
-	for _, policy := range PolicyNames() {
-		t.Run(policy, func(t *testing.T) {
-			j1, s1, e1 := outputs(t, policy, 7)
+	type cfg struct {
+		policy string
+		params map[string]string
+	}
+	var cfgs []cfg
+	for _, p := range PolicyNames() {
+		cfgs = append(cfgs, cfg{p, nil})
+	}
+	cfgs = append(cfgs, cfg{"aegis", map[string]string{"recovery": "ladder", "placement": "rr"}},
+		cfg{"horus", map[string]string{"variant": "original"}},
+		cfg{"lucid", map[string]string{"variant": "original", "lookahead": "3"}})
+	for _, c := range cfgs {
+		t.Run(fmt.Sprint(c.policy, c.params), func(t *testing.T) {
+			j1, s1, e1 := outputs(t, c.policy, c.params, 7)
 			prev := runtime.GOMAXPROCS(1)
-			j2, s2, e2 := outputs(t, policy, 7)
+			j2, s2, e2 := outputs(t, c.policy, c.params, 7)
 			runtime.GOMAXPROCS(prev)
 			require.Equal(t, string(j1), string(j2))
 			require.Equal(t, string(s1), string(s2))
@@ -43,8 +55,8 @@ func TestSameSeedSameBytes(t *testing.T) {
 }
 
 func TestSeedChangesStartupJitter(t *testing.T) {
-	_, _, e1 := outputs(t, "exclusive", 1)
-	_, _, e2 := outputs(t, "exclusive", 2)
+	_, _, e1 := outputs(t, "exclusive", nil, 1)
+	_, _, e2 := outputs(t, "exclusive", nil, 2)
 	require.NotEqual(t, string(e1), string(e2))
 }
 

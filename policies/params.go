@@ -77,7 +77,7 @@ func (p *Params) Float(key string, def, lo, hi float64, help string) float64 {
 		return def
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < lo || f > hi {
+	if err != nil || !(f >= lo && f <= hi) { // NaN fails too
 		p.fail(key, v, fmt.Sprintf("a number in [%g, %g]", lo, hi))
 		return def
 	}
@@ -98,18 +98,24 @@ func (p *Params) Int(key string, def, lo, hi int, help string) int {
 	return n
 }
 
-// Duration reads a duration such as "30s" or a plain number of seconds.
-func (p *Params) Duration(key string, def time.Duration, help string) time.Duration {
+// Duration reads a duration such as "30s" or a plain number of seconds, in
+// [lo, hi].
+func (p *Params) Duration(key string, def, lo, hi time.Duration, help string) time.Duration {
 	v, ok := p.get(key, help)
 	if !ok {
 		return def
 	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
-		return time.Duration(f * float64(time.Second))
-	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		p.fail(key, v, "a duration such as 30s or a number of seconds")
+	if f, ferr := strconv.ParseFloat(v, 64); ferr == nil {
+		// A plain number of seconds; bounded before conversion so that it
+		// cannot overflow.
+		d, err = time.Duration(f*float64(time.Second)), nil
+		if !(f >= lo.Seconds() && f <= hi.Seconds()) {
+			err = strconv.ErrRange
+		}
+	}
+	if err != nil || d < lo || d > hi {
+		p.fail(key, v, fmt.Sprintf("a duration in [%v, %v] such as 30s, or a number of seconds", lo, hi))
 		return def
 	}
 	return d
@@ -129,7 +135,7 @@ func (p *Params) Floats(key string, def []float64, lo, hi float64, help string) 
 	out := make([]float64, len(parts))
 	for i, s := range parts {
 		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || f < lo || f > hi {
+		if err != nil || !(f >= lo && f <= hi) {
 			p.fail(key, v, fmt.Sprintf("%d comma-separated numbers in [%g, %g]", len(def), lo, hi))
 			return def
 		}

@@ -90,9 +90,11 @@ func TestCollectorAndSummary(t *testing.T) {
 	require.Zero(t, s.ExclusiveRetries)
 	require.Equal(t, map[string]int{"memory": 2}, s.Deferrals)
 
-	var jb, sb, tb bytes.Buffer
+	var jb, sb, tb, db bytes.Buffer
 	require.NoError(t, WriteJobsCSV(&jb, jobs))
 	require.NoError(t, WriteSummaryCSV(&sb, s))
+	require.NoError(t, WriteDeferralsCSV(&db, s))
+	golden(t, "deferrals.csv", db.Bytes())
 	require.NoError(t, WriteSummaryTable(&tb, "test run", s))
 	golden(t, "jobs.csv", jb.Bytes())
 	golden(t, "summary.csv", sb.Bytes())
@@ -123,4 +125,21 @@ func TestScore(t *testing.T) {
 	// 0,1: mean .5, median .5, p95 .95, EWMA (α=2/3) = 2/3.
 	require.InDelta(t, 0.25*(0.5+0.5+0.95+2.0/3), policies.Score([]float64{0, 1}, nil), 1e-12)
 	require.Zero(t, policies.Score(nil, nil))
+}
+
+// A deferral is logged when its reason changes, and again after the job has
+// started a new attempt.
+func TestEventLogDeferralHistory(t *testing.T) {
+	var buf bytes.Buffer
+	l := NewEventLog(&buf)
+	d := policies.Defer{Job: 0, GPU: 1, Reason: "memory"}
+	l.Event(policies.Wakeup{T: sec})
+	l.Action(d)
+	l.Action(d)
+	l.Action(policies.Defer{Job: 0, GPU: 1, Reason: "pressure"})
+	l.Event(policies.JobStarted{T: 2 * sec, Job: 0, Attempt: 1, GPUs: []int{0}})
+	l.Event(policies.JobFailed{T: 3 * sec, Job: 0, Attempt: 1, Reason: policies.OOM})
+	l.Action(policies.Defer{Job: 0, GPU: 1, Reason: "pressure"})
+	require.NoError(t, l.Flush())
+	require.Equal(t, 3, bytes.Count(buf.Bytes(), []byte(`"event":"defer"`)), buf.String())
 }

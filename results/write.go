@@ -46,24 +46,37 @@ func WriteJobsCSV(w io.Writer, jobs []Job) error {
 	return cw.Error()
 }
 
-// SummaryColumns is the fixed part of summary.csv's header; deferral
-// counters follow as deferrals_<reason>, sorted by reason.
+// SummaryColumns is the header of summary.csv. Its first nine columns are
+// the paper's run metrics; the header is the same for every policy, so that
+// summaries of different runs stack (deferrals by reason go to
+// deferrals.csv).
 var SummaryColumns = []string{"makespan_s", "mean_jct_s", "p95_jct_s", "mean_queue_s", "p95_queue_s",
-	"mean_exec_s", "p95_exec_s", "failed_attempts", "recovered_attempts"}
+	"mean_exec_s", "p95_exec_s", "failed_attempts", "recovered_attempts",
+	"jobs", "finished", "stopped", "mean_norm_jct", "exclusive_retries", "shared_retries", "deferrals"}
 
 // SummaryRow returns summary.csv's header and its one row.
 func (s Summary) SummaryRow() (head, row []string) {
-	head = slices.Clone(SummaryColumns)
-	row = []string{num(s.MakespanS), num(s.MeanJCTS), num(s.P95JCTS), num(s.MeanQueueS), num(s.P95QueueS),
-		num(s.MeanExecS), num(s.P95ExecS), strconv.Itoa(s.FailedAttempts), strconv.Itoa(s.RecoveredAttempts)}
-	head = append(head, "jobs", "finished", "stopped", "mean_norm_jct", "exclusive_retries", "shared_retries")
-	row = append(row, strconv.Itoa(s.Jobs), strconv.Itoa(s.Finished), strconv.Itoa(s.Stopped), num(s.MeanNormJCT),
-		strconv.Itoa(s.ExclusiveRetries), strconv.Itoa(s.SharedRetries))
-	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
-		head = append(head, "deferrals_"+k)
-		row = append(row, strconv.Itoa(s.Deferrals[k]))
+	total := 0
+	for _, n := range s.Deferrals {
+		total += n
 	}
-	return head, row
+	row = []string{num(s.MakespanS), num(s.MeanJCTS), num(s.P95JCTS), num(s.MeanQueueS), num(s.P95QueueS),
+		num(s.MeanExecS), num(s.P95ExecS), strconv.Itoa(s.FailedAttempts), strconv.Itoa(s.RecoveredAttempts),
+		strconv.Itoa(s.Jobs), strconv.Itoa(s.Finished), strconv.Itoa(s.Stopped), num(s.MeanNormJCT),
+		strconv.Itoa(s.ExclusiveRetries), strconv.Itoa(s.SharedRetries), strconv.Itoa(total)}
+	return slices.Clone(SummaryColumns), row
+}
+
+// WriteDeferralsCSV writes deferrals.csv: one row per deferral reason
+// (reason,count), sorted by reason.
+func WriteDeferralsCSV(w io.Writer, s Summary) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"reason", "count"})
+	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
+		cw.Write([]string{k, strconv.Itoa(s.Deferrals[k])})
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // WriteSummaryCSV writes the header and the one row of summary.csv.
@@ -149,6 +162,12 @@ func (l *EventLog) Event(e policies.Event) {
 	case policies.JobArrived:
 		l.line(e.T, "arrived", e.Job, "")
 	case policies.JobStarted:
+		// A new attempt starts a new deferral history for the job.
+		for k := range l.defers {
+			if k.job == e.Job {
+				delete(l.defers, k)
+			}
+		}
 		l.line(e.T, "started", e.Job, fmt.Sprintf(`,"attempt":%d,"gpus":%s,"shared":%t`, e.Attempt, ints(e.GPUs), e.Shared))
 	case policies.JobActive:
 		l.line(e.T, "active", e.Job, fmt.Sprintf(`,"attempt":%d`, e.Attempt))

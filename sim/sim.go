@@ -104,7 +104,9 @@ func (q *queue) Pop() any {
 
 // job is the simulator's private state of a job.
 type job struct {
+	spec    policies.Job // the job as submitted
 	w       *models.Workload
+	startup time.Duration // this attempt's launch-to-activity time
 	epoch   uint32        // bumps when the pending finish/active event goes stale
 	nominal time.Duration // nominal startup
 	work    float64       // remaining solo-speed seconds of work once active
@@ -172,8 +174,10 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 			return nil, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
 		}
 		s.jobs[i] = job{w: w, nominal: models.Startup(w.ID)}
-		s.view.Jobs[i] = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit,
+		s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit,
 			Profile: profileOf(w), State: policies.Waiting}
+		// Until it arrives, a policy sees only that the job exists.
+		s.view.Jobs[i] = policies.Job{ID: policies.JobID(i), State: policies.Waiting}
 		s.push(item{t: sp.Submit, kind: evArrive, job: i})
 	}
 	s.live, s.arriving = len(specs), len(specs)
@@ -202,13 +206,24 @@ func (s *Sim) push(it item) {
 // Now is the current virtual time.
 func (s *Sim) Now() time.Duration { return s.now }
 
+// Jobs returns every job of the run as submitted (for recorders; policies
+// see a job only once it has arrived).
+func (s *Sim) Jobs() []policies.Job {
+	out := make([]policies.Job, len(s.jobs))
+	for i := range s.jobs {
+		out[i] = s.jobs[i].spec
+	}
+	return out
+}
+
 // View returns the world as a policy may see it now. The view is owned by
 // the simulator and valid until the next call of Next or Apply.
 func (s *Sim) View() *policies.View {
 	s.view.Now = s.now
-	at := s.now.Truncate(time.Second) // memory is measured at 1 Hz
+	// Memory is measured at 1 Hz: the last whole second's sample.
+	k := int64(s.now / time.Second)
 	for g := range s.view.GPUs {
-		s.view.GPUs[g].UsedMiB = s.usedAt(g, at)
+		s.view.GPUs[g].UsedMiB = s.cachedSample(g, k).UsedMiB
 	}
 	return &s.view
 }
@@ -271,6 +286,7 @@ func (s *Sim) handle(it item) {
 	case evArrive:
 		s.arriving--
 		pj := &s.view.Jobs[it.job]
+		*pj = s.jobs[it.job].spec
 		pj.State = policies.Pending
 		s.enqueue(policies.JobID(it.job))
 		s.emit(policies.JobArrived{T: s.now, Job: pj.ID})
@@ -283,7 +299,9 @@ func (s *Sim) handle(it item) {
 		}
 		pj := &s.view.Jobs[it.job]
 		pj.Active, pj.ActiveAt = true, s.now
-		j.work = max(j.w.SoloS-j.nominal.Seconds(), 1)
+		// Alone, the job finishes its solo time after launch: startup
+		// jitter shifts when it becomes active, not when it ends.
+		j.work = max(j.w.SoloS-j.startup.Seconds(), 1)
 		j.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
@@ -430,8 +448,8 @@ func (s *Sim) place(a policies.Place) error {
 	j := &s.jobs[id]
 	j.epoch++
 	u := unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x57a27)
-	startup := time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
-	s.push(item{t: s.now + startup, kind: evActive, job: id, epoch: j.epoch})
+	j.startup = time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
+	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
 	return nil
@@ -459,6 +477,7 @@ func (s *Sim) settle(id int) {
 func (s *Sim) changed(gpus []int) {
 	s.lastChange = s.now
 	for _, g := range gpus {
+		s.view.GPUs[g].MixSince = s.now
 		s.gpus[g].tel.record(s, g)
 		s.scheduleOOM(g)
 		for _, id := range s.view.GPUs[g].Jobs {

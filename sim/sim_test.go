@@ -36,7 +36,7 @@ func run(t *testing.T, srv string, truth sim.Truth, p policies.Policy, specs []s
 	s, err := sim.New(sim.Config{Server: server(t, srv), Catalog: models.A100(), Truth: truth, Seed: 1}, specs)
 	require.NoError(t, err)
 	rec := &events{}
-	col := results.NewCollector(s.View().Jobs, rec)
+	col := results.NewCollector(s.Jobs(), rec)
 	require.NoError(t, loop.Run(s, p, col))
 	return col.Jobs(), s, rec.evs
 }
@@ -203,7 +203,7 @@ func TestLoopReportsBrokenBackend(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
 		[]sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}})
 	require.NoError(t, err)
-	err = loop.Run(broken{s}, &exclusive.Policy{}, results.NewCollector(s.View().Jobs))
+	err = loop.Run(broken{s}, &exclusive.Policy{}, results.NewCollector(s.Jobs()))
 	require.ErrorContains(t, err, "GPU 0: measured memory")
 	require.ErrorContains(t, err, "t=")
 }
@@ -218,7 +218,7 @@ func TestLoopReportsUnfinishedJobs(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()},
 		[]sim.JobSpec{{Name: "lonely", Workload: "mnist_bs32_1gpu", GPUs: 1}})
 	require.NoError(t, err)
-	err = loop.Run(s, unplaceable{}, results.NewCollector(s.View().Jobs))
+	err = loop.Run(s, unplaceable{}, results.NewCollector(s.Jobs()))
 	require.ErrorContains(t, err, "left 1 job(s) unfinished")
 	require.ErrorContains(t, err, "lonely")
 }
@@ -260,7 +260,7 @@ func TestPairSlowdownsUnderFittedModel(t *testing.T) {
 				Interference: models.DefaultInterference(), Truth: exact()},
 				[]sim.JobSpec{{Name: "a", Workload: tc.a, GPUs: 1}, {Name: "b", Workload: tc.b, GPUs: 1}})
 			require.NoError(t, err)
-			col := results.NewCollector(s.View().Jobs)
+			col := results.NewCollector(s.Jobs())
 			require.NoError(t, loop.Run(s, script{0: {0}, 1: {0}}, col))
 			jobs := col.Jobs()
 			slowA := jobs[0].Finish.Seconds() / solo(t, tc.a).Seconds()

@@ -84,21 +84,20 @@ type telemetry struct{ s *Sim }
 
 // Samples implements policies.Telemetry.
 func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
-	s := tm.s
-	last := int64(s.now / time.Second)
-	first := max(last-int64(n)+1, 0)
-	h := &s.gpus[g].tel
-	for k := first; k <= last; k++ {
-		c := &h.cache[k%cacheLen]
-		if c.ok && c.k == k {
-			dst = append(dst, c.x)
-			continue
-		}
-		x := s.sample(g, k)
-		*c = cached{k: k, ok: true, x: x}
-		dst = append(dst, x)
+	last := int64(tm.s.now / time.Second)
+	for k := max(last-int64(n)+1, 0); k <= last; k++ {
+		dst = append(dst, tm.s.cachedSample(g, k))
 	}
 	return dst
+}
+
+// cachedSample is sample through GPU g's cache.
+func (s *Sim) cachedSample(g int, k int64) policies.Sample {
+	c := &s.gpus[g].tel.cache[k%cacheLen]
+	if !c.ok || c.k != k {
+		*c = cached{k: k, ok: true, x: s.sample(g, k)}
+	}
+	return c.x
 }
 
 // sample is GPU g's telemetry at whole second k.

@@ -29,7 +29,8 @@ func newSimulateCmd() *cobra.Command {
 The trace is a built-in name (` + traces.BuiltinNames() + `) or a CSV file with
 columns submit_offset_s,workload_id,num_gpus[,job_id]. Policy parameters are given
 with --set key=value (repeatable); an unknown key lists the valid ones.
-With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv and DIR/events.jsonl.`,
+With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
+DIR/events.jsonl.`,
 		Example: "  aegis simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1 --out out/",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -69,7 +70,7 @@ With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv and DIR/events.jsonl
 	f.StringVar(&server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
 	f.Uint64Var(&seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")
 	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable)")
-	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv and events.jsonl")
+	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
 	return c
 }
 
@@ -78,14 +79,18 @@ func writeRun(dir string, o *experiments.Outcome, events []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
-	var jobs, sum bytes.Buffer
+	var jobs, sum, defers bytes.Buffer
 	if err := results.WriteJobsCSV(&jobs, o.Jobs); err != nil {
 		return err
 	}
 	if err := results.WriteSummaryCSV(&sum, o.Summary); err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{"jobs.csv": jobs.Bytes(), "summary.csv": sum.Bytes(), "events.jsonl": events} {
+	if err := results.WriteDeferralsCSV(&defers, o.Summary); err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"jobs.csv": jobs.Bytes(), "summary.csv": sum.Bytes(),
+		"deferrals.csv": defers.Bytes(), "events.jsonl": events} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("output: %w", err)
 		}

@@ -340,6 +340,38 @@ func TestRecoveryQueuePriority(t *testing.T) {
 	require.Empty(t, places, "a waiting recovered job blocks collocation")
 }
 
+// A retry on the ladder must still pass the policy's own admission: its
+// memory input (when that demands more than the ladder level) and the
+// pressure filter.
+func TestLadderKeepsAdmissionRules(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		params map[string]string
+		free   float64
+		tel    []policies.Sample
+		reason string
+	}{
+		{"estimate above the level", map[string]string{"recovery": "ladder", "memory": GPUMemNet}, 10240 + 512, quiet, "memory"},
+		{"estimate and level met", map[string]string{"recovery": "ladder", "memory": GPUMemNet}, 16000 + 1024, quiet, ""},
+		{"busy GPU", map[string]string{"recovery": "ladder"}, 30000, busy, "pressure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(200*sec, 1)
+			w.resident(0, 10*sec, 40960-tc.free)
+			w.tel(0, tc.tel)
+			j := w.failed(1, 100*sec)
+			w.v.Jobs[j].GPUMemNet = 16000
+			places, defers, _ := decide(policy(t, tc.params), &w.v)
+			if tc.reason == "" {
+				require.Equal(t, []int{0}, places[j])
+				return
+			}
+			require.Empty(t, places)
+			require.Equal(t, tc.reason, defers[0])
+		})
+	}
+}
+
 func TestStopsJobsThatCannotRecover(t *testing.T) {
 	w := newWorld(200*sec, 1)
 	id := w.failed(1, 100*sec)
@@ -380,6 +412,12 @@ func TestParams(t *testing.T) {
 		{map[string]string{"thresholds": "0.5,0.2"}, "3 comma-separated"},
 		{map[string]string{"placement": "best"}, "placement"},
 		{map[string]string{"bogus": "1"}, "valid:"},
+		{map[string]string{"hold": "1e12"}, "hold"},
+		{map[string]string{"hold": "inf"}, "hold"},
+		{map[string]string{"tick": "0"}, "tick"},
+		{map[string]string{"tick": "1e-6"}, "tick"},
+		{map[string]string{"thresholds": "NaN,0.2,0.4"}, "thresholds"},
+		{map[string]string{"estfree_mib": "NaN"}, "estfree_mib"},
 	} {
 		_, err := New(tc.params)
 		require.ErrorContains(t, err, tc.err)
@@ -399,4 +437,24 @@ func TestValidateNeedsPressureTelemetry(t *testing.T) {
 	require.Error(t, policy(t, nil).Validate(v))
 	require.NoError(t, policy(t, map[string]string{"filter": "mem-only"}).Validate(v))
 	require.NoError(t, policy(t, map[string]string{"filter": "util:70"}).Validate(v))
+}
+
+// A heavy job left GPU 0 ten seconds ago: the anchored window starts at the
+// departure, so the remaining quiet job's GPU is admitted.
+func TestWindowAnchoredAtDeparture(t *testing.T) {
+	for _, anchor := range []string{"on", "off"} {
+		t.Run(anchor, func(t *testing.T) {
+			w := newWorld(200*sec, 1)
+			w.resident(0, 10*sec, 2000)
+			w.v.GPUs[0].MixSince = 190 * sec
+			w.tel(0, append(flat(20, 0.95, 0.6, 0.6, 99), flat(11, 0.2, 0.1, 0.1, 30)...))
+			j := w.pending(1, policies.Profile{})
+			places, defers, _ := decide(policy(t, map[string]string{"anchor": anchor}), &w.v)
+			if anchor == "on" {
+				require.Equal(t, []int{0}, places[j])
+			} else {
+				require.Equal(t, "pressure", defers[0])
+			}
+		})
+	}
 }

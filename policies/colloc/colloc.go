@@ -48,8 +48,9 @@ type Config struct {
 	Hold time.Duration
 	// Tick is the decision interval while the head job is blocked.
 	Tick time.Duration
-	// Lookahead is how many queued jobs may be considered for collocation
-	// past a blocked head (1 = strict FIFO with head-of-line blocking).
+	// Lookahead is how many unplaced main-queue jobs a decision tries, in
+	// order, each for idle GPUs and then for collocation (1 = strict FIFO
+	// with head-of-line blocking; more lets later jobs backfill).
 	Lookahead int
 	// Recovery is RecoverExclusive or RecoverLadder.
 	Recovery string
@@ -75,13 +76,10 @@ func DefaultConfig() Config {
 // recovery) with the given defaults.
 func ReadParams(p *policies.Params, def Config) Config {
 	c := def
-	c.Hold = p.Duration("hold", def.Hold, "observation hold after first activity, e.g. 30s")
-	c.Tick = p.Duration("tick", def.Tick, "decision tick while the head job is blocked, e.g. 1s")
-	c.Lookahead = p.Int("lookahead", def.Lookahead, 1, 1000, "queued jobs considered for collocation")
+	c.Hold = p.Duration("hold", def.Hold, 0, 24*time.Hour, "observation hold after first activity, e.g. 30s")
+	c.Tick = p.Duration("tick", def.Tick, time.Millisecond, time.Hour, "decision tick while the head job is blocked, e.g. 1s")
+	c.Lookahead = p.Int("lookahead", def.Lookahead, 1, 1000, "unplaced queued jobs tried per decision (1: strict FIFO)")
 	c.Recovery = p.String("recovery", def.Recovery, "OOM recovery", RecoverExclusive, RecoverLadder)
-	if c.Tick <= 0 {
-		c.Tick = def.Tick
-	}
 	return c
 }
 
@@ -157,11 +155,14 @@ func (s *Scheduler) Config() Config { return s.cfg }
 //     idle GPUs (lowest index first) if there are.
 //  3. Otherwise it may collocate: a main-queue job only while the recovery
 //     queue is empty, on GPUs out of hold that the rule admits, best score
-//     first; a recovered job only in ladder mode, on GPUs out of hold whose
-//     usable free memory reaches its ladder level.
-//  4. A job that cannot be placed blocks the ones behind it (up to
-//     Lookahead jobs are tried for collocation), and a decision tick is
-//     requested.
+//     first; a recovered job only in ladder mode, on GPUs out of hold that
+//     the rule admits and whose usable free memory also reaches the job's
+//     ladder level (so each retry demands more).
+//  4. A job that cannot be placed blocks the ones behind it, and a decision
+//     tick is requested. With Lookahead n > 1, up to n unplaced main-queue
+//     jobs are tried in turn, each for idle GPUs first and then for
+//     collocation: later jobs may backfill GPUs a blocked head cannot use
+//     (Horus's look-ahead), which can delay the head.
 func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	var acts []policies.Action
 	if cap(s.busy) < len(v.GPUs) {
@@ -266,10 +267,11 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			continue
 		case Held(v, g, s.cfg.Hold):
 			reason = "hold"
-		case j.OOMs > 0:
-			reason = s.ladderAdmit(v, j, g)
 		default:
 			reason = s.rule.Admit(v, j, g)
+			if reason == "" && j.OOMs > 0 {
+				reason = s.ladderAdmit(v, j, g)
+			}
 		}
 		if reason != "" {
 			acts = append(acts, policies.Defer{Job: j.ID, GPU: g, Reason: reason})
@@ -345,15 +347,16 @@ func (s *Scheduler) ladderAdmit(v *policies.View, j *policies.Job, g int) string
 	return ""
 }
 
-// Window returns the samples of GPU g's last n seconds, starting no earlier
-// than the first activity of the most recently activated job on it when
-// anchored: the window then describes the current job mix only.
+// Window returns the samples of GPU g's last n seconds; when anchored, it
+// starts no earlier than the GPU's current job mix began (the newest first
+// activity of a job on it, or the last departure), so that it describes the
+// current mix only.
 func Window(v *policies.View, g, n int, anchored bool, dst []policies.Sample) []policies.Sample {
 	dst = v.Telemetry.Samples(dst[:0], g, n)
 	if !anchored {
 		return dst
 	}
-	var anchor time.Duration
+	anchor := v.GPUs[g].MixSince
 	for _, id := range v.GPUs[g].Jobs {
 		if j := v.Job(id); j.Active {
 			anchor = max(anchor, j.ActiveAt)
