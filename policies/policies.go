@@ -137,7 +137,8 @@ type Telemetry interface {
 type View struct {
 	Now  time.Duration
 	GPUs []GPU
-	// Jobs holds every job of the run, indexed by JobID.
+	// Jobs holds every job of the run, indexed by JobID. A job not yet
+	// submitted shows only its ID and state Waiting.
 	Jobs []Job
 	// Queue lists the pending jobs in submission order.
 	Queue []JobID

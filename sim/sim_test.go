@@ -273,3 +273,17 @@ func TestPairSlowdownsUnderFittedModel(t *testing.T) {
 		})
 	}
 }
+
+// Policies do not see the future: a job that has not arrived shows only its
+// id and state.
+func TestFutureJobsHidden(t *testing.T) {
+	specs := []sim.JobSpec{{Name: "now", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "later", Workload: "vgg16_imagenet_bs128_1gpu", GPUs: 1, Submit: time.Hour}}
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()}, specs)
+	require.NoError(t, err)
+	_, err = s.Next()
+	require.NoError(t, err)
+	v := s.View()
+	require.Equal(t, "now", v.Jobs[0].Name)
+	require.Equal(t, policies.Job{ID: 1, State: policies.Waiting}, v.Jobs[1])
+	require.Equal(t, "later", s.Jobs()[1].Name, "recorders still know every job")
+}
