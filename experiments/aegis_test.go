@@ -112,3 +112,19 @@ func TestReadingTelemetryChangesNothing(t *testing.T) {
 	}
 	require.Equal(t, run(false), run(true))
 }
+
+// With run-to-run variation of true peaks, PeakMem's profiled peaks can be
+// exceeded: collocations then OOM and are recovered.
+func TestPeakMemWithPeakJitter(t *testing.T) {
+	tr, err := traces.Load("saturn")
+	require.NoError(t, err)
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(t, err)
+	truth, err := sim.ParseTruth(map[string]string{"peak_jitter": "0.5"})
+	require.NoError(t, err)
+	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"memory": "peakmem"},
+		Seed: 42, Truth: &truth}, nil)
+	require.NoError(t, err)
+	require.Positive(t, o.Summary.FailedAttempts)
+	require.Equal(t, o.Summary.FailedAttempts, o.Summary.RecoveredAttempts)
+}

@@ -50,6 +50,21 @@ func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
 	return f(params)
 }
 
+// CheckPolicy builds a policy by name and checks that it can run on the
+// server (e.g. a pressure filter needs DCGM telemetry).
+func CheckPolicy(name string, params map[string]string, srv models.Server) error {
+	p, err := NewPolicy(name, params)
+	if err != nil {
+		return err
+	}
+	if v, ok := p.(policies.Validator); ok {
+		if err := v.Validate(&policies.View{Pressure: srv.Type.Pressure}); err != nil {
+			return fmt.Errorf("policy %s on %s: %w", name, srv, err)
+		}
+	}
+	return nil
+}
+
 // Run is one simulation: a trace on a server under a policy.
 type Run struct {
 	Trace  *traces.Trace
@@ -91,6 +106,9 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if r.Truth != nil {
 		truth = *r.Truth
 	}
+	if err := Check(r.Trace, r.Server, cat); err != nil {
+		return nil, err
+	}
 	specs := make([]sim.JobSpec, len(r.Trace.Jobs))
 	for i, j := range r.Trace.Jobs {
 		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
@@ -116,4 +134,24 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		}
 	}
 	return &Outcome{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals()), Events: col.Events()}, nil
+}
+
+// Check reports the first job of a trace that cannot run on the server: a
+// workload missing from the server's catalog, a GPU count that disagrees
+// with the workload's, or more GPUs than the server has. Errors name the
+// trace file and line when known.
+func Check(t *traces.Trace, srv models.Server, cat *models.Catalog) error {
+	for i, j := range t.Jobs {
+		where := t.Where(i)
+		w, ok := cat.Get(j.Workload)
+		switch {
+		case !ok:
+			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see aegis workloads)", where, j.Workload, srv.Type.Name)
+		case w.GPUs != j.GPUs:
+			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", where, j.GPUs, j.Workload, w.GPUs)
+		case j.GPUs > srv.GPUs:
+			return fmt.Errorf("%s: column num_gpus: %d GPUs, but the server %s has %d", where, j.GPUs, srv, srv.GPUs)
+		}
+	}
+	return nil
 }

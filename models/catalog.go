@@ -125,6 +125,20 @@ var catalogCols = []string{"workload", "gpus", "gpu", "solo_s", "peak_mib", "sma
 	"smocc_mean", "smocc_p95", "drama_mean", "drama_p95", "util_pct", "analytical_mib",
 	"faketensor_mib", "gpumemnet_mib", "lucid_class"}
 
+// catalogMax is the largest value a numeric catalog column may hold:
+// pressure indicators are fractions, utilization a percentage.
+func catalogMax(col string) float64 {
+	switch {
+	case strings.HasPrefix(col, "smact"), strings.HasPrefix(col, "smocc"), strings.HasPrefix(col, "drama"):
+		return 1
+	case col == "util_pct":
+		return 100
+	case col == "gpus" || col == "gpu":
+		return 1024
+	}
+	return 1e9 // seconds and MiB
+}
+
 // ReadCatalog parses a catalog in the derived CSV format (one row per workload
 // GPU, '#' comments). Errors name the file, line and column.
 func ReadCatalog(r io.Reader, name string) (*Catalog, error) {
@@ -154,8 +168,9 @@ func ReadCatalog(r io.Reader, name string) (*Catalog, error) {
 		f := make([]float64, len(rec))
 		for i := 1; i < len(rec)-1; i++ {
 			v, err := strconv.ParseFloat(strings.TrimSpace(rec[i]), 64)
-			if err != nil || v < 0 {
-				return nil, fmt.Errorf("%s:%d: column %s: bad number %q", name, line, catalogCols[i], rec[i])
+			hi := catalogMax(catalogCols[i])
+			if err != nil || !(v >= 0 && v <= hi) { // NaN fails too
+				return nil, fmt.Errorf("%s:%d: column %s: %q is not a number in [0, %g]", name, line, catalogCols[i], rec[i], hi)
 			}
 			f[i] = v
 		}

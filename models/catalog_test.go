@@ -2,6 +2,7 @@ package models
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +70,7 @@ func FuzzReadCatalog(f *testing.F) {
 	f.Add([]byte(head + "w,1,0,10,1,0.1,0.2,0.1,0.2,0.1,0.2,30,0,0,0,tiny\n"))
 	f.Add([]byte(head + "w,2,0,10,1,0,0,0,0,0,0,0,0,0,0,jumbo\nw,2,1,10,1,0,0,0,0,0,0,0,0,0,0,jumbo\n"))
 	f.Add([]byte("# comment\n" + head))
+	f.Add([]byte(head + "w,1,0,NaN,1,0,0,0,0,0,0,0,0,0,0,tiny\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := ReadCatalog(bytes.NewReader(b), "fuzz.csv")
 		if err != nil {
@@ -79,6 +81,10 @@ func FuzzReadCatalog(f *testing.F) {
 			w, _ := c.Get(id)
 			require.Len(t, w.PerGPU, w.GPUs)
 			require.Positive(t, w.SoloS)
+			require.False(t, math.IsInf(w.SoloS, 0))
+			for _, p := range w.PerGPU {
+				require.LessOrEqual(t, p.SMACT.P95, 1.0)
+			}
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -17,6 +19,9 @@ type FitOptions struct {
 	// NWayExponent is the assumed PressureParams.NWayExponent (default 1);
 	// two-job data cannot fit it.
 	NWayExponent float64
+	// LOWO asks Calibrate for leave-one-workload-out errors as well (one
+	// refit per catalog workload, so several times slower).
+	LOWO bool
 }
 
 func (o FitOptions) withDefaults() FitOptions {
@@ -120,51 +125,59 @@ type Calibration struct {
 	// on each fold's training pairs) first, then the baselines "none" and
 	// "flat20" on the same held-out pairs.
 	HeldOut []ModelError
+	// LOWO holds the leave-one-workload-out errors, in HeldOut's order, when
+	// FitOptions.LOWO asked for them (else nil): for each catalog workload,
+	// the model is refitted on the co-runs not involving it and tested on
+	// all co-runs that do. Workloads is the number of such folds.
+	LOWO      []ModelError
+	Workloads int
 	// InSample is the final model's error on all co-runs it was fitted to.
 	InSample ModelError
 }
 
 // Calibrate fits the pressure model to all pairs and estimates its error on
-// unseen pairs by k-fold cross-validation grouped by workload pair (Folds),
-// next to two baselines on the same folds: "none" (no interference) and
-// "flat20" (every shared job runs at 1/1.2).
+// unseen pairs by k-fold cross-validation grouped by catalog workload pair
+// (Folds), next to two baselines on the same folds: "none" (no
+// interference) and "flat20" (every shared job runs at 1/1.2). With
+// opt.LOWO it also estimates the error on unseen workloads by
+// leave-one-workload-out cross-validation (WorkloadHoldOuts), one refit per
+// workload. The folds are fitted concurrently; the result is deterministic.
 func Calibrate(pairs []PairRun, cat *Catalog, opt FitOptions) (*Calibration, error) {
 	opt = opt.withDefaults()
 	if opt.Folds < 2 {
 		return nil, fmt.Errorf("calibrate: folds = %d, want at least 2", opt.Folds)
 	}
 	fold := Folds(pairs, opt.Folds)
-	names := []string{"pressure", "none", "flat20"}
-	apes := make([][]float64, len(names))
-	for k := range opt.Folds {
-		var train, test []PairRun
-		for i, p := range pairs {
-			if fold[i] == k {
-				test = append(test, p)
-			} else {
-				train = append(train, p)
-			}
-		}
-		if len(test) == 0 || len(train) == 0 {
+	tests := make([][]int, opt.Folds)
+	for i, k := range fold {
+		tests[k] = append(tests[k], i)
+	}
+	for k, t := range tests {
+		if len(t) == 0 || len(t) == len(pairs) {
 			return nil, fmt.Errorf("calibrate: fold %d of %d is empty (%d distinct pairs)", k+1, opt.Folds, len(pairs))
-		}
-		pp, err := FitPressure(train, cat, opt)
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: fold %d: %w", k+1, err)
-		}
-		models := []Interference{&PressureModel{P: pp}, NoInterference{}, FlatInterference{Slowdown: 1.2}}
-		for mi, m := range models {
-			for _, p := range test {
-				a, b := PairAPE(m, cat, p)
-				apes[mi] = append(apes[mi], a, b)
-			}
 		}
 	}
 	c := &Calibration{Pairs: len(pairs), Folds: opt.Folds}
-	for i, n := range names {
-		c.HeldOut = append(c.HeldOut, summarize(n, apes[i]))
-	}
 	var err error
+	if c.HeldOut, err = crossValidate(pairs, cat, opt, tests, func(k int) string {
+		return fmt.Sprintf("fold %d", k+1)
+	}); err != nil {
+		return nil, err
+	}
+	if opt.LOWO {
+		ids, tests := WorkloadHoldOuts(pairs)
+		for k, t := range tests {
+			if len(t) == len(pairs) {
+				return nil, fmt.Errorf("calibrate: leave-one-workload-out: every co-run involves %s, none is left to fit on", ids[k])
+			}
+		}
+		if c.LOWO, err = crossValidate(pairs, cat, opt, tests, func(k int) string {
+			return "leave-one-workload-out " + ids[k]
+		}); err != nil {
+			return nil, err
+		}
+		c.Workloads = len(ids)
+	}
 	if c.Params, err = FitPressure(pairs, cat, opt); err != nil {
 		return nil, err
 	}
@@ -176,6 +189,61 @@ func Calibrate(pairs []PairRun, cat *Catalog, opt FitOptions) (*Calibration, err
 	}
 	c.InSample = summarize("pressure", in)
 	return c, nil
+}
+
+// crossValidate refits the pressure model once per test set (tests[k]
+// holds indices into pairs; the training set is the rest) and returns the
+// errors of it, "none" and "flat20" over every test set's co-runs, both
+// jobs of each. The fits run concurrently, up to GOMAXPROCS at a time.
+func crossValidate(pairs []PairRun, cat *Catalog, opt FitOptions, tests [][]int, label func(int) string) ([]ModelError, error) {
+	names := []string{"pressure", "none", "flat20"}
+	perFold := make([][][]float64, len(tests)) // [fold][model][]ape
+	errs := make([]error, len(tests))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for k, test := range tests {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			in := make([]bool, len(pairs))
+			for _, i := range test {
+				in[i] = true
+			}
+			train := make([]PairRun, 0, len(pairs)-len(test))
+			for i, p := range pairs {
+				if !in[i] {
+					train = append(train, p)
+				}
+			}
+			pp, err := FitPressure(train, cat, opt)
+			if err != nil {
+				errs[k] = fmt.Errorf("calibrate: %s: %w", label(k), err)
+				return
+			}
+			models := []Interference{&PressureModel{P: pp}, NoInterference{}, FlatInterference{Slowdown: 1.2}}
+			perFold[k] = make([][]float64, len(models))
+			for mi, m := range models {
+				for _, i := range test {
+					a, b := PairAPE(m, cat, pairs[i])
+					perFold[k][mi] = append(perFold[k][mi], a, b)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := make([]ModelError, len(names))
+	for mi, n := range names {
+		var apes []float64
+		for k := range tests {
+			apes = append(apes, perFold[k][mi]...)
+		}
+		out[mi] = summarize(n, apes)
+	}
+	return out, nil
 }
 
 func summarize(name string, apes []float64) ModelError {

@@ -29,9 +29,13 @@ type PairRun struct {
 	A, B PairJob
 }
 
-// Key identifies the unordered workload pair (repeated runs share a key).
+// Key identifies the unordered pair of catalog workloads the model sees,
+// "A.ID|B.ID" in lexical order. Repeated runs share a key, and so do runs
+// whose pair-file names differ but map to the same catalog profiles (e.g.
+// unet_voc_1gpu and unet_voc_1gpu_10e are both unet_voc_1gpu): to the model
+// they are the same pair, so cross-validation must keep them together.
 func (p PairRun) Key() string {
-	a, b := p.A.Name, p.B.Name
+	a, b := p.A.ID, p.B.ID
 	if b < a {
 		a, b = b, a
 	}
@@ -195,9 +199,10 @@ func SimulateCoRun(m Interference, jobs []CoRunJob) []float64 {
 }
 
 // Folds assigns each co-run to one of k cross-validation folds, grouped by
-// workload pair so that repeated runs of a pair never straddle training and
-// test. The assignment is deterministic: the distinct pair keys are ordered
-// by their FNV-1a hash (then by key) and dealt round-robin.
+// catalog workload pair (PairRun.Key) so that repeated runs of a pair, and
+// runs the model cannot tell apart, never straddle training and test. The
+// assignment is deterministic: the distinct pair keys are ordered by their
+// FNV-1a hash (then by key) and dealt round-robin.
 func Folds(pairs []PairRun, k int) []int {
 	keys := map[string]bool{}
 	for _, p := range pairs {
@@ -228,6 +233,44 @@ func Folds(pairs []PairRun, k int) []int {
 		out[i] = fold[p.Key()]
 	}
 	return out
+}
+
+// PairWorkloads lists the distinct catalog workloads (A.ID and B.ID) of
+// pairs, sorted.
+func PairWorkloads(pairs []PairRun) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, p := range pairs {
+		for _, id := range []string{p.A.ID, p.B.ID} {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// WorkloadHoldOuts returns, for each workload of PairWorkloads(pairs) in
+// that order, the indices of the co-runs involving it: the test set of
+// leave-one-workload-out cross-validation, whose training set is every
+// other co-run. A co-run of two different workloads is in two test sets.
+func WorkloadHoldOuts(pairs []PairRun) (ids []string, tests [][]int) {
+	ids = PairWorkloads(pairs)
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	tests = make([][]int, len(ids))
+	for i, p := range pairs {
+		a, b := at[p.A.ID], at[p.B.ID]
+		tests[a] = append(tests[a], i)
+		if b != a {
+			tests[b] = append(tests[b], i)
+		}
+	}
+	return ids, tests
 }
 
 // PairAPE returns the absolute percentage errors (as fractions) of the

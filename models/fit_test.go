@@ -47,7 +47,7 @@ func TestReadPairs(t *testing.T) {
 		A: PairJob{Name: "vgg16_imagenet_bs64_maxbatches1200", ID: "vgg16_imagenet_bs64_1gpu", SoloS: 227.42, PairS: 257.27},
 		B: PairJob{Name: "unet_voc_1gpu_10e", ID: "unet_voc_1gpu", SoloS: 208.4, PairS: 355.7}}, ps[0])
 	require.Equal(t, 4, ps[1].Line)
-	require.Equal(t, "unet_voc_1gpu_10e|vgg16_imagenet_bs64_maxbatches1200", ps[0].Key())
+	require.Equal(t, "unet_voc_1gpu|vgg16_imagenet_bs64_1gpu", ps[0].Key())
 
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "p.csv: header"},
@@ -98,10 +98,35 @@ func TestSimulateCoRun(t *testing.T) {
 	}
 }
 
+// TestPairKey: a pair's key is the unordered pair of catalog workloads
+// the model sees, not the names in the pair file.
+func TestPairKey(t *testing.T) {
+	job := func(name, id string) PairJob { return PairJob{Name: name, ID: id} }
+	for _, tc := range []struct {
+		name string
+		a, b PairJob
+		want string
+	}{
+		{"ordered", job("mnist_bs32_1gpu", "mnist_bs32_1gpu"), job("unet_voc_1gpu", "unet_voc_1gpu"), "mnist_bs32_1gpu|unet_voc_1gpu"},
+		{"reversed", job("unet_voc_1gpu", "unet_voc_1gpu"), job("mnist_bs32_1gpu", "mnist_bs32_1gpu"), "mnist_bs32_1gpu|unet_voc_1gpu"},
+		{"run-length suffix", job("unet_voc_1gpu_10e", "unet_voc_1gpu"), job("mnist_bs32_1gpu", "mnist_bs32_1gpu"), "mnist_bs32_1gpu|unet_voc_1gpu"},
+		// The names sort one way, the catalog ids the other.
+		{"ids order", job("zz_maxbatches10", "aa_1gpu"), job("bb_1gpu", "bb_1gpu"), "aa_1gpu|bb_1gpu"},
+		{"same workload", job("unet_voc_1gpu_10e", "unet_voc_1gpu"), job("unet_voc_1gpu", "unet_voc_1gpu"), "unet_voc_1gpu|unet_voc_1gpu"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, PairRun{A: tc.a, B: tc.b}.Key())
+		})
+	}
+}
+
 func TestFolds(t *testing.T) {
 	var ps []PairRun
 	for i := range 30 {
-		p := PairRun{A: PairJob{Name: fmt.Sprintf("a%d", i%12)}, B: PairJob{Name: fmt.Sprintf("b%d", i%12)}}
+		a, b := fmt.Sprintf("a%d", i%12), fmt.Sprintf("b%d", i%12)
+		// Pair-file names vary between repeats (run-length suffixes); the
+		// catalog ids do not.
+		p := PairRun{A: PairJob{Name: fmt.Sprintf("%s_%de", a, i), ID: a}, B: PairJob{Name: b, ID: b}}
 		if i%2 == 1 { // the same pair written the other way round
 			p.A, p.B = p.B, p.A
 		}
@@ -122,6 +147,57 @@ func TestFolds(t *testing.T) {
 	}
 	for _, c := range count { // 12 distinct pairs dealt over 5 folds
 		require.Contains(t, []int{2, 3}, c)
+	}
+}
+
+// TestFoldsSharedCatalogIdentity: on the measured co-runs, pairs the model
+// cannot tell apart (same catalog workloads, e.g. unet_voc_1gpu and
+// unet_voc_1gpu_10e against the same partner) share a fold.
+func TestFoldsSharedCatalogIdentity(t *testing.T) {
+	ps := sharedPairs(t)
+	names, ids := map[string]bool{}, map[string]bool{}
+	for _, p := range ps {
+		a, b := p.A.Name, p.B.Name
+		if b < a {
+			a, b = b, a
+		}
+		names[a+"|"+b] = true
+		ids[p.Key()] = true
+	}
+	require.Less(t, len(ids), len(names), "some distinct pair-file names map to the same catalog pair")
+	for _, k := range []int{2, 5, 10} {
+		f := Folds(ps, k)
+		byKey := map[string]int{}
+		for i, p := range ps {
+			if want, ok := byKey[p.Key()]; ok {
+				require.Equal(t, want, f[i], "k=%d line %d: %s split from its twin", k, p.Line, p.Key())
+			}
+			byKey[p.Key()] = f[i]
+		}
+	}
+}
+
+func TestWorkloadHoldOuts(t *testing.T) {
+	pr := func(a, b string) PairRun {
+		return PairRun{A: PairJob{Name: a + "_x", ID: a}, B: PairJob{Name: b, ID: b}}
+	}
+	for _, tc := range []struct {
+		name  string
+		pairs []PairRun
+		ids   []string
+		tests [][]int
+	}{
+		{"one pair", []PairRun{pr("b", "a")}, []string{"a", "b"}, [][]int{{0}, {0}}},
+		{"triangle", []PairRun{pr("a", "b"), pr("b", "c"), pr("c", "a"), pr("b", "a")},
+			[]string{"a", "b", "c"}, [][]int{{0, 2, 3}, {0, 1, 3}, {1, 2}}},
+		{"self pair counted once", []PairRun{pr("a", "a"), pr("a", "b")}, []string{"a", "b"}, [][]int{{0, 1}, {1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids, tests := WorkloadHoldOuts(tc.pairs)
+			require.Equal(t, tc.ids, ids)
+			require.Equal(t, tc.ids, PairWorkloads(tc.pairs))
+			require.Equal(t, tc.tests, tests)
+		})
 	}
 }
 
@@ -152,6 +228,21 @@ func TestCalibrateSynthetic(t *testing.T) {
 	require.Less(t, c.InSample.P90APE, 0.01)
 	require.Greater(t, c.HeldOut[1].MedianAPE, 0.05)
 	require.Equal(t, 2*len(ps), c.HeldOut[0].N)
+
+	require.Nil(t, c.LOWO, "leave-one-workload-out only when asked")
+
+	l, err := Calibrate(ps, cat, FitOptions{Folds: 3, LOWO: true})
+	require.NoError(t, err)
+	require.Equal(t, c.HeldOut, l.HeldOut)
+	require.Equal(t, c.Params, l.Params)
+	require.Equal(t, 9, l.Workloads)
+	require.Len(t, l.LOWO, 3)
+	for i, n := range []string{"pressure", "none", "flat20"} {
+		require.Equal(t, n, l.LOWO[i].Model)
+		require.Equal(t, 4*len(ps), l.LOWO[i].N, "every co-run is tested once per workload, both jobs")
+	}
+	require.Less(t, l.LOWO[0].MedianAPE, 0.01, "a model of the right form generalizes to unseen workloads")
+	require.Greater(t, l.LOWO[1].MedianAPE, 0.05)
 
 	_, err = Calibrate(ps, cat, FitOptions{Folds: 1})
 	require.ErrorContains(t, err, "folds = 1")
@@ -212,6 +303,61 @@ func TestEmbeddedMatchesFit(t *testing.T) {
 	require.Less(t, model.P90APE, flat.P90APE)
 	t.Logf("held-out median/p90 APE: pressure %.4f/%.4f none %.4f/%.4f flat20 %.4f/%.4f",
 		model.MedianAPE, model.P90APE, none.MedianAPE, none.P90APE, flat.MedianAPE, flat.P90APE)
+}
+
+// TestCalibrateLOWOErrors: leave-one-workload-out needs training co-runs
+// for every held-out workload.
+func TestCalibrateLOWOErrors(t *testing.T) {
+	cat := A100()
+	all := syntheticPairs(NoInterference{}, cat)
+	var star []PairRun // every co-run involves mnist
+	for _, p := range all {
+		if p.A.ID == "mnist_bs32_1gpu" {
+			star = append(star, p)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		pairs []PairRun
+		folds int
+		want  string
+	}{
+		{"star, 2 folds", star, 2, "every co-run involves mnist_bs32_1gpu"},
+		{"star, 3 folds", star, 3, "every co-run involves mnist_bs32_1gpu"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Calibrate(tc.pairs, cat, FitOptions{Folds: tc.folds, LOWO: true})
+			require.ErrorContains(t, err, tc.want)
+			_, err = Calibrate(tc.pairs, cat, FitOptions{Folds: tc.folds})
+			require.NoError(t, err, "k-fold alone is fine")
+		})
+	}
+}
+
+// TestCalibrateLOWOShared runs leave-one-workload-out on a subset of the
+// measured co-runs (the ImageNet CNNs at batch 64 and 128, and U-Net) to
+// keep the test fast; `aegis calibrate --lowo` runs it on all of them.
+func TestCalibrateLOWOShared(t *testing.T) {
+	var sub []PairRun
+	keep := func(id string) bool {
+		return strings.Contains(id, "imagenet_bs64") || strings.Contains(id, "imagenet_bs128") || id == "unet_voc_1gpu"
+	}
+	for _, p := range sharedPairs(t) {
+		if keep(p.A.ID) && keep(p.B.ID) {
+			sub = append(sub, p)
+		}
+	}
+	require.Greater(t, len(sub), 30)
+	c, err := Calibrate(sub, A100(), FitOptions{LOWO: true})
+	require.NoError(t, err)
+	require.Equal(t, len(PairWorkloads(sub)), c.Workloads)
+	model, none, flat := c.LOWO[0], c.LOWO[1], c.LOWO[2]
+	require.Less(t, model.MedianAPE, none.MedianAPE)
+	require.Less(t, model.MedianAPE, flat.MedianAPE)
+	require.Less(t, model.P90APE, none.P90APE)
+	require.GreaterOrEqual(t, model.MedianAPE, c.InSample.MedianAPE, "unseen workloads are no easier than the training pairs")
+	t.Logf("%d co-runs, %d workloads: LOWO median/p90 APE pressure %.4f/%.4f none %.4f/%.4f flat20 %.4f/%.4f",
+		len(sub), c.Workloads, model.MedianAPE, model.P90APE, none.MedianAPE, none.P90APE, flat.MedianAPE, flat.P90APE)
 }
 
 func TestMeasuredLoad(t *testing.T) {

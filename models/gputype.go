@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -71,15 +73,16 @@ var gpuTypeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
 // LoadGPUType reads a user-supplied GPU type from a YAML file:
 //
-//	name: rtx4090-24gb        # lower case letters, digits, '.', '_', '-'
+//	name: rtx4090-24gb        # lower case letters, digits, '.', '_', '-'; not a built-in name
 //	memory_mib: 24564         # usable MiB as nvidia-smi reports
 //	pressure: false           # DCGM SMACT/SMOCC/DRAMA available?
 //	catalog: rtx4090.csv      # optional: derived-format catalog measured on it
 //	interference: model.yaml  # optional: `aegis calibrate --out` for it
 //
 // Relative paths are taken from the YAML file's folder; the catalog and the
-// interference model are read and checked here. Unknown keys and bad values
-// are errors naming the file and line.
+// interference model are read and checked here. Unknown keys (listing the
+// valid ones), bad values and a name taken by a built-in type
+// (GPUTypeNames) are errors naming the file and line.
 func LoadGPUType(path string) (GPUType, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -106,6 +109,10 @@ func ReadGPUType(data []byte, name, baseDir string) (GPUType, error) {
 	}
 	if !gpuTypeName.MatchString(f.Name) {
 		return GPUType{}, fmt.Errorf("%s:%d: name: %q: want lower case letters, digits, '.', '_' or '-'", name, keyLine(root, "name"), f.Name)
+	}
+	if builtin := GPUTypeNames(); slices.Contains(builtin, f.Name) {
+		return GPUType{}, fmt.Errorf("%s:%d: name: %q is a built-in GPU type (built-in: %s); give yours another name, or use the built-in one without a YAML file",
+			name, keyLine(root, "name"), f.Name, strings.Join(builtin, ", "))
 	}
 	if !(f.MemoryMiB >= 256 && f.MemoryMiB <= 1<<24) {
 		return GPUType{}, fmt.Errorf("%s:%d: memory_mib: %v is not in [256, %d]", name, keyLine(root, "memory_mib"), f.MemoryMiB, 1<<24)

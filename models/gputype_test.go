@@ -96,15 +96,40 @@ func TestReadGPUType(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1.1, m.(*PressureModel).P.Capacity)
 
+	// What yaml accepts stays accepted: YAML 1.1 booleans, merge keys.
+	for _, in := range []string{
+		strings.Replace(gpuYAML, "false", "no", 1),
+		"<<: {memory_mib: 24564, pressure: false}\nname: rtx4090-24gb\n",
+		"<<: [{memory_mib: 24564}, {pressure: false}]\nname: rtx4090-24gb\n",
+	} {
+		got, err = ReadGPUType([]byte(in), "g.yaml", dir)
+		require.NoError(t, err, in)
+		require.Equal(t, GPUType{Name: "rtx4090-24gb", MemoryMiB: 24564}, got, in)
+	}
+	_, err = ReadGPUType([]byte("<<: {memory_mib: 24564, presure: false}\nname: rtx4090-24gb\n"), "g.yaml", dir)
+	require.ErrorContains(t, err, `g.yaml:1: unknown key "presure"`, "merged keys are checked too")
+
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "g.yaml: empty document"},
-		{"unknown key", gpuYAML + "memory_gb: 24\n", "g.yaml:4: field memory_gb not found"},
+		{"unknown key", gpuYAML + "memory_gb: 24\n", `g.yaml:4: unknown key "memory_gb"; valid keys: name, memory_mib, pressure, catalog, interference (did you mean memory_mib?)`},
+		{"typo", strings.Replace(gpuYAML, "pressure:", "presure:", 1), `g.yaml:3: unknown key "presure"; valid keys: name, memory_mib, pressure, catalog, interference (did you mean pressure?)`},
+		{"unrelated key", gpuYAML + "vendor: nvidia\n", `g.yaml:4: unknown key "vendor"; valid keys: name, memory_mib, pressure, catalog, interference`},
+		{"two unknown keys", gpuYAML + "a: 1\nb: 2\n", "g.yaml:4: unknown key \"a\"; valid keys: name, memory_mib, pressure, catalog, interference\ng.yaml:5: unknown key \"b\""},
+		{"many unknown keys", gpuYAML + strings.Repeat("x: 1\n", 12), "g.yaml:13: unknown key \"x\"\n2 more errors"},
+		{"key twice", gpuYAML + "memory_mib: 1024\n", "g.yaml:4: memory_mib: given twice (first at line 2)"},
+		{"list", "- name: x\n", "g.yaml:1: document: want a mapping with keys name, memory_mib, pressure, catalog, interference, got a list"},
+		{"null document", "---\n", "g.yaml: empty document"},
+		{"built-in name", strings.Replace(gpuYAML, "rtx4090-24gb", "a100-40gb", 1), `g.yaml:1: name: "a100-40gb" is a built-in GPU type (built-in: a100-40gb, h200-141gb, legacy-11gb)`},
+		{"built-in legacy", strings.Replace(gpuYAML, "rtx4090-24gb", "legacy-11gb", 1), `g.yaml:1: name: "legacy-11gb" is a built-in GPU type`},
+		{"built-in h200", "memory_mib: 143771\npressure: true\nname: h200-141gb\n", `g.yaml:3: name: "h200-141gb" is a built-in GPU type`},
 		{"missing pressure", "name: x\nmemory_mib: 1024\n", "g.yaml:1: missing required key pressure"},
 		{"null pressure", "name: x\nmemory_mib: 1024\npressure:\n", "g.yaml:3: pressure: want true or false"},
 		{"bad name", strings.Replace(gpuYAML, "rtx4090-24gb", "RTX 4090", 1), `g.yaml:1: name: "RTX 4090"`},
 		{"tiny memory", strings.Replace(gpuYAML, "24564", "10", 1), "g.yaml:2: memory_mib: 10 is not in"},
-		{"memory not a number", strings.Replace(gpuYAML, "24564", "lots", 1), "g.yaml:2: cannot unmarshal"},
-		{"pressure not a bool", strings.Replace(gpuYAML, "false", "maybe", 1), "g.yaml:3: cannot unmarshal"},
+		{"memory not a number", strings.Replace(gpuYAML, "24564", "lots", 1), `g.yaml:2: memory_mib: want a number, got "lots"`},
+		{"memory a list", strings.Replace(gpuYAML, "24564", "[1, 2]", 1), "g.yaml:2: memory_mib: want a number, got a list"},
+		{"pressure not a bool", strings.Replace(gpuYAML, "false", "maybe", 1), `g.yaml:3: pressure: want true or false, got "maybe"`},
+		{"name a mapping", strings.Replace(gpuYAML, "rtx4090-24gb", "{a: 1}", 1), "g.yaml:1: name: want a string, got a mapping"},
 		{"missing catalog", gpuYAML + "catalog: nope.csv\n", "g.yaml:4: catalog: GPU type rtx4090-24gb: catalog: open"},
 		{"bad catalog", gpuYAML + "catalog: bad.csv\n", "g.yaml:4: catalog: GPU type rtx4090-24gb: "},
 		{"bad model", gpuYAML + "interference: cat.csv\n", "g.yaml:4: interference: "},
@@ -112,6 +137,7 @@ func TestReadGPUType(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadGPUType([]byte(tc.in), "g.yaml", dir)
 			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, err.Error(), "models.", "no Go type names")
 		})
 	}
 	_, err = LoadGPUType(filepath.Join(dir, "missing.yaml"))

@@ -136,13 +136,32 @@ func TestReadInterference(t *testing.T) {
 	f, err := ReadInterference([]byte(goodModel), "m.yaml")
 	require.NoError(t, err)
 	require.Equal(t, PressureParams{Intercept: -4, CoSMACT: 4, CoMem: 0.5, SelfSMACT: -1, SelfDRAMA: 2, SelfMem: -0.3, Capacity: 1.1, NWayExponent: 1}, f.Params)
+	// Merge keys count as given (the required-key check follows them).
+	merged := "defaults: &d\n  capacity: 1.1\n  nway_exponent: 1\n" + strings.Replace(goodModel, "  capacity: 1.1\n  nway_exponent: 1\n", "  <<: *d\n", 1)
+	_, err = ReadInterference([]byte(merged), "m.yaml")
+	require.ErrorContains(t, err, `m.yaml:1: unknown key "defaults"; valid keys: model, gpu, params, fit`)
+	// One anchor merged into two sections is checked against each.
+	_, err = ReadInterference([]byte(strings.Replace(goodModel, "params:\n", "params: &p\n", 1)+"fit:\n  <<: *p\n"), "m.yaml")
+	require.ErrorContains(t, err, `m.yaml:4: unknown key "intercept" in fit; valid keys: source, pairs, folds, heldout, leave_one_workload_out, in_sample`)
+	merged = strings.Replace(goodModel, "  capacity: 1.1\n  nway_exponent: 1\n", "  <<: {capacity: 1.1, nway_exponent: 1}\n", 1)
+	g, err := ReadInterference([]byte(merged), "m.yaml")
+	require.NoError(t, err)
+	require.Equal(t, f.Params, g.Params)
 
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "m.yaml: empty document"},
 		{"comment only", "# nothing\n", "m.yaml: empty document"},
-		{"unknown key", strings.Replace(goodModel, "  capacity:", "  capacty: 1\n  capacity:", 1), "m.yaml:11: field capacty not found"},
-		{"unknown top key", goodModel + "extra: 1\n", "m.yaml:13: field extra not found"},
-		{"bad type", strings.Replace(goodModel, "co_smact: 4", "co_smact: four", 1), "m.yaml:5: cannot unmarshal"},
+		{"unknown key", strings.Replace(goodModel, "  capacity:", "  capacty: 1\n  capacity:", 1),
+			`m.yaml:11: unknown key "capacty" in params; valid keys: intercept, co_smact, co_drama, co_mem_per_10gib, self_smact, self_drama, self_mem_per_10gib, capacity, nway_exponent (did you mean capacity?)`},
+		{"unknown top key", goodModel + "extra: 1\n", `m.yaml:13: unknown key "extra"; valid keys: model, gpu, params, fit`},
+		{"top-level param", goodModel + "capacity: 1\n", `m.yaml:13: unknown key "capacity"; valid keys: model, gpu, params, fit`},
+		{"unknown fit key", goodModel + "fit:\n  pairs: 3\n  heldout:\n    none: {median: 0.1}\n",
+			`m.yaml:16: unknown key "median" in fit.heldout.none; valid keys: median_ape, p90_ape (did you mean median_ape?)`},
+		{"param twice", goodModel + "  co_smact: 5\n", "m.yaml:13: params.co_smact: given twice (first at line 5)"},
+		{"bad type", strings.Replace(goodModel, "co_smact: 4", "co_smact: four", 1), `m.yaml:5: params.co_smact: want a number, got "four"`},
+		{"params a list", "model: pressure\nparams: [1, 2]\n", "m.yaml:2: params: want a mapping with keys intercept, co_smact,"},
+		{"pairs not a number", goodModel + "fit:\n  pairs: many\n", `m.yaml:14: fit.pairs: want a whole number, got "many"`},
+		{"null document", "---\n", "m.yaml: empty document"},
 		{"wrong model", strings.Replace(goodModel, "model: pressure", "model: linear", 1), `m.yaml:2: model: "linear"`},
 		{"missing param", strings.Replace(goodModel, "  co_drama: 0\n", "", 1), "m.yaml:3: params: missing co_drama"},
 		{"negative capacity", strings.Replace(goodModel, "capacity: 1.1", "capacity: -1", 1), "m.yaml:11: params.capacity"},
@@ -154,6 +173,7 @@ func TestReadInterference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadInterference([]byte(tc.in), "m.yaml")
 			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, err.Error(), "models.", "no Go type names")
 		})
 	}
 }
@@ -189,6 +209,9 @@ func FuzzReadInterference(f *testing.F) {
 	f.Add(goodModel)
 	f.Add("model: pressure\nparams: {capacity: .nan}\n")
 	f.Add("---\n---\n")
+	f.Add("model: pressure\nparams: {capacty: 1}\n")
+	f.Add("base: &b {intercept: 1}\nparams:\n  <<: [*b, *b]\n  intercept: 2\n")
+	f.Add("params: &p\n  <<: *p\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		m, err := ReadInterference([]byte(s), "f.yaml")
 		if err == nil {

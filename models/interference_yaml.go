@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -28,10 +30,12 @@ type InterferenceFile struct {
 
 // FitRecord documents a fit: the data, the cross-validation and the errors.
 type FitRecord struct {
-	Source   string         `yaml:"source"`
-	Pairs    int            `yaml:"pairs"`
-	Folds    int            `yaml:"folds"`
-	HeldOut  map[string]APE `yaml:"heldout"`
+	Source  string         `yaml:"source"`
+	Pairs   int            `yaml:"pairs"`
+	Folds   int            `yaml:"folds"`
+	HeldOut map[string]APE `yaml:"heldout"`
+	// LOWO holds leave-one-workload-out errors (`aegis calibrate --lowo`).
+	LOWO     map[string]APE `yaml:"leave_one_workload_out,omitempty"`
 	InSample APE            `yaml:"in_sample"`
 }
 
@@ -87,8 +91,8 @@ func LoadInterference(path string) (Interference, error) {
 }
 
 // ReadInterference parses and validates an interference model file. Unknown
-// keys, missing parameters and bad values are errors naming the file and
-// line.
+// keys (listing the valid ones), missing parameters and bad values are
+// errors naming the file and line.
 func ReadInterference(data []byte, name string) (*InterferenceFile, error) {
 	var f InterferenceFile
 	root, err := decodeStrict(data, name, &f)
@@ -141,13 +145,17 @@ func WriteInterference(w io.Writer, f *InterferenceFile, comment string) error {
 	return err
 }
 
-// decodeStrict decodes exactly one YAML document of data into v, rejecting
-// unknown keys, and returns the document's node tree for line look-ups.
-// Errors read "name:LINE: ...".
+// decodeStrict decodes exactly one YAML document of data into v (a pointer
+// to a struct with yaml tags) and returns the document's node tree for line
+// look-ups. Before decoding, it checks the document against v's type
+// (yamlChecker), so that an unknown key, a key given twice or a value of the
+// wrong kind reads "name:LINE: ..." in the file's own terms: the key, the
+// valid keys there, the kind of value wanted. Several errors (at most
+// maxYAMLErrors) are reported one per line.
 func decodeStrict(data []byte, name string, v any) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty document", name)
 		}
@@ -160,11 +168,256 @@ func decodeStrict(data []byte, name string, v any) (*yaml.Node, error) {
 		}
 		return nil, fmt.Errorf("%s:%d: a second YAML document; want one", name, extra.Line)
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
+		return nil, fmt.Errorf("%s: empty document", name)
+	}
+	c := yamlChecker{name: name, seen: map[mergeSource]bool{}, listed: map[string]bool{}}
+	c.walk(doc, reflect.TypeOf(v), "")
+	if n := len(c.errs); n > maxYAMLErrors {
+		c.errs = append(c.errs[:maxYAMLErrors], fmt.Sprintf("%d more errors", n-maxYAMLErrors))
+	}
+	if len(c.errs) > 0 {
+		return nil, errors.New(strings.Join(c.errs, "\n"))
+	}
+	if err := root.Decode(v); err != nil { // rare after the check (alias loops)
 		return nil, yamlError(name, err)
 	}
 	return &root, nil
+}
+
+// maxYAMLErrors is the most errors decodeStrict reports at once.
+const maxYAMLErrors = 10
+
+// yamlChecker checks a YAML node tree against the Go type it will be
+// decoded into, collecting errors in document order.
+type yamlChecker struct {
+	name   string
+	errs   []string
+	seen   map[mergeSource]bool // merged mappings walked (against alias loops)
+	listed map[string]bool      // sections whose valid keys an error listed
+}
+
+// mergeSource is a mapping merged into a value of type t.
+type mergeSource struct {
+	n *yaml.Node
+	t reflect.Type
+}
+
+func (c *yamlChecker) errorf(line int, format string, a ...any) {
+	c.errs = append(c.errs, fmt.Sprintf("%s:%d: ", c.name, line)+fmt.Sprintf(format, a...))
+}
+
+// walk checks node n, found at the dotted key path, against type t: every
+// key of a struct mapping must be one of its yaml keys, given once; every
+// other value must decode into its field's type. The first unknown key of a
+// section lists the section's valid keys.
+func (c *yamlChecker) walk(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return // decodes as the zero value; the caller checks required keys
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			c.kindError(n, t, path)
+			return
+		}
+		first := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" {
+				c.merge(v, t, path)
+				continue
+			}
+			key := k.Value
+			if k.Kind != yaml.ScalarNode {
+				key = "(" + nodeKind(k) + ")"
+			}
+			var ft reflect.Type
+			if t.Kind() == reflect.Map {
+				ft = t.Elem()
+			} else {
+				keys, fields := yamlFields(t)
+				var ok bool
+				if ft, ok = fields[key]; !ok || k.Kind != yaml.ScalarNode {
+					valid := ""
+					if !c.listed[path] { // once per section
+						c.listed[path] = true
+						valid = "; valid keys: " + strings.Join(keys, ", ")
+					}
+					c.errorf(k.Line, "unknown key %q%s%s%s", key, inSection(path), valid, didYouMean(key, keys))
+					continue
+				}
+			}
+			if l, dup := first[key]; dup {
+				c.errorf(k.Line, "%s: given twice (first at line %d)", joinKey(path, key), l)
+				continue
+			}
+			first[key] = k.Line
+			c.walk(v, ft, joinKey(path, key))
+		}
+	default:
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			c.kindError(n, t, path)
+		}
+	}
+}
+
+// merge walks the mapping(s) a "<<" merge key brings into a mapping of
+// type t.
+func (c *yamlChecker) merge(v *yaml.Node, t reflect.Type, path string) {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	if c.seen[mergeSource{v, t}] {
+		return
+	}
+	c.seen[mergeSource{v, t}] = true
+	if v.Kind == yaml.SequenceNode {
+		for _, m := range v.Content {
+			c.merge(m, t, path)
+		}
+		return
+	}
+	c.walk(v, t, path)
+}
+
+// kindError reports that n is not the kind of value type t wants.
+func (c *yamlChecker) kindError(n *yaml.Node, t reflect.Type, path string) {
+	var want string
+	switch t.Kind() {
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "a whole number"
+	case reflect.String:
+		want = "a string"
+	case reflect.Struct:
+		keys, _ := yamlFields(t)
+		want = "a mapping with keys " + strings.Join(keys, ", ")
+	case reflect.Map:
+		want = "a mapping"
+	default:
+		want = "a " + t.Kind().String()
+	}
+	what := path
+	if what == "" {
+		what = "document"
+	}
+	c.errorf(n.Line, "%s: want %s, got %s", what, want, nodeKind(n))
+}
+
+// nodeKind describes a YAML node for error messages: a scalar quoted (long
+// ones cut), else its kind.
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		v := n.Value
+		if r := []rune(v); len(r) > 40 {
+			v = string(r[:37]) + "..."
+		}
+		return strconv.Quote(v)
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "nothing"
+}
+
+// yamlFields lists the yaml keys of struct type t in declaration order and
+// maps each to its field's type.
+func yamlFields(t reflect.Type) ([]string, map[string]reflect.Type) {
+	var keys []string
+	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		k, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if k == "-" {
+			continue
+		}
+		if k == "" {
+			k = strings.ToLower(f.Name)
+		}
+		keys = append(keys, k)
+		fields[k] = f.Type
+	}
+	return keys, fields
+}
+
+func joinKey(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func inSection(path string) string {
+	if path == "" {
+		return ""
+	}
+	return " in " + path
+}
+
+// didYouMean suggests the valid key closest to key when it is a likely typo
+// (edit distance at most 2, or a third of the key's length) or a shortening
+// of it (median for median_ape).
+func didYouMean(key string, keys []string) string {
+	best, bestD := "", 1<<30
+	for _, k := range keys {
+		d := editDistance(key, k)
+		if len(key) >= 3 && strings.HasPrefix(k, key) {
+			d = 0
+		}
+		if d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" || bestD > max(2, len(best)/3) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 1 << 30 // not a typo of a key; spare the work
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // yamlError rewrites yaml's "line N: msg" errors as "name:N: msg".
@@ -196,18 +449,49 @@ func lookup(root *yaml.Node, path ...string) (*yaml.Node, bool) {
 		if n.Kind != yaml.MappingNode {
 			return last, false
 		}
-		found := false
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				last, n, found = n.Content[i], n.Content[i+1], true
-				break
-			}
-		}
-		if !found {
+		kn, vn := mappingKey(n, k, 0)
+		if kn == nil {
 			return last, false
 		}
+		last, n = kn, vn
 	}
 	return last, true
+}
+
+// mappingKey finds key k in mapping n, or in the mappings its "<<" merge
+// keys bring in (as yaml decodes them: the mapping's own keys first), and
+// returns the key and value nodes (nil when absent).
+func mappingKey(n *yaml.Node, k string, depth int) (*yaml.Node, *yaml.Node) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode || depth > 8 {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Tag != "!!merge" && n.Content[i].Value == k {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Tag != "!!merge" {
+			continue
+		}
+		v := n.Content[i+1]
+		if v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		srcs := []*yaml.Node{v}
+		if v.Kind == yaml.SequenceNode {
+			srcs = v.Content
+		}
+		for _, m := range srcs {
+			if kn, vn := mappingKey(m, k, depth+1); kn != nil {
+				return kn, vn
+			}
+		}
+	}
+	return nil, nil
 }
 
 // keyLine is the line of the key at path, or of its deepest present parent.

@@ -33,6 +33,12 @@ type Truth struct {
 	// distribution with its profiled mean and a σ fitted to its p95, 0
 	// gives noiseless samples.
 	Noise float64
+	// PeakJitter is the relative half-width of a uniform, seeded per-attempt
+	// variation of a job's true peak memory around its profiled peak (0.1 =
+	// ±10 %). 0 (the default) makes the truth equal the profile, so an
+	// admission on profiled peaks cannot OOM; a positive value models
+	// run-to-run variation (allocator caching, data-dependent shapes).
+	PeakJitter float64
 	// IdleHorizon bounds how long wake-ups alone may keep a run going while
 	// no job runs and none is still to arrive: past it the run ends and the
 	// loop reports the jobs left pending.
@@ -107,6 +113,7 @@ type job struct {
 	spec    policies.Job // the job as submitted
 	w       *models.Workload
 	startup time.Duration // this attempt's launch-to-activity time
+	peak    float64       // this attempt's true peak as a multiple of the profiled one
 	epoch   uint32        // bumps when the pending finish/active event goes stale
 	nominal time.Duration // nominal startup
 	work    float64       // remaining solo-speed seconds of work once active
@@ -449,6 +456,7 @@ func (s *Sim) place(a policies.Place) error {
 	j.epoch++
 	u := unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x57a27)
 	j.startup = time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
+	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x9ea4)-1)
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
@@ -522,7 +530,7 @@ func (s *Sim) memAt(id, g int, t time.Duration) float64 {
 	if !pj.Active || t < pj.ActiveAt {
 		return 0
 	}
-	peak := s.profileOn(id, g).PeakMiB
+	peak := s.profileOn(id, g).PeakMiB * s.jobs[id].peak
 	ctx := min(s.cfg.Truth.ContextMiB, peak)
 	ramp := s.cfg.Truth.Ramp
 	if ramp <= 0 || t-pj.ActiveAt >= ramp {
@@ -643,4 +651,24 @@ func (s *Sim) check(job int) error {
 		}
 	}
 	return nil
+}
+
+// ParseTruth reads truth settings from key=value pairs (as given by
+// `aegis simulate --truth`), starting from DefaultTruth; an unknown key or
+// bad value is an error listing the valid ones.
+func ParseTruth(m map[string]string) (Truth, error) {
+	p := policies.NewParams(m)
+	d := DefaultTruth()
+	t := Truth{
+		ContextMiB:    p.Float("context_mib", d.ContextMiB, 0, 1e5, "CUDA context MiB at first activity"),
+		Ramp:          p.Duration("ramp", d.Ramp, 0, time.Hour, "time from first activity to peak memory"),
+		StartupJitter: p.Float("startup_jitter", d.StartupJitter, 0, 0.99, "relative half-width of startup jitter"),
+		Noise:         p.Float("noise", d.Noise, 0, 10, "telemetry noise scale (0: none)"),
+		PeakJitter:    p.Float("peak_jitter", d.PeakJitter, 0, 0.99, "relative half-width of per-attempt true-peak variation"),
+		IdleHorizon:   p.Duration("idle_horizon", d.IdleHorizon, time.Second, 1000*time.Hour, "how long wake-ups alone may run on an idle server"),
+	}
+	if err := p.Done("truth"); err != nil {
+		return Truth{}, err
+	}
+	return t, nil
 }

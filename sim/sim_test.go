@@ -287,3 +287,16 @@ func TestFutureJobsHidden(t *testing.T) {
 	require.Equal(t, policies.Job{ID: 1, State: policies.Waiting}, v.Jobs[1])
 	require.Equal(t, "later", s.Jobs()[1].Name, "recorders still know every job")
 }
+
+func TestParseTruth(t *testing.T) {
+	tr, err := sim.ParseTruth(map[string]string{"ramp": "20s", "noise": "0", "peak_jitter": "0.1"})
+	require.NoError(t, err)
+	require.Equal(t, 20*sec, tr.Ramp)
+	require.Zero(t, tr.Noise)
+	require.Equal(t, 0.1, tr.PeakJitter)
+	require.Equal(t, sim.DefaultTruth().ContextMiB, tr.ContextMiB)
+	for _, bad := range []map[string]string{{"ramp": "-1"}, {"noise": "NaN"}, {"peak_jitter": "1"}, {"bogus": "1"}} {
+		_, err := sim.ParseTruth(bad)
+		require.Error(t, err, "%v", bad)
+	}
+}

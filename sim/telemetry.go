@@ -21,6 +21,7 @@ const keep = 2 * time.Hour
 type segJob struct {
 	id, attempt int
 	prof        *models.Profile
+	peakMiB     float64 // this attempt's true peak
 	activeAt    time.Duration
 }
 
@@ -52,7 +53,9 @@ func (h *history) record(s *Sim, g int) {
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]
 		if pj.Active {
-			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: s.profileOn(int(id), g), activeAt: pj.ActiveAt})
+			prof := s.profileOn(int(id), g)
+			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
+				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt})
 		}
 	}
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
@@ -124,7 +127,7 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 			rel = draw(p.SMACT, us, noise) / p.SMACT.Mean
 		}
 		x.UtilPct += p.UtilPct * rel
-		peak := p.PeakMiB
+		peak := j.peakMiB
 		ctx := min(s.cfg.Truth.ContextMiB, peak)
 		if r := s.cfg.Truth.Ramp; r > 0 && t-j.activeAt < r {
 			x.UsedMiB += ctx + (peak-ctx)*float64(t-j.activeAt)/float64(r)

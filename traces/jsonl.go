@@ -85,6 +85,7 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 		seen[id] = line
 		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(*j.Submit * 1e9)),
 			Workload: strings.TrimSpace(j.WorkloadID), GPUs: int(*j.GPUs)})
+		t.Lines = append(t.Lines, line)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
@@ -92,7 +93,7 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 	if len(t.Jobs) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
 	}
-	sortStable(t.Jobs)
+	t.sortBySubmit()
 	return t, nil
 }
 

@@ -47,6 +47,9 @@ type Log struct {
 	Jobs    []LogJob
 	Records int            // job records read, kept or skipped
 	Skipped map[string]int // skip reason → count; nil or empty when none
+	// Format is the format ReadLogFile read the log as, FormatAuto
+	// resolved (built-in traces: FormatCSV); "" from the other readers.
+	Format Format
 }
 
 // SkippedTotal is the number of records read but not kept.
@@ -347,52 +350,64 @@ func Formats() []Format {
 // but no duration_s, JSON Lines) take each job's duration from the catalog's
 // solo runtime. FormatAuto picks the format from the file: a built-in name,
 // a .jsonl name, JSON ('[' first) as Philly, and for CSV the header (gpu_num
-// and submit_time: Helios; duration_s: our log; else our trace). Files are
-// streamed, not read whole.
+// and submit_time: Helios; duration_s: our log; else our trace); Log.Format
+// reports the outcome. Files are streamed, not read whole.
 func ReadLogFile(path string, format Format, cat *models.Catalog) (*Log, error) {
+	l, f, err := readLogFile(path, format, cat)
+	if err != nil {
+		return nil, err
+	}
+	l.Format = f
+	return l, nil
+}
+
+func readLogFile(path string, format Format, cat *models.Catalog) (*Log, Format, error) {
 	if _, ok := builtins()[path]; ok && (format == FormatAuto || format == FormatCSV) {
 		t, err := Load(path)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return traceLog(t, cat)
+		l, err := traceLog(t, cat)
+		return l, FormatCSV, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read log: %w", err)
+		return nil, "", fmt.Errorf("read log: %w", err)
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<16)
 	peek, err := br.Peek(1 << 16)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, fmt.Errorf("read log: %w", err)
+		return nil, "", fmt.Errorf("read log: %w", err)
 	}
 	if format == FormatAuto {
 		format = detectFormat(path, peek)
 	}
+	var l *Log
 	switch format {
 	case FormatPhilly:
-		return ReadPhilly(br, path)
+		l, err = ReadPhilly(br, path)
 	case FormatHelios:
-		return ReadHelios(br, path)
+		l, err = ReadHelios(br, path)
 	case FormatJSONL:
-		t, err := ReadJSONL(br, path)
-		if err != nil {
-			return nil, err
+		var t *Trace
+		if t, err = ReadJSONL(br, path); err == nil {
+			l, err = traceLog(t, cat)
 		}
-		return traceLog(t, cat)
 	case FormatCSV:
 		head := headerIndex(strings.Split(firstLine(peek), ","))
 		if _, ok := head["duration_s"]; ok {
-			return ReadLogCSV(br, path)
+			l, err = ReadLogCSV(br, path)
+			break
 		}
-		t, err := ReadCSV(br, path)
-		if err != nil {
-			return nil, err
+		var t *Trace
+		if t, err = ReadCSV(br, path); err == nil {
+			l, err = traceLog(t, cat)
 		}
-		return traceLog(t, cat)
+	default:
+		err = fmt.Errorf("read log %s: unknown format %q (want one of %v)", path, format, Formats())
 	}
-	return nil, fmt.Errorf("read log %s: unknown format %q (want one of %v)", path, format, Formats())
+	return l, format, err
 }
 
 func traceLog(t *Trace, cat *models.Catalog) (*Log, error) {

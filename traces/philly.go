@@ -1,6 +1,8 @@
 package traces
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,18 +51,26 @@ type phillyDetail struct {
 // or no submit time, or that end before they start are skipped and counted
 // in Log.Skipped. Malformed input (bad JSON, a field of the wrong type, an
 // unparsable time) is an error naming the file, the job's byte offset and
-// index, its jobid and the field.
+// index, its jobid and the field; for bad JSON, the byte offset is where the
+// error is (and the job's own offset follows). Byte offsets count from the
+// start of the file, 0 first. A leading UTF-8 byte-order mark is skipped.
 func ReadPhilly(r io.Reader, name string) (*Log, error) {
-	dec := json.NewDecoder(r)
+	br := bufio.NewReader(r)
+	var bom int64 // offsets in the file = the decoder's + bom
+	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
+		_, _ = br.Discard(len(utf8BOM))
+		bom = int64(len(utf8BOM))
+	}
+	dec := json.NewDecoder(br)
 	tok, err := dec.Token()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty file: want a JSON array of jobs", name)
 		}
-		return nil, fmt.Errorf("%s: byte %d: %w", name, dec.InputOffset(), err)
+		return nil, fmt.Errorf("%s: byte %d: %w", name, bom+dec.InputOffset(), err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, fmt.Errorf("%s: byte %d: want a JSON array of jobs, got %v", name, dec.InputOffset(), tok)
+		return nil, fmt.Errorf("%s: byte %d: want a JSON array of jobs, got %v", name, bom+dec.InputOffset(), tok)
 	}
 	l := &Log{Name: name}
 	type kept struct {
@@ -69,7 +79,7 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 	}
 	var jobs []kept
 	for dec.More() {
-		off := valueStart(dec)
+		off := bom + valueStart(dec)
 		idx := l.Records
 		var pj phillyJob
 		if err := dec.Decode(&pj); err != nil {
@@ -78,7 +88,7 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 				return nil, fmt.Errorf("%s: byte %d: job %d: field %s: JSON %s where %s expected",
 					name, off, idx, te.Field, te.Value, te.Type)
 			}
-			return nil, fmt.Errorf("%s: byte %d: job %d: %w", name, off, idx, err)
+			return nil, fmt.Errorf("%s: byte %d: job %d (from byte %d): %w", name, bom+decodeErrorOffset(dec, err), idx, off, err)
 		}
 		l.Records++
 		ferr := func(field, format string, args ...any) error {
@@ -138,13 +148,13 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 		jobs = append(jobs, kept{submit: submit, job: LogJob{ID: id, Duration: end.Sub(start), GPUs: gpus, Status: pj.Status}})
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("%s: byte %d: after job %d: %w", name, dec.InputOffset(), l.Records, err)
+		return nil, fmt.Errorf("%s: byte %d: after job %d: %w", name, bom+dec.InputOffset(), l.Records, err)
 	}
 	if tok, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, fmt.Errorf("%s: byte %d: after the job array: %w", name, dec.InputOffset(), err)
+			return nil, fmt.Errorf("%s: byte %d: after the job array: %w", name, bom+dec.InputOffset(), err)
 		}
-		return nil, fmt.Errorf("%s: byte %d: data after the job array: %v", name, dec.InputOffset(), tok)
+		return nil, fmt.Errorf("%s: byte %d: data after the job array: %v", name, bom+dec.InputOffset(), tok)
 	}
 	if len(jobs) == 0 {
 		return nil, fmt.Errorf("%s: no job that ran (%d records; skipped: %s)", name, l.Records, l.SkipSummary())
@@ -162,6 +172,29 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 	}
 	sortLogJobs(l.Jobs)
 	return l, nil
+}
+
+// utf8BOM is the UTF-8 byte-order mark some tools write first.
+var utf8BOM = []byte("\ufeff")
+
+// decodeErrorOffset returns the decoder's offset of the error err that
+// Decode returned: the offending byte of a syntax error, the end of the input
+// for a truncated value. (A syntax error's own Offset counts only the bytes
+// Decode scanned, not the whole stream, so the value is scanned again from
+// its start, which the decoder still buffers.)
+func decodeErrorOffset(dec *json.Decoder, err error) int64 {
+	start := dec.InputOffset()
+	rest, _ := io.ReadAll(dec.Buffered())
+	var se *json.SyntaxError
+	switch again := json.NewDecoder(bytes.NewReader(rest)).Decode(new(json.RawMessage)); {
+	case errors.As(again, &se):
+		return start + se.Offset - 1
+	case again == nil && errors.As(err, &se):
+		// Not the value's fault (a missing comma before it): the decoder
+		// reported the stream offset itself.
+		return se.Offset
+	}
+	return start + int64(len(rest))
 }
 
 // valueStart returns the byte offset of the next array element: the

@@ -90,18 +90,20 @@ func iaDistance(p50, p95, p50Whole, p95Whole float64) float64 {
 	return 0.5 * (math.Abs(math.Log2((p50+1)/(p50Whole+1))) + math.Abs(math.Log2((p95+1)/(p95Whole+1))))
 }
 
-// SelectOptions configure SelectWindow. Zero Jobs, GPUs, MaxGPUMix and
-// MaxRuntimeCDF take the defaults (60 jobs, GPU counts 1 and 2, 0.05, 0.10);
-// Seed 0 is a seed like any other (DefaultSelectOptions sets 42).
+// SelectOptions configure SelectWindow. Zero Jobs and GPUs and nil
+// MaxGPUMix and MaxRuntimeCDF take the defaults (60 jobs, GPU counts 1 and
+// 2, 0.05, 0.10); a limit of 0 is a limit like any other (only windows
+// at distance 0 pass), and Seed 0 a seed like any other
+// (DefaultSelectOptions sets 42).
 type SelectOptions struct {
 	Jobs int   // window length N
 	GPUs []int // eligible GPU counts; other jobs are dropped before windowing
 	// MinPerGPU is the minimum number of jobs of a GPU count a window must
 	// hold (the paper: two 2-GPU jobs for Philly, one for Saturn and Venus).
 	MinPerGPU     map[int]int
-	MaxGPUMix     float64 // accept only windows whose GPU-mix distance is at most this
-	MaxRuntimeCDF float64 // and whose runtime-CDF distance is at most this
-	Seed          uint64  // breaks ties between equally good windows
+	MaxGPUMix     *float64 // accept only windows whose GPU-mix distance is at most this
+	MaxRuntimeCDF *float64 // and whose runtime-CDF distance is at most this
+	Seed          uint64   // breaks ties between equally good windows
 }
 
 // DefaultSelectOptions returns the paper's settings for a trace: 60 jobs of
@@ -113,7 +115,7 @@ func DefaultSelectOptions(like string) SelectOptions {
 		min2 = 2
 	}
 	return SelectOptions{Jobs: DefaultWindowJobs, GPUs: []int{1, 2}, MinPerGPU: map[int]int{2: min2},
-		MaxGPUMix: DefaultMaxGPUMix, MaxRuntimeCDF: DefaultMaxRuntimeCDF, Seed: DefaultSelectSeed}
+		MaxGPUMix: new(DefaultMaxGPUMix), MaxRuntimeCDF: new(DefaultMaxRuntimeCDF), Seed: DefaultSelectSeed}
 }
 
 func (o SelectOptions) withDefaults() (SelectOptions, error) {
@@ -123,11 +125,11 @@ func (o SelectOptions) withDefaults() (SelectOptions, error) {
 	if len(o.GPUs) == 0 {
 		o.GPUs = []int{1, 2}
 	}
-	if o.MaxGPUMix == 0 {
-		o.MaxGPUMix = DefaultMaxGPUMix
+	if o.MaxGPUMix == nil {
+		o.MaxGPUMix = new(DefaultMaxGPUMix)
 	}
-	if o.MaxRuntimeCDF == 0 {
-		o.MaxRuntimeCDF = DefaultMaxRuntimeCDF
+	if o.MaxRuntimeCDF == nil {
+		o.MaxRuntimeCDF = new(DefaultMaxRuntimeCDF)
 	}
 	o.GPUs = slices.Clone(o.GPUs)
 	slices.Sort(o.GPUs)
@@ -135,8 +137,8 @@ func (o SelectOptions) withDefaults() (SelectOptions, error) {
 	switch {
 	case o.Jobs < 2:
 		return o, fmt.Errorf("select: window of %d jobs: need at least 2", o.Jobs)
-	case o.MaxGPUMix < 0 || o.MaxRuntimeCDF < 0 || math.IsNaN(o.MaxGPUMix) || math.IsNaN(o.MaxRuntimeCDF):
-		return o, fmt.Errorf("select: negative acceptance limit (gpu mix %v, runtime cdf %v)", o.MaxGPUMix, o.MaxRuntimeCDF)
+	case !(*o.MaxGPUMix >= 0) || !(*o.MaxRuntimeCDF >= 0):
+		return o, fmt.Errorf("select: negative or NaN acceptance limit (gpu mix %v, runtime cdf %v)", *o.MaxGPUMix, *o.MaxRuntimeCDF)
 	case o.GPUs[0] < 0:
 		return o, fmt.Errorf("select: negative GPU count %d", o.GPUs[0])
 	}
@@ -233,7 +235,7 @@ func SelectWindow(l *Log, opts SelectOptions) (*Selection, error) {
 		skipped = map[string]int{}
 	}
 	rep := SelectReport{Log: l.Name, Records: l.Records, Skipped: skipped, SourceJobs: len(l.Jobs), EligibleJobs: n,
-		GPUs: o.GPUs, WindowJobs: N, MinPerGPU: o.MinPerGPU, MaxGPUMix: o.MaxGPUMix, MaxRuntimeCDF: o.MaxRuntimeCDF,
+		GPUs: o.GPUs, WindowJobs: N, MinPerGPU: o.MinPerGPU, MaxGPUMix: *o.MaxGPUMix, MaxRuntimeCDF: *o.MaxRuntimeCDF,
 		Seed: o.Seed, Windows: n - N + 1, Weights: weights(), Whole: whole}
 
 	// Per-job data, GPU counts as indices into o.GPUs.
@@ -253,6 +255,7 @@ func SelectWindow(l *Log, opts SelectOptions) (*Selection, error) {
 		minCnt[k] = o.MinPerGPU[g]
 	}
 	wholeCDF := whole.RuntimeCDF.points()
+	maxMix, maxCDF := *o.MaxGPUMix, *o.MaxRuntimeCDF
 
 	// Window state.
 	cnt := make([]int, K)
@@ -313,7 +316,7 @@ func SelectWindow(l *Log, opts SelectOptions) (*Selection, error) {
 			total += svc[k]
 		}
 		d.GPUMix /= 2
-		if d.GPUMix > o.MaxGPUMix {
+		if d.GPUMix > maxMix {
 			rep.RejectedGPUMix++
 			return
 		}
@@ -321,7 +324,7 @@ func SelectWindow(l *Log, opts SelectOptions) (*Selection, error) {
 			d.RuntimeCDF += math.Abs(float64(under[t])/nf - wholeCDF[t])
 		}
 		d.RuntimeCDF /= float64(len(under))
-		if d.RuntimeCDF > o.MaxRuntimeCDF {
+		if d.RuntimeCDF > maxCDF {
 			rep.RejectedRuntimeCDF++
 			return
 		}
@@ -354,7 +357,7 @@ func SelectWindow(l *Log, opts SelectOptions) (*Selection, error) {
 	}
 	if len(ties) == 0 {
 		return nil, fmt.Errorf("select %s: none of %d windows of %d jobs is acceptable (%d lack the minimum jobs per GPU count %v, %d exceed GPU-mix distance %v, %d exceed runtime-CDF distance %v)",
-			l.Name, rep.Windows, N, rep.RejectedMinPerGPU, o.MinPerGPU, rep.RejectedGPUMix, o.MaxGPUMix, rep.RejectedRuntimeCDF, o.MaxRuntimeCDF)
+			l.Name, rep.Windows, N, rep.RejectedMinPerGPU, o.MinPerGPU, rep.RejectedGPUMix, maxMix, rep.RejectedRuntimeCDF, maxCDF)
 	}
 	s := ties[0]
 	if len(ties) > 1 {

@@ -36,7 +36,7 @@ func naiveSelect(t *testing.T, jobs []LogJob, o SelectOptions) (starts []int, be
 			ok = ok && c >= m
 		}
 		d := Distance(ProfileOf(w), whole)
-		if !ok || d.GPUMix > o.MaxGPUMix || d.RuntimeCDF > o.MaxRuntimeCDF {
+		if !ok || d.GPUMix > *o.MaxGPUMix || d.RuntimeCDF > *o.MaxRuntimeCDF {
 			continue
 		}
 		switch sc := d.Score(); {
@@ -75,7 +75,7 @@ func TestSelectWindowMatchesNaive(t *testing.T) {
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		l := randomLog(r, 100+r.IntN(300))
-		o := SelectOptions{Jobs: 5 + r.IntN(40), MinPerGPU: map[int]int{2: r.IntN(2)}, MaxGPUMix: 0.2, MaxRuntimeCDF: 0.2, Seed: seed}
+		o := SelectOptions{Jobs: 5 + r.IntN(40), MinPerGPU: map[int]int{2: r.IntN(2)}, MaxGPUMix: new(0.2), MaxRuntimeCDF: new(0.2), Seed: seed}
 		starts, best := naiveSelect(t, l.Jobs, o)
 		sel, err := SelectWindow(l, o)
 		if len(starts) == 0 {
@@ -168,6 +168,73 @@ func TestSelectWindowFilters(t *testing.T) {
 	require.Equal(t, Distances{}, rep.Distances, "the only window is the whole trace")
 }
 
+// TestSelectZeroLimits checks that acceptance limits of 0 are limits (only
+// windows at distance 0 pass), not "unset" (they used to become 0.05 and
+// 0.10), and that nil limits take the defaults. In the log, the first 20
+// jobs alternate 5 min and 2 h and the last 10 are five short then five
+// long, so half the jobs are short, as are exactly half of some 10-job
+// windows' jobs; every 5th job needs 2 GPUs in the first 20, and jobs 21
+// and 22 in the rest (a fifth of all jobs).
+func TestSelectZeroLimits(t *testing.T) {
+	var jobs []LogJob
+	for i := range 30 {
+		d, g := 2*time.Hour, 1
+		if (i < 20 && i%2 == 0) || (i >= 20 && i < 25) {
+			d = 5 * time.Minute
+		}
+		if (i < 20 && i%5 == 0) || i == 21 || i == 22 {
+			g = 2
+		}
+		jobs = append(jobs, LogJob{ID: strconv.Itoa(i), Submit: sec(float64(i)), Duration: d, GPUs: g})
+	}
+	l := &Log{Name: "zero", Jobs: jobs, Records: len(jobs)}
+	whole := ProfileOf(jobs)
+	for _, tc := range []struct {
+		name           string
+		mix, cdf       *float64
+		wantMix, wantC float64
+	}{
+		{"defaults", nil, nil, DefaultMaxGPUMix, DefaultMaxRuntimeCDF},
+		{"zero mix", new(0.0), nil, 0, DefaultMaxRuntimeCDF},
+		{"zero cdf", nil, new(0.0), DefaultMaxGPUMix, 0},
+		{"both zero", new(0.0), new(0.0), 0, 0},
+		{"loose", new(1.0), new(1.0), 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rejMix, rejCDF, acc int
+			for s := 0; s+10 <= len(jobs); s++ {
+				d := Distance(ProfileOf(jobs[s:s+10]), whole)
+				switch {
+				case d.GPUMix > tc.wantMix:
+					rejMix++
+				case d.RuntimeCDF > tc.wantC:
+					rejCDF++
+				default:
+					acc++
+				}
+			}
+			sel, err := SelectWindow(l, SelectOptions{Jobs: 10, MaxGPUMix: tc.mix, MaxRuntimeCDF: tc.cdf})
+			require.NoError(t, err)
+			rep := sel.Report
+			require.Equal(t, tc.wantMix, rep.MaxGPUMix)
+			require.Equal(t, tc.wantC, rep.MaxRuntimeCDF)
+			require.Equal(t, [3]int{rejMix, rejCDF, acc}, [3]int{rep.RejectedGPUMix, rep.RejectedRuntimeCDF, rep.Accepted})
+			require.LessOrEqual(t, rep.Distances.GPUMix, tc.wantMix)
+			require.LessOrEqual(t, rep.Distances.RuntimeCDF, tc.wantC)
+			if tc.name == "both zero" {
+				require.Positive(t, rep.RejectedGPUMix)
+				require.Positive(t, rep.RejectedRuntimeCDF)
+				require.Positive(t, rep.Accepted)
+			}
+		})
+	}
+	// No 60-job window matches a 2-GPU share of 5.7 % exactly.
+	gen, err := GenerateLike("venus", 1000, 1, 0)
+	require.NoError(t, err)
+	_, err = SelectWindow(gen, SelectOptions{MaxGPUMix: new(0.0)})
+	require.ErrorContains(t, err, "exceed GPU-mix distance 0,")
+}
+
 func TestSelectWindowErrors(t *testing.T) {
 	l := randomLog(rand.New(rand.NewPCG(1, 2)), 50)
 	for _, tc := range []struct {
@@ -177,7 +244,8 @@ func TestSelectWindowErrors(t *testing.T) {
 	}{
 		{"short", SelectOptions{Jobs: 1}, "window of 1 jobs: need at least 2"},
 		{"too long", SelectOptions{Jobs: 60}, "eligible jobs (GPU counts [1 2]) of 50, fewer than the window's 60"},
-		{"negative limit", SelectOptions{MaxGPUMix: -1}, "negative acceptance limit"},
+		{"negative limit", SelectOptions{MaxGPUMix: new(-1.0)}, "negative or NaN acceptance limit (gpu mix -1, runtime cdf 0.1)"},
+		{"NaN limit", SelectOptions{MaxRuntimeCDF: new(math.NaN())}, "negative or NaN acceptance limit (gpu mix 0.05, runtime cdf NaN)"},
 		{"min not eligible", SelectOptions{Jobs: 10, MinPerGPU: map[int]int{8: 1}}, "minimum for 8-GPU jobs, but the eligible GPU counts are [1 2]"},
 		{"min too big", SelectOptions{Jobs: 10, MinPerGPU: map[int]int{1: 6, 2: 5}}, "add up to 11, more than the window's 10"},
 		{"negative min", SelectOptions{Jobs: 10, MinPerGPU: map[int]int{2: -1}}, "negative minimum -1"},

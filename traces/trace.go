@@ -30,6 +30,18 @@ type Job struct {
 type Trace struct {
 	Name string
 	Jobs []Job
+	// Lines holds, when known, the file line each job was read from
+	// (parallel to Jobs), for error messages.
+	Lines []int
+}
+
+// Where names job i for an error message: the file and line when known,
+// and the job's id.
+func (t *Trace) Where(i int) string {
+	if i < len(t.Lines) && t.Lines[i] > 0 {
+		return fmt.Sprintf("%s:%d: job %s", t.Name, t.Lines[i], t.Jobs[i].ID)
+	}
+	return fmt.Sprintf("%s: job %s", t.Name, t.Jobs[i].ID)
 }
 
 // ReadCSV reads our trace format: a header naming at least submit_offset_s,
@@ -92,12 +104,32 @@ func ReadCSV(r io.Reader, name string) (*Trace, error) {
 		}
 		seen[id] = line
 		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n})
+		t.Lines = append(t.Lines, line)
 	}
 	if len(t.Jobs) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
 	}
-	sortStable(t.Jobs)
+	t.sortBySubmit()
 	return t, nil
+}
+
+// sortBySubmit orders the jobs (and their lines) by submit time, keeping
+// file order among ties.
+func (t *Trace) sortBySubmit() {
+	if len(t.Lines) != len(t.Jobs) {
+		sortStable(t.Jobs)
+		return
+	}
+	idx := make([]int, len(t.Jobs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(t.Jobs[a].Submit, t.Jobs[b].Submit) })
+	jobs, lines := make([]Job, len(idx)), make([]int, len(idx))
+	for k, i := range idx {
+		jobs[k], lines[k] = t.Jobs[i], t.Lines[i]
+	}
+	t.Jobs, t.Lines = jobs, lines
 }
 
 func sortStable(js []Job) {

@@ -13,12 +13,13 @@ func TestReadCSV(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
 		want     []Job
+		lines    []int
 		err      string
 	}{
 		{name: "ours", in: "submit_offset_s,workload_id,num_gpus,job_id\n0,a,1,j0\n2.5,b,2,j1\n",
-			want: []Job{{ID: "j0", Workload: "a", GPUs: 1}, {ID: "j1", Submit: 2500 * time.Millisecond, Workload: "b", GPUs: 2}}},
+			want: []Job{{ID: "j0", Workload: "a", GPUs: 1}, {ID: "j1", Submit: 2500 * time.Millisecond, Workload: "b", GPUs: 2}}, lines: []int{2, 3}},
 		{name: "no ids, unsorted, extra column", in: "num_gpus,submit_offset_s,workload_id,note\n1,5,a,x\n1,1,b,y\n",
-			want: []Job{{ID: "1", Submit: time.Second, Workload: "b", GPUs: 1}, {ID: "0", Submit: 5 * time.Second, Workload: "a", GPUs: 1}}},
+			want: []Job{{ID: "1", Submit: time.Second, Workload: "b", GPUs: 1}, {ID: "0", Submit: 5 * time.Second, Workload: "a", GPUs: 1}}, lines: []int{3, 2}},
 		{name: "empty", in: "", err: "empty trace"},
 		{name: "no jobs", in: "submit_offset_s,workload_id,num_gpus\n", err: "no jobs"},
 		{name: "missing column", in: "submit_offset_s,workload_id\n0,a\n", err: `t.csv:1: header lacks column "num_gpus"`},
@@ -36,6 +37,7 @@ func TestReadCSV(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, tc.want, tr.Jobs)
+			require.Equal(t, tc.lines, tr.Lines)
 			var buf bytes.Buffer
 			require.NoError(t, WriteCSV(&buf, tr))
 			back, err := ReadCSV(&buf, "t.csv")

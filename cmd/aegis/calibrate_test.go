@@ -38,6 +38,7 @@ func TestCalibrateJSON(t *testing.T) {
 	for _, k := range []string{"model", "heldout_median_ape", "heldout_p90_ape", "baselines", "params", "in_sample"} {
 		require.Contains(t, raw, k)
 	}
+	require.NotContains(t, raw, "leave_one_workload_out", "only with --lowo")
 	var j struct {
 		Model     string  `json:"model"`
 		Median    float64 `json:"heldout_median_ape"`
@@ -72,6 +73,7 @@ func TestCalibrateOut(t *testing.T) {
 		"\npressure ", "\nnone ", "\nflat20 ", "co_smact", "wrote " + path} {
 		require.Contains(t, out, want)
 	}
+	require.NotContains(t, out, "leave-one-workload-out", "only with --lowo")
 	m, err := models.LoadInterference(path)
 	require.NoError(t, err)
 	got, want := m.(*models.PressureModel).P, models.DefaultPressureParams()
@@ -81,6 +83,134 @@ func TestCalibrateOut(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(data), "# Interference truth model fitted by `aegis calibrate`"))
+	require.NotContains(t, string(data), "leave_one_workload_out", "only with --lowo")
+
+	// The embedded model is this output: same comment, same fit record
+	// (held-out errors), parameters equal to fit precision.
+	embPath := filepath.Join("..", "..", "models", "data", "interference_a100.yaml")
+	embData, err := os.ReadFile(embPath)
+	require.NoError(t, err)
+	comments := func(b []byte) []string {
+		var c []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "#") {
+				c = append(c, l)
+			}
+		}
+		return c
+	}
+	require.Equal(t, comments(embData), comments(data), "regenerate with go run ./cmd/aegis calibrate --out models/data/interference_a100.yaml")
+	emb, err := models.ReadInterference(embData, embPath)
+	require.NoError(t, err)
+	gotFile, err := models.ReadInterference(data, path)
+	require.NoError(t, err)
+	require.Equal(t, emb.Fit, gotFile.Fit, "regenerate with go run ./cmd/aegis calibrate --out models/data/interference_a100.yaml")
+	require.Equal(t, emb.Model, gotFile.Model)
+	require.Equal(t, emb.GPU, gotFile.GPU)
+}
+
+// calibrateSubset writes the shared co-runs among the ImageNet CNNs at batch
+// 64 and 128 and U-Net (58 co-runs, 11 catalog workloads; the same subset as
+// models.TestCalibrateLOWOShared) to a file, so that
+// leave-one-workload-out stays quick in tests.
+func calibrateSubset(t *testing.T) string {
+	t.Helper()
+	shared, _ := models.SharedDir()
+	data, err := os.ReadFile(filepath.Join(shared, "calibration", "aegis", "pairwise_a100_lucid_calibration.csv"))
+	require.NoError(t, err)
+	keep := func(name string) bool {
+		return strings.Contains(name, "imagenet_bs64") || strings.Contains(name, "imagenet_bs128") || strings.HasPrefix(name, "unet_voc_1gpu")
+	}
+	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(string(data), "\r\n", "\n")), "\n")
+	out := []string{lines[0]}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if keep(f[0]) && keep(f[1]) {
+			out = append(out, l)
+		}
+	}
+	require.Len(t, out, 59)
+	path := filepath.Join(t.TempDir(), "subset.csv")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644))
+	return path
+}
+
+// TestCalibrateLOWO: --lowo adds leave-one-workload-out errors, in the
+// table, in --json (key leave_one_workload_out, the top-level keys
+// unchanged) and in --out; without --lowo none of them appear
+// (TestCalibrateJSON, TestCalibrateOut).
+func TestCalibrateLOWO(t *testing.T) {
+	sharedOrSkip(t)
+	pairs := calibrateSubset(t)
+	out := filepath.Join(t.TempDir(), "m.yaml")
+	var stdout string
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"table and out", []string{"--lowo", "--out", out}, []string{"58 co-runs, 5-fold cross-validation grouped by catalog workload pair",
+			"leave-one-workload-out: 11 workloads", "model     unseen-workload median APE  unseen-workload p90 APE  predictions",
+			"\npressure  ", "\nnone      ", "\nflat20    ", "  232\n", "wrote " + out}},
+		{"json", []string{"--lowo", "--json"}, []string{`"leave_one_workload_out": {`, `"workloads": 11`, `"predictions": 232`,
+			`"heldout_median_ape"`, `"baselines"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, o, errOut := runCalibrate(t, append([]string{"--pairs", pairs}, tc.args...)...)
+			require.Equal(t, 0, code, errOut)
+			for _, w := range tc.want {
+				require.Contains(t, o, w)
+			}
+			stdout = o
+		})
+	}
+
+	var j struct {
+		Model     string  `json:"model"`
+		Median    float64 `json:"heldout_median_ape"`
+		P90       float64 `json:"heldout_p90_ape"`
+		Baselines map[string]struct {
+			Median float64 `json:"heldout_median_ape"`
+			P90    float64 `json:"heldout_p90_ape"`
+		} `json:"baselines"`
+		LOWO struct {
+			Model     string  `json:"model"`
+			Median    float64 `json:"heldout_median_ape"`
+			P90       float64 `json:"heldout_p90_ape"`
+			Baselines map[string]struct {
+				Median float64 `json:"heldout_median_ape"`
+				P90    float64 `json:"heldout_p90_ape"`
+			} `json:"baselines"`
+			Workloads   int `json:"workloads"`
+			Predictions int `json:"predictions"`
+		} `json:"leave_one_workload_out"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j))
+	require.Equal(t, "pressure", j.Model)
+	require.Equal(t, "pressure", j.LOWO.Model)
+	require.Len(t, j.LOWO.Baselines, 2)
+	for _, name := range []string{"none", "flat20"} {
+		b, ok := j.LOWO.Baselines[name]
+		require.True(t, ok, name)
+		require.Less(t, j.LOWO.Median, b.Median, name)
+		require.Greater(t, b.P90, 0.0, name)
+	}
+	require.Greater(t, j.LOWO.Median, 0.0)
+	require.GreaterOrEqual(t, j.LOWO.P90, j.LOWO.Median)
+
+	f, err := models.ReadInterference(mustRead(t, out), out)
+	require.NoError(t, err)
+	require.Len(t, f.Fit.LOWO, 3)
+	require.InDelta(t, j.LOWO.Median, f.Fit.LOWO["pressure"].Median, 1e-6)
+	require.InDelta(t, j.LOWO.Baselines["none"].P90, f.Fit.LOWO["none"].P90, 1e-6)
+	require.Contains(t, string(mustRead(t, out)), "# leave_one_workload_out = one refit per workload")
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }
 
 func TestCalibrateErrors(t *testing.T) {

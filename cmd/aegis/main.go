@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -34,7 +35,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "aegis:", err)
 	var u usageError
-	if errors.As(err, &u) {
+	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") {
 		return 2
 	}
 	return 1
@@ -52,6 +53,21 @@ func newRootCmd() *cobra.Command {
 	})
 	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	return root
+}
+
+// subcommands is the Args check of a command that groups subcommands: a
+// stray word is an unknown subcommand, a usage error.
+func subcommands(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		var names []string
+		for _, s := range c.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		return usageError{fmt.Errorf("%s: unknown subcommand %q (have %s)", c.CommandPath(), args[0], strings.Join(names, ", "))}
+	}
+	return nil
 }
 
 // exactArgs is cobra.ExactArgs reporting a usage error.

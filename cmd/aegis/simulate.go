@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -19,7 +21,7 @@ func newSimulateCmd() *cobra.Command {
 	var (
 		trace, policy, server, out string
 		seed                       uint64
-		sets                       []string
+		sets, truths               []string
 	)
 	c := &cobra.Command{
 		Use:   "simulate",
@@ -36,21 +38,37 @@ DIR/events.jsonl.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			srv, err := models.ParseServer(server)
 			if err != nil {
+				if name, _, _ := strings.Cut(server, ":"); isYAML(name) {
+					return err // the GPU type file's content is at fault
+				}
 				return usageError{err}
 			}
 			params, err := policies.ParseSets(sets)
 			if err != nil {
 				return usageError{err}
 			}
-			if _, err := experiments.NewPolicy(policy, params); err != nil {
+			if err := experiments.CheckPolicy(policy, params, srv); err != nil {
 				return usageError{err}
+			}
+			tm, err := policies.ParseSets(truths)
+			if err != nil {
+				return usageError{fmt.Errorf("--truth: %w", err)}
+			}
+			truth, err := sim.ParseTruth(tm)
+			if err != nil {
+				return usageError{err}
+			}
+			if out != "" {
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					return fmt.Errorf("output: %w", err)
+				}
 			}
 			tr, err := traces.Load(trace)
 			if err != nil {
 				return err
 			}
 			var events bytes.Buffer
-			o, err := experiments.Simulate(experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &events)
+			o, err := experiments.Simulate(experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth}, &events)
 			if err != nil {
 				return err
 			}
@@ -70,8 +88,14 @@ DIR/events.jsonl.`,
 	f.StringVar(&server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
 	f.Uint64Var(&seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")
 	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable)")
+	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable): context_mib, ramp, startup_jitter, noise, peak_jitter, idle_horizon")
 	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
 	return c
+}
+
+func isYAML(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
 }
 
 // writeRun writes a run's files into dir.

@@ -47,8 +47,11 @@ func TestCLIErrors(t *testing.T) {
 		{"unknown param", []string{"simulate", "--set", "hold=3"}, 2, `unknown parameter "hold"`},
 		{"bad set", []string{"simulate", "--set", "hold"}, 2, "key=value"},
 		{"missing trace", []string{"simulate", "--trace", "/no/such.csv"}, 1, "neither a built-in"},
-		{"too few gpus", []string{"simulate", "--server", "a100-40gb:1"}, 1, "needs 2 GPUs"},
-		{"extra arg", []string{"workloads", "x"}, 2, "accepts 0 arg"},
+		{"too few gpus", []string{"simulate", "--server", "a100-40gb:1"}, 1, "the server a100-40gb:1 has 1"},
+		{"unknown subcommand", []string{"workloads", "x"}, 2, `unknown subcommand "x"`},
+		{"unknown command", []string{"simulat"}, 2, "unknown command"},
+		{"pressure filter without DCGM", []string{"simulate", "--server", "legacy-11gb:8", "--policy", "aegis"}, 2, "filter=mem-only"},
+		{"out is a file", []string{"simulate", "--out", "simulate_test.go"}, 1, "output:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := aegis(tc.args...)
@@ -65,6 +68,14 @@ func TestBadTraceFileNamesLine(t *testing.T) {
 	code, _, errs := aegis("simulate", "--trace", p)
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "bad.csv:3: column submit_offset_s")
+}
+
+func TestUnknownWorkloadNamesLine(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "wl.csv")
+	require.NoError(t, os.WriteFile(p, []byte("submit_offset_s,workload_id,num_gpus\n0,mnist_bs32_1gpu,1\n5,resnet9000,1\n"), 0o644))
+	code, _, errs := aegis("simulate", "--trace", p)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, `wl.csv:3: job 1: column workload_id: "resnet9000" is not in the a100-40gb catalog`)
 }
 
 func TestWorkloadsLists(t *testing.T) {

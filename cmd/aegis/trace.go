@@ -30,7 +30,7 @@ func newTraceCmd() *cobra.Command {
   gen     generate a synthetic Philly-, Saturn- or Venus-like log
 
 Built-in traces: ` + traces.BuiltinNames() + `.`,
-		Args: exactArgs(0),
+		Args: subcommands,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return usageError{fmt.Errorf("%s: missing subcommand (select, map, stats or gen; see --help)", c.CommandPath())}
 		},
@@ -182,8 +182,10 @@ workload_id unless --map=false), submit times rebased to the first job: with
 workload_id it is a runnable trace for 'aegis simulate --trace'. --report writes the
 selection report as JSON (counts, the window's five distances, both profiles).
 
---min-per-gpu defaults to the paper's: 2:2 for Philly (--format philly or --like
-philly), else 2:1.`,
+--min-per-gpu defaults to the paper's: 2:2 for Philly (--like philly, or without
+--like a Philly cluster_job_log, detected or --format philly), else 2:1 (none when
+--gpus lacks 2). --max-gpu-mix and --max-runtime-cdf accept any distance of at least
+0 (0: only windows that match the whole log exactly).`,
 		Example: `  aegis trace select --format philly --input cluster_job_log --out philly60.csv --report report.json
   aegis trace select --format helios --input Venus/cluster_log.csv --like venus --out venus60.csv
   aegis trace gen --like saturn --jobs 300000 --out big.csv && aegis trace select --input big.csv --like saturn`,
@@ -202,30 +204,30 @@ philly), else 2:1.`,
 			if jobs < 2 {
 				return usageError{fmt.Errorf("--jobs %d: want at least 2", jobs)}
 			}
+			for _, lim := range []struct {
+				flag string
+				v    float64
+			}{{"max-gpu-mix", maxMix}, {"max-runtime-cdf", maxCDF}} {
+				if !(lim.v >= 0) { // negative or NaN
+					return usageError{fmt.Errorf("--%s %v: want a distance of at least 0", lim.flag, lim.v)}
+				}
+			}
 			o := traces.DefaultSelectOptions(like)
-			if like == "" && f == traces.FormatPhilly {
-				o = traces.DefaultSelectOptions("philly")
-			}
-			o.Jobs, o.Seed, o.MaxGPUMix, o.MaxRuntimeCDF = jobs, seed, maxMix, maxCDF
-			if maxMix < 0 || maxCDF < 0 {
-				return usageError{fmt.Errorf("--max-gpu-mix and --max-runtime-cdf must not be negative")}
-			}
+			o.Jobs, o.Seed, o.MaxGPUMix, o.MaxRuntimeCDF = jobs, seed, new(maxMix), new(maxCDF)
 			if o.GPUs, err = parseGPUList("gpus", gpus); err != nil {
 				return err
 			}
 			if len(o.GPUs) == 0 {
 				return usageError{fmt.Errorf("--gpus: want at least one GPU count")}
 			}
-			if minPer == "auto" {
-				if !slices.Contains(o.GPUs, 2) {
-					o.MinPerGPU = nil
+			if minPer != "auto" {
+				if o.MinPerGPU, err = parseMinPerGPU(minPer); err != nil {
+					return err
 				}
-			} else if o.MinPerGPU, err = parseMinPerGPU(minPer); err != nil {
-				return err
-			}
-			for g := range o.MinPerGPU {
-				if !slices.Contains(o.GPUs, g) {
-					return usageError{fmt.Errorf("--min-per-gpu: %d-GPU jobs are not among --gpus %v", g, o.GPUs)}
+				for g := range o.MinPerGPU {
+					if !slices.Contains(o.GPUs, g) {
+						return usageError{fmt.Errorf("--min-per-gpu: %d-GPU jobs are not among --gpus %v", g, o.GPUs)}
+					}
 				}
 			}
 			cat, err := traceCatalog(c)
@@ -235,6 +237,9 @@ philly), else 2:1.`,
 			l, err := traces.ReadLogFile(input, f, cat)
 			if err != nil {
 				return err
+			}
+			if minPer == "auto" {
+				o.MinPerGPU = autoMinPerGPU(like, l.Format, o.GPUs)
 			}
 			sel, err := traces.SelectWindow(l, o)
 			if err != nil {
@@ -282,6 +287,19 @@ philly), else 2:1.`,
 	fl.StringVar(&out, "out", "", "window CSV file (default stdout)")
 	fl.StringVar(&report, "report", "", "selection report JSON file")
 	return c
+}
+
+// autoMinPerGPU is --min-per-gpu auto: the paper's minimum of 2-GPU jobs
+// for --like, else for the format the log was read as (Philly's two for a
+// cluster_job_log, detected or not), and none without 2-GPU jobs.
+func autoMinPerGPU(like string, read traces.Format, gpus []int) map[int]int {
+	if !slices.Contains(gpus, 2) {
+		return nil
+	}
+	if like == "" && read == traces.FormatPhilly {
+		like = "philly"
+	}
+	return traces.DefaultSelectOptions(like).MinPerGPU
 }
 
 func newTraceMapCmd() *cobra.Command {
@@ -362,9 +380,11 @@ inter-arrival p50/p95 and the fraction of zero inter-arrival gaps.
 FILE is a built-in trace (` + traces.BuiltinNames() + `), our CSV or JSON Lines trace
 (durations are the catalog's solo runtimes), our CSV log, or a Philly or Helios log.
 --like compares with the paper's whole-trace profile of philly, saturn or venus (the
-default for those built-ins). --json prints one JSON object.`,
+default for those built-ins). That profile covers 1- and 2-GPU jobs only, so with
+--like, --gpus defaults to 1,2 (an explicit --gpus still wins, e.g. --gpus '' for all
+GPU counts). --json prints one JSON object.`,
 		Example: `  aegis trace stats venus
-  aegis trace stats big.csv --like venus --gpus 1,2
+  aegis trace stats big.csv --like venus --gpus 1,2,4,8
   aegis trace stats --format philly cluster_job_log --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -378,6 +398,9 @@ default for those built-ins). --json prints one JSON object.`,
 			if err := checkLike(like, true); err != nil {
 				return err
 			}
+			if like != "" && !c.Flags().Changed("gpus") {
+				gpus = "1,2" // the reference profiles' GPU counts
+			}
 			keep, err := parseGPUList("gpus", gpus)
 			if err != nil {
 				return err
@@ -390,7 +413,8 @@ default for those built-ins). --json prints one JSON object.`,
 			if err != nil {
 				return err
 			}
-			p := traces.ProfileOf(traces.FilterGPUs(l.Jobs, keep))
+			kept := traces.FilterGPUs(l.Jobs, keep)
+			p := traces.ProfileOf(kept)
 			var ref *traces.Profile
 			if like != "" {
 				r, _ := traces.ReferenceProfile(like)
@@ -404,13 +428,19 @@ default for those built-ins). --json prints one JSON object.`,
 				_, err = fmt.Fprintf(c.OutOrStdout(), "%s\n", b)
 				return err
 			}
-			return writeStatsTable(c.OutOrStdout(), args[0], l, p, like, ref)
+			if err := writeStatsTable(c.OutOrStdout(), args[0], l, p, like, ref); err != nil {
+				return err
+			}
+			if len(kept) < len(l.Jobs) {
+				_, err = fmt.Fprintf(c.OutOrStdout(), "profiled the %d of %d jobs with %s GPUs (--gpus)\n", len(kept), len(l.Jobs), gpus)
+			}
+			return err
 		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&format, "format", "auto", "input format: "+formatUsage())
 	fl.StringVar(&like, "like", "", "compare with the reference profile of philly, saturn or venus")
-	fl.StringVar(&gpus, "gpus", "", "profile only these GPU counts, e.g. 1,2 (default all)")
+	fl.StringVar(&gpus, "gpus", "", "profile only these GPU counts, e.g. 1,2 (default all; 1,2 with --like)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return c
 }
@@ -496,11 +526,14 @@ func newTraceGenCmd() *cobra.Command {
 		Use:   "gen",
 		Short: "Generate a synthetic Philly-, Saturn- or Venus-like log",
 		Long: `Generate a seeded synthetic log whose whole-trace profile matches the paper's
-reference for philly, saturn or venus (runtime CDF, GPU mix, inter-arrival times,
-burstiness, GPU-service split). The output is CSV (job_id,submit_offset_s,num_gpus,
+reference for philly, saturn or venus: the runtime CDF, GPU mix, inter-arrival
+p50/p95 and burstiness at any --jobs (sampling is stratified), the GPU-service split
+from about 10,000 jobs on. The output is CSV (job_id,submit_offset_s,num_gpus,
 duration_s,status, plus workload_id unless --map=false, which makes it a runnable
-trace). --max-gpus 4 or 8 adds multi-GPU jobs for cluster-scale studies (the A100
-catalog has no such workloads: use --map=false).`,
+trace). --max-gpus 4 or 8 adds multi-GPU jobs for cluster-scale studies (in the
+reference's share of jobs of more than 2 GPUs, split evenly between 4 and 8 GPUs:
+an assumption, not Helios's GPU-count mix). The A100 catalog has no such workloads:
+use --map=false (checked before generating).`,
 		Example: `  aegis trace gen --like venus --jobs 100000 --seed 7 --out big.csv
   aegis trace gen --like philly --jobs 1000000 --max-gpus 8 --map=false --out cluster.csv`,
 		Args: exactArgs(0),
@@ -513,6 +546,25 @@ catalog has no such workloads: use --map=false).`,
 			}
 			if maxGPUs != 2 && maxGPUs != 4 && maxGPUs != 8 {
 				return usageError{fmt.Errorf("--max-gpus %d: want 2, 4 or 8", maxGPUs)}
+			}
+			if mapWL {
+				// Check before generating that every GPU count can be mapped.
+				cat, err := traceCatalog(c)
+				if err != nil {
+					return err
+				}
+				have := map[int]bool{}
+				for _, id := range cat.IDs() {
+					w, _ := cat.Get(id)
+					have[w.GPUs] = true
+				}
+				for _, g := range []int{1, 2, 4, 8} {
+					if g <= maxGPUs && !have[g] {
+						gt, _ := c.Flags().GetString("gpu-type")
+						return usageError{fmt.Errorf("--max-gpus %d: the %s catalog has no %d-GPU workload to map jobs onto; use --map=false to write durations only",
+							maxGPUs, gt, g)}
+					}
+				}
 			}
 			l, err := traces.GenerateLike(like, jobs, seed, maxGPUs)
 			if err != nil {

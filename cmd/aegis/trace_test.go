@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,8 +47,54 @@ func TestTraceStatsText(t *testing.T) {
 	code, out, _ = runTrace(t, "trace", "stats", "../../traces/testdata/philly/cluster_job_log.json", "--like", "philly")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "cluster_job_log.json  philly (paper)\n")
-	require.Contains(t, out, "GPU demand, 4 GPUs")
 	require.Contains(t, out, "8 records read, 4 skipped: 2 never started, 1 no end time, 1 no submit time\n")
+}
+
+// TestTraceStatsLikeGPUs checks that --like profiles only 1- and 2-GPU jobs
+// by default (the reference profiles cover only those), that an explicit
+// --gpus wins, and that the output says when jobs were left out.
+func TestTraceStatsLikeGPUs(t *testing.T) {
+	const log = "../../traces/testdata/philly/cluster_job_log.json" // jobs of 0, 1, 2 and 4 GPUs
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		jobs   int
+		counts []string // GPU counts of the profile's demand mix
+		note   string
+	}{
+		{"like defaults to 1,2", []string{"--like", "philly"}, 2, []string{"1", "2"}, "profiled the 2 of 4 jobs with 1,2 GPUs (--gpus)"},
+		{"explicit gpus win", []string{"--like", "philly", "--gpus", "1,2,4"}, 3, []string{"1", "2", "4"}, "profiled the 3 of 4 jobs with 1,2,4 GPUs (--gpus)"},
+		{"explicit all", []string{"--like", "philly", "--gpus", ""}, 4, []string{"0", "1", "2", "4"}, ""},
+		{"no like: all", nil, 4, []string{"0", "1", "2", "4"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runTrace(t, append([]string{"trace", "stats", log, "--json"}, tc.args...)...)
+			require.Equal(t, 0, code, errs)
+			var p struct {
+				JobCount int                `json:"job_count"`
+				Mix      map[string]float64 `json:"gpu_demand_fractions"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &p))
+			require.Equal(t, tc.jobs, p.JobCount)
+			var counts []string
+			for g := range p.Mix {
+				counts = append(counts, g)
+			}
+			require.ElementsMatch(t, tc.counts, counts)
+
+			code, out, errs = runTrace(t, append([]string{"trace", "stats", log}, tc.args...)...)
+			require.Equal(t, 0, code, errs)
+			require.Equal(t, slices.Contains(tc.counts, "4"), strings.Contains(out, "GPU demand, 4 GPUs"))
+			if tc.note != "" {
+				require.True(t, strings.HasSuffix(out, tc.note+"\n"), out)
+			} else {
+				require.NotContains(t, out, "profiled the")
+			}
+		})
+	}
+	code, out, _ := runTrace(t, "trace", "stats", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "with\n--like, --gpus defaults to 1,2")
 }
 
 func TestTraceStatsJSON(t *testing.T) {
@@ -158,6 +206,102 @@ func TestTraceSelectPhillyLogToStdout(t *testing.T) {
 	require.Contains(t, errs, "8 records, 4 kept (skipped: 2 never started, 1 no end time, 1 no submit time), 2 eligible")
 }
 
+// TestTraceSelectZeroLimits checks that --max-gpu-mix 0 and
+// --max-runtime-cdf 0 are limits of 0 (they used to become 0.05 and 0.10).
+func TestTraceSelectZeroLimits(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.csv")
+	code, _, errs := runTrace(t, "trace", "gen", "--like", "venus", "--jobs", "2000", "--map=false", "--out", big)
+	require.Equal(t, 0, code, errs)
+	for _, tc := range []struct {
+		name     string
+		input    string
+		args     []string
+		code     int
+		mix, cdf float64
+		want     string
+	}{
+		{"defaults", big, nil, 0, 0.05, 0.10, ""},
+		// The built-in trace is a single 60-job window: at distance 0.
+		{"both zero, one window", "philly", []string{"--max-gpu-mix", "0", "--max-runtime-cdf", "0"}, 0, 0, 0, ""},
+		// No 60-job window has the 5.7 % 2-GPU share of the whole log.
+		{"zero mix", big, []string{"--max-gpu-mix", "0"}, 1, 0, 0, "exceed GPU-mix distance 0,"},
+		{"zero cdf", big, []string{"--max-gpu-mix", "1", "--max-runtime-cdf", "0"}, 1, 0, 0, "exceed runtime-CDF distance 0)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := filepath.Join(dir, "report.json")
+			args := append([]string{"trace", "select", "--input", tc.input, "--map=false", "--out", filepath.Join(dir, "w.csv"), "--report", rep}, tc.args...)
+			code, _, errs := runTrace(t, args...)
+			require.Equal(t, tc.code, code, errs)
+			if tc.code != 0 {
+				require.Contains(t, errs, tc.want)
+				return
+			}
+			var r traces.SelectReport
+			require.NoError(t, json.Unmarshal(traceReadFile(t, rep), &r))
+			require.Equal(t, tc.mix, r.MaxGPUMix)
+			require.Equal(t, tc.cdf, r.MaxRuntimeCDF)
+		})
+	}
+}
+
+// TestTraceSelectMinPerGPUAuto checks --min-per-gpu auto: Philly's two
+// 2-GPU jobs for a cluster_job_log whether its format is given or detected
+// (detected logs used to get one), --like deciding when given.
+func TestTraceSelectMinPerGPUAuto(t *testing.T) {
+	// A Philly log of 12 jobs, every third of 2 GPUs.
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := range 12 {
+		gpus := `"g0"`
+		if i%3 == 0 {
+			gpus = `"g0", "g1"`
+		}
+		at := time.Date(2017, 10, 3, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute).Format("2006-01-02 15:04:05")
+		end := time.Date(2017, 10, 3, 1, 0, 0, 0, time.UTC).Add(time.Duration(i*i) * time.Minute).Format("2006-01-02 15:04:05")
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `{"jobid": "j%d", "status": "Pass", "submitted_time": %q, "attempts": [{"start_time": %q, "end_time": %q, "detail": [{"ip": "m", "gpus": [%s]}]}]}`, i, at, at, end, gpus)
+	}
+	b.WriteString("\n]\n")
+	dir := t.TempDir()
+	log := filepath.Join(dir, "cluster_job_log")
+	require.NoError(t, os.WriteFile(log, []byte(b.String()), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want map[int]int
+	}{
+		{"detected philly", nil, map[int]int{2: 2}},
+		{"explicit philly", []string{"--format", "philly"}, map[int]int{2: 2}},
+		{"like venus wins", []string{"--like", "venus"}, map[int]int{2: 1}},
+		{"like philly", []string{"--like", "philly"}, map[int]int{2: 2}},
+		{"explicit minimum", []string{"--min-per-gpu", "2:1"}, map[int]int{2: 1}},
+		{"no 2-GPU jobs eligible", []string{"--gpus", "1"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := filepath.Join(dir, "report.json")
+			args := append([]string{"trace", "select", "--input", log, "--jobs", "4", "--max-gpu-mix", "1", "--max-runtime-cdf", "1",
+				"--map=false", "--out", filepath.Join(dir, "w.csv"), "--report", rep}, tc.args...)
+			code, _, errs := runTrace(t, args...)
+			require.Equal(t, 0, code, errs)
+			var r traces.SelectReport
+			require.NoError(t, json.Unmarshal(traceReadFile(t, rep), &r))
+			if tc.want == nil {
+				require.Empty(t, r.MinPerGPU)
+			} else {
+				require.Equal(t, tc.want, r.MinPerGPU)
+			}
+		})
+	}
+	// Philly's minimum applies to the detected format: a 3-job window can
+	// hold at most one 2-GPU job here.
+	code, _, errs := runTrace(t, "trace", "select", "--input", log, "--jobs", "3", "--max-gpu-mix", "1", "--max-runtime-cdf", "1", "--map=false")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "lack the minimum jobs per GPU count map[2:2]")
+}
+
 func TestTraceGenToStdoutDeterministic(t *testing.T) {
 	code, a, _ := runTrace(t, "trace", "gen", "--like", "saturn", "--jobs", "50", "--seed", "3")
 	require.Equal(t, 0, code)
@@ -199,7 +343,11 @@ func TestTraceErrors(t *testing.T) {
 		{"gen no like", []string{"trace", "gen"}, 2, `--like "": want one of philly, saturn, venus`},
 		{"gen bad jobs", []string{"trace", "gen", "--like", "venus", "--jobs", "0"}, 2, "--jobs 0: want at least 1"},
 		{"gen bad max", []string{"trace", "gen", "--like", "venus", "--max-gpus", "16"}, 2, "--max-gpus 16: want 2, 4 or 8"},
-		{"gen unmappable", []string{"trace", "gen", "--like", "venus", "--max-gpus", "4"}, 1, "catalog has no 4-GPU workload"},
+		{"gen unmappable", []string{"trace", "gen", "--like", "venus", "--max-gpus", "4"}, 2, "--max-gpus 4: the a100-40gb catalog has no 4-GPU workload to map jobs onto; use --map=false"},
+		{"gen unmappable 8", []string{"trace", "gen", "--like", "venus", "--max-gpus", "8", "--jobs", "1"}, 2, "--max-gpus 8: the a100-40gb catalog has no 4-GPU workload"},
+		{"select negative mix", []string{"trace", "select", "--input", "philly", "--max-gpu-mix", "-0.1"}, 2, "--max-gpu-mix -0.1: want a distance of at least 0"},
+		{"select NaN cdf", []string{"trace", "select", "--input", "philly", "--max-runtime-cdf", "NaN"}, 2, "--max-runtime-cdf NaN: want a distance of at least 0"},
+		{"select negative cdf", []string{"trace", "select", "--input", "x", "--max-runtime-cdf", "-1"}, 2, "--max-runtime-cdf -1: want a distance of at least 0"},
 		{"gen unwritable", []string{"trace", "gen", "--like", "venus", "--out", filepath.Join(dir, "no", "such", "dir.csv")}, 1, "output: open"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,7 +388,7 @@ func TestTraceGPUTypeLegacyWorkflow(t *testing.T) {
 		require.Contains(t, out, "60 finished")
 	}
 	code, _, errs = runTrace(t, "simulate", "--trace", win, "--server", "legacy-11gb:8", "--policy", "aegis")
-	require.Equal(t, 1, code)
+	require.Equal(t, 2, code)
 	require.Contains(t, errs, "filter=mem-only")
 	code, _, errs = runTrace(t, "trace", "map", "--input", log, "--gpu-type", "nope")
 	require.Equal(t, 2, code)

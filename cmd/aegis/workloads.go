@@ -13,7 +13,7 @@ func newWorkloadsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "workloads",
 		Short: "List the workload catalog (A100 40 GB measurements)",
-		Args:  exactArgs(0),
+		Args:  subcommands,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cat := models.A100()
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -62,10 +62,22 @@ func TestWorkloadsShowGPUTypeFile(t *testing.T) {
 	require.Contains(t, out, "toy-8gb, 8192 MiB, pressure telemetry: yes")
 	require.Contains(t, out, "  faketensor   unavailable")
 
-	bad := filepath.Join(dir, "bad.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte("name: x\nmemory_mib: 8192\npressure: true\ncolour: red\n"), 0o644))
-	_, err = runShow(t, "--gpu-type", bad, "toy_1gpu")
-	require.ErrorContains(t, err, "bad.yaml:4: field colour not found")
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown key", "name: x\nmemory_mib: 8192\npressure: true\ncolour: red\n",
+			`bad.yaml:4: unknown key "colour"; valid keys: name, memory_mib, pressure, catalog, interference`},
+		{"typo", "name: x\nmemory_mib: 8192\npresure: true\n",
+			`bad.yaml:3: unknown key "presure"; valid keys: name, memory_mib, pressure, catalog, interference (did you mean pressure?)`},
+		{"built-in name", "name: a100-40gb\nmemory_mib: 8192\npressure: true\n",
+			`bad.yaml:1: name: "a100-40gb" is a built-in GPU type (built-in: a100-40gb, h200-141gb, legacy-11gb)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := filepath.Join(t.TempDir(), "bad.yaml")
+			require.NoError(t, os.WriteFile(bad, []byte(tc.yaml), 0o644))
+			_, err := runShow(t, "--gpu-type", bad, "toy_1gpu")
+			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, err.Error(), "models.", "no Go type names")
+		})
+	}
 }
 
 func TestWorkloadsShowErrors(t *testing.T) {
