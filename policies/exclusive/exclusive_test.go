@@ -1,0 +1,50 @@
+package exclusive
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+func view(busy []bool, jobs ...policies.Job) *policies.View {
+	v := &policies.View{}
+	for g, b := range busy {
+		gp := policies.GPU{Index: g, CapacityMiB: 40960}
+		if b {
+			gp.Jobs = []policies.JobID{99}
+		}
+		v.GPUs = append(v.GPUs, gp)
+	}
+	for i, j := range jobs {
+		j.ID = policies.JobID(i)
+		j.State = policies.Pending
+		v.Jobs = append(v.Jobs, j)
+		v.Queue = append(v.Queue, j.ID)
+	}
+	return v
+}
+
+func TestSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		busy []bool
+		jobs []policies.Job
+		want []policies.Action
+	}{
+		{"lowest idle GPUs first", []bool{true, false, false}, []policies.Job{{GPUs: 1}, {GPUs: 1}},
+			[]policies.Action{policies.Place{Job: 0, GPUs: []int{1}}, policies.Place{Job: 1, GPUs: []int{2}}}},
+		{"multi-GPU job all at once", []bool{false, true, false}, []policies.Job{{GPUs: 2}},
+			[]policies.Action{policies.Place{Job: 0, GPUs: []int{0, 2}}}},
+		{"head-of-line blocking", []bool{false, true, true}, []policies.Job{{GPUs: 2}, {GPUs: 1}}, nil},
+		{"a job that failed alone is stopped", []bool{false}, []policies.Job{{GPUs: 1, Attempts: 1, LastFailure: policies.OOM}, {GPUs: 1}},
+			[]policies.Action{policies.Stop{Job: 0, Reason: "failed exclusively: oom"}, policies.Place{Job: 1, GPUs: []int{0}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, (&Policy{}).Schedule(view(tc.busy, tc.jobs...)))
+		})
+	}
+	_, err := New(map[string]string{"hold": "30s"})
+	require.ErrorContains(t, err, `unknown parameter "hold"`)
+}
