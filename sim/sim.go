@@ -230,7 +230,7 @@ func (s *Sim) View() *policies.View {
 	// Memory is measured at 1 Hz: the last whole second's sample.
 	k := int64(s.now / time.Second)
 	for g := range s.view.GPUs {
-		s.view.GPUs[g].UsedMiB = s.cachedSample(g, k).UsedMiB
+		s.view.GPUs[g].UsedMiB = s.usedAtSecond(g, k)
 	}
 	return &s.view
 }
@@ -530,13 +530,7 @@ func (s *Sim) memAt(id, g int, t time.Duration) float64 {
 	if !pj.Active || t < pj.ActiveAt {
 		return 0
 	}
-	peak := s.profileOn(id, g).PeakMiB * s.jobs[id].peak
-	ctx := min(s.cfg.Truth.ContextMiB, peak)
-	ramp := s.cfg.Truth.Ramp
-	if ramp <= 0 || t-pj.ActiveAt >= ramp {
-		return peak
-	}
-	return ctx + (peak-ctx)*float64(t-pj.ActiveAt)/float64(ramp)
+	return s.ramped(s.profileOn(id, g).PeakMiB*s.jobs[id].peak, t-pj.ActiveAt)
 }
 
 func (s *Sim) usedAt(g int, t time.Duration) float64 {

@@ -127,13 +127,7 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 			rel = draw(p.SMACT, us, noise) / p.SMACT.Mean
 		}
 		x.UtilPct += p.UtilPct * rel
-		peak := j.peakMiB
-		ctx := min(s.cfg.Truth.ContextMiB, peak)
-		if r := s.cfg.Truth.Ramp; r > 0 && t-j.activeAt < r {
-			x.UsedMiB += ctx + (peak-ctx)*float64(t-j.activeAt)/float64(r)
-		} else {
-			x.UsedMiB += peak
-		}
+		x.UsedMiB += s.ramped(j.peakMiB, t-j.activeAt)
 	}
 	x.SMACT, x.SMOCC, x.DRAMA = min(x.SMACT, 1), min(x.SMOCC, 1), min(x.DRAMA, 1)
 	x.UtilPct = min(x.UtilPct, 100)
@@ -141,6 +135,31 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0
 	}
 	return x
+}
+
+// usedAtSecond is GPU g's used memory at whole second k, as its telemetry
+// sample reports it (memory carries no noise, so no sample is drawn).
+func (s *Sim) usedAtSecond(g int, k int64) float64 {
+	t := time.Duration(k) * time.Second
+	seg := s.gpus[g].tel.at(t)
+	if seg == nil {
+		return 0
+	}
+	var u float64
+	for _, j := range seg.jobs {
+		u += s.ramped(j.peakMiB, t-j.activeAt)
+	}
+	return u
+}
+
+// ramped is a job's memory a time since its first activity: the CUDA
+// context growing linearly to its peak over the ramp.
+func (s *Sim) ramped(peak float64, since time.Duration) float64 {
+	ctx := min(s.cfg.Truth.ContextMiB, peak)
+	if r := s.cfg.Truth.Ramp; r > 0 && since < r {
+		return ctx + (peak-ctx)*float64(since)/float64(r)
+	}
+	return peak
 }
 
 // burst is the fraction of time a bursty signal spends at its high level.
