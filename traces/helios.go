@@ -1,13 +1,10 @@
 package traces
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -31,31 +28,15 @@ const heliosTimeLayout = "2006-01-02 15:04:05"
 // times and negative run times. Malformed values are errors naming the file,
 // line and column.
 func ReadHelios(r io.Reader, name string) (*Log, error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	head, err := cr.Read()
+	t, err := openCSV(r, name, "empty log: want a Helios header (job_id,...,gpu_num,...,submit_time,...,duration)", "gpu_num", "submit_time")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty log: want a Helios header (job_id,...,gpu_num,...,submit_time,...,duration)", name)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	col := headerIndex(head)
-	for _, c := range []string{"gpu_num", "submit_time"} {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("%s:1: header lacks column %q (have %s)", name, c, strings.Join(head, ","))
-		}
-	}
-	_, hasDur := col["duration"]
-	_, hasStart := col["start_time"]
-	_, hasEnd := col["end_time"]
-	if !hasDur && !(hasStart && hasEnd) {
-		return nil, fmt.Errorf("%s:1: header lacks column \"duration\" (or start_time and end_time) (have %s)", name, strings.Join(head, ","))
+	if !t.has("duration") && !(t.has("start_time") && t.has("end_time")) {
+		return nil, fmt.Errorf("%s (or start_time and end_time)", t.lacks("duration"))
 	}
 	idCol := "job_id"
-	if _, ok := col[idCol]; !ok {
+	if !t.has(idCol) {
 		idCol = "jobname"
 	}
 	l := &Log{Name: name}
@@ -65,47 +46,38 @@ func ReadHelios(r io.Reader, name string) (*Log, error) {
 	}
 	var jobs []kept
 	seen := map[string]int{}
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		line, _ := cr.FieldPos(0)
-		row := csvRow{name: name, line: line, col: col, rec: rec}
+	err = t.each(func(row csvRow) error {
 		l.Records++
 		g, err := row.gpus("gpu_num")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s, err := row.field("submit_time")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		submit, ok, err := heliosTime(s)
 		if err != nil {
-			return nil, row.errorf("submit_time", "%v", err)
+			return row.errorf("submit_time", "%v", err)
 		}
 		if !ok {
 			l.skip(SkipNoSubmitTime)
-			continue
+			return nil
 		}
 		var start, end time.Time
 		var started, ended bool
 		if v, ok := row.optional("start_time"); ok {
 			if start, started, err = heliosTime(v); err != nil {
-				return nil, row.errorf("start_time", "%v", err)
+				return row.errorf("start_time", "%v", err)
 			}
 			if !started {
 				l.skip(SkipNeverStarted)
-				continue
+				return nil
 			}
 		}
 		if v, ok := row.optional("end_time"); ok {
 			if end, ended, err = heliosTime(v); err != nil {
-				return nil, row.errorf("end_time", "%v", err)
+				return row.errorf("end_time", "%v", err)
 			}
 		}
 		var dur time.Duration
@@ -116,31 +88,35 @@ func ReadHelios(r io.Reader, name string) (*Log, error) {
 			if !ok {
 				if f, err := strconv.ParseFloat(d, 64); err == nil && f < 0 {
 					l.skip(SkipEndBeforeStart)
-					continue
+					return nil
 				}
-				return nil, row.errorf("duration", "%q is not a number of seconds in [0, 1e9]", d)
+				return row.errorf("duration", "%q is not a number of seconds in [0, 1e9]", d)
 			}
 			dur = secondsToDuration(v)
 		case started && ended:
 			if end.Before(start) {
 				l.skip(SkipEndBeforeStart)
-				continue
+				return nil
 			}
 			dur = end.Sub(start)
 		default:
 			l.skip(SkipNoEndTime)
-			continue
+			return nil
 		}
 		id, _ := row.optional(idCol)
 		if id == "" {
-			id = "line" + fmt.Sprint(line)
+			id = "line" + fmt.Sprint(row.line)
 		}
 		if prev, dup := seen[id]; dup {
-			return nil, row.errorf(idCol, "%q repeats line %d", id, prev)
+			return row.errorf(idCol, "%q repeats line %d", id, prev)
 		}
-		seen[id] = line
+		seen[id] = row.line
 		status, _ := row.optional("state")
 		jobs = append(jobs, kept{submit: submit, job: LogJob{ID: id, Duration: dur, GPUs: g, Status: status}})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(jobs) == 0 {
 		return nil, fmt.Errorf("%s: no job that ran (%d records; skipped: %s)", name, l.Records, l.SkipSummary())

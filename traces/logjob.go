@@ -140,58 +140,40 @@ const maxSeconds = 1e9
 // submit time, ties keeping file order. Errors name the file, line and
 // column.
 func ReadLogCSV(r io.Reader, name string) (*Log, error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	head, err := cr.Read()
+	t, err := openCSV(r, name, "empty log: want a header with submit_offset_s,duration_s,num_gpus", "submit_offset_s", "duration_s", "num_gpus")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty log: want a header with submit_offset_s,duration_s,num_gpus", name)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	col := headerIndex(head)
-	for _, c := range []string{"submit_offset_s", "duration_s", "num_gpus"} {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("%s:1: header lacks column %q (have %s)", name, c, strings.Join(head, ","))
-		}
+		return nil, err
 	}
 	l := &Log{Name: name}
 	seen := map[string]int{}
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		line, _ := cr.FieldPos(0)
-		row := csvRow{name: name, line: line, col: col, rec: rec}
+	err = t.each(func(row csvRow) error {
 		l.Records++
 		sub, err := row.seconds("submit_offset_s")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dur, err := row.seconds("duration_s")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		g, err := row.gpus("num_gpus")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		id, _ := row.optional("job_id")
 		if id == "" {
 			id = strconv.Itoa(l.Records - 1)
 		}
 		if prev, dup := seen[id]; dup {
-			return nil, fmt.Errorf("%s:%d: column job_id: %q repeats line %d", name, line, id, prev)
+			return row.errorf("job_id", "%q repeats line %d", id, prev)
 		}
-		seen[id] = line
+		seen[id] = row.line
 		status, _ := row.optional("status")
 		l.Jobs = append(l.Jobs, LogJob{ID: id, Submit: secondsToDuration(sub), Duration: secondsToDuration(dur), GPUs: g, Status: status})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(l.Jobs) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
@@ -211,6 +193,65 @@ func headerIndex(head []string) map[string]int {
 		}
 	}
 	return col
+}
+
+// csvTable is a CSV file with a header row, read row by row.
+type csvTable struct {
+	name string
+	cr   *csv.Reader
+	head []string
+	col  map[string]int
+}
+
+// openCSV reads the header of a CSV file ('#' comments allowed) and checks
+// that it has the required columns; empty is the error message for a file
+// with no header.
+func openCSV(r io.Reader, name, empty string, required ...string) (*csvTable, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %s", name, empty)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	t := &csvTable{name: name, cr: cr, head: slices.Clone(head), col: headerIndex(head)}
+	for _, c := range required {
+		if !t.has(c) {
+			return nil, t.lacks(c)
+		}
+	}
+	return t, nil
+}
+
+func (t *csvTable) has(c string) bool {
+	_, ok := t.col[c]
+	return ok
+}
+
+// lacks is the error for a missing header column.
+func (t *csvTable) lacks(c string) error {
+	return fmt.Errorf("%s:1: header lacks column %q (have %s)", t.name, c, strings.Join(t.head, ","))
+}
+
+// each calls fn for every data row until it returns an error.
+func (t *csvTable) each(fn func(row csvRow) error) error {
+	for {
+		rec, err := t.cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		line, _ := t.cr.FieldPos(0)
+		if err := fn(csvRow{name: t.name, line: line, col: t.col, rec: rec}); err != nil {
+			return err
+		}
+	}
 }
 
 // csvRow reads typed fields of one CSV record, with errors naming the file,

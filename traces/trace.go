@@ -7,14 +7,12 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -49,62 +47,45 @@ func (t *Trace) Where(i int) string {
 // row per job. Rows may come in any order; the result is sorted by submit
 // time, ties keeping file order. Errors name the file, line and column.
 func ReadCSV(r io.Reader, name string) (*Trace, error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1
-	head, err := cr.Read()
+	tab, err := openCSV(r, name, "empty trace: want a header with submit_offset_s,workload_id,num_gpus", "submit_offset_s", "workload_id", "num_gpus")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty trace: want a header with submit_offset_s,workload_id,num_gpus", name)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	col := headerIndex(head)
-	for _, c := range []string{"submit_offset_s", "workload_id", "num_gpus"} {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("%s:1: header lacks column %q (have %s)", name, c, strings.Join(head, ","))
-		}
+		return nil, err
 	}
 	t := &Trace{Name: name}
 	seen := map[string]int{}
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		line, _ := cr.FieldPos(0)
-		row := csvRow{name: name, line: line, col: col, rec: rec}
+	err = tab.each(func(row csvRow) error {
 		sub, err := row.seconds("submit_offset_s")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		wl, err := row.field("workload_id")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if wl == "" {
-			return nil, row.errorf("workload_id", "empty")
+			return row.errorf("workload_id", "empty")
 		}
 		n, err := row.gpus("num_gpus")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if n < 1 {
-			return nil, row.errorf("num_gpus", "%d: a job needs at least one GPU", n)
+			return row.errorf("num_gpus", "%d: a job needs at least one GPU", n)
 		}
 		id, _ := row.optional("job_id")
 		if id == "" {
 			id = strconv.Itoa(len(t.Jobs))
 		}
 		if prev, dup := seen[id]; dup {
-			return nil, row.errorf("job_id", "%q repeats line %d", id, prev)
+			return row.errorf("job_id", "%q repeats line %d", id, prev)
 		}
-		seen[id] = line
+		seen[id] = row.line
 		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n})
-		t.Lines = append(t.Lines, line)
+		t.Lines = append(t.Lines, row.line)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(t.Jobs) == 0 {
 		return nil, fmt.Errorf("%s: no jobs", name)
