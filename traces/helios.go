@@ -40,11 +40,7 @@ func ReadHelios(r io.Reader, name string) (*Log, error) {
 		idCol = "jobname"
 	}
 	l := &Log{Name: name}
-	type kept struct {
-		submit time.Time
-		job    LogJob
-	}
-	var jobs []kept
+	var jobs []timedJob
 	seen := map[string]int{}
 	err = t.each(func(row csvRow) error {
 		l.Records++
@@ -112,28 +108,13 @@ func ReadHelios(r io.Reader, name string) (*Log, error) {
 		}
 		seen[id] = row.line
 		status, _ := row.optional("state")
-		jobs = append(jobs, kept{submit: submit, job: LogJob{ID: id, Duration: dur, GPUs: g, Status: status}})
+		jobs = append(jobs, timedJob{submit: submit, job: LogJob{ID: id, Duration: dur, GPUs: g, Status: status}})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(jobs) == 0 {
-		return nil, fmt.Errorf("%s: no job that ran (%d records; skipped: %s)", name, l.Records, l.SkipSummary())
-	}
-	first := jobs[0].submit
-	for _, k := range jobs {
-		if k.submit.Before(first) {
-			first = k.submit
-		}
-	}
-	l.Jobs = make([]LogJob, len(jobs))
-	for i, k := range jobs {
-		k.job.Submit = k.submit.Sub(first)
-		l.Jobs[i] = k.job
-	}
-	sortLogJobs(l.Jobs)
-	return l, nil
+	return l.finish(jobs)
 }
 
 // absent reports whether a CSV value stands for a missing value.

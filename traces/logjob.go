@@ -195,6 +195,34 @@ func headerIndex(head []string) map[string]int {
 	return col
 }
 
+// timedJob is a production log's job with its absolute submit time.
+type timedJob struct {
+	submit time.Time
+	job    LogJob
+}
+
+// finish completes a production log from its jobs: submit times measured
+// from the earliest job, jobs in submit order. A log with no job that ran
+// is an error.
+func (l *Log) finish(jobs []timedJob) (*Log, error) {
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("%s: no job that ran (%d records; skipped: %s)", l.Name, l.Records, l.SkipSummary())
+	}
+	first := jobs[0].submit
+	for _, k := range jobs {
+		if k.submit.Before(first) {
+			first = k.submit
+		}
+	}
+	l.Jobs = make([]LogJob, len(jobs))
+	for i, k := range jobs {
+		k.job.Submit = k.submit.Sub(first)
+		l.Jobs[i] = k.job
+	}
+	sortLogJobs(l.Jobs)
+	return l, nil
+}
+
 // csvTable is a CSV file with a header row, read row by row.
 type csvTable struct {
 	name string

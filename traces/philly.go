@@ -73,11 +73,7 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 		return nil, fmt.Errorf("%s: byte %d: want a JSON array of jobs, got %v", name, bom+dec.InputOffset(), tok)
 	}
 	l := &Log{Name: name}
-	type kept struct {
-		submit time.Time
-		job    LogJob
-	}
-	var jobs []kept
+	var jobs []timedJob
 	for dec.More() {
 		off := bom + valueStart(dec)
 		idx := l.Records
@@ -145,7 +141,7 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 		if id == "" {
 			id = "#" + strconv.Itoa(idx)
 		}
-		jobs = append(jobs, kept{submit: submit, job: LogJob{ID: id, Duration: end.Sub(start), GPUs: gpus, Status: pj.Status}})
+		jobs = append(jobs, timedJob{submit: submit, job: LogJob{ID: id, Duration: end.Sub(start), GPUs: gpus, Status: pj.Status}})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("%s: byte %d: after job %d: %w", name, bom+dec.InputOffset(), l.Records, err)
@@ -156,22 +152,7 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 		}
 		return nil, fmt.Errorf("%s: byte %d: data after the job array: %v", name, bom+dec.InputOffset(), tok)
 	}
-	if len(jobs) == 0 {
-		return nil, fmt.Errorf("%s: no job that ran (%d records; skipped: %s)", name, l.Records, l.SkipSummary())
-	}
-	first := jobs[0].submit
-	for _, k := range jobs {
-		if k.submit.Before(first) {
-			first = k.submit
-		}
-	}
-	l.Jobs = make([]LogJob, len(jobs))
-	for i, k := range jobs {
-		k.job.Submit = k.submit.Sub(first)
-		l.Jobs[i] = k.job
-	}
-	sortLogJobs(l.Jobs)
-	return l, nil
+	return l.finish(jobs)
 }
 
 // utf8BOM is the UTF-8 byte-order mark some tools write first.
