@@ -110,9 +110,6 @@ type GPU struct {
 	CapacityMiB float64
 	UsedMiB     float64 // last measured used memory
 	Jobs        []JobID // jobs with a running attempt on it
-	// MixSince is when the GPU's set of active jobs last changed: a job's
-	// first activity, or a job leaving it.
-	MixSince time.Duration
 }
 
 // FreeMiB is the last measured free memory.

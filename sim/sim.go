@@ -485,7 +485,6 @@ func (s *Sim) settle(id int) {
 func (s *Sim) changed(gpus []int) {
 	s.lastChange = s.now
 	for _, g := range gpus {
-		s.view.GPUs[g].MixSince = s.now
 		s.gpus[g].tel.record(s, g)
 		s.scheduleOOM(g)
 		for _, id := range s.view.GPUs[g].Jobs {

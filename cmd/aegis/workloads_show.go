@@ -34,7 +34,7 @@ h200-141gb (A100 figures, see README), or a GPU type YAML file.`,
 			}
 			w, ok := cat.Get(args[0])
 			if !ok {
-				return usageError{fmt.Errorf("workload %q is not in the %s catalog (see aegis workloads)%s", args[0], t.Name, showSuggest(cat, args[0]))}
+				return fmt.Errorf("workload %q is not in the %s catalog (see aegis workloads)%s", args[0], t.Name, showSuggest(cat, args[0]))
 			}
 			m, err := models.InterferenceFor(t)
 			if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -85,7 +86,7 @@ func TestWorkloadsShowErrors(t *testing.T) {
 	require.ErrorContains(t, err, `workload "resnet50_imagenet_bs48_1gpu" is not in the a100-40gb catalog`)
 	require.ErrorContains(t, err, "did you mean resnet50_imagenet_bs128_1gpu")
 	var u usageError
-	require.ErrorAs(t, err, &u)
+	require.False(t, errors.As(err, &u), "an unknown workload is bad input (exit 1), not a usage error")
 	_, err = runShow(t, "--gpu-type", "tpu", "x")
 	require.ErrorContains(t, err, `unknown GPU type "tpu"`)
 	_, err = runShow(t, "gpt2_xl_wiki_bs2_1gpu", "--gpu-type", "legacy-11gb")

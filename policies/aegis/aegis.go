@@ -97,7 +97,7 @@ func New(params map[string]string) (*Policy, error) {
 		c.Filter = filter
 	case strings.HasPrefix(filter, "util:"):
 		pct, err := strconv.ParseFloat(strings.TrimPrefix(filter, "util:"), 64)
-		if err != nil || pct <= 0 || pct > 100 {
+		if err != nil || !(pct > 0 && pct <= 100) { // NaN fails too
 			return nil, fmt.Errorf("aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
 		}
 		c.Filter, c.UtilPct = "util", pct
@@ -177,15 +177,20 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 	return p.Scheduler.Schedule(v)
 }
 
+// window fills GPU g's window samples once per decision.
+func (p *Policy) window(v *policies.View, g int) {
+	if !p.winDone[g] {
+		p.win[g] = colloc.Window(v, g, p.cfg.Window, p.cfg.Anchored, p.win[g])
+		p.winDone[g] = true
+	}
+}
+
 // score returns GPU g's window score of one signal.
 func (p *Policy) score(v *policies.View, g, sig int) float64 {
 	if p.memoDone[g][sig] {
 		return p.memo[g][sig]
 	}
-	if !p.winDone[g] {
-		p.win[g] = colloc.Window(v, g, p.cfg.Window, p.cfg.Anchored, p.win[g])
-		p.winDone[g] = true
-	}
+	p.window(v, g)
 	xs := p.xs[:0]
 	for _, x := range p.win[g] {
 		xs = append(xs, [4]float64{x.SMACT, x.SMOCC, x.DRAMA, x.UtilPct}[sig])
@@ -208,6 +213,11 @@ func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
 	}
 	if colloc.UsableFree(&v.GPUs[g]) < need {
 		return "memory"
+	}
+	if p.cfg.Filter == "pressure" || p.cfg.Filter == "util" {
+		if p.window(v, g); len(p.win[g]) == 0 {
+			return "window" // nothing observed of the current mix yet
+		}
 	}
 	switch p.cfg.Filter {
 	case "pressure":

@@ -348,15 +348,16 @@ func (s *Scheduler) ladderAdmit(v *policies.View, j *policies.Job, g int) string
 }
 
 // Window returns the samples of GPU g's last n seconds; when anchored, it
-// starts no earlier than the GPU's current job mix began (the newest first
-// activity of a job on it, or the last departure), so that it describes the
-// current mix only.
+// starts no earlier than the first activity of the most recently activated
+// job on the GPU, so that it describes the current job mix (a departure
+// leaves the window as it is: its older samples overstate the pressure
+// until they age out, which errs on the safe side).
 func Window(v *policies.View, g, n int, anchored bool, dst []policies.Sample) []policies.Sample {
 	dst = v.Telemetry.Samples(dst[:0], g, n)
 	if !anchored {
 		return dst
 	}
-	anchor := v.GPUs[g].MixSince
+	var anchor time.Duration
 	for _, id := range v.GPUs[g].Jobs {
 		if j := v.Job(id); j.Active {
 			anchor = max(anchor, j.ActiveAt)
