@@ -118,6 +118,15 @@ func checkLike(like string, allowEmpty bool) error {
 }
 
 // writeOutput writes b to path, or to w when path is "" or "-".
+// writeLog renders jobs as our CSV log (see logCSV) to out, or stdout.
+func writeLog(c *cobra.Command, out string, jobs []traces.LogJob, mapWorkloads bool, hint string) error {
+	b, err := logCSV(c, jobs, mapWorkloads, hint)
+	if err != nil {
+		return err
+	}
+	return writeOutput(out, c.OutOrStdout(), b)
+}
+
 func writeOutput(path string, w io.Writer, b []byte) error {
 	if path == "" || path == "-" {
 		_, err := w.Write(b)
@@ -245,11 +254,7 @@ selection report as JSON (counts, the window's five distances, both profiles).
 			if err != nil {
 				return err
 			}
-			b, err := logCSV(c, sel.Jobs, mapWL, " (use --map=false to write durations only)")
-			if err != nil {
-				return err
-			}
-			if err := writeOutput(out, c.OutOrStdout(), b); err != nil {
+			if err := writeLog(c, out, sel.Jobs, mapWL, " (use --map=false to write durations only)"); err != nil {
 				return err
 			}
 			r := sel.Report
@@ -338,11 +343,7 @@ runnable trace in our CSV format (with duration_s and status columns kept).`,
 			if len(jobs) == 0 {
 				return fmt.Errorf("map %s: no job with %v GPUs", input, keep)
 			}
-			b, err := logCSV(c, jobs, true, " (use --gpus to keep GPU counts the catalog has)")
-			if err != nil {
-				return err
-			}
-			if err := writeOutput(out, c.OutOrStdout(), b); err != nil {
+			if err := writeLog(c, out, jobs, true, " (use --gpus to keep GPU counts the catalog has)"); err != nil {
 				return err
 			}
 			fmt.Fprintf(summaryWriter(c, out), "%s: mapped %d of %d jobs (skipped records: %s)\n", input, len(jobs), len(l.Jobs), l.SkipSummary())
@@ -570,11 +571,7 @@ use --map=false (checked before generating).`,
 			if err != nil {
 				return err
 			}
-			b, err := logCSV(c, l.Jobs, mapWL, " (use --map=false to write durations only)")
-			if err != nil {
-				return err
-			}
-			if err := writeOutput(out, c.OutOrStdout(), b); err != nil {
+			if err := writeLog(c, out, l.Jobs, mapWL, " (use --map=false to write durations only)"); err != nil {
 				return err
 			}
 			fmt.Fprintf(summaryWriter(c, out), "generated %s: %d jobs over %.0f s\n", l.Name, len(l.Jobs), l.Jobs[len(l.Jobs)-1].Submit.Seconds())
