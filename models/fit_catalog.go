@@ -48,14 +48,28 @@ func LoadCatalog(path string) (*Catalog, error) {
 // ≥ 40000 is unavailable (0); a 2-GPU workload profiled on one GPU reuses
 // that GPU's row for the other.
 func ReadSourceCatalog(r io.Reader, name string) (*Catalog, error) {
+	derived, _, _, err := DeriveSourceCatalog(r, name)
+	if err != nil {
+		return nil, err
+	}
+	return ReadCatalog(strings.NewReader(derived), name+" (converted)")
+}
+
+// DeriveSourceCatalog converts the AEGIS artifact's workload
+// characterization into the derived catalog format (header and rows, the
+// text ReadCatalog parses) by the rules ReadSourceCatalog states. It also
+// returns the fitted line util_pct = a + b·smact_mean used to fill missing
+// utilizations. models/internal/gencatalog writes its output to
+// models/data/catalog_a100.csv.
+func DeriveSourceCatalog(r io.Reader, name string) (derived string, a, b float64, err error) {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
 	recs, err := cr.ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return "", 0, 0, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(recs) < 2 {
-		return nil, fmt.Errorf("%s: no workload rows", name)
+		return "", 0, 0, fmt.Errorf("%s: no workload rows", name)
 	}
 	idx := map[string]int{}
 	for i, h := range recs[0] {
@@ -63,7 +77,7 @@ func ReadSourceCatalog(r io.Reader, name string) (*Catalog, error) {
 	}
 	for _, c := range sourceCatalogCols {
 		if _, ok := idx[c]; !ok {
-			return nil, fmt.Errorf("%s: header: missing column %q", name, c)
+			return "", 0, 0, fmt.Errorf("%s: header: missing column %q", name, c)
 		}
 	}
 	type row map[string]string
@@ -85,8 +99,8 @@ func ReadSourceCatalog(r io.Reader, name string) (*Catalog, error) {
 		x, y := num(r["smact_mean"]), num(r["nvsmi_util_mean_pct"])
 		n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
 	}
-	b := (n*sxy - sx*sy) / (n*sxx - sx*sx)
-	a := (sy - b*sx) / n
+	b = (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	a = (sy - b*sx) / n
 	or := func(s, def string) string {
 		if s == "" {
 			return def
@@ -130,9 +144,5 @@ func ReadSourceCatalog(r io.Reader, name string) (*Catalog, error) {
 			line(1)
 		}
 	}
-	c, err := ReadCatalog(strings.NewReader(sb.String()), name+" (converted)")
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return sb.String(), a, b, nil
 }
