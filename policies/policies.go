@@ -118,6 +118,10 @@ func (g *GPU) FreeMiB() float64 { return g.CapacityMiB - g.UsedMiB }
 // Sample is one 1 Hz telemetry sample of a GPU. Pressure indicators are
 // fractions in [0,1]; UtilPct is nvidia-smi utilization in percent.
 type Sample struct {
+	// At is when the sample was taken, in run time. A backend that misses
+	// or delays a sample leaves a gap; windows are placed by At, never by a
+	// sample's position in the list.
+	At                  time.Duration
 	SMACT, SMOCC, DRAMA float64
 	UtilPct             float64
 	UsedMiB             float64
@@ -125,8 +129,10 @@ type Sample struct {
 
 // Telemetry gives a GPU's recent 1 Hz samples.
 type Telemetry interface {
-	// Samples appends to dst GPU gpu's samples of the last n whole seconds up
-	// to Now, oldest first; fewer when the run is younger than n seconds.
+	// Samples appends to dst GPU gpu's samples taken in the last n whole
+	// seconds up to Now (At in (Now-n s, Now], Now truncated to the second),
+	// oldest first; fewer when the run is younger than n seconds or samples
+	// were missed.
 	Samples(dst []Sample, gpu, n int) []Sample
 }
 
