@@ -187,7 +187,9 @@ type Stop struct {
 	Reason string
 }
 
-// Wake asks for a decision at time At even if nothing else happens.
+// Wake asks for a decision at time At even if nothing else happens. A Wake
+// at or before the backend's now (a decision that took long on a wall
+// clock) fires at once: a Wakeup at now is the next event.
 type Wake struct{ At time.Duration }
 
 // Defer records that a job could not be placed on a GPU now and why
