@@ -260,6 +260,15 @@ type JobStopped struct {
 // Wakeup: a requested decision time was reached.
 type Wakeup struct{ T time.Duration }
 
+// PlaceFailed: a placement could not be carried out (the process did not
+// start, a GPU vanished). The job stays pending; the run goes on.
+type PlaceFailed struct {
+	T      time.Duration
+	Job    JobID
+	GPUs   []int
+	Reason string
+}
+
 func (e JobArrived) At() time.Duration  { return e.T }
 func (e JobStarted) At() time.Duration  { return e.T }
 func (e JobActive) At() time.Duration   { return e.T }
@@ -267,6 +276,7 @@ func (e JobFinished) At() time.Duration { return e.T }
 func (e JobFailed) At() time.Duration   { return e.T }
 func (e JobStopped) At() time.Duration  { return e.T }
 func (e Wakeup) At() time.Duration      { return e.T }
+func (e PlaceFailed) At() time.Duration { return e.T }
 
 func (JobArrived) isEvent()  {}
 func (JobStarted) isEvent()  {}
@@ -275,3 +285,4 @@ func (JobFinished) isEvent() {}
 func (JobFailed) isEvent()   {}
 func (JobStopped) isEvent()  {}
 func (Wakeup) isEvent()      {}
+func (PlaceFailed) isEvent() {}
