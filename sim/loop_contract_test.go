@@ -30,8 +30,6 @@ func mixed() []sim.JobSpec {
 	return specs
 }
 
-
-
 // vandal decides like its policy and then scribbles over the view it was
 // given: the backend must not notice.
 type vandal struct{ policies.Policy }
