@@ -29,7 +29,8 @@ func newSimulateCmd() *cobra.Command {
 		Long: `Replay a trace on a simulated server under a scheduling policy.
 
 The trace is a built-in name (` + traces.BuiltinNames() + `) or a CSV file with
-columns submit_offset_s,workload_id,num_gpus[,job_id]. Policy parameters are given
+columns submit_offset_s,workload_id,num_gpus[,job_id][,solo_s] (solo_s: the job's
+length in solo seconds, else its workload's). Policy parameters are given
 with --set key=value (repeatable); an unknown key lists the valid ones.
 With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
 DIR/events.jsonl.`,
