@@ -37,7 +37,7 @@ func TestReplayNoFilterLaunchesOnTheProtocolsGaps(t *testing.T) {
 	require.False(t, r.Jobs[0].Probed, "the first job finds the GPU idle")
 	var sum float64
 	for _, j := range r.Jobs {
-		require.InDelta(t, (j.Finish - j.Start).Seconds()/j.SoloS, j.Slowdown, 1e-12)
+		require.InDelta(t, (j.Finish-j.Start).Seconds()/j.SoloS, j.Slowdown, 1e-12)
 		require.Greater(t, j.Slowdown, 1.0, "co-located jobs slow down")
 		sum += j.Slowdown
 	}
