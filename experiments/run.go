@@ -111,7 +111,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	}
 	specs := make([]sim.JobSpec, len(r.Trace.Jobs))
 	for i, j := range r.Trace.Jobs {
-		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
+		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit, SoloS: j.SoloS}
 	}
 	s, err := sim.New(sim.Config{Server: r.Server, Catalog: cat, Interference: inter,
 		Truth: truth, Seed: r.Seed}, specs)

@@ -69,7 +69,7 @@ func (f Failure) String() string {
 // beyond what profiling would have measured.
 type Profile struct {
 	Workload string
-	SoloS    float64 // profiled solo runtime, seconds
+	SoloS    float64 // solo runtime, seconds: the trace's per-job solo_s when given, else the profiled one
 	PeakMiB  float64 // profiled solo peak memory on its busiest GPU
 	UtilPct  float64 // profiled mean nvidia-smi utilization, percent
 	SMACT    float64 // profiled mean SM activity

@@ -65,6 +65,10 @@ type JobSpec struct {
 	Workload string
 	GPUs     int
 	Submit   time.Duration
+	// SoloS, when positive, is the job's length in solo seconds (startup
+	// included): it runs its workload's profile for that long alone. 0
+	// means the workload's profiled solo time.
+	SoloS float64
 }
 
 type kind uint8
@@ -116,6 +120,7 @@ type job struct {
 	peak    float64       // this attempt's true peak as a multiple of the profiled one
 	epoch   uint32        // bumps when the pending finish/active event goes stale
 	nominal time.Duration // nominal startup
+	solo    float64       // the job's solo time, seconds (its own or the workload's)
 	work    float64       // remaining solo-speed seconds of work once active
 	rate    float64       // current progress rate
 	since   time.Duration // when work was last settled
@@ -183,10 +188,18 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 			return nil, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
 		case sp.Submit < 0:
 			return nil, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+		case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
+			return nil, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
 		}
-		s.jobs[i] = job{w: w, nominal: models.Startup(w.ID)}
+		solo := w.SoloS
+		if sp.SoloS > 0 {
+			solo = sp.SoloS
+		}
+		s.jobs[i] = job{w: w, nominal: models.Startup(w.ID), solo: solo}
+		prof := profileOf(w)
+		prof.SoloS = solo
 		s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit,
-			Profile: profileOf(w), State: policies.Waiting}
+			Profile: prof, State: policies.Waiting}
 		// Until it arrives, a policy sees only that the job exists.
 		s.view.Jobs[i] = policies.Job{ID: policies.JobID(i), State: policies.Waiting}
 		s.push(item{t: sp.Submit, kind: evArrive, job: i})
@@ -312,7 +325,7 @@ func (s *Sim) handle(it item) {
 		pj.Active, pj.ActiveAt = true, s.now
 		// Alone, the job finishes its solo time after launch: startup
 		// jitter shifts when it becomes active, not when it ends.
-		j.work = max(j.w.SoloS-j.startup.Seconds(), 1)
+		j.work = max(j.solo-j.startup.Seconds(), 1)
 		j.since = s.now
 		j.rate = 0
 		s.changed(pj.On)

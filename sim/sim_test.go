@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -96,8 +97,31 @@ func TestExclusiveTwoGPUJobWaitsForTwoIdle(t *testing.T) {
 	near(t, solo(t, long)+solo(t, two), jobs[3].Start, "1-GPU job waits behind the head")
 }
 
+// A job with its own length (the trace's solo_s) runs its workload's
+// profile for that many solo seconds; the policy and the results see that
+// length as its solo time. A job without one keeps the workload's.
+func TestPerJobSoloS(t *testing.T) {
+	const w = "resnet18_cifar100_bs128_20e_1gpu"
+	specs := []sim.JobSpec{
+		{Name: "short", Workload: w, GPUs: 1, SoloS: 45},
+		{Name: "long", Workload: w, GPUs: 1, SoloS: 1000},
+		{Name: "catalog", Workload: w, GPUs: 1},
+	}
+	jobs, s, _ := run(t, "a100-40gb:3", exact(), &exclusive.Policy{}, specs)
+	near(t, 45*sec, jobs[0].Finish, "short")
+	near(t, 1000*sec, jobs[1].Finish, "long")
+	near(t, solo(t, w), jobs[2].Finish, "catalog")
+	require.Equal(t, 45.0, s.Jobs()[0].SoloS, "the policy sees the job's length")
+	require.Equal(t, solo(t, w).Seconds(), s.Jobs()[2].SoloS)
+	require.Equal(t, 1000.0, jobs[1].SoloS, "results normalize by the job's length")
+	require.InDelta(t, 1.0, jobs[1].NormJCT(), 1e-9)
+}
+
 func TestNewRejectsImpossibleJobs(t *testing.T) {
 	for name, spec := range map[string]sim.JobSpec{
+		"negative solo_s":  {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: -1},
+		"NaN solo_s":       {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: math.NaN()},
+		"infinite solo_s":  {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: math.Inf(1)},
 		"unknown workload": {Name: "x", Workload: "nope", GPUs: 1},
 		"gpu mismatch":     {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 2},
 		"too many gpus":    {Name: "x", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
