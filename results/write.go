@@ -177,6 +177,8 @@ func (l *EventLog) Event(e policies.Event) {
 		l.line(e.T, "failed", e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Reason.String(), e.GPU))
 	case policies.JobStopped:
 		l.line(e.T, "stopped", e.Job, fmt.Sprintf(`,"reason":%q`, e.Reason))
+	case policies.PlaceFailed:
+		l.line(e.T, "place-failed", e.Job, fmt.Sprintf(`,"gpus":%s,"reason":%q`, ints(e.GPUs), e.Reason))
 	}
 }
 

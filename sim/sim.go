@@ -144,6 +144,10 @@ type Sim struct {
 	out   []policies.Event
 	ret   int // events of out already returned by Next
 	wakes map[time.Duration]bool
+	// wokeAt is the instant of the last immediate wake-up (a Wake not
+	// after now), when wokeNow.
+	wokeAt  time.Duration
+	wokeNow bool
 	// live counts jobs not yet Done or Stopped; arriving counts jobs whose
 	// arrival is still in the queue.
 	live, arriving int
@@ -419,8 +423,12 @@ func (s *Sim) Apply(a policies.Action) error {
 		s.emit(policies.JobStopped{T: s.now, Job: a.Job, Reason: a.Reason})
 		return nil
 	case policies.Wake:
-		if a.At <= s.now {
-			return fmt.Errorf("sim: wake at %v is not after now %v", a.At, s.now)
+		if a.At <= s.now { // due already: fires at once, once per instant
+			if !s.wokeNow || s.wokeAt != s.now {
+				s.wokeNow, s.wokeAt = true, s.now
+				s.emit(policies.Wakeup{T: s.now})
+			}
+			return nil
 		}
 		if !s.wakes[a.At] {
 			s.wakes[a.At] = true

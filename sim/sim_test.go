@@ -258,11 +258,30 @@ func TestApplyRejectsBadPlacements(t *testing.T) {
 		"wrong count":     policies.Place{Job: 0, GPUs: []int{0, 1}},
 		"gpu twice":       policies.Place{Job: 1, GPUs: []int{1, 1}},
 		"no such job":     policies.Place{Job: 9, GPUs: []int{0}},
-		"wake in past":    policies.Wake{At: 0},
 		"stop not queued": policies.Stop{Job: 5},
 	} {
 		require.Error(t, s.Apply(a), name)
 	}
+}
+
+// A Wake at or before now fires at once (a Wakeup at now, once per
+// instant); a later Wake fires at its time.
+func TestWakeNotAfterNowFiresAtOnce(t *testing.T) {
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
+		[]sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 5 * sec}})
+	require.NoError(t, err)
+	evs, err := s.Next()
+	require.NoError(t, err)
+	require.Equal(t, []policies.Event{policies.JobArrived{T: 5 * sec, Job: 0}}, evs)
+	require.NoError(t, s.Apply(policies.Wake{At: sec}))
+	require.NoError(t, s.Apply(policies.Wake{At: 5 * sec}))
+	require.NoError(t, s.Apply(policies.Wake{At: 7 * sec}))
+	evs, err = s.Next()
+	require.NoError(t, err)
+	require.Equal(t, []policies.Event{policies.Wakeup{T: 5 * sec}}, evs)
+	evs, err = s.Next()
+	require.NoError(t, err)
+	require.Equal(t, []policies.Event{policies.Wakeup{T: 7 * sec}}, evs)
 }
 
 // Two jobs co-run on one GPU from the start under the fitted interference

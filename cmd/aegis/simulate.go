@@ -59,10 +59,14 @@ DIR/events.jsonl.`,
 			if err != nil {
 				return usageError{err}
 			}
+			var od *results.OutDir
 			if out != "" {
-				if err := os.MkdirAll(out, 0o755); err != nil {
-					return fmt.Errorf("output: %w", err)
+				// All or nothing: the files go to a temporary directory
+				// beside --out, moved there only when the run succeeds.
+				if od, err = results.NewOutDir(out); err != nil {
+					return err
 				}
+				defer od.Discard()
 			}
 			tr, err := traces.Load(trace)
 			if err != nil {
@@ -77,10 +81,13 @@ DIR/events.jsonl.`,
 			if err := results.WriteSummaryTable(c.OutOrStdout(), title, o.Summary); err != nil {
 				return err
 			}
-			if out == "" {
+			if od == nil {
 				return nil
 			}
-			return writeRun(out, o, events.Bytes())
+			if err := writeRun(od.Path(), o, events.Bytes()); err != nil {
+				return err
+			}
+			return od.Commit()
 		},
 	}
 	f := c.Flags()
@@ -99,11 +106,8 @@ func isYAML(name string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// writeRun writes a run's files into dir.
+// writeRun writes a run's files into the existing directory dir.
 func writeRun(dir string, o *experiments.Outcome, events []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
 	var jobs, sum, defers bytes.Buffer
 	if err := results.WriteJobsCSV(&jobs, o.Jobs); err != nil {
 		return err

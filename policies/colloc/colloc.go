@@ -363,9 +363,8 @@ func Window(v *policies.View, g, n int, anchored bool, dst []policies.Sample) []
 			anchor = max(anchor, j.ActiveAt)
 		}
 	}
-	first := v.Now.Truncate(time.Second) - time.Duration(len(dst)-1)*time.Second
 	skip := 0
-	for skip < len(dst) && first+time.Duration(skip)*time.Second < anchor {
+	for skip < len(dst) && dst[skip].At < anchor {
 		skip++
 	}
 	return dst[skip:]
