@@ -148,7 +148,7 @@ func TestEventLogDeferralHistory(t *testing.T) {
 // ids must come in order.
 func TestCollectorAdd(t *testing.T) {
 	c := NewCollector(nil)
-	require.NoError(t, c.Add(policies.Job{ID: 0, Name: "a", Workload: "w", GPUs: 1, SoloS: 10, Submit: 5 * time.Second}))
+	require.NoError(t, c.Add(policies.Job{ID: 0, Name: "a", GPUs: 1, Submit: 5 * time.Second, Profile: policies.Profile{Workload: "w", SoloS: 10}}))
 	require.ErrorContains(t, c.Add(policies.Job{ID: 3, Name: "b"}), "expected id 1")
 	c.Event(policies.JobArrived{T: 5 * time.Second, Job: 0})
 	c.Event(policies.JobStarted{T: 6 * time.Second, Job: 0, Attempt: 1, GPUs: []int{0}})
