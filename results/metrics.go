@@ -3,6 +3,7 @@
 package results
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -88,6 +89,18 @@ func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
 			Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting}
 	}
 	return c
+}
+
+// Add registers a job submitted after the run started (a live queue), as
+// the backend lists it; its id must be the next index.
+func (c *Collector) Add(j policies.Job) error {
+	if int(j.ID) != len(c.jobs) {
+		return fmt.Errorf("results: added job %d (%s), expected id %d", j.ID, j.Name, len(c.jobs))
+	}
+	c.jobs = append(c.jobs, Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
+		Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting})
+	c.started = append(c.started, 0)
+	return nil
 }
 
 // Event implements the Recorder.

@@ -209,3 +209,18 @@ func TestEventLogDeferralHistory(t *testing.T) {
 	require.NoError(t, l.Flush())
 	require.Equal(t, 3, bytes.Count(buf.Bytes(), []byte(`"event":"defer"`)), buf.String())
 }
+
+// A job added after the start (a live queue) is collected like the others;
+// ids must come in order.
+func TestCollectorAdd(t *testing.T) {
+	c := NewCollector(nil)
+	require.NoError(t, c.Add(policies.Job{ID: 0, Name: "a", GPUs: 1, Submit: 5 * time.Second, Profile: policies.Profile{Workload: "w", SoloS: 10}}))
+	require.ErrorContains(t, c.Add(policies.Job{ID: 3, Name: "b"}), "expected id 1")
+	c.Event(policies.JobArrived{T: 5 * time.Second, Job: 0})
+	c.Event(policies.JobStarted{T: 6 * time.Second, Job: 0, Attempt: 1, GPUs: []int{0}})
+	c.Event(policies.JobFinished{T: 16 * time.Second, Job: 0, Attempt: 1})
+	j := c.Jobs()[0]
+	require.Equal(t, policies.Done, j.State)
+	require.Equal(t, 11*time.Second, j.JCT())
+	require.Equal(t, 10*time.Second, j.Exec)
+}
