@@ -29,7 +29,8 @@ func newSimulateCmd() *cobra.Command {
 		Long: `Replay a trace on a simulated server under a scheduling policy.
 
 The trace is a built-in name (` + traces.BuiltinNames() + `) or a CSV file with
-columns submit_offset_s,workload_id,num_gpus[,job_id]. Policy parameters are given
+columns submit_offset_s,workload_id,num_gpus[,job_id][,solo_s] (solo_s: the job's
+length in solo seconds, else its workload's). Policy parameters are given
 with --set key=value (repeatable); an unknown key lists the valid ones.
 With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
 DIR/events.jsonl.`,
@@ -58,10 +59,14 @@ DIR/events.jsonl.`,
 			if err != nil {
 				return usageError{err}
 			}
+			var od *results.OutDir
 			if out != "" {
-				if err := os.MkdirAll(out, 0o755); err != nil {
-					return fmt.Errorf("output: %w", err)
+				// All or nothing: the files go to a temporary directory
+				// beside --out, moved there only when the run succeeds.
+				if od, err = results.NewOutDir(out); err != nil {
+					return err
 				}
+				defer od.Discard()
 			}
 			tr, err := traces.Load(trace)
 			if err != nil {
@@ -76,10 +81,13 @@ DIR/events.jsonl.`,
 			if err := results.WriteSummaryTable(c.OutOrStdout(), title, o.Summary); err != nil {
 				return err
 			}
-			if out == "" {
+			if od == nil {
 				return nil
 			}
-			return writeRun(out, o, events.Bytes())
+			if err := writeRun(od.Path(), o, events.Bytes()); err != nil {
+				return err
+			}
+			return od.Commit()
 		},
 	}
 	f := c.Flags()
@@ -98,11 +106,8 @@ func isYAML(name string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// writeRun writes a run's files into dir.
+// writeRun writes a run's files into the existing directory dir.
 func writeRun(dir string, o *experiments.Outcome, events []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
 	var jobs, sum, defers bytes.Buffer
 	if err := results.WriteJobsCSV(&jobs, o.Jobs); err != nil {
 		return err
