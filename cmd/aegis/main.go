@@ -53,6 +53,7 @@ func newRootCmd() *cobra.Command {
 	})
 	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	root.AddCommand(newValidateCmd())
+	root.AddCommand(newGPUsCmd())
 	return root
 }
 
