@@ -125,6 +125,9 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		fwd = append(fwd, log)
 	}
 	col := results.NewCollector(s.Jobs(), fwd...)
+	if t, ok := p.(policies.Ticker); ok {
+		col.SetDecisionGrid(t.Tick())
+	}
 	if err := loop.Run(s, p, col); err != nil {
 		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
 	}
@@ -133,7 +136,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 			return nil, fmt.Errorf("event log: %w", err)
 		}
 	}
-	return &Outcome{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals()), Events: col.Events()}, nil
+	return &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}, nil
 }
 
 // Check reports the first job of a trace that cannot run on the server: a

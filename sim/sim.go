@@ -175,37 +175,50 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	}
 	s.view.Telemetry = telemetry{s}
 	s.view.Pressure = cfg.Server.Type.Pressure
-	s.jobs = make([]job, len(specs))
-	s.view.Jobs = make([]policies.Job, len(specs))
-	for i, sp := range specs {
-		w, ok := cfg.Catalog.Get(sp.Workload)
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
-		case w.GPUs != sp.GPUs:
-			return nil, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
-		case sp.GPUs > cfg.Server.GPUs:
-			return nil, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
-		case sp.Submit < 0:
-			return nil, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
-		case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
-			return nil, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
+	s.jobs = make([]job, 0, len(specs))
+	s.view.Jobs = make([]policies.Job, 0, len(specs))
+	for _, sp := range specs {
+		if _, err := s.Add(sp); err != nil {
+			return nil, err
 		}
-		solo := w.SoloS
-		if sp.SoloS > 0 {
-			solo = sp.SoloS
-		}
-		s.jobs[i] = job{w: w, nominal: models.Startup(w.ID), solo: solo}
-		prof := profileOf(w)
-		prof.SoloS = solo
-		s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit,
-			Profile: prof, State: policies.Waiting}
-		// Until it arrives, a policy sees only that the job exists.
-		s.view.Jobs[i] = policies.Job{ID: policies.JobID(i), State: policies.Waiting}
-		s.push(item{t: sp.Submit, kind: evArrive, job: i})
 	}
-	s.live, s.arriving = len(specs), len(specs)
 	return s, nil
+}
+
+// Add submits one more job, at its submit time or now, whichever is later:
+// the live queue of a run whose jobs are not all known at its start. It
+// returns the job's id (the next index).
+func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
+	cfg := &s.cfg
+	w, ok := cfg.Catalog.Get(sp.Workload)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
+	case w.GPUs != sp.GPUs:
+		return 0, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
+	case sp.GPUs > cfg.Server.GPUs:
+		return 0, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
+	case sp.Submit < 0:
+		return 0, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+	case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
+		return 0, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
+	}
+	solo := w.SoloS
+	if sp.SoloS > 0 {
+		solo = sp.SoloS
+	}
+	i := len(s.jobs)
+	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo})
+	prof := profileOf(w)
+	prof.SoloS = solo
+	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
+		Profile: prof, State: policies.Waiting}
+	// Until it arrives, a policy sees only that the job exists.
+	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
+	s.push(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
+	s.live++
+	s.arriving++
+	return policies.JobID(i), nil
 }
 
 // profileOf is what profiling the workload alone would tell a scheduler.
@@ -256,13 +269,46 @@ func (s *Sim) View() *policies.View {
 // processes everything due then and returns the resulting events in order.
 // It returns no events when the run is over.
 func (s *Sim) Next() ([]policies.Event, error) {
+	return s.next(math.MaxInt64)
+}
+
+// Until processes everything due at or before t, returns the resulting
+// events in order, and moves now to t: a caller that keeps its own clock
+// (the executor's emulated GPUs) drives the simulated truth with it.
+func (s *Sim) Until(t time.Duration) ([]policies.Event, error) {
+	var all []policies.Event
+	for {
+		evs, err := s.next(t)
+		if err != nil {
+			return all, err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		all = append(all, evs...)
+	}
+	s.now = max(s.now, t)
+	return all, nil
+}
+
+// MemMiB is job id's true memory on GPU g now (0 when it does not run
+// there or has shown no activity).
+func (s *Sim) MemMiB(id policies.JobID, g int) float64 {
+	if int(id) < 0 || int(id) >= len(s.jobs) || !slices.Contains(s.view.Jobs[id].On, g) {
+		return 0
+	}
+	return s.memAt(int(id), g, s.now)
+}
+
+// next is Next for events due at or before limit.
+func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 	if len(s.out) > s.ret { // events of actions applied since the last call
 		evs := s.out[s.ret:]
 		s.ret = len(s.out)
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
-	for len(s.q) > 0 {
+	for len(s.q) > 0 && s.q[0].t <= limit {
 		t := s.q[0].t
 		var last item
 		for len(s.q) > 0 && s.q[0].t == t {
