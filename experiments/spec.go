@@ -63,7 +63,7 @@ type Spec struct {
 	raw    []byte
 	server models.Server
 	trs    []*traces.Trace
-	trHash []string // sha256 of each trace in our CSV format
+	trHash []string     // sha256 of each trace in our CSV format
 	models []*modelFile // by config
 }
 

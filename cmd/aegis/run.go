@@ -182,4 +182,3 @@ func versionString() string {
 	}
 	return s + " " + t.GoVersion
 }
-
