@@ -55,6 +55,7 @@ func newRootCmd() *cobra.Command {
 	})
 	root.AddCommand(newSimulateCmd(), newPoliciesCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
+	root.AddCommand(newGPUsCmd())
 	return root
 }
 
