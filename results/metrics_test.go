@@ -46,7 +46,7 @@ func replay(t *testing.T) *Collector {
 			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"})
 			c.Decision(21 * sec)
 			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"}) // one episode, logged once
-			c.Decision(22 * sec)                                        // ends it
+			c.Decision(22 * sec)                                       // ends it
 			c.Decision(23 * sec)
 			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"}) // a second episode, still open
 		}
@@ -93,7 +93,7 @@ func TestDeferralEpisodes(t *testing.T) {
 		episodes  map[string]int
 		spans     map[string]int
 	}{
-		{"every tick", sec, []dec{d(0, "p"), d(sec, "p"), d(2*sec, "p"), d(3*sec, "p"), d(4*sec)},
+		{"every tick", sec, []dec{d(0, "p"), d(sec, "p"), d(2*sec, "p"), d(3*sec, "p"), d(4 * sec)},
 			map[string]int{"p": 1}, map[string]int{"p": 4}},
 		{"ticks skipped", sec, []dec{d(0, "p"), d(4 * sec)},
 			map[string]int{"p": 1}, map[string]int{"p": 4}},
