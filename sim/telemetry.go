@@ -207,7 +207,8 @@ func mix(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// UsedMiBUntil implements policies.MemoryHorizon: GPU g's measured memory
+// UsedMiBUntil implements policies.SteadyTelemetry (samples come every
+// whole second): GPU g's measured memory
 // (the last whole second's sample) stays as it is while no job on it is
 // still ramping and no change is newer than that second; otherwise it may
 // change at the next whole second.

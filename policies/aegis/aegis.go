@@ -270,6 +270,10 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 	c.ok, c.anchor, c.jobs = true, anchor, append(c.jobs[:0], v.GPUs[g].Jobs...)
 	sec := v.Now.Truncate(time.Second)
 	if p.window(v, g); len(p.win[g]) == 0 {
+		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
+			c.reason, c.until = "window", v.Now
+			return c.reason, c.until
+		}
 		first := anchor.Truncate(time.Second)
 		if first < anchor {
 			first += time.Second
@@ -280,6 +284,11 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 	c.reason = ""
 	if p.rejects(v, g) {
 		c.reason = "pressure"
+	}
+	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
+		// Samples may be missed or late: the window's future is unknown.
+		c.until = v.Now
+		return c.reason, c.until
 	}
 	c.until = colloc.Never
 	if k := p.flipAfter(v, g, c.reason != ""); k > 0 {

@@ -42,10 +42,10 @@ type Horizon interface {
 const Never = time.Duration(math.MaxInt64)
 
 // MemoryUntil is how long GPU g's measured memory (GPU.UsedMiB) stays as it
-// is if nothing happens: the backend's policies.MemoryHorizon when its
-// telemetry has one, else v.Now (it may change at any time).
+// is if nothing happens: the backend's answer when its telemetry is
+// policies.SteadyTelemetry, else v.Now (it may change at any time).
 func MemoryUntil(v *policies.View, g int) time.Duration {
-	if m, ok := v.Telemetry.(policies.MemoryHorizon); ok {
+	if m, ok := v.Telemetry.(policies.SteadyTelemetry); ok {
 		return m.UsedMiBUntil(g)
 	}
 	return v.Now
