@@ -113,8 +113,12 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	for i, j := range r.Trace.Jobs {
 		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit, SoloS: j.SoloS}
 	}
+	tel, err := models.TelemetryFor(r.Server.Type)
+	if err != nil {
+		return nil, err
+	}
 	s, err := sim.New(sim.Config{Server: r.Server, Catalog: cat, Interference: inter,
-		Truth: truth, Seed: r.Seed}, specs)
+		Telemetry: tel, Truth: truth, Seed: r.Seed}, specs)
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", r.Trace.Name, err)
 	}
