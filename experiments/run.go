@@ -31,6 +31,42 @@ func factories() map[string]func(map[string]string) (policies.Policy, error) {
 	}
 }
 
+// readers read each known policy's parameters from a Params, as its
+// constructor does.
+func readers() map[string]func(*policies.Params) error {
+	return map[string]func(*policies.Params) error{
+		"exclusive": exclusive.ReadConfig,
+		"aegis":     func(p *policies.Params) error { _, err := aegis.ReadConfig(p); return err },
+		"horus":     func(p *policies.Params) error { _, err := horus.ReadConfig(p); return err },
+		"lucid":     func(p *policies.Params) error { _, err := lucid.ReadConfig(p); return err },
+	}
+}
+
+// PolicySummary is a one-line description of each known policy.
+func PolicySummary(name string) string {
+	return map[string]string{
+		"exclusive": "strict FIFO, each job alone on idle GPUs (the baseline)",
+		"aegis":     "runtime-guided collocation: memory feasibility, observation hold, activity-anchored telemetry window, pressure filter, placement",
+		"horus":     "Horus (TPDS 2021): collocation by summed profiled utilization (paper) or its cost model (original)",
+		"lucid":     "Lucid (ASPLOS 2023): pairs jobs of complementary sharing classes within memory",
+	}[name]
+}
+
+// PolicyParams lists a policy's parameters with their defaults and valid
+// values, read from the policy's own parameter code with settings (nil: all
+// defaults; e.g. {"variant": "original"} shows that variant's defaults).
+func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef, error) {
+	read, ok := readers()[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
+	}
+	p := policies.NewParams(settings)
+	if err := read(p); err != nil {
+		return nil, err
+	}
+	return p.Defs(), nil
+}
+
 // PolicyNames lists the known policies.
 func PolicyNames() []string {
 	var s []string
@@ -129,6 +165,9 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		fwd = append(fwd, log)
 	}
 	col := results.NewCollector(s.Jobs(), fwd...)
+	if t, ok := p.(policies.Ticker); ok {
+		col.SetDecisionGrid(t.Tick())
+	}
 	if err := loop.Run(s, p, col); err != nil {
 		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
 	}
@@ -137,7 +176,16 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 			return nil, fmt.Errorf("event log: %w", err)
 		}
 	}
-	return &Outcome{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals()), Events: col.Events()}, nil
+	return &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}, nil
+}
+
+// WorkloadsCommand is the command that lists GPU type gpuType's workload
+// catalog, for error messages.
+func WorkloadsCommand(gpuType string) string {
+	if gpuType == "a100-40gb" {
+		return "aegis workloads"
+	}
+	return "aegis workloads --gpu-type " + gpuType
 }
 
 // Check reports the first job of a trace that cannot run on the server: a
@@ -150,7 +198,7 @@ func Check(t *traces.Trace, srv models.Server, cat *models.Catalog) error {
 		w, ok := cat.Get(j.Workload)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see aegis workloads)", where, j.Workload, srv.Type.Name)
+			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see %s)", where, j.Workload, srv.Type.Name, WorkloadsCommand(srv.Type.Name))
 		case w.GPUs != j.GPUs:
 			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", where, j.GPUs, j.Workload, w.GPUs)
 		case j.GPUs > srv.GPUs:

@@ -165,6 +165,12 @@ type Policy interface {
 	Schedule(v *View) []Action
 }
 
+// Ticker is implemented by policies that decide on a grid of ticks (the
+// multiples of Tick) while jobs wait. Recorders count how many decisions a
+// deferral lasted in ticks of this grid, so that the count does not depend
+// on which ticks a policy skips because nothing could change in them.
+type Ticker interface{ Tick() time.Duration }
+
 // Observer is implemented by policies that keep state across decisions.
 type Observer interface{ Observe(e Event) }
 

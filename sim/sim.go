@@ -37,12 +37,23 @@ type Truth struct {
 	// variation of a job's true peak memory around its profiled peak (0.1 =
 	// ±10 %). 0 (the default) makes the truth equal the profile, so an
 	// admission on profiled peaks cannot OOM; a positive value models
-	// run-to-run variation (allocator caching, data-dependent shapes).
+	// run-to-run variation (allocator caching, data-dependent shapes). The
+	// varied peak is at most the GPU's capacity, so a job that fits alone
+	// by its profile never OOMs alone.
 	PeakJitter float64
 	// IdleHorizon bounds how long wake-ups alone may keep a run going while
 	// no job runs and none is still to arrive: past it the run ends and the
 	// loop reports the jobs left pending.
 	IdleHorizon time.Duration
+}
+
+// Check reports settings that cannot hold on the server: a CUDA context
+// larger than its GPUs.
+func (t Truth) Check(srv models.Server) error {
+	if c, m := t.ContextMiB, srv.Type.MemoryMiB; c > m {
+		return fmt.Errorf("truth context_mib=%g: more than the %s GPU's %g MiB", c, srv.Type.Name, m)
+	}
+	return nil
 }
 
 // DefaultTruth returns the documented default truth settings.
@@ -171,6 +182,9 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	if cfg.Server.GPUs < 1 || cfg.Server.Type.MemoryMiB <= 0 {
 		return nil, fmt.Errorf("sim: bad server %v", cfg.Server)
 	}
+	if err := cfg.Truth.Check(cfg.Server); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
 	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
 	s.gpus = make([]gpu, cfg.Server.GPUs)
 	s.view.GPUs = make([]policies.GPU, cfg.Server.GPUs)
@@ -179,37 +193,50 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	}
 	s.view.Telemetry = telemetry{s}
 	s.view.Pressure = cfg.Server.Type.Pressure
-	s.jobs = make([]job, len(specs))
-	s.view.Jobs = make([]policies.Job, len(specs))
-	for i, sp := range specs {
-		w, ok := cfg.Catalog.Get(sp.Workload)
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
-		case w.GPUs != sp.GPUs:
-			return nil, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
-		case sp.GPUs > cfg.Server.GPUs:
-			return nil, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
-		case sp.Submit < 0:
-			return nil, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
-		case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
-			return nil, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
+	s.jobs = make([]job, 0, len(specs))
+	s.view.Jobs = make([]policies.Job, 0, len(specs))
+	for _, sp := range specs {
+		if _, err := s.Add(sp); err != nil {
+			return nil, err
 		}
-		solo := w.SoloS
-		if sp.SoloS > 0 {
-			solo = sp.SoloS
-		}
-		s.jobs[i] = job{w: w, nominal: models.Startup(w.ID), solo: solo}
-		prof := profileOf(w)
-		prof.SoloS = solo
-		s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit,
-			Profile: prof, State: policies.Waiting}
-		// Until it arrives, a policy sees only that the job exists.
-		s.view.Jobs[i] = policies.Job{ID: policies.JobID(i), State: policies.Waiting}
-		s.push(item{t: sp.Submit, kind: evArrive, job: i})
 	}
-	s.live, s.arriving = len(specs), len(specs)
 	return s, nil
+}
+
+// Add submits one more job, at its submit time or now, whichever is later:
+// the live queue of a run whose jobs are not all known at its start. It
+// returns the job's id (the next index).
+func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
+	cfg := &s.cfg
+	w, ok := cfg.Catalog.Get(sp.Workload)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
+	case w.GPUs != sp.GPUs:
+		return 0, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
+	case sp.GPUs > cfg.Server.GPUs:
+		return 0, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
+	case sp.Submit < 0:
+		return 0, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+	case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
+		return 0, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
+	}
+	solo := w.SoloS
+	if sp.SoloS > 0 {
+		solo = sp.SoloS
+	}
+	i := len(s.jobs)
+	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo})
+	prof := profileOf(w)
+	prof.SoloS = solo
+	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
+		Profile: prof, State: policies.Waiting}
+	// Until it arrives, a policy sees only that the job exists.
+	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
+	s.push(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
+	s.live++
+	s.arriving++
+	return policies.JobID(i), nil
 }
 
 // profileOf is what profiling the workload alone would tell a scheduler.
@@ -260,13 +287,46 @@ func (s *Sim) View() *policies.View {
 // processes everything due then and returns the resulting events in order.
 // It returns no events when the run is over.
 func (s *Sim) Next() ([]policies.Event, error) {
+	return s.next(math.MaxInt64)
+}
+
+// Until processes everything due at or before t, returns the resulting
+// events in order, and moves now to t: a caller that keeps its own clock
+// (the executor's emulated GPUs) drives the simulated truth with it.
+func (s *Sim) Until(t time.Duration) ([]policies.Event, error) {
+	var all []policies.Event
+	for {
+		evs, err := s.next(t)
+		if err != nil {
+			return all, err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		all = append(all, evs...)
+	}
+	s.now = max(s.now, t)
+	return all, nil
+}
+
+// MemMiB is job id's true memory on GPU g now (0 when it does not run
+// there or has shown no activity).
+func (s *Sim) MemMiB(id policies.JobID, g int) float64 {
+	if int(id) < 0 || int(id) >= len(s.jobs) || !slices.Contains(s.view.Jobs[id].On, g) {
+		return 0
+	}
+	return s.memAt(int(id), g, s.now)
+}
+
+// next is Next for events due at or before limit.
+func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 	if len(s.out) > s.ret { // events of actions applied since the last call
 		evs := s.out[s.ret:]
 		s.ret = len(s.out)
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
-	for len(s.q) > 0 {
+	for len(s.q) > 0 && s.q[0].t <= limit {
 		t := s.q[0].t
 		var last item
 		for len(s.q) > 0 && s.q[0].t == t {
@@ -482,6 +542,9 @@ func (s *Sim) place(a policies.Place) error {
 	u := unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x57a27)
 	j.startup = time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
 	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x9ea4)-1)
+	// The variation never lifts a peak above the GPU: a job profiled alone
+	// fits alone (a profiled peak above the capacity stays as it is).
+	j.peak = min(j.peak, max(1, s.cfg.Server.Type.MemoryMiB/j.w.PeakMiB()))
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
@@ -686,8 +749,11 @@ func (s *Sim) check(job int) error {
 // ParseTruth reads truth settings from key=value pairs (as given by
 // `aegis simulate --truth`), starting from DefaultTruth; an unknown key or
 // bad value is an error listing the valid ones.
-func ParseTruth(m map[string]string) (Truth, error) {
-	p := policies.NewParams(m)
+func ParseTruth(m map[string]string) (Truth, error) { return ReadTruth(policies.NewParams(m)) }
+
+// ReadTruth reads truth settings from p (see ParseTruth); p.Defs then lists
+// every setting with its default and valid values.
+func ReadTruth(p *policies.Params) (Truth, error) {
 	d := DefaultTruth()
 	t := Truth{
 		ContextMiB:    p.Float("context_mib", d.ContextMiB, 0, 1e5, "CUDA context MiB at first activity"),

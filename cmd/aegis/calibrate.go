@@ -9,6 +9,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/calibration"
 	"github.com/aegis-sched/aegis/experiments/stacking"
+	"github.com/aegis-sched/aegis/models"
 )
 
 func newCalibrateCmd() *cobra.Command {
@@ -57,6 +58,11 @@ this command's output on the shipped data).`,
 			if c.Flags().Changed("nway-exponent") && !o.NoStacks {
 				return usageError{errors.New("--nway-exponent: with the stacking data ρ is fitted; give --no-stacks to set it")}
 			}
+			gt, err := models.ResolveGPUType(o.GPU)
+			if err != nil {
+				return usageError{fmt.Errorf("--gpu: %w", err)}
+			}
+			o.GPU = gt.Name
 			if o.Seeds < 1 || o.Seeds > 20 {
 				return usageError{fmt.Errorf("--seeds %d: want 1..20", o.Seeds)}
 			}
@@ -68,6 +74,9 @@ this command's output on the shipped data).`,
 				return calibrateReport(c, o, modelPath)
 			}
 			res, err := calibration.Run(o)
+			if errors.Is(err, calibration.ErrNoData) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
@@ -113,7 +122,7 @@ func calibrateReport(c *cobra.Command, o calibration.Options, modelPath string) 
 	if dir == "" {
 		var ok bool
 		if dir, ok = stacking.DefaultDir(); !ok {
-			return errors.New(calibration.DataHelp)
+			return usageError{fmt.Errorf("%w: %w; or give --stacks\n\n%s", calibration.ErrNoData, models.SharedDirError(), calibration.DataHelp)}
 		}
 	}
 	d, err := stacking.Load(dir)

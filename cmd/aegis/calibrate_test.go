@@ -273,7 +273,7 @@ func TestCalibrateExplainsData(t *testing.T) {
 	t.Setenv("AEGIS_SHARED", t.TempDir())
 	t.Chdir(t.TempDir())
 	code, _, errOut := runCalibrate(t)
-	require.Equal(t, 1, code)
+	require.Equal(t, 2, code)
 	for _, want := range []string{"shared calibration data not found", "Where the data come from", "AEGIS artifact",
 		"workload_a,workload_b,solo_time_a_s,solo_time_b_s,pair_time_a_s,pair_time_b_s", "progressive_sequences.csv", "threshold_grid.csv"} {
 		require.Contains(t, errOut, want)

@@ -47,11 +47,15 @@ func newRootCmd() *cobra.Command {
 		Short:         "Simulate and compare GPU collocation schedulers for deep-learning training",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("aegis {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w (see --help)", c.CommandPath(), err)}
 	})
-	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
+	root.AddCommand(newSimulateCmd(), newPoliciesCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
+	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
+	root.AddCommand(newGPUsCmd())
 	return root
 }
 
@@ -74,7 +78,7 @@ func subcommands(c *cobra.Command, args []string) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(c, args); err != nil {
-			return usageError{err}
+			return usageError{fmt.Errorf("%s: %w", c.CommandPath(), err)}
 		}
 		return nil
 	}

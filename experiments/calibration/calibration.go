@@ -89,7 +89,7 @@ func (o Options) Defaults() (Options, error) {
 	shared, ok := models.SharedDir()
 	if o.PairsPath == "" || o.CatalogPath == "" {
 		if !ok {
-			return o, errors.New(DataHelp)
+			return o, fmt.Errorf("%w: %w; or give --pairs and --catalog (and --stacks)\n\n%s", ErrNoData, models.SharedDirError(), DataHelp)
 		}
 		if o.PairsPath == "" {
 			o.PairsPath = filepath.Join(shared, "calibration", "aegis", "pairwise_a100_lucid_calibration.csv")
@@ -101,17 +101,19 @@ func (o Options) Defaults() (Options, error) {
 	if o.StacksDir == "" && !o.NoStacks {
 		d, ok := stacking.DefaultDir()
 		if !ok {
-			return o, errors.New("stacking data not found: give --stacks DIR, or --no-stacks to fit pairs only\n\n" + DataHelp)
+			return o, fmt.Errorf("%w: %w; give --stacks DIR, or --no-stacks to fit pairs only\n\n%s", ErrNoData, models.SharedDirError(), DataHelp)
 		}
 		o.StacksDir = d
 	}
 	return o, nil
 }
 
-// DataHelp explains where the measured data come from and their formats.
-const DataHelp = `shared calibration data not found: give --pairs and --catalog (and --stacks), or set AEGIS_SHARED.
+// ErrNoData is returned (wrapped, with DataHelp) when no data path is
+// given and the shared calibration data are not found.
+var ErrNoData = errors.New("shared calibration data not found")
 
-Where the data come from: the AEGIS artifact (ehsanyousefzadehasl/AEGIS; see NOTICE)
+// DataHelp explains where the measured data come from and their formats.
+const DataHelp = `Where the data come from: the AEGIS artifact (ehsanyousefzadehasl/AEGIS; see NOTICE)
 measured, on one A100-40GB,
   - 219 co-runs of two training jobs started together (--pairs), a CSV with one row
     per co-run and at least the columns

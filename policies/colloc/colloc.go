@@ -144,6 +144,9 @@ func New(name string, cfg Config, rule Rule) *Scheduler {
 // Name implements policies.Policy.
 func (s *Scheduler) Name() string { return s.name }
 
+// Tick implements policies.Ticker: the decision grid.
+func (s *Scheduler) Tick() time.Duration { return s.cfg.Tick }
+
 // Config returns the scheduler's settings.
 func (s *Scheduler) Config() Config { return s.cfg }
 

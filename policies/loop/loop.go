@@ -58,6 +58,14 @@ type Recorder interface {
 	Action(policies.Action)
 }
 
+// DecisionRecorder is a Recorder that also wants to know when the policy
+// decides: Decision is called just before each call of the policy's
+// Schedule, with the decision's time. Recorders use it to tell which
+// decision an action belongs to (e.g. to count how long a deferral lasted).
+type DecisionRecorder interface {
+	Decision(now time.Duration)
+}
+
 // Run drives the policy on the backend until the backend has nothing left to
 // do. It fails on a backend or policy error, on an inconsistent view, and
 // when jobs are left unfinished (naming them).
@@ -85,6 +93,7 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 			obs.Observe(e)
 		}
 	}
+	dec, _ := rec.(DecisionRecorder)
 	var snap Snapshot
 	last := time.Duration(-1)
 	for {
@@ -109,6 +118,9 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 		v := b.View()
 		if err := Check(v); err != nil {
 			return fmt.Errorf("loop: at t=%v after %T: %w", v.Now, evs[len(evs)-1], err)
+		}
+		if dec != nil {
+			dec.Decision(v.Now)
 		}
 		for _, a := range p.Schedule(snap.Update(v)) {
 			rec.Action(a)
