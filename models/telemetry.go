@@ -38,8 +38,8 @@ type TelemetryJob struct {
 //	U   = Σ_i d_i·w_i                (summed kernel duty)
 //	X   = min(1, Σ_i x_i·w_i / max(1, U/u0))   for x = SMACT, SMOCC, DRAMA
 //
-// (u0 = Saturation; 0 leaves out the division). With the zero parameters
-// this is the plain sum saturated at 1.
+// (u0 = Saturation; 0 leaves out the division), and never below 0. With
+// the zero parameters this is the plain sum saturated at 1.
 func (p TelemetryParams) CombineTelemetry(jobs []TelemetryJob) (smact, smocc, drama float64) {
 	var u float64
 	for _, j := range jobs {
@@ -56,7 +56,7 @@ func (p TelemetryParams) CombineTelemetry(jobs []TelemetryJob) (smact, smocc, dr
 		f := p.Saturation / u
 		smact, smocc, drama = smact*f, smocc*f, drama*f
 	}
-	return min(smact, 1), min(smocc, 1), min(drama, 1)
+	return min(max(smact, 0), 1), min(max(smocc, 0), 1), min(max(drama, 0), 1)
 }
 
 // Check reports a parameter out of its range.
