@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ func newSimulateCmd() *cobra.Command {
 		trace, policy, server, out string
 		seed                       uint64
 		sets, truths               []string
+		telemetry                  bool
 	)
 	c := &cobra.Command{
 		Use:   "simulate",
@@ -32,7 +34,8 @@ The trace is a built-in name (` + traces.BuiltinNames() + `) or a CSV file with
 columns submit_offset_s,workload_id,num_gpus[,job_id]. Policy parameters are given
 with --set key=value (repeatable); an unknown key lists the valid ones.
 With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
-DIR/events.jsonl.`,
+DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
+(gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws the run.`,
 		Example: "  aegis simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1 --out out/",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -58,6 +61,9 @@ DIR/events.jsonl.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if telemetry && out == "" {
+				return usageError{fmt.Errorf("--telemetry needs --out DIR")}
+			}
 			if out != "" {
 				if err := os.MkdirAll(out, 0o755); err != nil {
 					return fmt.Errorf("output: %w", err)
@@ -67,8 +73,12 @@ DIR/events.jsonl.`,
 			if err != nil {
 				return err
 			}
-			var events bytes.Buffer
-			o, err := experiments.Simulate(experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth}, &events)
+			var events, tel bytes.Buffer
+			r := experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth}
+			if telemetry {
+				r.Telemetry = &tel
+			}
+			o, err := experiments.Simulate(r, &events)
 			if err != nil {
 				return err
 			}
@@ -79,7 +89,11 @@ DIR/events.jsonl.`,
 			if out == "" {
 				return nil
 			}
-			return writeRun(out, o, events.Bytes())
+			files := map[string][]byte{"events.jsonl": events.Bytes()}
+			if telemetry {
+				files["telemetry.csv"] = tel.Bytes()
+			}
+			return writeRun(out, o, files)
 		},
 	}
 	f := c.Flags()
@@ -90,6 +104,7 @@ DIR/events.jsonl.`,
 	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable)")
 	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable): context_mib, ramp, startup_jitter, noise, peak_jitter, idle_horizon")
 	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
+	f.BoolVar(&telemetry, "telemetry", false, "also write telemetry.csv (every GPU's 1 Hz sample) into --out")
 	return c
 }
 
@@ -98,8 +113,9 @@ func isYAML(name string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// writeRun writes a run's files into dir.
-func writeRun(dir string, o *experiments.Outcome, events []byte) error {
+// writeRun writes a run's files into dir: the metrics and the extra files
+// (name to content).
+func writeRun(dir string, o *experiments.Outcome, extra map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
@@ -113,8 +129,9 @@ func writeRun(dir string, o *experiments.Outcome, events []byte) error {
 	if err := results.WriteDeferralsCSV(&defers, o.Summary); err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{"jobs.csv": jobs.Bytes(), "summary.csv": sum.Bytes(),
-		"deferrals.csv": defers.Bytes(), "events.jsonl": events} {
+	files := map[string][]byte{"jobs.csv": jobs.Bytes(), "summary.csv": sum.Bytes(), "deferrals.csv": defers.Bytes()}
+	maps.Copy(files, extra)
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("output: %w", err)
 		}
