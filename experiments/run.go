@@ -115,7 +115,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	}
 	specs := make([]sim.JobSpec, len(r.Trace.Jobs))
 	for i, j := range r.Trace.Jobs {
-		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
+		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit, SoloS: j.SoloS}
 	}
 	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Truth: truth, Seed: r.Seed}
 	var tel *results.TelemetryWriter
@@ -134,6 +134,9 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		fwd = append(fwd, log)
 	}
 	col := results.NewCollector(s.Jobs(), fwd...)
+	if t, ok := p.(policies.Ticker); ok {
+		col.SetDecisionGrid(t.Tick())
+	}
 	if err := loop.Run(s, p, col); err != nil {
 		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
 	}
@@ -147,7 +150,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 	}
-	return &Outcome{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals()), Events: col.Events()}, nil
+	return &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}, nil
 }
 
 // Check reports the first job of a trace that cannot run on the server: a

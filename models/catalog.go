@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -215,6 +216,31 @@ func ReadCatalog(r io.Reader, name string) (*Catalog, error) {
 				return nil, fmt.Errorf("%s: workload %s: no row for gpu %d", name, id, g)
 			}
 		}
+	}
+	sort.Strings(c.ids)
+	return c, nil
+}
+
+// NewCatalog builds a catalog from workloads (copied, profiles included).
+// Every workload needs a non-empty, unique id, at least one GPU with one
+// profile per GPU, and a positive solo time.
+func NewCatalog(ws []Workload) (*Catalog, error) {
+	c := &Catalog{byID: map[string]*Workload{}}
+	for i := range ws {
+		w := ws[i]
+		switch {
+		case w.ID == "":
+			return nil, fmt.Errorf("catalog: workload %d has no id", i)
+		case c.byID[w.ID] != nil:
+			return nil, fmt.Errorf("catalog: workload %s given twice", w.ID)
+		case w.GPUs < 1 || len(w.PerGPU) != w.GPUs:
+			return nil, fmt.Errorf("catalog: workload %s: %d GPUs with %d profiles", w.ID, w.GPUs, len(w.PerGPU))
+		case !(w.SoloS > 0) || math.IsInf(w.SoloS, 0):
+			return nil, fmt.Errorf("catalog: workload %s: solo time %v is not a positive number", w.ID, w.SoloS)
+		}
+		w.PerGPU = append([]Profile(nil), w.PerGPU...)
+		c.byID[w.ID] = &w
+		c.ids = append(c.ids, w.ID)
 	}
 	sort.Strings(c.ids)
 	return c, nil

@@ -103,3 +103,23 @@ func TestParseServer(t *testing.T) {
 	require.Equal(t, 24576.0, s.Type.MemoryMiB)
 	require.Equal(t, 8, s.GPUs)
 }
+
+func TestNewCatalog(t *testing.T) {
+	w, ok := A100().Get("xception_imagenet_bs32_1gpu")
+	require.True(t, ok)
+	c := *w
+	c.SoloS = 160
+	cat, err := NewCatalog([]Workload{c})
+	require.NoError(t, err)
+	got, ok := cat.Get(c.ID)
+	require.True(t, ok)
+	require.Equal(t, 160.0, got.SoloS)
+	got.PerGPU[0].PeakMiB = 1
+	require.NotEqual(t, 1.0, w.PerGPU[0].PeakMiB, "profiles are copied")
+	for _, bad := range []Workload{{}, {ID: "x", GPUs: 1}, {ID: "x", GPUs: 1, PerGPU: []Profile{{}}}} {
+		_, err := NewCatalog([]Workload{bad})
+		require.Error(t, err)
+	}
+	_, err = NewCatalog([]Workload{c, c})
+	require.ErrorContains(t, err, "given twice")
+}

@@ -265,6 +265,16 @@ func (c *yamlChecker) walk(n *yaml.Node, t reflect.Type, path string) {
 			first[key] = k.Line
 			c.walk(v, ft, joinKey(path, key))
 		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			if err := n.Decode(reflect.New(t).Interface()); err != nil {
+				c.kindError(n, t, path)
+			}
+			return
+		}
+		for i, e := range n.Content {
+			c.walk(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+		}
 	default:
 		if err := n.Decode(reflect.New(t).Interface()); err != nil {
 			c.kindError(n, t, path)
@@ -309,6 +319,8 @@ func (c *yamlChecker) kindError(n *yaml.Node, t reflect.Type, path string) {
 		want = "a mapping with keys " + strings.Join(keys, ", ")
 	case reflect.Map:
 		want = "a mapping"
+	case reflect.Slice:
+		want = "a list"
 	default:
 		want = "a " + t.Kind().String()
 	}

@@ -69,7 +69,7 @@ func (f Failure) String() string {
 // beyond what profiling would have measured.
 type Profile struct {
 	Workload string
-	SoloS    float64 // profiled solo runtime, seconds
+	SoloS    float64 // solo runtime, seconds: the trace's per-job solo_s when given, else the profiled one
 	PeakMiB  float64 // profiled solo peak memory on its busiest GPU
 	UtilPct  float64 // profiled mean nvidia-smi utilization, percent
 	SMACT    float64 // profiled mean SM activity
@@ -118,6 +118,10 @@ func (g *GPU) FreeMiB() float64 { return g.CapacityMiB - g.UsedMiB }
 // Sample is one 1 Hz telemetry sample of a GPU. Pressure indicators are
 // fractions in [0,1]; UtilPct is nvidia-smi utilization in percent.
 type Sample struct {
+	// At is when the sample was taken, in run time. A backend that misses
+	// or delays a sample leaves a gap; windows are placed by At, never by a
+	// sample's position in the list.
+	At                  time.Duration
 	SMACT, SMOCC, DRAMA float64
 	UtilPct             float64
 	UsedMiB             float64
@@ -125,8 +129,10 @@ type Sample struct {
 
 // Telemetry gives a GPU's recent 1 Hz samples.
 type Telemetry interface {
-	// Samples appends to dst GPU gpu's samples of the last n whole seconds up
-	// to Now, oldest first; fewer when the run is younger than n seconds.
+	// Samples appends to dst GPU gpu's samples taken in the last n whole
+	// seconds up to Now (At in (Now-n s, Now], Now truncated to the second),
+	// oldest first; fewer when the run is younger than n seconds or samples
+	// were missed.
 	Samples(dst []Sample, gpu, n int) []Sample
 }
 
@@ -159,6 +165,12 @@ type Policy interface {
 	Schedule(v *View) []Action
 }
 
+// Ticker is implemented by policies that decide on a grid of ticks (the
+// multiples of Tick) while jobs wait. Recorders count how many decisions a
+// deferral lasted in ticks of this grid, so that the count does not depend
+// on which ticks a policy skips because nothing could change in them.
+type Ticker interface{ Tick() time.Duration }
+
 // Observer is implemented by policies that keep state across decisions.
 type Observer interface{ Observe(e Event) }
 
@@ -181,7 +193,9 @@ type Stop struct {
 	Reason string
 }
 
-// Wake asks for a decision at time At even if nothing else happens.
+// Wake asks for a decision at time At even if nothing else happens. A Wake
+// at or before the backend's now (a decision that took long on a wall
+// clock) fires at once: a Wakeup at now is the next event.
 type Wake struct{ At time.Duration }
 
 // Defer records that a job could not be placed on a GPU now and why
@@ -252,6 +266,15 @@ type JobStopped struct {
 // Wakeup: a requested decision time was reached.
 type Wakeup struct{ T time.Duration }
 
+// PlaceFailed: a placement could not be carried out (the process did not
+// start, a GPU vanished). The job stays pending; the run goes on.
+type PlaceFailed struct {
+	T      time.Duration
+	Job    JobID
+	GPUs   []int
+	Reason string
+}
+
 func (e JobArrived) At() time.Duration  { return e.T }
 func (e JobStarted) At() time.Duration  { return e.T }
 func (e JobActive) At() time.Duration   { return e.T }
@@ -259,6 +282,7 @@ func (e JobFinished) At() time.Duration { return e.T }
 func (e JobFailed) At() time.Duration   { return e.T }
 func (e JobStopped) At() time.Duration  { return e.T }
 func (e Wakeup) At() time.Duration      { return e.T }
+func (e PlaceFailed) At() time.Duration { return e.T }
 
 func (JobArrived) isEvent()  {}
 func (JobStarted) isEvent()  {}
@@ -267,3 +291,4 @@ func (JobFinished) isEvent() {}
 func (JobFailed) isEvent()   {}
 func (JobStopped) isEvent()  {}
 func (Wakeup) isEvent()      {}
+func (PlaceFailed) isEvent() {}

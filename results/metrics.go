@@ -3,6 +3,7 @@
 package results
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -47,10 +48,28 @@ func (j *Job) NormJCT() float64 { return j.JCT().Seconds() / j.SoloS }
 type Collector struct {
 	jobs    []Job
 	started []time.Duration // current attempt's launch, per job
-	defers  map[string]int
 	stops   int
 	events  int
 	forward []Recorder
+
+	// Deferral episodes: a job deferred on a GPU for one reason in
+	// consecutive decisions.
+	grid      time.Duration // decision grid (0: count decisions seen)
+	decision  int           // decisions seen so far
+	decidedAt time.Duration // time of the latest decision
+	open      []episode     // episodes still open
+	openAt    map[deferKey]int
+	episodes  map[string]int // closed and open episodes by reason
+	spans     map[string]int // decisions spanned by closed episodes, by reason
+}
+
+// episode is one open deferral episode.
+type episode struct {
+	key    deferKey
+	reason string
+	start  time.Duration // its first decision
+	last   int           // the latest decision that repeated it
+	seen   int           // decisions that repeated it (used without a grid)
 }
 
 // Recorder receives a run's events and actions (the loop's Recorder).
@@ -64,12 +83,24 @@ type Recorder interface {
 // recorders, in order.
 func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
 	c := &Collector{jobs: make([]Job, len(jobs)), started: make([]time.Duration, len(jobs)),
-		defers: map[string]int{}, forward: forward}
+		forward: forward, openAt: map[deferKey]int{}, episodes: map[string]int{}, spans: map[string]int{}}
 	for i, j := range jobs {
 		c.jobs[i] = Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
 			Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting}
 	}
 	return c
+}
+
+// Add registers a job submitted after the run started (a live queue), as
+// the backend lists it; its id must be the next index.
+func (c *Collector) Add(j policies.Job) error {
+	if int(j.ID) != len(c.jobs) {
+		return fmt.Errorf("results: added job %d (%s), expected id %d", j.ID, j.Name, len(c.jobs))
+	}
+	c.jobs = append(c.jobs, Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
+		Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting})
+	c.started = append(c.started, 0)
+	return nil
 }
 
 // Event implements the Recorder.
@@ -112,14 +143,91 @@ func (c *Collector) Event(e policies.Event) {
 	}
 }
 
-// Action implements the Recorder.
+// SetDecisionGrid sets the policy's decision grid (policies.Ticker): the
+// decisions a deferral episode spans are counted in ticks of it. Without a
+// grid they are the decisions the collector saw.
+func (c *Collector) SetDecisionGrid(tick time.Duration) { c.grid = tick }
+
+// Decision implements the loop's DecisionRecorder: a decision is made now.
+// Episodes that the previous decision did not repeat end.
+func (c *Collector) Decision(now time.Duration) {
+	c.closeStale(c.decision)
+	c.decision++
+	c.decidedAt = now
+	for _, f := range c.forward {
+		if d, ok := f.(interface{ Decision(time.Duration) }); ok {
+			d.Decision(now)
+		}
+	}
+}
+
+// closeStale ends the open episodes not repeated by decision dec, at the
+// time of the decision after it (the current one).
+func (c *Collector) closeStale(dec int) {
+	k := 0
+	for _, e := range c.open {
+		if e.last == dec {
+			c.open[k] = e
+			c.openAt[e.key] = k
+			k++
+			continue
+		}
+		delete(c.openAt, e.key)
+		c.spans[e.reason] += c.span(e, c.decidedAt)
+	}
+	c.open = c.open[:k]
+}
+
+// span is the number of decisions an episode that began at e.start and
+// ended at the decision at end (which did not repeat it) lasted: its first
+// decision plus every tick of the decision grid strictly between the two.
+// Decisions at events in between are not counted, so the count does not
+// depend on which ticks the policy skipped.
+func (c *Collector) span(e episode, end time.Duration) int {
+	if c.grid <= 0 {
+		return e.seen
+	}
+	n := 1
+	if end > e.start {
+		n += max(0, int((end-1)/c.grid-e.start/c.grid))
+	}
+	return n
+}
+
+// Action implements the Recorder. A deferral of a job on a GPU for the same
+// reason as in the previous decision continues that episode; otherwise it
+// begins a new one (ending the job's episode on that GPU with another
+// reason).
 func (c *Collector) Action(a policies.Action) {
 	if d, ok := a.(policies.Defer); ok {
-		c.defers[d.Reason]++
+		c.deferral(d)
 	}
 	for _, f := range c.forward {
 		f.Action(a)
 	}
+}
+
+func (c *Collector) deferral(d policies.Defer) {
+	k := deferKey{d.Job, d.GPU}
+	if i, ok := c.openAt[k]; ok {
+		e := &c.open[i]
+		if e.reason == d.Reason && (e.last == c.decision-1 || e.last == c.decision) {
+			if e.last != c.decision {
+				e.last = c.decision
+				e.seen++
+			}
+			return
+		}
+		// Another reason now (or the same one after a gap): the old
+		// episode ends at this decision.
+		c.spans[e.reason] += c.span(*e, c.decidedAt)
+		*e = episode{key: k, reason: d.Reason, start: c.decidedAt, last: c.decision, seen: 1}
+		c.episodes[d.Reason]++
+		return
+	}
+	c.openAt[k] = len(c.open)
+	c.open = append(c.open, episode{key: k, reason: d.Reason, start: c.decidedAt, last: c.decision, seen: 1})
+	c.episodes[d.Reason]++
 }
 
 // Jobs returns the per-job outcomes, by job id.
@@ -128,8 +236,34 @@ func (c *Collector) Jobs() []Job { return c.jobs }
 // Events returns how many backend events the run had.
 func (c *Collector) Events() int { return c.events }
 
-// Deferrals returns how many times placements were deferred, by reason.
-func (c *Collector) Deferrals() map[string]int { return maps.Clone(c.defers) }
+// Deferrals returns the deferral episodes by reason: a job deferred on a
+// GPU for one reason in consecutive decisions, until the reason changes or
+// it is placed (or the decisions stop deferring it there).
+func (c *Collector) Deferrals() map[string]int { return maps.Clone(c.episodes) }
+
+// DeferralDecisions returns, by reason, how many decisions the deferral
+// episodes spanned, counted in ticks of the decision grid (see
+// SetDecisionGrid). Episodes still open at the end count up to the last
+// decision, included when it repeated them.
+func (c *Collector) DeferralDecisions() map[string]int {
+	out := maps.Clone(c.spans)
+	for _, e := range c.open {
+		end := c.decidedAt
+		if e.last == c.decision {
+			end++
+		}
+		out[e.reason] += c.span(e, end)
+	}
+	return out
+}
+
+// Summary summarizes the run so far: Summarize over the jobs, with the
+// deferral episodes and the decisions they spanned.
+func (c *Collector) Summary() Summary {
+	s := Summarize(c.Jobs(), c.Deferrals())
+	s.DeferralDecisions = c.DeferralDecisions()
+	return s
+}
 
 // Summary is a run's metrics. Times are in seconds. Percentiles use
 // policies.Quantile (linear interpolation between closest ranks).
@@ -145,7 +279,11 @@ type Summary struct {
 	// Retries (attempts after a failure) started alone on their GPUs (the
 	// exclusive fallback) and next to other jobs (the recovery ladder).
 	ExclusiveRetries, SharedRetries int
-	Deferrals                       map[string]int
+	// Deferrals counts deferral episodes by reason (Collector.Deferrals).
+	Deferrals map[string]int
+	// DeferralDecisions counts the decisions those episodes spanned, by
+	// reason, in ticks of the decision grid (Collector.DeferralDecisions).
+	DeferralDecisions map[string]int
 }
 
 // Summarize computes the run metrics over the jobs that finished.

@@ -42,8 +42,13 @@ func replay(t *testing.T) *Collector {
 	} {
 		c.Event(e)
 		if e.At() == 20*sec {
+			c.Decision(20 * sec)
 			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"})
-			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"}) // counted, logged once
+			c.Decision(21 * sec)
+			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"}) // one episode, logged once
+			c.Decision(22 * sec)                                       // ends it
+			c.Decision(23 * sec)
+			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"}) // a second episode, still open
 		}
 	}
 	require.NoError(t, el.Flush())
@@ -63,6 +68,66 @@ func golden(t *testing.T, name string, got []byte) {
 	require.Equal(t, string(want), string(got))
 }
 
+// TestDeferralEpisodes checks that a job deferred on a GPU for one reason
+// in consecutive decisions is one episode, and that the decisions it spans
+// are counted in ticks of the decision grid, whichever ticks were decided.
+func TestDeferralEpisodes(t *testing.T) {
+	ms := time.Millisecond
+	type dec struct {
+		at     time.Duration
+		defers []policies.Defer
+	}
+	d := func(at time.Duration, reasons ...string) dec {
+		var ds []policies.Defer
+		for i, r := range reasons {
+			if r != "" {
+				ds = append(ds, policies.Defer{Job: 1, GPU: i, Reason: r})
+			}
+		}
+		return dec{at, ds}
+	}
+	for _, c := range []struct {
+		name      string
+		grid      time.Duration
+		decisions []dec
+		episodes  map[string]int
+		spans     map[string]int
+	}{
+		{"every tick", sec, []dec{d(0, "p"), d(sec, "p"), d(2*sec, "p"), d(3*sec, "p"), d(4 * sec)},
+			map[string]int{"p": 1}, map[string]int{"p": 4}},
+		{"ticks skipped", sec, []dec{d(0, "p"), d(4 * sec)},
+			map[string]int{"p": 1}, map[string]int{"p": 4}},
+		{"events between ticks not counted", sec, []dec{d(0, "p"), d(500*ms, "p"), d(sec, "p"), d(1500*ms, "p"), d(4 * sec)},
+			map[string]int{"p": 1}, map[string]int{"p": 4}},
+		{"off-grid start", sec, []dec{d(500*ms, "p"), d(700 * ms)},
+			map[string]int{"p": 1}, map[string]int{"p": 1}},
+		{"reason changes", sec, []dec{d(0, "p"), d(3*sec, "m"), d(5 * sec)},
+			map[string]int{"p": 1, "m": 1}, map[string]int{"p": 3, "m": 2}},
+		{"a gap starts a new episode", sec, []dec{d(0, "p"), d(sec), d(2*sec, "p")},
+			map[string]int{"p": 2}, map[string]int{"p": 2}},
+		{"per GPU", sec, []dec{d(0, "p", "h"), d(2*sec, "p"), d(3 * sec)},
+			map[string]int{"p": 1, "h": 1}, map[string]int{"p": 3, "h": 2}},
+		{"fine grid", ms, []dec{d(0, "p"), d(sec)},
+			map[string]int{"p": 1}, map[string]int{"p": 1000}},
+		{"no grid: decisions seen", 0, []dec{d(0, "p"), d(4*sec, "p"), d(5 * sec)},
+			map[string]int{"p": 1}, map[string]int{"p": 2}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			col := NewCollector([]policies.Job{{ID: 0}, {ID: 1}})
+			col.SetDecisionGrid(c.grid)
+			for _, x := range c.decisions {
+				col.Decision(x.at)
+				for _, a := range x.defers {
+					col.Action(a)
+				}
+			}
+			s := col.Summary()
+			require.Equal(t, c.episodes, s.Deferrals)
+			require.Equal(t, c.spans, s.DeferralDecisions)
+		})
+	}
+}
+
 func TestCollectorAndSummary(t *testing.T) {
 	c := replay(t)
 	jobs := c.Jobs()
@@ -78,7 +143,7 @@ func TestCollectorAndSummary(t *testing.T) {
 	require.InDelta(t, 140.0/50, jobs[1].NormJCT(), 1e-12)
 	require.Equal(t, policies.Stopped, jobs[2].State)
 
-	s := Summarize(jobs, c.Deferrals())
+	s := c.Summary()
 	require.Equal(t, 150.0, s.MakespanS)
 	require.Equal(t, 120.0, s.MeanJCTS)
 	require.InDelta(t, 100+0.95*40, s.P95JCTS, 1e-9)
@@ -89,6 +154,7 @@ func TestCollectorAndSummary(t *testing.T) {
 	require.Equal(t, 1, s.SharedRetries)
 	require.Zero(t, s.ExclusiveRetries)
 	require.Equal(t, map[string]int{"memory": 2}, s.Deferrals)
+	require.Equal(t, map[string]int{"memory": 3}, s.DeferralDecisions, "2 + 1 decisions without a grid")
 
 	var jb, sb, tb, db bytes.Buffer
 	require.NoError(t, WriteJobsCSV(&jb, jobs))
@@ -142,4 +208,19 @@ func TestEventLogDeferralHistory(t *testing.T) {
 	l.Action(policies.Defer{Job: 0, GPU: 1, Reason: "pressure"})
 	require.NoError(t, l.Flush())
 	require.Equal(t, 3, bytes.Count(buf.Bytes(), []byte(`"event":"defer"`)), buf.String())
+}
+
+// A job added after the start (a live queue) is collected like the others;
+// ids must come in order.
+func TestCollectorAdd(t *testing.T) {
+	c := NewCollector(nil)
+	require.NoError(t, c.Add(policies.Job{ID: 0, Name: "a", GPUs: 1, Submit: 5 * time.Second, Profile: policies.Profile{Workload: "w", SoloS: 10}}))
+	require.ErrorContains(t, c.Add(policies.Job{ID: 3, Name: "b"}), "expected id 1")
+	c.Event(policies.JobArrived{T: 5 * time.Second, Job: 0})
+	c.Event(policies.JobStarted{T: 6 * time.Second, Job: 0, Attempt: 1, GPUs: []int{0}})
+	c.Event(policies.JobFinished{T: 16 * time.Second, Job: 0, Attempt: 1})
+	j := c.Jobs()[0]
+	require.Equal(t, policies.Done, j.State)
+	require.Equal(t, 11*time.Second, j.JCT())
+	require.Equal(t, 10*time.Second, j.Exec)
 }

@@ -67,13 +67,17 @@ func (s Summary) SummaryRow() (head, row []string) {
 	return slices.Clone(SummaryColumns), row
 }
 
+// DeferralColumns is the header of deferrals.csv.
+var DeferralColumns = []string{"reason", "episodes", "decisions"}
+
 // WriteDeferralsCSV writes deferrals.csv: one row per deferral reason
-// (reason,count), sorted by reason.
+// (reason,episodes,decisions), sorted by reason: the deferral episodes and
+// the decisions they spanned, in ticks of the policy's decision grid.
 func WriteDeferralsCSV(w io.Writer, s Summary) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"reason", "count"})
+	cw.Write(DeferralColumns)
 	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
-		cw.Write([]string{k, strconv.Itoa(s.Deferrals[k])})
+		cw.Write([]string{k, strconv.Itoa(s.Deferrals[k]), strconv.Itoa(s.DeferralDecisions[k])})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -103,7 +107,7 @@ func WriteSummaryTable(w io.Writer, title string, s Summary) error {
 	fmt.Fprintf(tw, "failed / recovered attempts\t%d / %d\n", s.FailedAttempts, s.RecoveredAttempts)
 	fmt.Fprintf(tw, "retries exclusive / shared\t%d / %d\n", s.ExclusiveRetries, s.SharedRetries)
 	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
-		fmt.Fprintf(tw, "deferrals (%s)\t%d\n", k, s.Deferrals[k])
+		fmt.Fprintf(tw, "deferrals (%s)\t%d episodes, %d decisions\n", k, s.Deferrals[k], s.DeferralDecisions[k])
 	}
 	return tw.Flush()
 }
@@ -177,6 +181,8 @@ func (l *EventLog) Event(e policies.Event) {
 		l.line(e.T, "failed", e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Reason.String(), e.GPU))
 	case policies.JobStopped:
 		l.line(e.T, "stopped", e.Job, fmt.Sprintf(`,"reason":%q`, e.Reason))
+	case policies.PlaceFailed:
+		l.line(e.T, "place-failed", e.Job, fmt.Sprintf(`,"gpus":%s,"reason":%q`, ints(e.GPUs), e.Reason))
 	}
 }
 

@@ -70,6 +70,10 @@ type JobSpec struct {
 	Workload string
 	GPUs     int
 	Submit   time.Duration
+	// SoloS, when positive, is the job's length in solo seconds (startup
+	// included): it runs its workload's profile for that long alone. 0
+	// means the workload's profiled solo time.
+	SoloS float64
 }
 
 type kind uint8
@@ -121,6 +125,7 @@ type job struct {
 	peak    float64       // this attempt's true peak as a multiple of the profiled one
 	epoch   uint32        // bumps when the pending finish/active event goes stale
 	nominal time.Duration // nominal startup
+	solo    float64       // the job's solo time, seconds (its own or the workload's)
 	work    float64       // remaining solo-speed seconds of work once active
 	rate    float64       // current progress rate
 	since   time.Duration // when work was last settled
@@ -144,6 +149,10 @@ type Sim struct {
 	out   []policies.Event
 	ret   int // events of out already returned by Next
 	wakes map[time.Duration]bool
+	// wokeAt is the instant of the last immediate wake-up (a Wake not
+	// after now), when wokeNow.
+	wokeAt  time.Duration
+	wokeNow bool
 	// live counts jobs not yet Done or Stopped; arriving counts jobs whose
 	// arrival is still in the queue.
 	live, arriving int
@@ -173,29 +182,50 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	}
 	s.view.Telemetry = telemetry{s}
 	s.view.Pressure = cfg.Server.Type.Pressure
-	s.jobs = make([]job, len(specs))
-	s.view.Jobs = make([]policies.Job, len(specs))
-	for i, sp := range specs {
-		w, ok := cfg.Catalog.Get(sp.Workload)
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
-		case w.GPUs != sp.GPUs:
-			return nil, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
-		case sp.GPUs > cfg.Server.GPUs:
-			return nil, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
-		case sp.Submit < 0:
-			return nil, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+	s.jobs = make([]job, 0, len(specs))
+	s.view.Jobs = make([]policies.Job, 0, len(specs))
+	for _, sp := range specs {
+		if _, err := s.Add(sp); err != nil {
+			return nil, err
 		}
-		s.jobs[i] = job{w: w, nominal: models.Startup(w.ID)}
-		s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit,
-			Profile: profileOf(w), State: policies.Waiting}
-		// Until it arrives, a policy sees only that the job exists.
-		s.view.Jobs[i] = policies.Job{ID: policies.JobID(i), State: policies.Waiting}
-		s.push(item{t: sp.Submit, kind: evArrive, job: i})
 	}
-	s.live, s.arriving = len(specs), len(specs)
 	return s, nil
+}
+
+// Add submits one more job, at its submit time or now, whichever is later:
+// the live queue of a run whose jobs are not all known at its start. It
+// returns the job's id (the next index).
+func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
+	cfg := &s.cfg
+	w, ok := cfg.Catalog.Get(sp.Workload)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
+	case w.GPUs != sp.GPUs:
+		return 0, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
+	case sp.GPUs > cfg.Server.GPUs:
+		return 0, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
+	case sp.Submit < 0:
+		return 0, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+	case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
+		return 0, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
+	}
+	solo := w.SoloS
+	if sp.SoloS > 0 {
+		solo = sp.SoloS
+	}
+	i := len(s.jobs)
+	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo})
+	prof := profileOf(w)
+	prof.SoloS = solo
+	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
+		Profile: prof, State: policies.Waiting}
+	// Until it arrives, a policy sees only that the job exists.
+	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
+	s.push(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
+	s.live++
+	s.arriving++
+	return policies.JobID(i), nil
 }
 
 // profileOf is what profiling the workload alone would tell a scheduler.
@@ -246,13 +276,46 @@ func (s *Sim) View() *policies.View {
 // processes everything due then and returns the resulting events in order.
 // It returns no events when the run is over.
 func (s *Sim) Next() ([]policies.Event, error) {
+	return s.next(math.MaxInt64)
+}
+
+// Until processes everything due at or before t, returns the resulting
+// events in order, and moves now to t: a caller that keeps its own clock
+// (the executor's emulated GPUs) drives the simulated truth with it.
+func (s *Sim) Until(t time.Duration) ([]policies.Event, error) {
+	var all []policies.Event
+	for {
+		evs, err := s.next(t)
+		if err != nil {
+			return all, err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		all = append(all, evs...)
+	}
+	s.now = max(s.now, t)
+	return all, nil
+}
+
+// MemMiB is job id's true memory on GPU g now (0 when it does not run
+// there or has shown no activity).
+func (s *Sim) MemMiB(id policies.JobID, g int) float64 {
+	if int(id) < 0 || int(id) >= len(s.jobs) || !slices.Contains(s.view.Jobs[id].On, g) {
+		return 0
+	}
+	return s.memAt(int(id), g, s.now)
+}
+
+// next is Next for events due at or before limit.
+func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 	if len(s.out) > s.ret { // events of actions applied since the last call
 		evs := s.out[s.ret:]
 		s.ret = len(s.out)
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
-	for len(s.q) > 0 {
+	for len(s.q) > 0 && s.q[0].t <= limit {
 		t := s.q[0].t
 		var last item
 		for len(s.q) > 0 && s.q[0].t == t {
@@ -331,7 +394,7 @@ func (s *Sim) handle(it item) {
 		pj.Active, pj.ActiveAt = true, s.now
 		// Alone, the job finishes its solo time after launch: startup
 		// jitter shifts when it becomes active, not when it ends.
-		j.work = max(j.w.SoloS-j.startup.Seconds(), 1)
+		j.work = max(j.solo-j.startup.Seconds(), 1)
 		j.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
@@ -429,8 +492,12 @@ func (s *Sim) Apply(a policies.Action) error {
 		s.emit(policies.JobStopped{T: s.now, Job: a.Job, Reason: a.Reason})
 		return nil
 	case policies.Wake:
-		if a.At <= s.now {
-			return fmt.Errorf("sim: wake at %v is not after now %v", a.At, s.now)
+		if a.At <= s.now { // due already: fires at once, once per instant
+			if !s.wokeNow || s.wokeAt != s.now {
+				s.wokeNow, s.wokeAt = true, s.now
+				s.emit(policies.Wakeup{T: s.now})
+			}
+			return nil
 		}
 		if !s.wakes[a.At] {
 			s.wakes[a.At] = true

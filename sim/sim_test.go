@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -96,8 +97,31 @@ func TestExclusiveTwoGPUJobWaitsForTwoIdle(t *testing.T) {
 	near(t, solo(t, long)+solo(t, two), jobs[3].Start, "1-GPU job waits behind the head")
 }
 
+// A job with its own length (the trace's solo_s) runs its workload's
+// profile for that many solo seconds; the policy and the results see that
+// length as its solo time. A job without one keeps the workload's.
+func TestPerJobSoloS(t *testing.T) {
+	const w = "resnet18_cifar100_bs128_20e_1gpu"
+	specs := []sim.JobSpec{
+		{Name: "short", Workload: w, GPUs: 1, SoloS: 45},
+		{Name: "long", Workload: w, GPUs: 1, SoloS: 1000},
+		{Name: "catalog", Workload: w, GPUs: 1},
+	}
+	jobs, s, _ := run(t, "a100-40gb:3", exact(), &exclusive.Policy{}, specs)
+	near(t, 45*sec, jobs[0].Finish, "short")
+	near(t, 1000*sec, jobs[1].Finish, "long")
+	near(t, solo(t, w), jobs[2].Finish, "catalog")
+	require.Equal(t, 45.0, s.Jobs()[0].SoloS, "the policy sees the job's length")
+	require.Equal(t, solo(t, w).Seconds(), s.Jobs()[2].SoloS)
+	require.Equal(t, 1000.0, jobs[1].SoloS, "results normalize by the job's length")
+	require.InDelta(t, 1.0, jobs[1].NormJCT(), 1e-9)
+}
+
 func TestNewRejectsImpossibleJobs(t *testing.T) {
 	for name, spec := range map[string]sim.JobSpec{
+		"negative solo_s":  {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: -1},
+		"NaN solo_s":       {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: math.NaN()},
+		"infinite solo_s":  {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: math.Inf(1)},
 		"unknown workload": {Name: "x", Workload: "nope", GPUs: 1},
 		"gpu mismatch":     {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 2},
 		"too many gpus":    {Name: "x", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
@@ -234,11 +258,30 @@ func TestApplyRejectsBadPlacements(t *testing.T) {
 		"wrong count":     policies.Place{Job: 0, GPUs: []int{0, 1}},
 		"gpu twice":       policies.Place{Job: 1, GPUs: []int{1, 1}},
 		"no such job":     policies.Place{Job: 9, GPUs: []int{0}},
-		"wake in past":    policies.Wake{At: 0},
 		"stop not queued": policies.Stop{Job: 5},
 	} {
 		require.Error(t, s.Apply(a), name)
 	}
+}
+
+// A Wake at or before now fires at once (a Wakeup at now, once per
+// instant); a later Wake fires at its time.
+func TestWakeNotAfterNowFiresAtOnce(t *testing.T) {
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
+		[]sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 5 * sec}})
+	require.NoError(t, err)
+	evs, err := s.Next()
+	require.NoError(t, err)
+	require.Equal(t, []policies.Event{policies.JobArrived{T: 5 * sec, Job: 0}}, evs)
+	require.NoError(t, s.Apply(policies.Wake{At: sec}))
+	require.NoError(t, s.Apply(policies.Wake{At: 5 * sec}))
+	require.NoError(t, s.Apply(policies.Wake{At: 7 * sec}))
+	evs, err = s.Next()
+	require.NoError(t, err)
+	require.Equal(t, []policies.Event{policies.Wakeup{T: 5 * sec}}, evs)
+	evs, err = s.Next()
+	require.NoError(t, err)
+	require.Equal(t, []policies.Event{policies.Wakeup{T: 7 * sec}}, evs)
 }
 
 // Two jobs co-run on one GPU from the start under the fitted interference

@@ -107,7 +107,7 @@ func (s *Sim) cachedSample(g int, k int64) policies.Sample {
 func (s *Sim) sample(g int, k int64) policies.Sample {
 	t := time.Duration(k) * time.Second
 	seg := s.gpus[g].tel.at(t)
-	var x policies.Sample
+	x := policies.Sample{At: t}
 	if seg == nil {
 		return x
 	}

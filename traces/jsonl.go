@@ -19,6 +19,7 @@ type jsonlJob struct {
 	Submit     *float64        `json:"submit_offset_s"`
 	WorkloadID string          `json:"workload_id"`
 	GPUs       *float64        `json:"num_gpus"`
+	SoloS      *float64        `json:"solo_s"`
 }
 
 // maxJSONLLine bounds one line of a JSON Lines trace.
@@ -26,7 +27,9 @@ const maxJSONLLine = 1 << 20
 
 // ReadJSONL reads our trace format as JSON Lines: one object per line with
 // submit_offset_s (seconds), workload_id and num_gpus, and optionally job_id
-// (a string; else the job's line order); other keys are ignored, blank lines
+// (a string; else the job's line order) and solo_s (the job's length in solo
+// seconds: positive, finite, at most 1e9; null or absent means the
+// workload's profiled solo time); other keys are ignored, blank lines
 // and lines starting with '#' are skipped. As with ReadCSV the result is
 // sorted by submit time, ties keeping file order. Errors name the file, line
 // and field.
@@ -72,6 +75,13 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 		if g := *j.GPUs; g != math.Trunc(g) || g < 1 || g > 1024 {
 			return nil, ferr("num_gpus", "%v is not a whole number in 1..1024", g)
 		}
+		var solo float64
+		if j.SoloS != nil {
+			if !validSoloS(*j.SoloS) {
+				return nil, ferr("solo_s", "%v is not a positive, finite number of seconds up to 1e9", *j.SoloS)
+			}
+			solo = *j.SoloS
+		}
 		id, err := jsonlID(j.JobID)
 		if err != nil {
 			return nil, ferr("job_id", "%v", err)
@@ -84,7 +94,7 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 		}
 		seen[id] = line
 		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(*j.Submit * 1e9)),
-			Workload: strings.TrimSpace(j.WorkloadID), GPUs: int(*j.GPUs)})
+			Workload: strings.TrimSpace(j.WorkloadID), GPUs: int(*j.GPUs), SoloS: solo})
 		t.Lines = append(t.Lines, line)
 	}
 	if err := sc.Err(); err != nil {
@@ -119,7 +129,8 @@ func jsonlID(raw json.RawMessage) (string, error) {
 }
 
 // WriteJSONL writes t in our JSON Lines trace format, one object per job
-// with job_id, submit_offset_s, workload_id and num_gpus.
+// with job_id, submit_offset_s, workload_id and num_gpus, and solo_s for a
+// job with its own length.
 func WriteJSONL(w io.Writer, t *Trace) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
@@ -130,7 +141,8 @@ func WriteJSONL(w io.Writer, t *Trace) error {
 			Submit     float64 `json:"submit_offset_s"`
 			WorkloadID string  `json:"workload_id"`
 			GPUs       int     `json:"num_gpus"`
-		}{j.ID, s, j.Workload, j.GPUs}); err != nil {
+			SoloS      float64 `json:"solo_s,omitempty"`
+		}{j.ID, s, j.Workload, j.GPUs, j.SoloS}); err != nil {
 			return fmt.Errorf("write jsonl: job %s: %w", j.ID, err)
 		}
 	}

@@ -186,6 +186,20 @@ func TestJSONL(t *testing.T) {
 	again, err = ReadJSONL(&buf, "philly.jsonl")
 	require.NoError(t, err)
 	require.Equal(t, philly.Jobs, again.Jobs)
+
+	// A per-job length round-trips; null or absent means the workload's.
+	in := `{"job_id": "a", "submit_offset_s": 0, "workload_id": "w", "num_gpus": 1, "solo_s": 90.5}` + "\n" +
+		`{"job_id": "b", "submit_offset_s": 1, "workload_id": "w", "num_gpus": 1, "solo_s": null}` + "\n"
+	tr, err = ReadJSONL(strings.NewReader(in), "solo.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, []Job{{ID: "a", Workload: "w", GPUs: 1, SoloS: 90.5}, {ID: "b", Submit: sec(1), Workload: "w", GPUs: 1}}, tr.Jobs)
+	buf.Reset()
+	require.NoError(t, WriteJSONL(&buf, tr))
+	require.Contains(t, buf.String(), `"solo_s":90.5`)
+	require.NotContains(t, strings.Split(buf.String(), "\n")[1], "solo_s")
+	again, err = ReadJSONL(&buf, "again")
+	require.NoError(t, err)
+	require.Equal(t, tr.Jobs, again.Jobs)
 }
 
 func TestReadJSONLErrors(t *testing.T) {
@@ -203,6 +217,10 @@ func TestReadJSONLErrors(t *testing.T) {
 		{"dup id", `{"job_id": "a", "submit_offset_s": 2, "workload_id": "w", "num_gpus": 1}` + "\n" + `{"job_id": "a", "submit_offset_s": 2, "workload_id": "w", "num_gpus": 1}`, `t.jsonl:2: field job_id: "a" repeats line 1`},
 		{"two values", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1} {}`, "t.jsonl:1: more than one JSON value"},
 		{"array", `[1]`, "t.jsonl:1: field : JSON array where traces.jsonlJob expected"},
+		{"zero solo_s", ok + `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": 0}`, "t.jsonl:2: field solo_s: 0 is not a positive"},
+		{"negative solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": -1}`, "t.jsonl:1: field solo_s: -1 is not"},
+		{"huge solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": 1e300}`, "t.jsonl:1: field solo_s: 1e+300 is not"},
+		{"string solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": "60"}`, "t.jsonl:1: field solo_s: JSON string where float64 expected"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadJSONL(strings.NewReader(tc.in), "t.jsonl")
@@ -325,6 +343,7 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add(demoCSV)
 	f.Add(phillyCSV)
 	f.Add([]byte("submit_offset_s,workload_id,num_gpus,job_id\n0,w,1,\" a \"\n"))
+	f.Add([]byte("submit_offset_s,workload_id,num_gpus,solo_s\n0,w,1,60\n1,w,1,\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := ReadCSV(bytes.NewReader(b), "fuzz")
 		if err != nil {
@@ -342,6 +361,7 @@ func FuzzReadCSV(f *testing.F) {
 func FuzzReadJSONL(f *testing.F) {
 	f.Add(mustRead(f, "testdata/trace.jsonl"))
 	f.Add([]byte(`{"job_id": 1e400, "submit_offset_s": 1e9, "workload_id": "w", "num_gpus": 1024}`))
+	f.Add([]byte(`{"submit_offset_s": 1, "workload_id": "w", "num_gpus": 1, "solo_s": 12.25}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := ReadJSONL(bytes.NewReader(b), "fuzz")
 		if err != nil {
@@ -364,5 +384,6 @@ func requireSameJobs(t *testing.T, want, got []Job) {
 		require.Equal(t, want[i].Workload, got[i].Workload)
 		require.Equal(t, want[i].GPUs, got[i].GPUs)
 		require.InDelta(t, want[i].Submit.Seconds(), got[i].Submit.Seconds(), 1e-6)
+		require.Equal(t, want[i].SoloS, got[i].SoloS)
 	}
 }

@@ -22,6 +22,10 @@ type Job struct {
 	Submit   time.Duration // since the trace's start
 	Workload string        // a catalog workload id
 	GPUs     int
+	// SoloS, when positive, is the job's length: it runs its workload's
+	// profile for this many solo seconds (startup included) instead of the
+	// workload's profiled solo time. 0 means the workload's.
+	SoloS float64
 }
 
 // Trace is a named list of jobs in submission order.
@@ -43,8 +47,9 @@ func (t *Trace) Where(i int) string {
 }
 
 // ReadCSV reads our trace format: a header naming at least submit_offset_s,
-// workload_id and num_gpus (job_id optional, other columns ignored), then one
-// row per job. Rows may come in any order; the result is sorted by submit
+// workload_id and num_gpus (job_id and solo_s optional, other columns
+// ignored), then one row per job. solo_s, when given and not blank, is the
+// job's length in solo seconds (positive, finite, at most 1e9). Rows may come in any order; the result is sorted by submit
 // time, ties keeping file order. Errors name the file, line and column.
 func ReadCSV(r io.Reader, name string) (*Trace, error) {
 	tab, err := openCSV(r, name, "empty trace: want a header with submit_offset_s,workload_id,num_gpus", "submit_offset_s", "workload_id", "num_gpus")
@@ -72,6 +77,14 @@ func ReadCSV(r io.Reader, name string) (*Trace, error) {
 		if n < 1 {
 			return row.errorf("num_gpus", "%d: a job needs at least one GPU", n)
 		}
+		var solo float64
+		if s, ok := row.optional("solo_s"); ok && s != "" {
+			v, ok := parseSoloS(s)
+			if !ok {
+				return row.errorf("solo_s", "%q is not a positive, finite number of seconds up to 1e9", s)
+			}
+			solo = v
+		}
 		id, _ := row.optional("job_id")
 		if id == "" {
 			id = strconv.Itoa(len(t.Jobs))
@@ -80,7 +93,7 @@ func ReadCSV(r io.Reader, name string) (*Trace, error) {
 			return row.errorf("job_id", "%q repeats line %d", id, prev)
 		}
 		seen[id] = row.line
-		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n})
+		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n, SoloS: solo})
 		t.Lines = append(t.Lines, row.line)
 		return nil
 	})
@@ -126,12 +139,45 @@ func ReadCSVFile(path string) (*Trace, error) {
 	return ReadCSV(bytes.NewReader(b), path)
 }
 
-// WriteCSV writes t in our CSV format.
+// parseSoloS parses a per-job length: a positive, finite number of seconds
+// up to maxSeconds.
+func parseSoloS(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil && validSoloS(v)
+}
+
+func validSoloS(v float64) bool { return v > 0 && v <= maxSeconds }
+
+// HasSoloS reports whether any job of t has its own length.
+func (t *Trace) HasSoloS() bool {
+	for _, j := range t.Jobs {
+		if j.SoloS > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteCSV writes t in our CSV format; a solo_s column follows when any job
+// has its own length (blank for the jobs that do not).
 func WriteCSV(w io.Writer, t *Trace) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"submit_offset_s", "workload_id", "num_gpus", "job_id"})
+	solo := t.HasSoloS()
+	head := []string{"submit_offset_s", "workload_id", "num_gpus", "job_id"}
+	if solo {
+		head = append(head, "solo_s")
+	}
+	cw.Write(head)
 	for _, j := range t.Jobs {
-		cw.Write([]string{strconv.FormatFloat(j.Submit.Seconds(), 'f', -1, 64), j.Workload, strconv.Itoa(j.GPUs), j.ID})
+		rec := []string{strconv.FormatFloat(j.Submit.Seconds(), 'f', -1, 64), j.Workload, strconv.Itoa(j.GPUs), j.ID}
+		if solo {
+			s := ""
+			if j.SoloS > 0 {
+				s = strconv.FormatFloat(j.SoloS, 'f', -1, 64)
+			}
+			rec = append(rec, s)
+		}
+		cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()

@@ -28,6 +28,15 @@ func TestReadCSV(t *testing.T) {
 		{name: "empty workload", in: "submit_offset_s,workload_id,num_gpus\n0,,1\n", err: "t.csv:2: column workload_id"},
 		{name: "short row", in: "submit_offset_s,num_gpus,workload_id\n0,1\n", err: "t.csv:2: column workload_id: missing"},
 		{name: "dup id", in: "submit_offset_s,workload_id,num_gpus,job_id\n0,a,1,x\n0,a,1,x\n", err: "t.csv:3: column job_id"},
+		{name: "solo_s, blank means the workload's", in: "submit_offset_s,workload_id,num_gpus,solo_s\n0,a,1,120\n1,b,1,\n2,c,1,0.5\n",
+			want: []Job{{ID: "0", Workload: "a", GPUs: 1, SoloS: 120}, {ID: "1", Submit: time.Second, Workload: "b", GPUs: 1},
+				{ID: "2", Submit: 2 * time.Second, Workload: "c", GPUs: 1, SoloS: 0.5}}, lines: []int{2, 3, 4}},
+		{name: "solo_s zero", in: "submit_offset_s,workload_id,num_gpus,solo_s\n0,a,1,0\n", err: `t.csv:2: column solo_s: "0" is not a positive`},
+		{name: "solo_s negative", in: "submit_offset_s,workload_id,num_gpus,solo_s\n0,a,1,5\n0,a,1,-3\n", err: `t.csv:3: column solo_s: "-3"`},
+		{name: "solo_s NaN", in: "submit_offset_s,workload_id,num_gpus,solo_s\n0,a,1,NaN\n", err: `t.csv:2: column solo_s: "NaN"`},
+		{name: "solo_s Inf", in: "submit_offset_s,workload_id,num_gpus,solo_s\n0,a,1,+Inf\n", err: `t.csv:2: column solo_s: "+Inf"`},
+		{name: "solo_s too long", in: "submit_offset_s,workload_id,num_gpus,solo_s\n0,a,1,2e9\n", err: `t.csv:2: column solo_s: "2e9"`},
+		{name: "solo_s text", in: "submit_offset_s,workload_id,num_gpus,solo_s\n0,a,1,long\n", err: `t.csv:2: column solo_s: "long"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, err := ReadCSV(strings.NewReader(tc.in), "t.csv")

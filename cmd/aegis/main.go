@@ -52,6 +52,7 @@ func newRootCmd() *cobra.Command {
 		return usageError{fmt.Errorf("%s: %w (see --help)", c.CommandPath(), err)}
 	})
 	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
+	root.AddCommand(newValidateCmd())
 	root.AddCommand(newPlotCmd())
 	return root
 }

@@ -31,7 +31,8 @@ func newSimulateCmd() *cobra.Command {
 		Long: `Replay a trace on a simulated server under a scheduling policy.
 
 The trace is a built-in name (` + traces.BuiltinNames() + `) or a CSV file with
-columns submit_offset_s,workload_id,num_gpus[,job_id]. Policy parameters are given
+columns submit_offset_s,workload_id,num_gpus[,job_id][,solo_s] (solo_s: the job's
+length in solo seconds, else its workload's). Policy parameters are given
 with --set key=value (repeatable); an unknown key lists the valid ones.
 With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
 DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
@@ -64,10 +65,14 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 			if telemetry && out == "" {
 				return usageError{fmt.Errorf("--telemetry needs --out DIR")}
 			}
+			var od *results.OutDir
 			if out != "" {
-				if err := os.MkdirAll(out, 0o755); err != nil {
-					return fmt.Errorf("output: %w", err)
+				// All or nothing: the files go to a temporary directory
+				// beside --out, moved there only when the run succeeds.
+				if od, err = results.NewOutDir(out); err != nil {
+					return err
 				}
+				defer od.Discard()
 			}
 			tr, err := traces.Load(trace)
 			if err != nil {
@@ -86,14 +91,17 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 			if err := results.WriteSummaryTable(c.OutOrStdout(), title, o.Summary); err != nil {
 				return err
 			}
-			if out == "" {
+			if od == nil {
 				return nil
 			}
 			files := map[string][]byte{"events.jsonl": events.Bytes()}
 			if telemetry {
 				files["telemetry.csv"] = tel.Bytes()
 			}
-			return writeRun(out, o, files)
+			if err := writeRun(od.Path(), o, files); err != nil {
+				return err
+			}
+			return od.Commit()
 		},
 	}
 	f := c.Flags()
@@ -113,12 +121,9 @@ func isYAML(name string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// writeRun writes a run's files into dir: the metrics and the extra files
-// (name to content).
+// writeRun writes a run's files into the existing directory dir: the
+// metrics and the extra files (name to content).
 func writeRun(dir string, o *experiments.Outcome, extra map[string][]byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
 	var jobs, sum, defers bytes.Buffer
 	if err := results.WriteJobsCSV(&jobs, o.Jobs); err != nil {
 		return err

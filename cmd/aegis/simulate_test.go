@@ -84,3 +84,39 @@ func TestWorkloadsLists(t *testing.T) {
 	require.Contains(t, out, "vgg16_imagenet_bs128_1gpu")
 	require.Equal(t, 54, strings.Count(out, "\n")) // header + 53 workloads
 }
+
+func TestSimulateOutAllOrNothing(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "wl.csv")
+	require.NoError(t, os.WriteFile(bad, []byte("submit_offset_s,workload_id,num_gpus\n0,mnist_bs32_1gpu,1\n5,resnet9000,1\n"), 0o644))
+	for _, tc := range []struct {
+		name     string
+		existing bool
+	}{{"new directory", false}, {"existing directory", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			out := filepath.Join(root, "a", "b", "out")
+			if tc.existing {
+				require.NoError(t, os.MkdirAll(out, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(out, "summary.csv"), []byte("old"), 0o644))
+			}
+			code, _, errs := aegis("simulate", "--trace", bad, "--out", out)
+			require.Equal(t, 1, code, errs)
+			require.Contains(t, errs, "resnet9000")
+			if !tc.existing {
+				entries, err := os.ReadDir(root)
+				require.NoError(t, err)
+				require.Empty(t, entries, "a failed run left directories behind")
+				return
+			}
+			entries, err := os.ReadDir(out)
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			b, err := os.ReadFile(filepath.Join(out, "summary.csv"))
+			require.NoError(t, err)
+			require.Equal(t, "old", string(b))
+			parent, err := os.ReadDir(filepath.Dir(out))
+			require.NoError(t, err)
+			require.Len(t, parent, 1, "temporary directory left beside --out")
+		})
+	}
+}

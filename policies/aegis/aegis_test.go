@@ -65,7 +65,15 @@ func (w *world) pending(gpus int, prof policies.Profile) policies.JobID {
 	return id
 }
 
-func (w *world) tel(g int, s []policies.Sample) { w.v.Telemetry.(tel)[g] = s }
+// tel sets GPU g's samples, stamped one a second with the last at Now.
+func (w *world) tel(g int, s []policies.Sample) {
+	s = append([]policies.Sample(nil), s...)
+	last := w.v.Now.Truncate(sec)
+	for i := range s {
+		s[i].At = last - time.Duration(len(s)-1-i)*sec
+	}
+	w.v.Telemetry.(tel)[g] = s
+}
 
 func policy(t *testing.T, params map[string]string) *Policy {
 	t.Helper()

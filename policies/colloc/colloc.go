@@ -144,6 +144,9 @@ func New(name string, cfg Config, rule Rule) *Scheduler {
 // Name implements policies.Policy.
 func (s *Scheduler) Name() string { return s.name }
 
+// Tick implements policies.Ticker: the decision grid.
+func (s *Scheduler) Tick() time.Duration { return s.cfg.Tick }
+
 // Config returns the scheduler's settings.
 func (s *Scheduler) Config() Config { return s.cfg }
 
@@ -363,9 +366,8 @@ func Window(v *policies.View, g, n int, anchored bool, dst []policies.Sample) []
 			anchor = max(anchor, j.ActiveAt)
 		}
 	}
-	first := v.Now.Truncate(time.Second) - time.Duration(len(dst)-1)*time.Second
 	skip := 0
-	for skip < len(dst) && first+time.Duration(skip)*time.Second < anchor {
+	for skip < len(dst) && dst[skip].At < anchor {
 		skip++
 	}
 	return dst[skip:]

@@ -4,6 +4,8 @@
 package loop
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -12,15 +14,43 @@ import (
 )
 
 // Backend owns time and the world: the simulator, or the real executor.
+//
+// A backend changes a job's entry in its view only together with an event
+// about that job, or when it applies an action naming the job: the loop
+// refreshes the policy's snapshot of a job only then.
 type Backend interface {
 	// Next advances to the next instant at which something happens and
 	// returns what happened then; no events means the run is over.
 	Next() ([]policies.Event, error)
 	// View is the world as a policy may see it now.
 	View() *policies.View
-	// Apply carries out one action.
+	// Apply carries out one action. A placement that cannot be carried out
+	// is reported as a *PlaceError: the run goes on.
 	Apply(policies.Action) error
 }
+
+// ContextBackend is a Backend whose Next may wait (on a wall clock) and
+// can be cancelled; the loop calls NextContext instead of Next.
+type ContextBackend interface {
+	Backend
+	NextContext(ctx context.Context) ([]policies.Event, error)
+}
+
+// PlaceError reports a placement a backend could not carry out (the process
+// did not start, a GPU vanished). The loop records it as a
+// policies.PlaceFailed event and goes on; the job stays pending.
+type PlaceError struct {
+	T    time.Duration
+	Job  policies.JobID
+	GPUs []int
+	Err  error
+}
+
+func (e *PlaceError) Error() string {
+	return fmt.Sprintf("place job %d on GPUs %v: %v", e.Job, e.GPUs, e.Err)
+}
+
+func (e *PlaceError) Unwrap() error { return e.Err }
 
 // Recorder receives every event and action of a run, in order.
 type Recorder interface {
@@ -28,19 +58,49 @@ type Recorder interface {
 	Action(policies.Action)
 }
 
+// DecisionRecorder is a Recorder that also wants to know when the policy
+// decides: Decision is called just before each call of the policy's
+// Schedule, with the decision's time. Recorders use it to tell which
+// decision an action belongs to (e.g. to count how long a deferral lasted).
+type DecisionRecorder interface {
+	Decision(now time.Duration)
+}
+
 // Run drives the policy on the backend until the backend has nothing left to
 // do. It fails on a backend or policy error, on an inconsistent view, and
 // when jobs are left unfinished (naming them).
 func Run(b Backend, p policies.Policy, rec Recorder) error {
+	return RunContext(context.Background(), b, p, rec)
+}
+
+// RunContext is Run, ending early with ctx's error when ctx is done. The
+// policy decides on a snapshot of the backend's view that it cannot
+// corrupt: the backend's own state is never handed out.
+func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error {
 	obs, _ := p.(policies.Observer)
 	if val, ok := p.(policies.Validator); ok {
 		if err := val.Validate(b.View()); err != nil {
 			return fmt.Errorf("loop: policy %s: %w", p.Name(), err)
 		}
 	}
+	next := b.Next
+	if cb, ok := b.(ContextBackend); ok {
+		next = func() ([]policies.Event, error) { return cb.NextContext(ctx) }
+	}
+	record := func(e policies.Event) {
+		rec.Event(e)
+		if obs != nil {
+			obs.Observe(e)
+		}
+	}
+	dec, _ := rec.(DecisionRecorder)
+	var snap Snapshot
 	last := time.Duration(-1)
 	for {
-		evs, err := b.Next()
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("loop: %w", err)
+		}
+		evs, err := next()
 		if err != nil {
 			return err
 		}
@@ -52,19 +112,28 @@ func Run(b Backend, p policies.Policy, rec Recorder) error {
 				return fmt.Errorf("loop: backend went back in time: %T at %v after %v", e, e.At(), last)
 			}
 			last = e.At()
-			rec.Event(e)
-			if obs != nil {
-				obs.Observe(e)
-			}
+			record(e)
+			snap.Touch(e)
 		}
 		v := b.View()
 		if err := Check(v); err != nil {
 			return fmt.Errorf("loop: at t=%v after %T: %w", v.Now, evs[len(evs)-1], err)
 		}
-		for _, a := range p.Schedule(v) {
+		if dec != nil {
+			dec.Decision(v.Now)
+		}
+		for _, a := range p.Schedule(snap.Update(v)) {
 			rec.Action(a)
+			snap.TouchAction(a)
 			if err := b.Apply(a); err != nil {
-				return fmt.Errorf("loop: policy %s at t=%v: %w", p.Name(), v.Now, err)
+				var pe *PlaceError
+				if !errors.As(err, &pe) {
+					return fmt.Errorf("loop: policy %s at t=%v: %w", p.Name(), v.Now, err)
+				}
+				e := policies.PlaceFailed{T: max(pe.T, last), Job: pe.Job, GPUs: slices.Clone(pe.GPUs), Reason: pe.Err.Error()}
+				last = e.T
+				record(e)
+				continue
 			}
 			if pl, ok := a.(policies.Place); ok {
 				if err := checkPlaced(b.View(), pl); err != nil {

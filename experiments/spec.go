@@ -1,0 +1,756 @@
+package experiments
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// Spec is an experiment: traces × configs × sweep points × seeds on one
+// server, and what to make of the results. It is read from a YAML file by
+// LoadSpec (see docs/experiments.md for the format).
+type Spec struct {
+	// Name names the experiment (letters, digits, '-', '_', '.'); it labels
+	// every result row and, when several specs run at once, their output
+	// directories.
+	Name string `yaml:"name" json:"name"`
+	// Description says what the experiment reproduces.
+	Description string `yaml:"description" json:"description,omitempty"`
+	// Server is TYPE:COUNT, TYPE a built-in GPU type or a GPU type YAML
+	// file (relative to the spec's directory).
+	Server string `yaml:"server" json:"server"`
+	// Traces are the traces every config runs on.
+	Traces []TraceSource `yaml:"traces" json:"traces"`
+	// Configs are the scheduling configurations compared.
+	Configs []Config `yaml:"configs" json:"configs"`
+	// Seeds are the seeds every cell runs with.
+	Seeds []uint64 `yaml:"seeds" json:"seeds"`
+	// Sweep is a grid over parameters: every combination of the axes'
+	// values is one sweep point.
+	Sweep []Axis `yaml:"sweep" json:"sweep,omitempty"`
+	// Normalize is the label of the config the others are normalized to
+	// (normalized.csv); empty for none.
+	Normalize string `yaml:"normalize" json:"normalize,omitempty"`
+	// Table is the paper-layout table to write: "per-trace" (one row per
+	// trace and config: makespan, mean and p95 JCT in hours, like Table 2),
+	// "normalized" (one row per config: GeoMean-normalized makespan, JCT,
+	// queue and exec mean/p95 and failed/recovered attempts, like Tables
+	// 3–6; needs normalize), or empty for none.
+	Table string `yaml:"table" json:"table,omitempty"`
+	// Plots is the format of the figures drawn from the results ("svg",
+	// the default, or "png"; every figure the result files allow, see aegis
+	// plot), or "none".
+	Plots string `yaml:"plots" json:"plots,omitempty"`
+	// Telemetry makes every cell also write telemetry.csv.
+	Telemetry bool `yaml:"telemetry" json:"telemetry,omitempty"`
+
+	file   string // the spec file
+	hash   string // sha256 of the spec file's bytes
+	raw    []byte
+	server models.Server
+	trs    []*traces.Trace
+	models []*modelFile // by config
+}
+
+// TraceSource is one trace of a spec: a built-in trace or a trace file
+// (Trace), or a generated one (Like, Jobs, Seed).
+type TraceSource struct {
+	// Name labels the trace in results; by default the built-in name, the
+	// file's base name without extension, or LIKE-JOBS-sSEED.
+	Name string `yaml:"name" json:"name"`
+	// Trace is a built-in trace name or a CSV/JSONL trace file (relative
+	// to the spec's directory).
+	Trace string `yaml:"trace" json:"trace,omitempty"`
+	// Like generates a trace like "philly", "saturn" or "venus"
+	// (traces.GenerateLike) of Jobs jobs from Seed, mapped onto the
+	// server's catalog.
+	Like    string `yaml:"like" json:"like,omitempty"`
+	Jobs    int    `yaml:"jobs" json:"jobs,omitempty"`
+	Seed    uint64 `yaml:"seed" json:"seed,omitempty"`
+	MaxGPUs int    `yaml:"max_gpus" json:"max_gpus,omitempty"`
+}
+
+// Config is one scheduling configuration of a spec.
+type Config struct {
+	// Label names the config in results (e.g. "AEGIS Est-free").
+	Label string `yaml:"label" json:"label"`
+	// Policy is a policy name (see aegis policies).
+	Policy string `yaml:"policy" json:"policy"`
+	// Params are the policy's parameters (as aegis simulate --set).
+	Params map[string]string `yaml:"params" json:"params,omitempty"`
+	// Truth are simulator truth settings (as aegis simulate --truth).
+	Truth map[string]string `yaml:"truth" json:"truth,omitempty"`
+	// Model is an interference model YAML file (relative to the spec's
+	// directory); empty for the server type's built-in model.
+	Model string `yaml:"model" json:"model,omitempty"`
+	// NWayExponent, when set, overrides the interference model's ρ.
+	NWayExponent *float64 `yaml:"nway_exponent" json:"nway_exponent,omitempty"`
+	// Sweep false runs the config once per trace and seed instead of at
+	// every sweep point (e.g. Exclusive in a threshold sweep).
+	Sweep *bool `yaml:"sweep" json:"sweep,omitempty"`
+}
+
+// Axis is one dimension of a sweep.
+type Axis struct {
+	// Param is a policy parameter (e.g. hold, window, thresholds),
+	// "truth.KEY" for a truth setting or "model.nway_exponent" for ρ.
+	Param string `yaml:"param" json:"param"`
+	// Values are the parameter's values.
+	Values []string `yaml:"values" json:"values,omitempty"`
+	// Product, instead of Values, gives one list per component of a
+	// comma-separated value: every combination is a value (e.g. the three
+	// pressure thresholds τ1,τ2,τ3).
+	Product [][]string `yaml:"product" json:"product,omitempty"`
+}
+
+// modelFile is a config's interference model and its file's hash.
+type modelFile struct {
+	inter models.Interference
+	path  string
+	hash  string
+}
+
+// specName is what a spec's and a trace's names may contain.
+var specName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Tables and their names.
+const (
+	TablePerTrace   = "per-trace"
+	TableNormalized = "normalized"
+)
+
+// plotFormats are the values of a spec's plots key.
+var plotFormats = []string{"", "svg", "png", "none"}
+
+// maxCells bounds the cells of one spec.
+const maxCells = 1_000_000
+
+// LoadSpec reads and checks a spec file: every error names the file, the
+// line and the key at fault. Traces are loaded (or generated) and every
+// cell's policy parameters and truth settings are checked, so a spec that
+// loads runs.
+func LoadSpec(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	return ParseSpec(data, path)
+}
+
+// ParseSpec is LoadSpec on the spec file's contents; relative paths in it
+// are resolved against name's directory.
+func ParseSpec(data []byte, name string) (*Spec, error) {
+	s, root, err := decodeSpec(data, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.check(root); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decodeSpec decodes and checks the spec's form (keys, kinds of values).
+func decodeSpec(data []byte, name string) (*Spec, *yaml.Node, error) {
+	var s Spec
+	root, err := models.DecodeYAMLStrict(data, name, &s)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The check above reports errors in the file's terms; this strict
+	// decode must then agree.
+	var again Spec
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&again); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sum := sha256.Sum256(data)
+	s.file, s.hash, s.raw = name, hex.EncodeToString(sum[:]), data
+	return &s, root, nil
+}
+
+// Hash is the sha256 of the spec file's bytes.
+func (s *Spec) Hash() string { return s.hash }
+
+// File is the spec's file name.
+func (s *Spec) File() string { return s.file }
+
+// ServerSpec is the resolved server.
+func (s *Spec) ServerSpec() models.Server { return s.server }
+
+// at locates a spec error: "file:line: key: ".
+type at struct {
+	file string
+	root *yaml.Node
+}
+
+// errf reports an error at the key path (mapping keys and list indexes).
+func (a at) errf(path []any, format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s: %s", a.file, nodeLine(a.root, path), pathString(path), fmt.Sprintf(format, args...))
+}
+
+// nodeLine is the line of the deepest node of path present in root.
+func nodeLine(root *yaml.Node, path []any) int {
+	n := root
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			if n.Kind != yaml.MappingNode {
+				return line
+			}
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					line, next = n.Content[i].Line, n.Content[i+1]
+				}
+			}
+			if next == nil {
+				return line
+			}
+			n = next
+		case int:
+			if n.Kind != yaml.SequenceNode || k >= len(n.Content) {
+				return line
+			}
+			n = n.Content[k]
+			line = n.Line
+		}
+	}
+	return line
+}
+
+func pathString(path []any) string {
+	var b strings.Builder
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(k)
+		case int:
+			fmt.Fprintf(&b, "[%d]", k)
+		}
+	}
+	if b.Len() == 0 {
+		return "spec"
+	}
+	return b.String()
+}
+
+// resolve makes a path in the spec relative to the spec's directory.
+func (s *Spec) resolve(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(s.file), p)
+}
+
+// check validates the decoded spec and loads what it names.
+func (s *Spec) check(root *yaml.Node) error {
+	a := at{s.file, root}
+	if s.Name == "" {
+		return a.errf([]any{"name"}, "missing: give the experiment a name")
+	}
+	if !specName.MatchString(s.Name) {
+		return a.errf([]any{"name"}, "%q: use letters, digits, '.', '-' and '_'", s.Name)
+	}
+	if s.Server == "" {
+		return a.errf([]any{"server"}, "missing: want TYPE:COUNT, e.g. a100-40gb:3")
+	}
+	srv := s.Server
+	if typ, n, ok := strings.Cut(srv, ":"); ok && isYAMLFile(typ) {
+		srv = s.resolve(typ) + ":" + n
+	}
+	server, err := models.ParseServer(srv)
+	if err != nil {
+		return a.errf([]any{"server"}, "%v", err)
+	}
+	s.server = server
+	cat, err := models.CatalogFor(server.Type)
+	if err != nil {
+		return a.errf([]any{"server"}, "%v", err)
+	}
+	if len(s.Traces) == 0 {
+		return a.errf([]any{"traces"}, "missing: list at least one trace")
+	}
+	seenTrace := map[string]int{}
+	for i := range s.Traces {
+		t, err := s.loadTrace(a, i, cat)
+		if err != nil {
+			return err
+		}
+		if prev, dup := seenTrace[s.Traces[i].Name]; dup {
+			return a.errf([]any{"traces", i, "name"}, "%q repeats traces[%d]; give each trace its own name", s.Traces[i].Name, prev)
+		}
+		seenTrace[s.Traces[i].Name] = i
+		s.trs = append(s.trs, t)
+	}
+	if len(s.Seeds) == 0 {
+		return a.errf([]any{"seeds"}, "missing: list at least one seed")
+	}
+	for i, sd := range s.Seeds {
+		if j := slices.Index(s.Seeds, sd); j < i {
+			return a.errf([]any{"seeds", i}, "seed %d repeats seeds[%d]", sd, j)
+		}
+	}
+	if err := s.checkSweep(a); err != nil {
+		return err
+	}
+	if len(s.Configs) == 0 {
+		return a.errf([]any{"configs"}, "missing: list at least one config")
+	}
+	labels := map[string]int{}
+	for i := range s.Configs {
+		c := &s.Configs[i]
+		if c.Label == "" {
+			return a.errf([]any{"configs", i, "label"}, "missing")
+		}
+		if prev, dup := labels[c.Label]; dup {
+			return a.errf([]any{"configs", i, "label"}, "%q repeats configs[%d]", c.Label, prev)
+		}
+		labels[c.Label] = i
+		if c.Policy == "" {
+			return a.errf([]any{"configs", i, "policy"}, "missing: one of %s", strings.Join(PolicyNames(), ", "))
+		}
+		if !slices.Contains(PolicyNames(), c.Policy) {
+			return a.errf([]any{"configs", i, "policy"}, "unknown policy %q (known: %s)", c.Policy, strings.Join(PolicyNames(), ", "))
+		}
+		mf, err := s.loadModel(a, i)
+		if err != nil {
+			return err
+		}
+		s.models = append(s.models, mf)
+	}
+	if s.Normalize != "" {
+		n, ok := labels[s.Normalize]
+		if !ok {
+			return a.errf([]any{"normalize"}, "%q is not a config label (have %s)", s.Normalize, strings.Join(s.labels(), ", "))
+		}
+		if s.sweeps(n) {
+			for i := range s.Configs {
+				if !s.sweeps(i) {
+					return a.errf([]any{"configs", i, "sweep"}, "config %q does not sweep but the normalizing config %q does", s.Configs[i].Label, s.Normalize)
+				}
+			}
+		}
+	}
+	switch s.Table {
+	case "", TablePerTrace:
+	case TableNormalized:
+		if s.Normalize == "" {
+			return a.errf([]any{"table"}, "the normalized table needs normalize: the label of the config to normalize to")
+		}
+	default:
+		return a.errf([]any{"table"}, "unknown table %q (want %s or %s)", s.Table, TablePerTrace, TableNormalized)
+	}
+	if !slices.Contains(plotFormats, s.Plots) {
+		return a.errf([]any{"plots"}, "%q: want svg, png or none", s.Plots)
+	}
+	// Every cell's parameters must build its policy and truth: first each
+	// config alone, then at every sweep point, naming the axis at fault.
+	points := s.Points()
+	for ci, c := range s.Configs {
+		if _, err := s.cellRun(ci, nil); err != nil {
+			path, given := []any{"configs", ci, "params"}, c.Params
+			if strings.HasPrefix(err.Error(), "truth:") {
+				path, given = []any{"configs", ci, "truth"}, c.Truth
+			}
+			if len(given) == 0 {
+				path = path[:2]
+			}
+			return a.errf(path, "%v", err)
+		}
+		if !s.sweeps(ci) {
+			continue
+		}
+		for _, pt := range points {
+			if _, err := s.cellRun(ci, pt); err != nil {
+				for k, kv := range pt {
+					if _, err1 := s.cellRun(ci, Point{kv}); err1 != nil {
+						return a.errf([]any{"sweep", k}, "config %q (configs[%d]): %v", c.Label, ci, err1)
+					}
+				}
+				return a.errf([]any{"configs", ci}, "at sweep point %s: %v", pt, err)
+			}
+		}
+	}
+	if n := len(s.Cells()); n > maxCells {
+		return a.errf(nil, "%d cells; at most %d per spec", n, maxCells)
+	}
+	return nil
+}
+
+func isYAMLFile(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// loadTrace loads or generates trace i and sets its default name.
+func (s *Spec) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error) {
+	ts := &s.Traces[i]
+	p := func(k string) []any { return []any{"traces", i, k} }
+	var t *traces.Trace
+	switch {
+	case ts.Trace != "" && ts.Like != "":
+		return nil, a.errf(p("like"), "give either trace (a built-in or a file) or like (a generator), not both")
+	case ts.Trace != "":
+		if ts.Jobs != 0 || ts.Seed != 0 || ts.MaxGPUs != 0 {
+			return nil, a.errf(p("trace"), "jobs, seed and max_gpus go with like (a generator), not with trace")
+		}
+		src := ts.Trace
+		if !slices.Contains(strings.Split(traces.BuiltinNames(), ", "), src) {
+			src = s.resolve(src)
+		}
+		var err error
+		if t, err = traces.Load(src); err != nil {
+			return nil, a.errf(p("trace"), "%v", err)
+		}
+		if ts.Name == "" {
+			ts.Name = strings.TrimSuffix(filepath.Base(ts.Trace), filepath.Ext(ts.Trace))
+		}
+	case ts.Like != "":
+		if ts.Jobs < 1 || ts.Jobs > 10_000_000 {
+			return nil, a.errf(p("jobs"), "%d: want a number of jobs in 1..10000000", ts.Jobs)
+		}
+		maxG := cmpOr(ts.MaxGPUs, 2)
+		log, err := traces.GenerateLike(ts.Like, ts.Jobs, ts.Seed, maxG)
+		if err != nil {
+			return nil, a.errf(p("like"), "%v", err)
+		}
+		if ts.Name == "" {
+			ts.Name = fmt.Sprintf("%s-%d-s%d", ts.Like, ts.Jobs, ts.Seed)
+		}
+		if t, err = traces.MapTrace(ts.Name, log.Jobs, cat); err != nil {
+			return nil, a.errf(p("like"), "%v", err)
+		}
+	default:
+		return nil, a.errf([]any{"traces", i}, "give trace (a built-in: %s, or a file) or like (philly, saturn or venus) with jobs and seed", traces.BuiltinNames())
+	}
+	if !specName.MatchString(ts.Name) {
+		return nil, a.errf(p("name"), "%q: use letters, digits, '.', '-' and '_'", ts.Name)
+	}
+	if err := Check(t, s.server, cat); err != nil {
+		return nil, a.errf(p("trace"), "%v", err)
+	}
+	return t, nil
+}
+
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// loadModel reads config i's interference model.
+func (s *Spec) loadModel(a at, i int) (*modelFile, error) {
+	c := &s.Configs[i]
+	mf := &modelFile{}
+	if c.Model == "" {
+		inter, err := models.InterferenceFor(s.server.Type)
+		if err != nil {
+			return nil, a.errf([]any{"configs", i}, "%v", err)
+		}
+		mf.inter = inter
+	} else {
+		p := s.resolve(c.Model)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, a.errf([]any{"configs", i, "model"}, "%v", err)
+		}
+		inter, err := models.LoadInterference(p)
+		if err != nil {
+			return nil, a.errf([]any{"configs", i, "model"}, "%v", err)
+		}
+		sum := sha256.Sum256(data)
+		mf.inter, mf.path, mf.hash = inter, c.Model, hex.EncodeToString(sum[:])
+	}
+	if c.NWayExponent != nil {
+		if _, err := withExponent(mf.inter, *c.NWayExponent); err != nil {
+			return nil, a.errf([]any{"configs", i, "nway_exponent"}, "%v", err)
+		}
+	}
+	return mf, nil
+}
+
+// withExponent returns m with the N-way exponent ρ set.
+func withExponent(m models.Interference, rho float64) (models.Interference, error) {
+	pm, ok := m.(*models.PressureModel)
+	if !ok {
+		return nil, fmt.Errorf("the interference model %T has no N-way exponent", m)
+	}
+	if !(rho > 0 && rho <= 10) || math.IsInf(rho, 0) {
+		return nil, fmt.Errorf("ρ %v: want a number in (0, 10]", rho)
+	}
+	cp := *pm
+	cp.P.NWayExponent = rho
+	return &cp, nil
+}
+
+// Sweep parameter namespaces.
+const (
+	truthPrefix = "truth."
+	modelRho    = "model.nway_exponent"
+)
+
+// checkSweep checks the axes' form; values are checked per cell.
+func (s *Spec) checkSweep(a at) error {
+	seen := map[string]int{}
+	for i := range s.Sweep {
+		ax := &s.Sweep[i]
+		p := func(k string) []any { return []any{"sweep", i, k} }
+		if ax.Param == "" {
+			return a.errf(p("param"), "missing: a policy parameter, truth.KEY or %s", modelRho)
+		}
+		if strings.HasPrefix(ax.Param, "model.") && ax.Param != modelRho {
+			return a.errf(p("param"), "%q: the only model parameter is %s", ax.Param, modelRho)
+		}
+		if prev, dup := seen[ax.Param]; dup {
+			return a.errf(p("param"), "%q repeats sweep[%d]", ax.Param, prev)
+		}
+		seen[ax.Param] = i
+		switch {
+		case len(ax.Values) > 0 && len(ax.Product) > 0:
+			return a.errf(p("product"), "give values or product, not both")
+		case len(ax.Product) > 0:
+			for k, comp := range ax.Product {
+				if len(comp) == 0 {
+					return a.errf([]any{"sweep", i, "product", k}, "empty list")
+				}
+			}
+		case len(ax.Values) == 0:
+			return a.errf(p("values"), "missing: list the values to sweep")
+		}
+		vals := ax.values()
+		for k, v := range vals {
+			if j := slices.Index(vals, v); j < k {
+				return a.errf(p("values"), "value %q given twice", v)
+			}
+		}
+	}
+	return nil
+}
+
+// values lists an axis's values: Values, or Product's combinations joined
+// with commas (the last component varying fastest).
+func (ax *Axis) values() []string {
+	if len(ax.Product) == 0 {
+		return ax.Values
+	}
+	out := []string{""}
+	for k, comp := range ax.Product {
+		var next []string
+		for _, prefix := range out {
+			for _, v := range comp {
+				if k > 0 {
+					next = append(next, prefix+","+strings.TrimSpace(v))
+				} else {
+					next = append(next, strings.TrimSpace(v))
+				}
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// Point is one sweep point: a value per axis, in the spec's axis order.
+type Point []Setting
+
+// Setting is one parameter's value.
+type Setting struct {
+	Param string `json:"param"`
+	Value string `json:"value"`
+}
+
+func (p Point) String() string {
+	var s []string
+	for _, kv := range p {
+		s = append(s, kv.Param+"="+kv.Value)
+	}
+	return strings.Join(s, " ")
+}
+
+// Points lists the sweep's points, the last axis varying fastest; one
+// empty point when there is no sweep.
+func (s *Spec) Points() []Point {
+	pts := []Point{nil}
+	for i := range s.Sweep {
+		ax := &s.Sweep[i]
+		var next []Point
+		for _, p := range pts {
+			for _, v := range ax.values() {
+				q := append(slices.Clip(p), Setting{ax.Param, v})
+				next = append(next, q)
+			}
+		}
+		pts = next
+	}
+	return pts
+}
+
+// SweepParams lists the swept parameters in axis order.
+func (s *Spec) SweepParams() []string {
+	var out []string
+	for _, ax := range s.Sweep {
+		out = append(out, ax.Param)
+	}
+	return out
+}
+
+// sweeps reports whether config i runs at every sweep point.
+func (s *Spec) sweeps(i int) bool {
+	return len(s.Sweep) > 0 && (s.Configs[i].Sweep == nil || *s.Configs[i].Sweep)
+}
+
+func (s *Spec) labels() []string {
+	var out []string
+	for _, c := range s.Configs {
+		out = append(out, c.Label)
+	}
+	return out
+}
+
+// Cell is one simulation of a spec: a trace, a config, a sweep point and a
+// seed.
+type Cell struct {
+	Index  int    `json:"index"`
+	ID     string `json:"id"` // directory name under cells/
+	Trace  string `json:"trace"`
+	Config string `json:"config"`
+	Policy string `json:"policy"`
+	// Point is the sweep point (nil for a config that does not sweep).
+	Point Point  `json:"point,omitempty"`
+	Seed  uint64 `json:"seed"`
+
+	trace, config, point int
+}
+
+// Cells expands the spec into its cells, in a fixed order: trace, config,
+// sweep point, seed.
+func (s *Spec) Cells() []Cell {
+	var cells []Cell
+	points := s.Points()
+	for ti, ts := range s.Traces {
+		for ci, c := range s.Configs {
+			pts := points
+			if !s.sweeps(ci) {
+				pts = []Point{nil}
+			}
+			for pi, pt := range pts {
+				for _, seed := range s.Seeds {
+					id := cellDir(ts.Name) + "." + cellDir(c.Label)
+					if pt != nil {
+						id += ".p" + strconv.Itoa(pi)
+					}
+					id += ".s" + strconv.FormatUint(seed, 10)
+					cells = append(cells, Cell{Index: len(cells), ID: id, Trace: ts.Name, Config: c.Label,
+						Policy: c.Policy, Point: pt, Seed: seed, trace: ti, config: ci, point: pi})
+				}
+			}
+		}
+	}
+	// Labels made file-safe may collide; number the later ones.
+	seen := map[string]bool{}
+	for i := range cells {
+		id := cells[i].ID
+		for k := 2; seen[cells[i].ID]; k++ {
+			cells[i].ID = id + "-" + strconv.Itoa(k)
+		}
+		seen[cells[i].ID] = true
+	}
+	return cells
+}
+
+// cellDir makes a label safe as part of a file name.
+func cellDir(label string) string {
+	b := []byte(label)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// cellRun builds the run of config ci at sweep point pt (trace and seed
+// left to the caller), checking the policy's parameters on the server.
+func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
+	c := &s.Configs[ci]
+	params := map[string]string{}
+	truth := map[string]string{}
+	for k, v := range c.Params {
+		params[k] = v
+	}
+	for k, v := range c.Truth {
+		truth[k] = v
+	}
+	inter := s.models[ci].inter
+	if c.NWayExponent != nil {
+		var err error
+		if inter, err = withExponent(inter, *c.NWayExponent); err != nil {
+			return Run{}, err
+		}
+	}
+	for _, kv := range pt {
+		switch {
+		case strings.HasPrefix(kv.Param, truthPrefix):
+			truth[strings.TrimPrefix(kv.Param, truthPrefix)] = kv.Value
+		case kv.Param == modelRho:
+			rho, err := strconv.ParseFloat(kv.Value, 64)
+			if err != nil {
+				return Run{}, fmt.Errorf("%s=%q: not a number", kv.Param, kv.Value)
+			}
+			if inter, err = withExponent(inter, rho); err != nil {
+				return Run{}, fmt.Errorf("%s: %w", kv.Param, err)
+			}
+		default:
+			params[kv.Param] = kv.Value
+		}
+	}
+	if err := CheckPolicy(c.Policy, params, s.server); err != nil {
+		return Run{}, err
+	}
+	tr, err := sim.ParseTruth(truth)
+	if err != nil {
+		return Run{}, err
+	}
+	return Run{Server: s.server, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
+}
+
+// truthSettings are a cell's truth settings as given (config, then sweep).
+func (s *Spec) truthSettings(c Cell) map[string]string {
+	m := map[string]string{}
+	for k, v := range s.Configs[c.config].Truth {
+		m[k] = v
+	}
+	for _, kv := range c.Point {
+		if strings.HasPrefix(kv.Param, truthPrefix) {
+			m[strings.TrimPrefix(kv.Param, truthPrefix)] = kv.Value
+		}
+	}
+	return m
+}

@@ -1,0 +1,162 @@
+package experiments
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const goodSpec = `name: t
+description: a test
+server: a100-40gb:3
+traces:
+  - trace: demo
+  - like: venus
+    jobs: 12
+    seed: 3
+seeds: [1, 2]
+configs:
+  - label: Exclusive
+    policy: exclusive
+    sweep: false
+  - label: AEGIS
+    policy: aegis
+    params: {memory: peakmem}
+    truth: {noise: 0.5}
+sweep:
+  - param: hold
+    values: [10s, 30s]
+  - param: thresholds
+    product: [[0.6, 0.7], [0.35], [0.5]]
+normalize: Exclusive
+table: normalized
+`
+
+func TestParseSpecCells(t *testing.T) {
+	s, err := ParseSpec([]byte(goodSpec), "t.yaml")
+	require.NoError(t, err)
+	require.Equal(t, []string{"demo", "venus-12-s3"}, []string{s.Traces[0].Name, s.Traces[1].Name})
+	pts := s.Points()
+	require.Len(t, pts, 4)
+	require.Equal(t, "hold=10s thresholds=0.6,0.35,0.5", pts[0].String())
+	require.Equal(t, "hold=30s thresholds=0.7,0.35,0.5", pts[3].String())
+	cells := s.Cells()
+	// Per trace: Exclusive once per seed (2), AEGIS at 4 points × 2 seeds.
+	require.Len(t, cells, 2*(2+8))
+	require.Equal(t, "demo.Exclusive.s1", cells[0].ID)
+	require.Equal(t, "demo.AEGIS.p0.s1", cells[2].ID)
+	require.Equal(t, "venus-12-s3.AEGIS.p3.s2", cells[len(cells)-1].ID)
+	r, err := s.cellRun(cells[2].config, cells[2].Point)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"memory": "peakmem", "hold": "10s", "thresholds": "0.6,0.35,0.5"}, r.Params)
+	require.Equal(t, 0.5, r.Truth.Noise)
+	require.Len(t, s.Hash(), 64)
+}
+
+func TestSweepTruthAndModel(t *testing.T) {
+	spec := strings.Replace(goodSpec, "  - param: thresholds\n    product: [[0.6, 0.7], [0.35], [0.5]]\n",
+		"  - param: truth.peak_jitter\n    values: [0, 0.2]\n  - param: model.nway_exponent\n    values: [0.5, 2]\n", 1)
+	s, err := ParseSpec([]byte(spec), "t.yaml")
+	require.NoError(t, err)
+	cells := s.Cells()
+	c := cells[len(cells)-1]
+	r, err := s.cellRun(c.config, c.Point)
+	require.NoError(t, err)
+	require.Equal(t, 0.2, r.Truth.PeakJitter)
+	require.Equal(t, 0.5, r.Truth.Noise, "config truth kept")
+	require.NotContains(t, r.Params, "truth.peak_jitter")
+	require.Equal(t, map[string]string{"noise": "0.5", "peak_jitter": "0.2"}, s.truthSettings(c))
+}
+
+// Every kind of bad spec gives an error naming the file, the line and the
+// key at fault.
+func TestBadSpecs(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte("submit_offset_s,workload_id,num_gpus\n0,nope,1\n"), 0o644))
+	repl := func(old, new string) string {
+		require.Contains(t, goodSpec, old)
+		return strings.Replace(goodSpec, old, new, 1)
+	}
+	for _, tc := range []struct{ name, spec, want string }{
+		{"empty", "", "t.yaml: empty document"},
+		{"only a comment", "# nothing\n", "t.yaml: empty document"},
+		{"two documents", goodSpec + "---\nname: u\n", "t.yaml:25: a second YAML document"},
+		{"syntax", "name: [t\n", "t.yaml:"},
+		{"unknown key", repl("table: normalized", "tabel: normalized"), `t.yaml:24: unknown key "tabel"; valid keys: name, description, server, traces, configs, seeds, sweep, normalize, table, plots, telemetry (did you mean table?)`},
+		{"unknown config key", repl("    policy: aegis\n", "    policy: aegis\n    parms: {}\n"), `t.yaml:16: unknown key "parms" in configs[1]; valid keys: label, policy, params`},
+		{"unknown trace key", repl("  - trace: demo\n", "  - trace: demo\n    job: 3\n"), `t.yaml:6: unknown key "job" in traces[0]; valid keys: name, trace, like, jobs, seed, max_gpus (did you mean jobs?)`},
+		{"wrong type seeds", repl("seeds: [1, 2]", "seeds: [1, two]"), `t.yaml:9: seeds[1]: want a whole number, got "two"`},
+		{"wrong type traces", repl("traces:\n  - trace: demo\n  - like: venus\n    jobs: 12\n    seed: 3\n", "traces: demo\n"), "t.yaml:4: traces: want a list"},
+		{"key twice", repl("name: t\n", "name: t\nname: u\n"), "t.yaml:2: name: given twice (first at line 1)"},
+		{"missing name", repl("name: t\n", ""), "t.yaml:1: name: missing"},
+		{"bad name", repl("name: t\n", "name: a b\n"), `t.yaml:1: name: "a b"`},
+		{"missing server", repl("server: a100-40gb:3\n", ""), "t.yaml:1: server: missing"},
+		{"bad server", repl("server: a100-40gb:3", "server: a100:3"), "t.yaml:3: server: server \"a100:3\""},
+		{"no traces", repl("traces:\n  - trace: demo\n  - like: venus\n    jobs: 12\n    seed: 3\n", "traces: []\n"), "t.yaml:4: traces: missing"},
+		{"unknown trace", repl("trace: demo", "trace: nosuch"), "t.yaml:5: traces[0].trace: trace \"nosuch\" is neither a built-in"},
+		{"trace and like", repl("trace: demo", "trace: demo\n    like: philly"), "t.yaml:6: traces[0].like: give either trace"},
+		{"neither trace nor like", repl("trace: demo", "name: x"), "t.yaml:5: traces[0]: give trace"},
+		{"generator without jobs", repl("    jobs: 12\n", ""), "t.yaml:6: traces[1].jobs: 0: want a number of jobs"},
+		{"unknown generator", repl("like: venus", "like: mars"), "t.yaml:6: traces[1].like:"},
+		{"trace not on catalog", repl("trace: demo", "trace: "+bad), "t.yaml:5: traces[0].trace: " + bad + ":2: job 0: column workload_id"},
+		{"duplicate trace name", repl("  - like: venus\n", "  - name: demo\n    like: venus\n"), `t.yaml:6: traces[1].name: "demo" repeats traces[0]`},
+		{"no seeds", repl("seeds: [1, 2]", "seeds: []"), "t.yaml:9: seeds: missing"},
+		{"duplicate seed", repl("seeds: [1, 2]", "seeds: [1, 1]"), "t.yaml:9: seeds[1]: seed 1 repeats seeds[0]"},
+		{"no configs", repl("configs:\n", "configs: []\nx_configs:\n"), "t.yaml:"},
+		{"missing label", repl("  - label: AEGIS\n", "  - label: ''\n"), "t.yaml:14: configs[1].label: missing"},
+		{"duplicate label", repl("label: AEGIS", "label: Exclusive"), `t.yaml:14: configs[1].label: "Exclusive" repeats configs[0]`},
+		{"unknown policy", repl("policy: aegis", "policy: aegys"), `t.yaml:15: configs[1].policy: unknown policy "aegys"`},
+		{"unknown parameter", repl("{memory: peakmem}", "{memroy: peakmem}"), `t.yaml:16: configs[1].params: aegis: unknown parameter "memroy"; valid: anchor`},
+		{"bad parameter value", repl("{memory: peakmem}", "{memory: lots}"), `t.yaml:16: configs[1].params: aegis: parameter memory="lots": want one of est-free`},
+		{"bad truth", repl("{noise: 0.5}", "{noise: loud}"), `t.yaml:17: configs[1].truth: truth: parameter noise="loud"`},
+		{"bad sweep value", repl("values: [10s, 30s]", "values: [10s, forever]"), `t.yaml:19: sweep[0]: config "AEGIS" (configs[1]): aegis: parameter hold="forever"`},
+		{"sweep param a policy lacks", repl("    sweep: false\n", ""), `t.yaml:18: sweep[0]: config "Exclusive" (configs[0]): exclusive: unknown parameter "hold"`},
+		{"sweep without values", repl("    values: [10s, 30s]\n", ""), "t.yaml:19: sweep[0].values: missing"},
+		{"sweep values and product", repl("    values: [10s, 30s]\n", "    values: [10s, 30s]\n    product: [[1]]\n"), "t.yaml:21: sweep[0].product: give values or product"},
+		{"sweep param twice", repl("param: thresholds", "param: hold"), `t.yaml:21: sweep[1].param: "hold" repeats sweep[0]`},
+		{"sweep value twice", repl("values: [10s, 30s]", "values: [10s, 10s]"), `t.yaml:20: sweep[0].values: value "10s" given twice`},
+		{"unknown model parameter", repl("param: thresholds", "param: model.capacity"), `t.yaml:21: sweep[1].param: "model.capacity": the only model parameter is model.nway_exponent`},
+		{"bad rho", repl("    policy: aegis\n", "    policy: aegis\n    nway_exponent: -1\n"), "t.yaml:16: configs[1].nway_exponent: ρ -1"},
+		{"normalize unknown", repl("normalize: Exclusive", "normalize: Excl"), `t.yaml:23: normalize: "Excl" is not a config label (have Exclusive, AEGIS)`},
+		{"normalize sweeps, other not", strings.Replace(repl("    sweep: false\n", ""), "    truth: {noise: 0.5}\n", "    truth: {noise: 0.5}\n    sweep: false\n", 1),
+			`t.yaml:17: configs[1].sweep: config "AEGIS" does not sweep but the normalizing config "Exclusive" does`},
+		{"unknown table", repl("table: normalized", "table: fancy"), `t.yaml:24: table: unknown table "fancy"`},
+		{"normalized table without normalize", repl("normalize: Exclusive\n", ""), "t.yaml:23: table: the normalized table needs normalize"},
+		{"bad plots", repl("table: normalized", "table: normalized\nplots: gif"), `t.yaml:25: plots: "gif"`},
+		{"missing model file", repl("    policy: aegis\n", "    policy: aegis\n    model: nosuch.yaml\n"), "t.yaml:16: configs[1].model: open nosuch.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tc.spec), "t.yaml")
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func FuzzParseSpec(f *testing.F) {
+	f.Add([]byte(goodSpec))
+	f.Add([]byte("name: x\nserver: a100-40gb:1\ntraces: [{trace: demo}]\nseeds: [1]\nconfigs: [{label: E, policy: exclusive}]\n"))
+	f.Add([]byte("name: x\nsweep: [{param: hold, product: [[1, 2], []]}]\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, root, err := decodeSpec(b, "fuzz.yaml")
+		if err != nil {
+			require.True(t, strings.HasPrefix(err.Error(), "fuzz.yaml"), err.Error())
+			return
+		}
+		// Generated traces are bounded so that a fuzzed spec stays quick.
+		for _, ts := range s.Traces {
+			if ts.Jobs > 200 {
+				return
+			}
+		}
+		if err := s.check(root); err != nil {
+			require.True(t, strings.HasPrefix(err.Error(), "fuzz.yaml:"), err.Error())
+			return
+		}
+		require.NotEmpty(t, s.Cells())
+	})
+}

@@ -1,0 +1,92 @@
+package loop
+
+import (
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// Snapshot is a policy's private copy of a backend's view. It is refreshed
+// incrementally: GPUs and queues on every Update, a job only when an event
+// or action touched it (or when it is new), so a decision costs time in
+// proportion to what changed, not to the size of the trace.
+type Snapshot struct {
+	v     policies.View
+	dirty []policies.JobID
+	all   bool // copy every job on the next Update
+}
+
+// Touch marks the job an event concerns as changed. An event of an unknown
+// type marks every job.
+func (s *Snapshot) Touch(e policies.Event) {
+	switch e := e.(type) {
+	case policies.JobArrived:
+		s.dirty = append(s.dirty, e.Job)
+	case policies.JobStarted:
+		s.dirty = append(s.dirty, e.Job)
+	case policies.JobActive:
+		s.dirty = append(s.dirty, e.Job)
+	case policies.JobFinished:
+		s.dirty = append(s.dirty, e.Job)
+	case policies.JobFailed:
+		s.dirty = append(s.dirty, e.Job)
+	case policies.JobStopped:
+		s.dirty = append(s.dirty, e.Job)
+	case policies.PlaceFailed:
+		s.dirty = append(s.dirty, e.Job)
+	case policies.Wakeup:
+	default:
+		s.all = true
+	}
+}
+
+// TouchAction marks the job an action names as changed.
+func (s *Snapshot) TouchAction(a policies.Action) {
+	switch a := a.(type) {
+	case policies.Place:
+		s.dirty = append(s.dirty, a.Job)
+	case policies.Stop:
+		s.dirty = append(s.dirty, a.Job)
+	}
+}
+
+// Update brings the snapshot up to date with src and returns it. The
+// result shares no memory with src that a policy could write to (the
+// Telemetry reader is shared: it only appends to the caller's slice).
+func (s *Snapshot) Update(src *policies.View) *policies.View {
+	v := &s.v
+	v.Now, v.Telemetry, v.Pressure = src.Now, src.Telemetry, src.Pressure
+	if len(v.GPUs) != len(src.GPUs) {
+		v.GPUs = make([]policies.GPU, len(src.GPUs))
+	}
+	for g := range src.GPUs {
+		jobs := v.GPUs[g].Jobs
+		v.GPUs[g] = src.GPUs[g]
+		v.GPUs[g].Jobs = append(jobs[:0], src.GPUs[g].Jobs...)
+	}
+	if s.all || len(v.Jobs) > len(src.Jobs) {
+		v.Jobs = v.Jobs[:0]
+		s.all = false
+	}
+	for i := len(v.Jobs); i < len(src.Jobs); i++ {
+		v.Jobs = append(v.Jobs, policies.Job{})
+		copyJob(&v.Jobs[i], &src.Jobs[i])
+	}
+	for _, id := range s.dirty {
+		if int(id) >= 0 && int(id) < len(src.Jobs) {
+			copyJob(&v.Jobs[id], &src.Jobs[id])
+		}
+	}
+	s.dirty = s.dirty[:0]
+	v.Queue = append(v.Queue[:0], src.Queue...)
+	v.Failed = append(v.Failed[:0], src.Failed...)
+	return v
+}
+
+func copyJob(dst, src *policies.Job) {
+	on := dst.On
+	*dst = *src
+	if src.On == nil {
+		dst.On = nil
+		return
+	}
+	dst.On = append(on[:0], src.On...)
+}

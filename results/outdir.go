@@ -1,0 +1,198 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// OutDir is an output directory written all or nothing. A run writes its
+// files under Path, a temporary directory created beside the target (same
+// parent, so renames stay on one file system); Commit moves them into the
+// target at the end, and Discard (or a failed Commit) removes everything the
+// OutDir created, including parent directories it had to make. Until Commit
+// the target is untouched, so a run that fails midway leaves nothing new
+// behind.
+//
+// A target that does not exist yet is created by one rename. Into an existing
+// target directory Commit moves the new entries one by one, setting aside
+// same-named old entries first and putting them back if a move fails; other
+// entries of the target stay. Typical use:
+//
+//	d, err := results.NewOutDir(out)
+//	if err != nil { return err }
+//	defer d.Discard()
+//	... write files under d.Path() ...
+//	return d.Commit()
+type OutDir struct {
+	target, tmp string
+	created     string // the topmost parent directory NewOutDir made, or ""
+	done        bool
+}
+
+// NewOutDir prepares writing the directory target all or nothing: it creates
+// the missing parents of target and a temporary directory beside it. An
+// existing target that is not a directory is an error.
+func NewOutDir(target string) (*OutDir, error) {
+	if target == "" {
+		return nil, errors.New("output: empty directory name")
+	}
+	target = filepath.Clean(target)
+	if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("output: %s exists and is not a directory", target)
+	}
+	parent := filepath.Dir(target)
+	created, err := mkdirAllReport(parent)
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(target)+".tmp-")
+	if err != nil {
+		if created != "" {
+			os.RemoveAll(created)
+		}
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
+		os.RemoveAll(tmp)
+		if created != "" {
+			os.RemoveAll(created)
+		}
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	return &OutDir{target: target, tmp: tmp, created: created}, nil
+}
+
+// Path is the temporary directory to write the run's files into.
+func (d *OutDir) Path() string { return d.tmp }
+
+// Target is the directory the files appear in after Commit.
+func (d *OutDir) Target() string { return d.target }
+
+// Discard removes the temporary directory and any parent directory NewOutDir
+// created. It does nothing after a successful Commit, so it can be deferred.
+func (d *OutDir) Discard() {
+	if d.done {
+		return
+	}
+	d.done = true
+	os.RemoveAll(d.tmp)
+	if d.created != "" {
+		os.RemoveAll(d.created)
+	}
+}
+
+// Commit moves the written files into the target. On error the target is as
+// it was before and everything the OutDir created is removed.
+func (d *OutDir) Commit() error {
+	if d.done {
+		return errors.New("output: directory already committed or discarded")
+	}
+	err := d.commit()
+	if err != nil {
+		d.Discard()
+		return fmt.Errorf("output %s: %w", d.target, err)
+	}
+	d.done = true
+	return nil
+}
+
+func (d *OutDir) commit() error {
+	fi, err := os.Stat(d.target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return os.Rename(d.tmp, d.target)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return errors.New("exists and is not a directory")
+	}
+	entries, err := os.ReadDir(d.tmp)
+	if err != nil {
+		return err
+	}
+	// Old entries that the new ones replace go into a second temporary
+	// directory, so a failed move can put them back.
+	old, err := os.MkdirTemp(filepath.Dir(d.target), "."+filepath.Base(d.target)+".old-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(old)
+	type moved struct {
+		name   string
+		hadOld bool
+	}
+	var done []moved
+	undo := func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			m := done[i]
+			os.Rename(filepath.Join(d.target, m.name), filepath.Join(d.tmp, m.name))
+			if m.hadOld {
+				os.Rename(filepath.Join(old, m.name), filepath.Join(d.target, m.name))
+			}
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		dst := filepath.Join(d.target, name)
+		m := moved{name: name}
+		if _, err := os.Lstat(dst); err == nil {
+			if err := os.Rename(dst, filepath.Join(old, name)); err != nil {
+				undo()
+				return err
+			}
+			m.hadOld = true
+		}
+		if err := os.Rename(filepath.Join(d.tmp, name), dst); err != nil {
+			if m.hadOld {
+				os.Rename(filepath.Join(old, name), dst)
+			}
+			undo()
+			return err
+		}
+		done = append(done, m)
+	}
+	return os.Remove(d.tmp)
+}
+
+// WriteDir writes the directory target all or nothing: fill writes the files
+// into the directory it is given (a temporary one beside target), and only
+// when it returns nil do they move into target. See OutDir.
+func WriteDir(target string, fill func(dir string) error) error {
+	d, err := NewOutDir(target)
+	if err != nil {
+		return err
+	}
+	defer d.Discard()
+	if err := fill(d.Path()); err != nil {
+		return err
+	}
+	return d.Commit()
+}
+
+// mkdirAllReport is os.MkdirAll that also returns the topmost directory it
+// created ("" when dir existed).
+func mkdirAllReport(dir string) (string, error) {
+	dir = filepath.Clean(dir)
+	top := ""
+	for p := dir; ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		top = p
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		if top != "" {
+			os.RemoveAll(top)
+		}
+		return "", err
+	}
+	return top, nil
+}
