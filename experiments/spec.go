@@ -63,6 +63,7 @@ type Spec struct {
 	raw    []byte
 	server models.Server
 	trs    []*traces.Trace
+	trHash []string     // sha256 of each trace in our CSV format
 	models []*modelFile // by config
 }
 
@@ -306,7 +307,12 @@ func (s *Spec) check(root *yaml.Node) error {
 			return a.errf([]any{"traces", i, "name"}, "%q repeats traces[%d]; give each trace its own name", s.Traces[i].Name, prev)
 		}
 		seenTrace[s.Traces[i].Name] = i
-		s.trs = append(s.trs, t)
+		var b bytes.Buffer
+		if err := traces.WriteCSV(&b, t); err != nil {
+			return a.errf([]any{"traces", i}, "%v", err)
+		}
+		sum := sha256.Sum256(b.Bytes())
+		s.trs, s.trHash = append(s.trs, t), append(s.trHash, hex.EncodeToString(sum[:]))
 	}
 	if len(s.Seeds) == 0 {
 		return a.errf([]any{"seeds"}, "missing: list at least one seed")

@@ -47,12 +47,14 @@ func newRootCmd() *cobra.Command {
 		Short:         "Simulate and compare GPU collocation schedulers for deep-learning training",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("aegis {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w (see --help)", c.CommandPath(), err)}
 	})
 	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
-	root.AddCommand(newValidateCmd())
+	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
 	root.AddCommand(newPlotCmd())
 	return root
 }

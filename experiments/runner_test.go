@@ -1,0 +1,180 @@
+package experiments
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// smallSpec runs in well under a second: two small generated traces, three
+// configs, a two-point sweep for AEGIS and two seeds.
+const smallSpec = `name: small
+description: Small test
+server: a100-40gb:2
+traces:
+  - like: philly
+    jobs: 8
+    seed: 1
+  - like: venus
+    jobs: 8
+    seed: 2
+seeds: [1, 2]
+configs:
+  - label: Exclusive
+    policy: exclusive
+    sweep: false
+  - label: AEGIS
+    policy: aegis
+sweep:
+  - param: hold
+    values: [10s, 30s]
+normalize: Exclusive
+table: normalized
+`
+
+func loadSmall(t *testing.T, text string) *Spec {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "small.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	s, err := LoadSpec(p)
+	require.NoError(t, err)
+	return s
+}
+
+// files reads every file under dir by relative path.
+func files(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if !d.IsDir() {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = string(b)
+		}
+		return nil
+	}))
+	return out
+}
+
+func TestRunSpecSameBytesAnyJobs(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	a, b := t.TempDir(), t.TempDir()
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: a, Jobs: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2*(2+4), rep.Cells)
+	require.Equal(t, rep.Cells, rep.Ran)
+	_, err = RunSpec(context.Background(), s, RunOptions{Out: b, Jobs: 8})
+	require.NoError(t, err)
+	fa, fb := files(t, a), files(t, b)
+	require.Equal(t, fa, fb)
+	for _, f := range []string{"run.json", "cells.csv", "jobs.csv", "normalized.csv", "table.md", "table.csv", "table.tex",
+		"cells/philly-8-s1.AEGIS.p1.s2/events.jsonl", "cells/venus-8-s2.Exclusive.s1/cell.json"} {
+		require.Contains(t, fa, f)
+	}
+	// Every combined row carries its cell's labels.
+	require.True(t, strings.HasPrefix(fa["cells.csv"], "spec,trace,config,policy,seed,hold,makespan_s,"))
+	require.Contains(t, fa["cells.csv"], "\nsmall,venus-8-s2,AEGIS,aegis,2,30s,")
+	require.Contains(t, fa["jobs.csv"], "\nsmall,philly-8-s1,Exclusive,exclusive,1,,")
+	require.Contains(t, fa["normalized.csv"], "\nsmall,geomean,AEGIS,aegis,1,10s,")
+	require.Contains(t, fa["table.md"], "| AEGIS | 30s |")
+	require.Contains(t, fa["run.json"], `"spec_hash": "`+s.Hash()+`"`)
+	require.Contains(t, fa["run.json"], `"interference_sha256"`)
+}
+
+func TestRunSpecSkipsDoneCells(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	dir := t.TempDir()
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	// A tampered cell shows that a rerun skips it...
+	sum := filepath.Join(dir, "cells", "philly-8-s1.AEGIS.p0.s1", "summary.csv")
+	orig, err := os.ReadFile(sum)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(sum, []byte(strings.Replace(string(orig), "\n", "\n9", 1)), 0o644))
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Equal(t, rep.Cells, rep.Skipped)
+	require.Zero(t, rep.Ran)
+	b, _ := os.ReadFile(sum)
+	require.NotEqual(t, string(orig), string(b))
+	// ...a cell without cell.json (never finished) is run again...
+	require.NoError(t, os.Remove(filepath.Join(dir, "cells", "venus-8-s2.AEGIS.p1.s2", CellFile)))
+	rep, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Ran)
+	// ...--force redoes all, and a changed spec (new hash) reruns too.
+	rep, err = RunSpec(context.Background(), s, RunOptions{Out: dir, Force: true})
+	require.NoError(t, err)
+	require.Equal(t, rep.Cells, rep.Ran)
+	b, _ = os.ReadFile(sum)
+	require.Equal(t, string(orig), string(b))
+	s2 := loadSmall(t, strings.Replace(smallSpec, "Small test", "Small test, reworded", 1))
+	rep, err = RunSpec(context.Background(), s2, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Equal(t, rep.Cells, rep.Ran)
+}
+
+func TestShardsMergeToTheWholeRun(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	whole := t.TempDir()
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: whole})
+	require.NoError(t, err)
+	root := t.TempDir()
+	var parts []string
+	total := 0
+	for i := range 3 {
+		p := filepath.Join(root, "part"+string(rune('0'+i)))
+		rep, err := RunSpec(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 3})
+		require.NoError(t, err)
+		total += rep.Cells
+		_, err = os.Stat(filepath.Join(p, "cells.csv"))
+		require.ErrorIs(t, err, fs.ErrNotExist, "a shard writes no combined files")
+		parts = append(parts, p)
+	}
+	require.Equal(t, len(s.Cells()), total)
+	_, err = Merge(parts[:2], filepath.Join(root, "bad"))
+	require.ErrorContains(t, err, "cells missing")
+	_, err = Merge([]string{parts[0], parts[0]}, filepath.Join(root, "bad"))
+	require.ErrorContains(t, err, "is in both")
+	other := t.TempDir()
+	_, err = RunSpec(context.Background(), loadSmall(t, strings.Replace(smallSpec, "seeds: [1, 2]", "seeds: [1, 3]", 1)), RunOptions{Out: other, Shard: 0, Shards: 3})
+	require.NoError(t, err)
+	_, err = Merge([]string{parts[0], other}, filepath.Join(root, "bad"))
+	require.ErrorContains(t, err, "not shards of the same spec")
+	all := filepath.Join(root, "all")
+	_, err = Merge(parts, all)
+	require.NoError(t, err)
+	require.Equal(t, files(t, whole), files(t, all))
+}
+
+func TestRunSpecInterrupted(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	_, err := RunSpec(ctx, s, RunOptions{Out: dir, Jobs: 1, Progress: func(done, total int) {
+		if n++; n == 3 {
+			cancel()
+		}
+	}})
+	require.ErrorIs(t, err, context.Canceled)
+	ents, err := os.ReadDir(filepath.Join(dir, "cells"))
+	require.NoError(t, err)
+	require.NotEmpty(t, ents)
+	require.Less(t, len(ents), len(s.Cells()))
+	for _, e := range ents {
+		require.False(t, strings.HasPrefix(e.Name(), "."), "a temporary directory was left: %s", e.Name())
+		require.FileExists(t, filepath.Join(dir, "cells", e.Name(), CellFile))
+	}
+	require.NoFileExists(t, filepath.Join(dir, RunFile))
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Equal(t, len(ents), rep.Skipped)
+}
