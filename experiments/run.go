@@ -153,6 +153,15 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	return &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}, nil
 }
 
+// WorkloadsCommand is the command that lists GPU type gpuType's workload
+// catalog, for error messages.
+func WorkloadsCommand(gpuType string) string {
+	if gpuType == "a100-40gb" {
+		return "aegis workloads"
+	}
+	return "aegis workloads --gpu-type " + gpuType
+}
+
 // Check reports the first job of a trace that cannot run on the server: a
 // workload missing from the server's catalog, a GPU count that disagrees
 // with the workload's, or more GPUs than the server has. Errors name the
@@ -163,7 +172,7 @@ func Check(t *traces.Trace, srv models.Server, cat *models.Catalog) error {
 		w, ok := cat.Get(j.Workload)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see aegis workloads)", where, j.Workload, srv.Type.Name)
+			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see %s)", where, j.Workload, srv.Type.Name, WorkloadsCommand(srv.Type.Name))
 		case w.GPUs != j.GPUs:
 			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", where, j.GPUs, j.Workload, w.GPUs)
 		case j.GPUs > srv.GPUs:

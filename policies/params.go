@@ -24,17 +24,22 @@ func NewParams(m map[string]string) *Params {
 	return &Params{m: m, used: map[string]string{}}
 }
 
-// ParseSets parses "key=value" strings into a map; a repeated key is an error.
-func ParseSets(sets []string) (map[string]string, error) {
+// ParseSets parses --set "key=value" strings into a map; a repeated key is
+// an error.
+func ParseSets(sets []string) (map[string]string, error) { return ParseFlagSets("--set", sets) }
+
+// ParseFlagSets parses "key=value" strings given with the flag flag (named
+// in errors) into a map; a repeated key is an error.
+func ParseFlagSets(flag string, sets []string) (map[string]string, error) {
 	m := map[string]string{}
 	for _, s := range sets {
 		k, v, ok := strings.Cut(s, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--set %q: want key=value", s)
+			return nil, fmt.Errorf("%s %q: want key=value", flag, s)
 		}
 		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("--set %q: key %q given twice", s, k)
+			return nil, fmt.Errorf("%s %q: key %q given twice", flag, s, k)
 		}
 		m[k] = strings.TrimSpace(v)
 	}

@@ -37,12 +37,23 @@ type Truth struct {
 	// variation of a job's true peak memory around its profiled peak (0.1 =
 	// ±10 %). 0 (the default) makes the truth equal the profile, so an
 	// admission on profiled peaks cannot OOM; a positive value models
-	// run-to-run variation (allocator caching, data-dependent shapes).
+	// run-to-run variation (allocator caching, data-dependent shapes). The
+	// varied peak is at most the GPU's capacity, so a job that fits alone
+	// by its profile never OOMs alone.
 	PeakJitter float64
 	// IdleHorizon bounds how long wake-ups alone may keep a run going while
 	// no job runs and none is still to arrive: past it the run ends and the
 	// loop reports the jobs left pending.
 	IdleHorizon time.Duration
+}
+
+// Check reports settings that cannot hold on the server: a CUDA context
+// larger than its GPUs.
+func (t Truth) Check(srv models.Server) error {
+	if c, m := t.ContextMiB, srv.Type.MemoryMiB; c > m {
+		return fmt.Errorf("truth context_mib=%g: more than the %s GPU's %g MiB", c, srv.Type.Name, m)
+	}
+	return nil
 }
 
 // DefaultTruth returns the documented default truth settings.
@@ -173,6 +184,9 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	}
 	if cfg.Server.GPUs < 1 || cfg.Server.Type.MemoryMiB <= 0 {
 		return nil, fmt.Errorf("sim: bad server %v", cfg.Server)
+	}
+	if err := cfg.Truth.Check(cfg.Server); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
 	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
 	s.gpus = make([]gpu, cfg.Server.GPUs)
@@ -547,6 +561,9 @@ func (s *Sim) place(a policies.Place) error {
 	u := unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x57a27)
 	j.startup = time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
 	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x9ea4)-1)
+	// The variation never lifts a peak above the GPU: a job profiled alone
+	// fits alone (a profiled peak above the capacity stays as it is).
+	j.peak = min(j.peak, max(1, s.cfg.Server.Type.MemoryMiB/j.w.PeakMiB()))
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})

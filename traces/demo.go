@@ -1,9 +1,12 @@
 package traces
 
 import (
+	"bufio"
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -84,8 +87,9 @@ func builtins() map[string][]byte {
 }
 
 // Load returns a built-in trace by name (see BuiltinNames), or reads a trace
-// file from path: JSON Lines when the name ends in .jsonl, else our CSV
-// format.
+// file from path: JSON Lines when the name ends in .jsonl or the file starts
+// with '{', else our CSV format. A production log or a CSV log without
+// workloads is refused with the command that makes a trace of it.
 func Load(nameOrPath string) (*Trace, error) {
 	if b, ok := builtins()[nameOrPath]; ok {
 		t, err := ReadCSV(bytes.NewReader(b), nameOrPath)
@@ -98,15 +102,43 @@ func Load(nameOrPath string) (*Trace, error) {
 	if _, err := os.Stat(nameOrPath); err != nil {
 		return nil, fmt.Errorf("trace %q is neither a built-in (%s) nor a readable file: %w", nameOrPath, BuiltinNames(), err)
 	}
-	if strings.HasSuffix(nameOrPath, ".jsonl") {
-		f, err := os.Open(nameOrPath)
-		if err != nil {
-			return nil, fmt.Errorf("trace: %w", err)
-		}
-		defer f.Close()
-		return ReadJSONL(f, nameOrPath)
+	f, err := os.Open(nameOrPath)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
 	}
-	return ReadCSVFile(nameOrPath)
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	peek, err := br.Peek(1 << 16)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if err := notATrace(nameOrPath, peek); err != nil {
+		return nil, err
+	}
+	if detectFormat(nameOrPath, peek) == FormatJSONL {
+		return ReadJSONL(br, nameOrPath)
+	}
+	return ReadCSV(br, nameOrPath)
+}
+
+// notATrace recognizes the production logs and the workload-less CSV logs
+// that people give where a trace is wanted (from the start of the file, b),
+// and says what turns them into one.
+func notATrace(path string, b []byte) error {
+	switch detectFormat(path, b) {
+	case FormatPhilly:
+		return fmt.Errorf("%s is a Philly cluster_job_log, not a trace: cut a trace from it with aegis trace select --format philly --input %s", path, path)
+	case FormatHelios:
+		return fmt.Errorf("%s is a Helios cluster log, not a trace: cut a trace from it with aegis trace select --format helios --input %s", path, path)
+	case FormatCSV:
+		head := headerIndex(strings.Split(firstLine(b), ","))
+		_, dur := head["duration_s"]
+		_, wl := head["workload_id"]
+		if dur && !wl {
+			return fmt.Errorf("%s is a job log without workloads (duration_s, no workload_id), not a trace: map it onto the catalog with aegis trace map --input %s", path, path)
+		}
+	}
+	return nil
 }
 
 // BuiltinNames lists the built-in traces.

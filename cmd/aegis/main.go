@@ -78,7 +78,7 @@ func subcommands(c *cobra.Command, args []string) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(c, args); err != nil {
-			return usageError{err}
+			return usageError{fmt.Errorf("%s: %w", c.CommandPath(), err)}
 		}
 		return nil
 	}

@@ -54,11 +54,14 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 			if err := experiments.CheckPolicy(policy, params, srv); err != nil {
 				return usageError{err}
 			}
-			tm, err := policies.ParseSets(truths)
+			tm, err := policies.ParseFlagSets("--truth", truths)
 			if err != nil {
-				return usageError{fmt.Errorf("--truth: %w", err)}
+				return usageError{err}
 			}
 			truth, err := sim.ParseTruth(tm)
+			if err == nil {
+				err = truth.Check(srv)
+			}
 			if err != nil {
 				return usageError{err}
 			}
