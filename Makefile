@@ -2,13 +2,19 @@
 GO ?= go
 BIN := bin/aegis
 
-.PHONY: help build test bench demo fmt vet fuzz
+.PHONY: help build test bench demo fmt vet fuzz gpu-build gpu-check
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/aegis
 	$(GO) build -o $(BIN) ./cmd/aegis
+
+gpu-build: ## build bin/aegis with cgo, so it reads GPUs through NVML
+	CGO_ENABLED=1 $(GO) build -o $(BIN) ./cmd/aegis
+
+gpu-check: ## on a machine with an NVIDIA GPU and PyTorch: tiny real jobs through aegis exec
+	bash scripts/gpu-check.sh
 
 test: ## run every test (fuzz targets run their seed corpus only)
 	$(GO) test ./...

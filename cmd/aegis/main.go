@@ -55,6 +55,7 @@ func newRootCmd() *cobra.Command {
 	})
 	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
+	root.AddCommand(newGPUsCmd())
 	root.AddCommand(newPlotCmd())
 	return root
 }

@@ -229,15 +229,15 @@ func (s *dcgmSource) waitFirst(ctx context.Context, gpus []int) error {
 		s.mu.Unlock()
 		switch {
 		case err != nil:
-			return fmt.Errorf("gpu: dcgm: %w", err)
+			return fmt.Errorf("dcgm: %w", err)
 		case missing < 0:
 			return nil
 		case ended != nil:
-			return fmt.Errorf("gpu: dcgm: no reading for GPU %d: %w", gpus[missing], ended)
+			return fmt.Errorf("dcgm: no reading for GPU %d: %w", gpus[missing], ended)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("gpu: dcgm: no reading for GPU %d: %w", gpus[missing], ctx.Err())
+			return fmt.Errorf("dcgm: no reading for GPU %d: %w", gpus[missing], ctx.Err())
 		case <-fresh:
 		}
 	}
@@ -261,14 +261,14 @@ func (s *dcgmSource) Sample(ctx context.Context) ([]Sample, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("gpu: dcgm: Sample after Close")
+		return nil, errors.New("dcgm: Sample after Close")
 	}
 	if err := s.err; err != nil {
 		s.err = nil
-		return nil, fmt.Errorf("gpu: dcgm: %w", err)
+		return nil, fmt.Errorf("dcgm: %w", err)
 	}
 	if s.ended != nil {
-		return nil, fmt.Errorf("gpu: dcgm: %w", s.ended)
+		return nil, fmt.Errorf("dcgm: %w", s.ended)
 	}
 	now := s.now()
 	for j := range out {
@@ -305,7 +305,7 @@ func (s *dcgmSource) abort() error {
 	}
 	<-s.done
 	if err != nil {
-		return fmt.Errorf("gpu: dcgm: %w", err)
+		return fmt.Errorf("dcgm: %w", err)
 	}
 	return nil
 }
@@ -331,7 +331,7 @@ func startDCGMI(path string, gpus []int) (io.Reader, func() error, error) {
 	cmd.Stdout, cmd.Stderr = pw, &stderr
 	if err := cmd.Start(); err != nil {
 		cancel()
-		return nil, nil, fmt.Errorf("gpu: dcgm: starting %s: %w", path, err)
+		return nil, nil, fmt.Errorf("dcgm: starting %s: %w", path, err)
 	}
 	exited := make(chan error, 1)
 	go func() {

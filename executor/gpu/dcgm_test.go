@@ -187,7 +187,7 @@ func TestDCGMSourceOverlay(t *testing.T) {
 		return s.latest[0].SMACT == 0.7
 	}, 5*time.Second, time.Millisecond)
 	_, err = s.Sample(ctx)
-	require.ErrorContains(t, err, "gpu: dcgm: dcgmi line 5: 2 values, the header names 3 columns")
+	require.ErrorContains(t, err, "dcgm: dcgmi line 5: 2 values, the header names 3 columns")
 	got, err = s.Sample(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 0.7, got[0].SMACT)
@@ -253,6 +253,6 @@ func TestStartDCGMI(t *testing.T) {
 	})
 	t.Run("missing binary", func(t *testing.T) {
 		_, _, err := startDCGMI(filepath.Join(t.TempDir(), "no-dcgmi"), []int{0})
-		require.ErrorContains(t, err, "gpu: dcgm: starting")
+		require.ErrorContains(t, err, "dcgm: starting")
 	})
 }

@@ -125,9 +125,9 @@ func wallSleep(ctx context.Context, d time.Duration) error {
 // nvmlErr names the NVML call and device an error came from.
 func nvmlErr(call string, dev int, err error) error {
 	if dev < 0 {
-		return fmt.Errorf("gpu: nvml: %s: %w", call, err)
+		return fmt.Errorf("nvml: %s: %w", call, err)
 	}
-	return fmt.Errorf("gpu: nvml: %s on GPU %d: %w", call, dev, err)
+	return fmt.Errorf("nvml: %s on GPU %d: %w", call, dev, err)
 }
 
 // newNVMLSource initialises lib, lists the devices and, unless cfg.noGPM,
@@ -160,7 +160,7 @@ func newNVMLSource(lib nvmlLib, cfg nvmlConfig) (_ *nvmlSource, err error) {
 	idx := cfg.gpus
 	if len(idx) == 0 {
 		if n == 0 {
-			return nil, errors.New("gpu: nvml: no GPU found (nvmlDeviceGetCount returned 0)")
+			return nil, errors.New("nvml: no GPU found (nvmlDeviceGetCount returned 0)")
 		}
 		for i := range n {
 			idx = append(idx, i)
@@ -169,10 +169,10 @@ func newNVMLSource(lib nvmlLib, cfg nvmlConfig) (_ *nvmlSource, err error) {
 	seen := map[int]bool{}
 	for _, i := range idx {
 		if i < 0 || i >= n {
-			return nil, fmt.Errorf("gpu: nvml: GPU %d does not exist (this machine has %d, indices 0..%d)", i, n, n-1)
+			return nil, fmt.Errorf("nvml: GPU %d does not exist (this machine has %d, indices 0..%d)", i, n, n-1)
 		}
 		if seen[i] {
-			return nil, fmt.Errorf("gpu: nvml: GPU %d listed twice", i)
+			return nil, fmt.Errorf("nvml: GPU %d listed twice", i)
 		}
 		seen[i] = true
 		d, err := s.describe(i)
@@ -280,7 +280,7 @@ func (s *nvmlSource) Devices() ([]Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("gpu: nvml: Devices after Close")
+		return nil, errors.New("nvml: Devices after Close")
 	}
 	return slices.Clone(s.devices), nil
 }
@@ -294,10 +294,10 @@ func (s *nvmlSource) Sample(ctx context.Context) ([]Sample, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("gpu: nvml: Sample after Close")
+		return nil, errors.New("nvml: Sample after Close")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("gpu: nvml: %w", err)
+		return nil, fmt.Errorf("nvml: %w", err)
 	}
 	if s.gpm {
 		var wait time.Duration
@@ -307,7 +307,7 @@ func (s *nvmlSource) Sample(ctx context.Context) ([]Sample, error) {
 		}
 		if wait > 0 {
 			if err := s.sleep(ctx, wait); err != nil {
-				return nil, fmt.Errorf("gpu: nvml: waiting for the GPM interval: %w", err)
+				return nil, fmt.Errorf("nvml: waiting for the GPM interval: %w", err)
 			}
 		}
 	}

@@ -26,7 +26,7 @@ type nvmlError struct{ ret nvml.Return }
 
 func (e nvmlError) Error() string {
 	if e.ret == nvml.ERROR_LIBRARY_NOT_FOUND {
-		return fmt.Sprintf("%s (is the NVIDIA driver installed? libnvml.so.1 must be loadable): %v", nvml.ErrorString(e.ret), ErrNVMLUnavailable)
+		return fmt.Sprintf("%v: %s: libnvml.so.1 could not be loaded (is the NVIDIA driver installed?)", ErrNVMLUnavailable, nvml.ErrorString(e.ret))
 	}
 	return nvml.ErrorString(e.ret)
 }

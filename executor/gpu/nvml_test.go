@@ -277,14 +277,14 @@ func TestNVMLOpenErrors(t *testing.T) {
 		dev   int
 		match string
 	}{
-		{"Init", -1, "gpu: nvml: nvmlInit: Unknown Error"},
-		{"DeviceCount", -1, "gpu: nvml: nvmlDeviceGetCount: Unknown Error"},
-		{"UUID", 1, "gpu: nvml: nvmlDeviceGetUUID on GPU 1: Unknown Error"},
-		{"Name", 0, "gpu: nvml: nvmlDeviceGetName on GPU 0: Unknown Error"},
-		{"Memory", 1, "gpu: nvml: nvmlDeviceGetMemoryInfo on GPU 1: Unknown Error"},
-		{"GPMSupported", 1, "gpu: nvml: nvmlGpmQueryDeviceSupport on GPU 1: Unknown Error"},
-		{"GPMSampleAlloc", -1, "gpu: nvml: nvmlGpmSampleAlloc on GPU 0: Unknown Error"},
-		{"GPMSampleGet", 1, "gpu: nvml: nvmlGpmSampleGet on GPU 1: Unknown Error"},
+		{"Init", -1, "nvml: nvmlInit: Unknown Error"},
+		{"DeviceCount", -1, "nvml: nvmlDeviceGetCount: Unknown Error"},
+		{"UUID", 1, "nvml: nvmlDeviceGetUUID on GPU 1: Unknown Error"},
+		{"Name", 0, "nvml: nvmlDeviceGetName on GPU 0: Unknown Error"},
+		{"Memory", 1, "nvml: nvmlDeviceGetMemoryInfo on GPU 1: Unknown Error"},
+		{"GPMSupported", 1, "nvml: nvmlGpmQueryDeviceSupport on GPU 1: Unknown Error"},
+		{"GPMSampleAlloc", -1, "nvml: nvmlGpmSampleAlloc on GPU 0: Unknown Error"},
+		{"GPMSampleGet", 1, "nvml: nvmlGpmSampleGet on GPU 1: Unknown Error"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.call, func(t *testing.T) {
@@ -310,12 +310,12 @@ func TestNVMLSampleErrors(t *testing.T) {
 		metErr error
 		match  string
 	}{
-		{"Memory", nil, "gpu: nvml: nvmlDeviceGetMemoryInfo on GPU 1: GPU is lost"},
-		{"Utilization", nil, "gpu: nvml: nvmlDeviceGetUtilizationRates on GPU 1: GPU is lost"},
-		{"ComputeProcesses", nil, "gpu: nvml: nvmlDeviceGetComputeRunningProcesses on GPU 1: GPU is lost"},
-		{"GPMSampleGet", nil, "gpu: nvml: nvmlGpmSampleGet on GPU 1: GPU is lost"},
-		{"GPMMetrics", nil, "gpu: nvml: nvmlGpmMetricsGet on GPU 1: GPU is lost"},
-		{"", boom, "gpu: nvml: nvmlGpmMetricsGet on GPU 0: metric NVML_GPM_METRIC_DRAM_BW_UTIL: GPU is lost"},
+		{"Memory", nil, "nvml: nvmlDeviceGetMemoryInfo on GPU 1: GPU is lost"},
+		{"Utilization", nil, "nvml: nvmlDeviceGetUtilizationRates on GPU 1: GPU is lost"},
+		{"ComputeProcesses", nil, "nvml: nvmlDeviceGetComputeRunningProcesses on GPU 1: GPU is lost"},
+		{"GPMSampleGet", nil, "nvml: nvmlGpmSampleGet on GPU 1: GPU is lost"},
+		{"GPMMetrics", nil, "nvml: nvmlGpmMetricsGet on GPU 1: GPU is lost"},
+		{"", boom, "nvml: nvmlGpmMetricsGet on GPU 0: metric NVML_GPM_METRIC_DRAM_BW_UTIL: GPU is lost"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.match, func(t *testing.T) {
@@ -351,7 +351,7 @@ func TestNVMLBadMetricValue(t *testing.T) {
 	s, err := newNVMLSource(lib, quick(nvmlConfig{}))
 	require.NoError(t, err)
 	_, err = s.Sample(context.Background())
-	require.EqualError(t, err, "gpu: nvml: nvmlGpmMetricsGet on GPU 1: metric NVML_GPM_METRIC_SM_OCCUPANCY: value 250 outside 0..100")
+	require.EqualError(t, err, "nvml: nvmlGpmMetricsGet on GPU 1: metric NVML_GPM_METRIC_SM_OCCUPANCY: value 250 outside 0..100")
 }
 
 func TestNVMLSampleCancelled(t *testing.T) {

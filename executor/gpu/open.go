@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -137,4 +139,26 @@ func (o opener) dcgm(base *nvmlSource, opt Options) (Source, error) {
 		return nil, errors.Join(err, s.abort())
 	}
 	return s, nil
+}
+
+// ParseList parses a comma-separated list of GPU indices such as "0,2,3"
+// (the executor's --gpus). Empty means every GPU (nil). Indices must be
+// non-negative and distinct.
+func ParseList(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("gpu list %q: %q is not a GPU index (want e.g. 0,1,2)", s, f)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("gpu list %q: GPU %d listed twice", s, n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

@@ -43,7 +43,7 @@ func testOpener(lib *fakeNVML, libErr error, dcgmiErr error, lines ...string) (o
 }
 
 func TestOpen(t *testing.T) {
-	unavailable := fmt.Errorf("gpu: %w: built without cgo", ErrNVMLUnavailable)
+	unavailable := fmt.Errorf("%w: built without cgo", ErrNVMLUnavailable)
 	notStarted := errors.New(`exec: "dcgmi": executable file not found in $PATH`)
 	dmon := []string{"#Entity SMACT SMOCC DRAMA", "ID", "GPU 0 0.4 0.2 0.1", "GPU 1 0.3 0.2 0.1"}
 	tests := []struct {
@@ -66,7 +66,7 @@ func TestOpen(t *testing.T) {
 		{name: "auto without GPM or DCGM: utilization only", kind: "auto", dcgmiErr: notStarted, wantName: "nvml",
 			wantLog: "telemetry auto: using nvml: GPM unsupported on GPU 0 (NVIDIA H200), GPU 1 (NVIDIA H200): utilization only, Pressure false (GPM needs Hopper or newer; use --telemetry dcgm for pressure signals on older GPUs); dcgm unavailable: exec: \"dcgmi\""},
 		{name: "auto when dcgmi gives no reading", kind: "auto", lines: dmon[:3], wantName: "nvml",
-			wantLog: "dcgm unavailable: gpu: dcgm: no reading for GPU 1: context deadline exceeded"},
+			wantLog: "dcgm unavailable: dcgm: no reading for GPU 1: context deadline exceeded"},
 		{name: "nvml on Hopper", kind: "nvml", gpm: true, wantName: "nvml+gpm", pressure: true},
 		{name: "nvml without GPM says so", kind: "nvml", wantName: "nvml", wantLog: "telemetry nvml: using nvml: GPM unsupported on GPU 0"},
 		{name: "util ignores GPM", kind: "util", gpm: true, wantName: "nvml", wantLog: "GPM not requested"},
@@ -75,8 +75,8 @@ func TestOpen(t *testing.T) {
 		{name: "dcgm on selected GPUs", kind: "dcgm", lines: dmon[:3], gpus: []int{0}, wantName: "dcgm", pressure: true},
 		{name: "dcgm unavailable", kind: "dcgm", dcgmiErr: notStarted, wantErr: "gpu: telemetry dcgm: exec: \"dcgmi\": executable file not found"},
 		{name: "dcgmi error", kind: "dcgm", lines: []string{"Error: unable to establish a connection to the specified host: localhost"},
-			wantErr: `gpu: telemetry dcgm: gpu: dcgm: dcgmi line 1: dcgmi reports "Error: unable to establish`},
-		{name: "no NVML", kind: "auto", libErr: unavailable, wantErr: "gpu: telemetry auto: gpu: NVML unavailable: built without cgo"},
+			wantErr: `gpu: telemetry dcgm: dcgm: dcgmi line 1: dcgmi reports "Error: unable to establish`},
+		{name: "no NVML", kind: "auto", libErr: unavailable, wantErr: "gpu: telemetry auto: NVML unavailable: built without cgo"},
 		{name: "unknown kind", kind: "gpm", wantErr: `gpu: unknown telemetry "gpm" (want auto, nvml, dcgm, util)`},
 	}
 	for _, tc := range tests {
@@ -129,4 +129,29 @@ func TestOpenReal(t *testing.T) {
 	got, err := s.Sample(context.Background())
 	require.NoError(t, err)
 	require.Len(t, got, len(devs))
+}
+
+func TestParseList(t *testing.T) {
+	tests := []struct {
+		in    string
+		want  []int
+		match string
+	}{
+		{"", nil, ""},
+		{"0", []int{0}, ""},
+		{" 2, 0 ,1", []int{2, 0, 1}, ""},
+		{"0,,1", nil, `"" is not a GPU index`},
+		{"a", nil, `"a" is not a GPU index`},
+		{"-1", nil, `"-1" is not a GPU index`},
+		{"1,1", nil, "GPU 1 listed twice"},
+	}
+	for _, tc := range tests {
+		got, err := ParseList(tc.in)
+		if tc.match != "" {
+			require.ErrorContains(t, err, tc.match, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
 }
