@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,35 +253,23 @@ func (o *Outcome) Files(events []byte) (map[string][]byte, error) {
 		"deferrals.csv": defers.Bytes(), "events.jsonl": events}, nil
 }
 
-// writeDirAtomic writes files into a fresh directory beside dir and renames
-// it to dir, replacing what was there: readers see the old directory or the
-// whole new one, never a part.
+// writeDirAtomic writes a cell's files into dir all or nothing
+// (results.WriteDir: a temporary directory beside dir, renamed into place).
+// An old dir is removed first, so that no file of an earlier run survives;
+// until the rename a reader sees no cell.json there, that is no finished
+// cell.
 func writeDirAtomic(dir string, files map[string][]byte) error {
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(tmp, n), files[n], 0o644); err != nil {
-			return fmt.Errorf("output: %w", err)
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	return nil
+	return results.WriteDir(dir, func(tmp string) error {
+		for _, n := range sortedKeys(files) {
+			if err := os.WriteFile(filepath.Join(tmp, n), files[n], 0o644); err != nil {
+				return fmt.Errorf("output: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // writeFileAtomic writes a file under a temporary name and renames it.

@@ -81,9 +81,21 @@ var (
 	venusCSV []byte
 )
 
+// legacyCSV is a 60-job window of 1-GPU jobs mapped onto the legacy 11 GB
+// catalog, for the limited-telemetry study on legacy-11gb:8 (the paper's
+// Table 6). It was made with the trace tools (see NOTICE):
+//
+//	aegis trace gen --like philly --jobs 20000 --seed 11 --map=false --out philly-20k.csv
+//	aegis trace select --input philly-20k.csv --gpus 1 --gpu-type legacy-11gb --like philly --out legacy_60jobs.csv
+//
+// and a test regenerates it byte for byte.
+//
+//go:embed data/legacy_60jobs.csv
+var legacyCSV []byte
+
 // builtins maps built-in trace names to their embedded CSV.
 func builtins() map[string][]byte {
-	return map[string][]byte{"demo": demoCSV, "philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV}
+	return map[string][]byte{"demo": demoCSV, "philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV, "legacy": legacyCSV}
 }
 
 // Load returns a built-in trace by name (see BuiltinNames), or reads a trace
@@ -144,7 +156,7 @@ func notATrace(path string, b []byte) error {
 // BuiltinNames lists the built-in traces.
 func BuiltinNames() string {
 	names := ""
-	for _, n := range []string{"demo", "philly", "saturn", "venus"} {
+	for _, n := range []string{"demo", "philly", "saturn", "venus", "legacy"} {
 		if _, ok := builtins()[n]; ok {
 			if names != "" {
 				names += ", "
