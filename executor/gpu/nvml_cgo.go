@@ -123,6 +123,13 @@ func (g *goNVML) GPMSupported(i int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// A driver older than GPM (before R520) lacks the symbols; calling
+	// through a missing symbol would crash, so look them up first.
+	for _, sym := range gpmSymbols {
+		if g.lib.Extensions().LookupSymbol(sym) != nil {
+			return false, nil
+		}
+	}
 	s, ret := d.GpmQueryDeviceSupport()
 	if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_FUNCTION_NOT_FOUND {
 		// An older driver without GPM, or a GPU it does not cover.
@@ -161,6 +168,9 @@ func (g *goNVML) GPMSampleFree(h gpmHandle) error {
 	}
 	return check(g.lib.GpmSampleFree(s))
 }
+
+// gpmSymbols are the NVML functions the GPM path calls.
+var gpmSymbols = []string{"nvmlGpmQueryDeviceSupport", "nvmlGpmSampleAlloc", "nvmlGpmSampleGet", "nvmlGpmSampleFree", "nvmlGpmMetricsGet"}
 
 // gpmIDs maps our metric names to NVML's.
 var gpmIDs = map[gpmMetric]nvml.GpmMetricId{
