@@ -31,6 +31,42 @@ func factories() map[string]func(map[string]string) (policies.Policy, error) {
 	}
 }
 
+// readers read each known policy's parameters from a Params, as its
+// constructor does.
+func readers() map[string]func(*policies.Params) error {
+	return map[string]func(*policies.Params) error{
+		"exclusive": exclusive.ReadConfig,
+		"aegis":     func(p *policies.Params) error { _, err := aegis.ReadConfig(p); return err },
+		"horus":     func(p *policies.Params) error { _, err := horus.ReadConfig(p); return err },
+		"lucid":     func(p *policies.Params) error { _, err := lucid.ReadConfig(p); return err },
+	}
+}
+
+// PolicySummary is a one-line description of each known policy.
+func PolicySummary(name string) string {
+	return map[string]string{
+		"exclusive": "strict FIFO, each job alone on idle GPUs (the baseline)",
+		"aegis":     "runtime-guided collocation: memory feasibility, observation hold, activity-anchored telemetry window, pressure filter, placement",
+		"horus":     "Horus (TPDS 2021): collocation by summed profiled utilization (paper) or its cost model (original)",
+		"lucid":     "Lucid (ASPLOS 2023): pairs jobs of complementary sharing classes within memory",
+	}[name]
+}
+
+// PolicyParams lists a policy's parameters with their defaults and valid
+// values, read from the policy's own parameter code with settings (nil: all
+// defaults; e.g. {"variant": "original"} shows that variant's defaults).
+func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef, error) {
+	read, ok := readers()[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
+	}
+	p := policies.NewParams(settings)
+	if err := read(p); err != nil {
+		return nil, err
+	}
+	return p.Defs(), nil
+}
+
 // PolicyNames lists the known policies.
 func PolicyNames() []string {
 	var s []string

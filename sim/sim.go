@@ -757,8 +757,11 @@ func (s *Sim) check(job int) error {
 // ParseTruth reads truth settings from key=value pairs (as given by
 // `aegis simulate --truth`), starting from DefaultTruth; an unknown key or
 // bad value is an error listing the valid ones.
-func ParseTruth(m map[string]string) (Truth, error) {
-	p := policies.NewParams(m)
+func ParseTruth(m map[string]string) (Truth, error) { return ReadTruth(policies.NewParams(m)) }
+
+// ReadTruth reads truth settings from p (see ParseTruth); p.Defs then lists
+// every setting with its default and valid values.
+func ReadTruth(p *policies.Params) (Truth, error) {
 	d := DefaultTruth()
 	t := Truth{
 		ContextMiB:    p.Float("context_mib", d.ContextMiB, 0, 1e5, "CUDA context MiB at first activity"),

@@ -33,7 +33,8 @@ func newSimulateCmd() *cobra.Command {
 The trace is a built-in name (` + traces.BuiltinNames() + `) or a CSV file with
 columns submit_offset_s,workload_id,num_gpus[,job_id][,solo_s] (solo_s: the job's
 length in solo seconds, else its workload's). Policy parameters are given
-with --set key=value (repeatable); an unknown key lists the valid ones.
+with --set key=value (repeatable), simulator truth settings with --truth
+key=value; aegis policies lists both with their defaults and valid values.
 With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
 DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 (gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws the run.`,
@@ -112,8 +113,8 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 	f.StringVar(&policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", experiments.PolicyNames()))
 	f.StringVar(&server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
 	f.Uint64Var(&seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")
-	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable)")
-	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable): context_mib, ramp, startup_jitter, noise, peak_jitter, idle_horizon")
+	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable; see aegis policies)")
+	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable; see aegis policies)")
 	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
 	f.BoolVar(&telemetry, "telemetry", false, "also write telemetry.csv (every GPU's 1 Hz sample) into --out")
 	return c

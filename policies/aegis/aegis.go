@@ -74,23 +74,33 @@ type Policy struct {
 	xs, tmp  []float64
 }
 
-// New builds the AEGIS policy from key=value parameters (see Params).
+// New builds the AEGIS policy from key=value parameters (see ReadConfig).
 func New(params map[string]string) (*Policy, error) {
-	p := policies.NewParams(params)
+	c, err := ReadConfig(policies.NewParams(params))
+	if err != nil {
+		return nil, err
+	}
+	return NewWith(c), nil
+}
+
+// ReadConfig reads a configuration from p: memory, estfree_mib, guard_mib,
+// filter, thresholds, placement, window, anchor and the machinery's hold,
+// tick, lookahead and recovery; unknown keys and bad values are errors.
+func ReadConfig(p *policies.Params) (Config, error) {
 	def := DefaultConfig()
 	c := def
 	c.Config = colloc.ReadParams(p, def.Config)
 	c.Memory = p.String("memory", def.Memory, "memory input", EstFree, PeakMem, Analytical, GPUMemNet, FakeTensor)
 	c.EstFreeMiB = p.Float("estfree_mib", def.EstFreeMiB, 0, 1e6, "usable free MiB Est-free demands")
 	c.GuardMiB = p.Float("guard_mib", def.GuardMiB, 0, 1e6, "MiB added to a per-job estimate")
-	filter := p.String("filter", "pressure", "runtime-pressure filter: pressure, nf, mem-only or util:<pct>")
+	filter := p.Pattern("filter", "pressure", "pressure|nf|mem-only|util:<pct>", "runtime-pressure filter (util:<pct>: utilization score below pct, for GPUs without DCGM)")
 	th := p.Floats("thresholds", def.Thresholds[:], 0, 1, "τ1,τ2,τ3 on SMACT, SMOCC, DRAMA scores")
 	copy(c.Thresholds[:], th)
 	c.Placement = p.String("placement", def.Placement, "placement rule", MFM, MU, RR)
 	c.Window = p.Int("window", def.Window, 1, 3600, "telemetry window, samples")
 	c.Anchored = p.String("anchor", "on", "activity-anchored window", "on", "off") == "on"
 	if err := p.Done("aegis"); err != nil {
-		return nil, err
+		return Config{}, err
 	}
 	switch {
 	case filter == "pressure" || filter == "nf" || filter == "mem-only":
@@ -98,13 +108,13 @@ func New(params map[string]string) (*Policy, error) {
 	case strings.HasPrefix(filter, "util:"):
 		pct, err := strconv.ParseFloat(strings.TrimPrefix(filter, "util:"), 64)
 		if err != nil || !(pct > 0 && pct <= 100) { // NaN fails too
-			return nil, fmt.Errorf("aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
+			return Config{}, fmt.Errorf("aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
 		}
 		c.Filter, c.UtilPct = "util", pct
 	default:
-		return nil, fmt.Errorf("aegis: parameter filter=%q: want pressure, nf, mem-only or util:<pct>", filter)
+		return Config{}, fmt.Errorf("aegis: parameter filter=%q: want pressure, nf, mem-only or util:<pct>", filter)
 	}
-	return NewWith(c), nil
+	return c, nil
 }
 
 // NewWith builds the AEGIS policy from a configuration.

@@ -72,7 +72,12 @@ func New(params map[string]string) (*colloc.Scheduler, error) {
 // (paper|original), guard_mib, priority_ratio, and the machinery's hold,
 // tick, lookahead and recovery.
 func ParseConfig(params map[string]string) (Config, error) {
-	p := policies.NewParams(params)
+	return ReadConfig(policies.NewParams(params))
+}
+
+// ReadConfig reads a configuration from p (see ParseConfig); unknown keys
+// and bad values are errors.
+func ReadConfig(p *policies.Params) (Config, error) {
 	variant := p.String("variant", Paper, "Lucid variant", Paper, Original)
 	def := DefaultConfig(variant)
 	c := def
