@@ -203,11 +203,16 @@ func TestMemoryRamp(t *testing.T) {
 		require.NoError(t, s.Apply(policies.Wake{At: at * sec}))
 	}
 	want := map[time.Duration]float64{9: 500, 14: 500 + (13238-500)/3.0, 24: 13238, 40: 13238}
+	// While it ramps the measurement may change at the next second; from
+	// the first whole second with the ramp done (9 + 15 s) on, never.
+	until := map[time.Duration]time.Duration{9: 10 * sec, 14: 15 * sec, 24: math.MaxInt64, 40: math.MaxInt64}
 	for range 4 {
 		evs, err := s.Next()
 		require.NoError(t, err)
 		at := evs[len(evs)-1].At() / sec
-		require.InDelta(t, want[at], s.View().GPUs[0].UsedMiB, 1e-6, "t=%ds", at)
+		v := s.View()
+		require.InDelta(t, want[at], v.GPUs[0].UsedMiB, 1e-6, "t=%ds", at)
+		require.Equal(t, until[at], v.Telemetry.(policies.SteadyTelemetry).UsedMiBUntil(0), "t=%ds", at)
 	}
 }
 

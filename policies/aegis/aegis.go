@@ -8,9 +8,11 @@ package aegis
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/colloc"
@@ -72,6 +74,9 @@ type Policy struct {
 	memo     [][4]float64
 	memoDone [][4]bool
 	xs, tmp  []float64
+	bnd      [3]bounds
+	verdicts []verdict     // the filter's last answer per GPU
+	until    time.Duration // horizon of the last Admit
 }
 
 // New builds the AEGIS policy from key=value parameters (see ReadConfig).
@@ -181,6 +186,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		p.memoDone = make([][4]bool, len(v.GPUs))
 		p.win = make([][]policies.Sample, len(v.GPUs))
 		p.winDone = make([]bool, len(v.GPUs))
+		p.verdicts = make([]verdict, len(v.GPUs))
 	}
 	clear(p.memoDone)
 	clear(p.winDone)
@@ -214,6 +220,7 @@ func (p *Policy) score(v *policies.View, g, sig int) float64 {
 
 // Admit implements colloc.Rule: memory feasibility, then the pressure filter.
 func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
+	p.until = colloc.Never
 	if p.cfg.Placement == RR {
 		return ""
 	}
@@ -221,26 +228,83 @@ func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
 	if !ok {
 		return "memory-unavailable"
 	}
+	p.until = colloc.MemoryUntil(v, g)
 	if colloc.UsableFree(&v.GPUs[g]) < need {
 		return "memory"
 	}
-	if p.cfg.Filter == "pressure" || p.cfg.Filter == "util" {
-		if p.window(v, g); len(p.win[g]) == 0 {
-			return "window" // nothing observed of the current mix yet
+	if p.cfg.Filter != "pressure" && p.cfg.Filter != "util" {
+		return ""
+	}
+	reason, until := p.filter(v, g)
+	p.until = min(p.until, until)
+	return reason
+}
+
+// Until implements colloc.Horizon: when Admit(v, j, g), just asked, could
+// answer differently if nothing happens. Memory answers change only when
+// the measured memory does (colloc.MemoryUntil); the filter's as filter
+// says.
+func (p *Policy) Until(v *policies.View, j *policies.Job, g int) time.Duration {
+	return p.until
+}
+
+// verdict is the filter's last answer on a GPU and how long it holds.
+type verdict struct {
+	ok     bool
+	jobs   []policies.JobID // the GPU's jobs when it was given
+	anchor time.Duration    // their latest first activity
+	until  time.Duration
+	reason string
+}
+
+// filter returns the window filter's answer on GPU g ("window", "pressure"
+// or "") and the earliest time it could change if nothing happens. The
+// window depends only on the GPU's jobs (all active: a GPU in hold is not
+// asked), their latest first activity and the time, so an answer is reused
+// until it could change or the jobs do. An empty window gains its first
+// sample at the first whole second at or after the anchor; otherwise the
+// answer can change only at a whole second, once enough new samples (each
+// anywhere in its signal's range) could move a score across its threshold
+// (flipAfter).
+func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
+	var anchor time.Duration
+	for _, id := range v.GPUs[g].Jobs {
+		if jb := v.Job(id); jb.Active {
+			anchor = max(anchor, jb.ActiveAt)
 		}
 	}
-	switch p.cfg.Filter {
-	case "pressure":
-		t := p.cfg.Thresholds
-		if p.score(v, g, smact) >= t[0] && (p.score(v, g, smocc) >= t[1] || p.score(v, g, drama) >= t[2]) {
-			return "pressure"
-		}
-	case "util":
-		if p.score(v, g, util) >= p.cfg.UtilPct {
-			return "pressure"
-		}
+	c := &p.verdicts[g]
+	if c.ok && v.Now < c.until && c.anchor == anchor && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
+		return c.reason, c.until
 	}
-	return ""
+	c.ok, c.anchor, c.jobs = true, anchor, append(c.jobs[:0], v.GPUs[g].Jobs...)
+	sec := v.Now.Truncate(time.Second)
+	if p.window(v, g); len(p.win[g]) == 0 {
+		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
+			c.reason, c.until = "window", v.Now
+			return c.reason, c.until
+		}
+		first := anchor.Truncate(time.Second)
+		if first < anchor {
+			first += time.Second
+		}
+		c.reason, c.until = "window", max(first, sec+time.Second) // nothing observed of the current mix yet
+		return c.reason, c.until
+	}
+	c.reason = ""
+	if p.rejects(v, g) {
+		c.reason = "pressure"
+	}
+	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
+		// Samples may be missed or late: the window's future is unknown.
+		c.until = v.Now
+		return c.reason, c.until
+	}
+	c.until = colloc.Never
+	if k := p.flipAfter(v, g, c.reason != ""); k > 0 {
+		c.until = sec + time.Duration(k)*time.Second
+	}
+	return c.reason, c.until
 }
 
 // Score implements colloc.Rule: MFM prefers the most usable free memory, MU
@@ -263,4 +327,180 @@ func (p *Policy) Score(v *policies.View, j *policies.Job, g int) float64 {
 // Placed implements colloc.Placer: it advances the round-robin cursor.
 func (p *Policy) Placed(j *policies.Job, gpus []int) {
 	p.next = gpus[len(gpus)-1] + 1
+}
+
+// flipAfter returns the fewest whole seconds after which GPU g's window
+// verdict (reject) could change, or 0 if it cannot change while nothing
+// happens: it bounds every score the window can have after k more samples.
+func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
+	win := p.win[g]
+	n := p.cfg.Window
+	b := &p.bnd
+	const eps = 1e-9
+	if p.cfg.Filter == "util" {
+		b[0].reset(win, util, n)
+		for k := 1; k <= len(win)+n; k++ {
+			lb, ub := b[0].after(k, n, 0, 100)
+			if (reject && lb < p.cfg.UtilPct+eps) || (!reject && ub >= p.cfg.UtilPct-eps) {
+				return k
+			}
+		}
+		return 0
+	}
+	for i, sig := range [3]int{smact, smocc, drama} {
+		b[i].reset(win, sig, n)
+	}
+	t := p.cfg.Thresholds
+	for k := 1; k <= len(win)+n; k++ {
+		la, ua := b[0].after(k, n, 0, 1)
+		if reject {
+			if la < t[0]+eps {
+				return k
+			}
+			if lo, _ := b[1].after(k, n, 0, 1); lo >= t[1]+eps {
+				continue
+			}
+			if ld, _ := b[2].after(k, n, 0, 1); ld < t[2]+eps {
+				return k
+			}
+			continue
+		}
+		if ua < t[0]-eps {
+			continue
+		}
+		_, uo := b[1].after(k, n, 0, 1)
+		_, ud := b[2].after(k, n, 0, 1)
+		if uo >= t[1]-eps || ud >= t[2]-eps {
+			return k
+		}
+	}
+	return 0
+}
+
+// rejects is the window verdict of this decision on GPU g.
+func (p *Policy) rejects(v *policies.View, g int) bool {
+	if p.cfg.Filter == "util" {
+		return p.score(v, g, util) >= p.cfg.UtilPct
+	}
+	t := p.cfg.Thresholds
+	return p.score(v, g, smact) >= t[0] && (p.score(v, g, smocc) >= t[1] || p.score(v, g, drama) >= t[2])
+}
+
+// bounds bounds one signal's window score after more samples arrive.
+type bounds struct {
+	xs     []float64 // the window's values, oldest first
+	sorted []float64 // the values still in the window, ascending
+	sum    float64   // their sum
+	drop   int       // oldest values dropped so far
+	// For a full window (n samples, α = 2/(n+1)): pw[m] = (1−α)^m and
+	// tail[d] = Σ_{i>d} α(1−α)^(L−1−i)·xs[i], so that the EWMA of xs[d:]
+	// is pw[L−1−d]·xs[d] + tail[d].
+	pw, tail []float64
+}
+
+func (b *bounds) reset(win []policies.Sample, sig, n int) {
+	b.xs, b.sorted, b.sum, b.drop = b.xs[:0], b.sorted[:0], 0, 0
+	for _, x := range win {
+		var v float64
+		switch sig {
+		case smact:
+			v = x.SMACT
+		case smocc:
+			v = x.SMOCC
+		case drama:
+			v = x.DRAMA
+		default:
+			v = x.UtilPct
+		}
+		b.xs = append(b.xs, v)
+		b.sum += v
+	}
+	b.sorted = append(b.sorted, b.xs...)
+	insertionSort(b.sorted)
+	L := len(b.xs)
+	alpha := 2 / float64(n+1)
+	b.pw = append(b.pw[:0], 1)
+	for m := 1; m <= max(n, L); m++ {
+		b.pw = append(b.pw, b.pw[m-1]*(1-alpha))
+	}
+	b.tail = slices.Grow(b.tail[:0], L)[:L]
+	if L > 0 {
+		b.tail[L-1] = 0
+		for d := L - 2; d >= 0; d-- {
+			b.tail[d] = b.tail[d+1] + alpha*b.pw[L-2-d]*b.xs[d+1]
+		}
+	}
+}
+
+// after returns bounds of the score 0.25·(mean + median + p95 + EWMA) of
+// the window after k more samples, each anywhere in [lo, hi], with the
+// window holding at most n samples. k must not decrease between calls.
+func (b *bounds) after(k, n int, lo, hi float64) (float64, float64) {
+	L := len(b.xs)
+	size := min(n, L+k)
+	for d := L + k - size; b.drop < d && b.drop < L; b.drop++ {
+		x := b.xs[b.drop]
+		i, _ := slices.BinarySearch(b.sorted, x)
+		b.sorted = slices.Delete(b.sorted, i, i+1)
+		b.sum -= x
+	}
+	r := len(b.sorted)
+	added := size - r
+	if r == 0 {
+		return lo, hi
+	}
+	// Order statistic i of the new window lies between the old remaining
+	// ones at ranks i−added and i.
+	stat := func(i int) (float64, float64) {
+		l, u := lo, hi
+		if i-added >= 0 {
+			l = b.sorted[i-added]
+		}
+		if i < r {
+			u = b.sorted[i]
+		}
+		return l, u
+	}
+	quant := func(q float64) (float64, float64) {
+		pos := q * float64(size-1)
+		i := int(math.Floor(pos))
+		l0, u0 := stat(i)
+		if i >= size-1 {
+			return l0, u0
+		}
+		f := pos - float64(i)
+		l1, u1 := stat(i + 1)
+		return l0 + f*(l1-l0), u0 + f*(u1-u0)
+	}
+	meanL := (b.sum + float64(added)*lo) / float64(size)
+	meanU := (b.sum + float64(added)*hi) / float64(size)
+	medL, medU := quant(0.5)
+	p95L, p95U := quant(0.95)
+	// EWMA of the remaining old values, then added new ones.
+	var e, w float64
+	if d := L - r; size == n {
+		e = b.pw[L-1-d]*b.xs[d] + b.tail[d]
+		w = b.pw[added]
+	} else { // the window is still growing: α depends on its size
+		alpha := 2 / float64(size+1)
+		e = b.xs[d]
+		for _, x := range b.xs[d+1:] {
+			e = alpha*x + (1-alpha)*e
+		}
+		w = math.Pow(1-alpha, float64(added))
+	}
+	ewL, ewU := w*e+(1-w)*lo, w*e+(1-w)*hi
+	return 0.25 * (meanL + medL + p95L + ewL), 0.25 * (meanU + medU + p95U + ewU)
+}
+
+// insertionSort sorts a short slice ascending (windows hold tens of values).
+func insertionSort(s []float64) {
+	for i := 1; i < len(s); i++ {
+		x := s[i]
+		j := i
+		for ; j > 0 && s[j-1] > x; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+	}
 }

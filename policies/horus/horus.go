@@ -9,6 +9,8 @@
 package horus
 
 import (
+	"time"
+
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/colloc"
 )
@@ -129,3 +131,7 @@ func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 	}
 	return r.MemWeight*m + d + float64(len(v.GPUs[g].Jobs))
 }
+
+// Until implements colloc.Horizon: the rule reads only profiles and the
+// GPUs' job lists, which change only with events.
+func (Rule) Until(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }

@@ -10,6 +10,8 @@
 package lucid
 
 import (
+	"time"
+
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/colloc"
 )
@@ -141,3 +143,7 @@ func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 	return colloc.Projected(v, j, g, colloc.LucidClass) +
 		colloc.Projected(v, j, g, colloc.PeakMiB)/v.GPUs[g].CapacityMiB/2
 }
+
+// Until implements colloc.Horizon: the rule reads only profiles and the
+// GPUs' job lists, which change only with events.
+func (Rule) Until(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }
