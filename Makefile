@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/aegis
 
-.PHONY: help build test fmtcheck bench demo fmt vet fuzz gpu-build gpu-check
+.PHONY: help build test fmtcheck bench demo fmt vet fuzz reproduce gpu-build gpu-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -27,6 +27,9 @@ bench: ## run the benchmarks
 
 demo: build ## simulate the embedded demo trace under Exclusive on 3 x A100-40GB
 	./$(BIN) simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1
+
+reproduce: build ## run every shipped spec (experiments/*.yaml) into results/paper
+	./$(BIN) run experiments/*.yaml --out results/paper
 
 fmt: ## format the code
 	gofmt -w $$(git ls-files '*.go')
