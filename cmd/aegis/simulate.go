@@ -102,6 +102,7 @@ DIR/events.jsonl.`,
 	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable; see aegis policies)")
 	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable; see aegis policies)")
 	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
+	addProfileFlags(c)
 	return c
 }
 
