@@ -398,6 +398,9 @@ func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, erro
 			rows[k] = append(rows[k], r)
 		}
 		for _, k := range order {
+			if k.config == m.Spec.Normalize {
+				continue // all ones by definition
+			}
 			rs := rows[k]
 			row := append([]results.Cell{{Text: k.config}}, pointCells(rs[0].labels)...)
 			for c := range 7 {

@@ -178,3 +178,54 @@ func TestRunSpecInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, len(ents), rep.Skipped)
 }
+
+// reduced shrinks a loaded spec for a quick end-to-end run: its first seed,
+// the first jobs of each trace, the first values of each sweep axis.
+func reduced(s *Spec, jobs, values int) {
+	s.Seeds = s.Seeds[:1]
+	for i, t := range s.trs {
+		cp := *t
+		cp.Jobs = t.Jobs[:min(jobs, len(t.Jobs))]
+		cp.Lines = nil
+		s.trs[i] = &cp
+	}
+	for i := range s.Sweep {
+		ax := &s.Sweep[i]
+		if len(ax.Product) > 0 {
+			for k := range ax.Product {
+				ax.Product[k] = ax.Product[k][:min(values, len(ax.Product[k]))]
+			}
+		} else {
+			ax.Values = ax.Values[:min(values, len(ax.Values))]
+		}
+	}
+}
+
+// TestShippedSpecs runs a reduced version of every shipped spec end to end.
+func TestShippedSpecs(t *testing.T) {
+	paths, err := filepath.Glob("*.yaml") // this package's directory is experiments/
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			s, err := LoadSpec(p)
+			require.NoError(t, err)
+			require.Equal(t, strings.TrimSuffix(filepath.Base(p), ".yaml"), s.Name, "a shipped spec is named after its file")
+			reduced(s, 6, 2)
+			dir := t.TempDir()
+			rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+			require.NoError(t, err)
+			require.Equal(t, rep.Cells, rep.Ran)
+			require.FileExists(t, filepath.Join(dir, RunFile))
+			require.FileExists(t, filepath.Join(dir, "cells.csv"))
+			if s.Normalize != "" {
+				require.FileExists(t, filepath.Join(dir, "normalized.csv"))
+			}
+			if s.Table != "" {
+				for _, f := range []string{"table.md", "table.csv", "table.tex"} {
+					require.FileExists(t, filepath.Join(dir, f))
+				}
+			}
+		})
+	}
+}

@@ -51,9 +51,10 @@ type Spec struct {
 	// queue and exec mean/p95 and failed/recovered attempts, like Tables
 	// 3–6; needs normalize), or empty for none.
 	Table string `yaml:"table" json:"table,omitempty"`
-	// Plots is the format of the figures drawn from the results ("svg",
-	// the default, or "png"; every figure the result files allow, see aegis
-	// plot), or "none".
+	// Figures names the figures drawn from the results (see aegis plot);
+	// none when empty.
+	Figures []string `yaml:"figures" json:"figures,omitempty"`
+	// Plots is the figures' format: "svg" (the default) or "png".
 	Plots string `yaml:"plots" json:"plots,omitempty"`
 	// Telemetry makes every cell also write telemetry.csv.
 	Telemetry bool `yaml:"telemetry" json:"telemetry,omitempty"`
@@ -135,7 +136,7 @@ const (
 )
 
 // plotFormats are the values of a spec's plots key.
-var plotFormats = []string{"", "svg", "png", "none"}
+var plotFormats = []string{"", "svg", "png"}
 
 // maxCells bounds the cells of one spec.
 const maxCells = 1_000_000
@@ -373,7 +374,15 @@ func (s *Spec) check(root *yaml.Node) error {
 		return a.errf([]any{"table"}, "unknown table %q (want %s or %s)", s.Table, TablePerTrace, TableNormalized)
 	}
 	if !slices.Contains(plotFormats, s.Plots) {
-		return a.errf([]any{"plots"}, "%q: want svg, png or none", s.Plots)
+		return a.errf([]any{"plots"}, "%q: want svg or png", s.Plots)
+	}
+	for i, f := range s.Figures {
+		if !slices.Contains(FigureNames, f) {
+			return a.errf([]any{"figures", i}, "unknown figure %q (known: %s)", f, strings.Join(FigureNames, ", "))
+		}
+		if j := slices.Index(s.Figures, f); j < i {
+			return a.errf([]any{"figures", i}, "%q repeats figures[%d]", f, j)
+		}
 	}
 	// Every cell's parameters must build its policy and truth: first each
 	// config alone, then at every sweep point, naming the axis at fault.

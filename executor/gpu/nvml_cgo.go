@@ -188,7 +188,7 @@ func (g *goNVML) GPMMetrics(first, second gpmHandle, metrics []gpmMetric) ([]flo
 	if len(metrics) > len(nvml.GpmMetricsGetType{}.Metrics) {
 		return nil, nil, fmt.Errorf("%d GPM metrics requested, NVML takes at most %d", len(metrics), len(nvml.GpmMetricsGetType{}.Metrics))
 	}
-	req := &nvml.GpmMetricsGetType{NumMetrics: uint32(len(metrics)), Sample1: s1, Sample2: s2}
+	req := &nvml.GpmMetricsGetType{Version: nvml.GPM_METRICS_GET_VERSION, NumMetrics: uint32(len(metrics)), Sample1: s1, Sample2: s2}
 	for k, m := range metrics {
 		id, ok := gpmIDs[m]
 		if !ok {

@@ -95,8 +95,8 @@ func TestWindowAnchorByTimestamp(t *testing.T) {
 // horizonRule rejects every GPU ("busy") and says when that could change.
 type horizonRule struct{ until time.Duration }
 
-func (horizonRule) Admit(*policies.View, *policies.Job, int) string           { return "busy" }
-func (horizonRule) Score(*policies.View, *policies.Job, int) float64          { return 0 }
+func (horizonRule) Admit(*policies.View, *policies.Job, int) string          { return "busy" }
+func (horizonRule) Score(*policies.View, *policies.Job, int) float64         { return 0 }
 func (r horizonRule) Until(*policies.View, *policies.Job, int) time.Duration { return r.until }
 
 // rejectRule rejects every GPU and cannot tell when that changes.
