@@ -155,6 +155,9 @@ type Sim struct {
 	out   []policies.Event
 	ret   int // events of out already returned by Next
 	wakes map[time.Duration]bool
+	// fault is the first defect of a model the run met (a rate that is not
+	// a positive number); Next reports it.
+	fault error
 	// wokeAt is the instant of the last immediate wake-up (a Wake not
 	// after now), when wokeNow.
 	wokeAt  time.Duration
@@ -319,6 +322,9 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 	if len(s.out) > s.ret { // events of actions applied since the last call
 		evs := s.out[s.ret:]
 		s.ret = len(s.out)
+		if err := s.checkActions(evs); err != nil {
+			return nil, fmt.Errorf("sim: invariant violated after the policy's actions at t=%v: %w", s.now, err)
+		}
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
@@ -345,6 +351,9 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		}
 		// Invariants hold at the end of each instant (an allocation at
 		// first activity may cross capacity and fail in the same instant).
+		if s.fault != nil {
+			return nil, fmt.Errorf("sim: at t=%v: %w", s.now, s.fault)
+		}
 		if len(s.out) > 0 {
 			if err := s.check(last.job); err != nil {
 				return nil, fmt.Errorf("sim: invariant violated after %s at t=%v (job %d, GPU %d): %w",
@@ -595,7 +604,10 @@ func (s *Sim) retime(id int) {
 		rate = min(rate, s.cfg.Interference.Rate(j.w.PerGPU[k], co))
 	}
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
-		rate = 1e-6 // a model defect must not stall time; check() reports nothing here
+		if s.fault == nil {
+			s.fault = fmt.Errorf("the interference model gave job %d (%s) a rate of %v on GPUs %v", id, j.w.ID, rate, pj.On)
+		}
+		rate = 1e-6 // keeps time moving until Next reports the fault
 	}
 	if rate == j.rate && j.rate > 0 {
 		return
@@ -687,6 +699,29 @@ func (s *Sim) oomVictim(g int) int {
 		}
 	}
 	return victim
+}
+
+// checkActions checks the invariants for the jobs that the events of a
+// policy's actions (started, stopped) name.
+func (s *Sim) checkActions(evs []policies.Event) error {
+	job := -1
+	for _, e := range evs {
+		switch e := e.(type) {
+		case policies.JobStarted:
+			job = int(e.Job)
+		case policies.JobStopped:
+			job = int(e.Job)
+		default:
+			continue
+		}
+		if err := s.check(job); err != nil {
+			return err
+		}
+	}
+	if job < 0 {
+		return s.check(-1)
+	}
+	return nil
 }
 
 // check verifies the simulator's invariants on every GPU and on the job an

@@ -253,20 +253,31 @@ func TestLoopReportsUnfinishedJobs(t *testing.T) {
 }
 
 func TestApplyRejectsBadPlacements(t *testing.T) {
-	specs := []sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2}}
+	specs := []sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
+		{Name: "c", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: time.Hour}}
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100()}, specs)
 	require.NoError(t, err)
 	_, err = s.Next()
 	require.NoError(t, err)
-	for name, a := range map[string]policies.Action{
-		"no such gpu":     policies.Place{Job: 0, GPUs: []int{7}},
-		"wrong count":     policies.Place{Job: 0, GPUs: []int{0, 1}},
-		"gpu twice":       policies.Place{Job: 1, GPUs: []int{1, 1}},
-		"no such job":     policies.Place{Job: 9, GPUs: []int{0}},
-		"stop not queued": policies.Stop{Job: 5},
+	for _, tc := range []struct {
+		name string
+		a    policies.Action
+		want string
+	}{
+		{"no such gpu", policies.Place{Job: 0, GPUs: []int{7}}, "sim: place job 0: no GPU 7"},
+		{"wrong count", policies.Place{Job: 0, GPUs: []int{0, 1}}, "sim: place job 0 on 2 GPUs; it needs 1"},
+		{"gpu twice", policies.Place{Job: 1, GPUs: []int{1, 1}}, "sim: place job 1: GPU 1 given twice"},
+		{"no such job", policies.Place{Job: 9, GPUs: []int{0}}, "sim: place: no job 9"},
+		{"not yet arrived", policies.Place{Job: 2, GPUs: []int{0}}, "sim: place job 2: it is waiting, not pending"},
+		{"stop not arrived", policies.Stop{Job: 2}, "sim: stop job 2: not a pending job"},
+		{"stop no such job", policies.Stop{Job: 5}, "sim: stop job 5: not a pending job"},
 	} {
-		require.Error(t, s.Apply(a), name)
+		require.EqualError(t, s.Apply(tc.a), tc.want, tc.name)
 	}
+	// A running job is not pending either.
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.EqualError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{1}}), "sim: place job 0: it is running, not pending")
+	require.EqualError(t, s.Apply(policies.Stop{Job: 0}), "sim: stop job 0: not a pending job")
 }
 
 // A Wake at or before now fires at once (a Wakeup at now, once per

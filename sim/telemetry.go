@@ -32,14 +32,29 @@ type segment struct {
 
 type history struct {
 	segs []segment
-	// cache holds computed samples by whole second modulo its size. A
-	// sample is final once computed: samples are read only between calls
-	// of Next, after every change of the current instant has been recorded,
-	// and never for a second after now.
-	cache [cacheLen]cached
+	// cache holds computed samples by whole second modulo its size, which
+	// grows to the longest window asked for (a power of two of at least
+	// minCache), so a window's samples are computed once. A sample is final
+	// once computed: samples are read only between calls of Next, after
+	// every change of the current instant has been recorded, and never for
+	// a second after now.
+	cache []cached
 }
 
-const cacheLen = 1024
+// minCache is the smallest sample cache.
+const minCache = 64
+
+// fit grows the cache to hold n consecutive seconds.
+func (h *history) fit(n int) {
+	if n <= len(h.cache) {
+		return
+	}
+	size := minCache
+	for size < n {
+		size *= 2
+	}
+	h.cache = make([]cached, size)
+}
 
 type cached struct {
 	k  int64
@@ -88,6 +103,7 @@ type telemetry struct{ s *Sim }
 // Samples implements policies.Telemetry.
 func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 	last := int64(tm.s.now / time.Second)
+	tm.s.gpus[g].tel.fit(n)
 	for k := max(last-int64(n)+1, 0); k <= last; k++ {
 		dst = append(dst, tm.s.cachedSample(g, k))
 	}
@@ -96,7 +112,9 @@ func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 
 // cachedSample is sample through GPU g's cache.
 func (s *Sim) cachedSample(g int, k int64) policies.Sample {
-	c := &s.gpus[g].tel.cache[k%cacheLen]
+	h := &s.gpus[g].tel
+	h.fit(minCache)
+	c := &h.cache[k%int64(len(h.cache))]
 	if !c.ok || c.k != k {
 		*c = cached{k: k, ok: true, x: s.sample(g, k)}
 	}
@@ -115,7 +133,7 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	for _, j := range seg.jobs {
 		p := j.prof
 		u := func(sig uint64) float64 {
-			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), uint64(j.id)<<8|uint64(j.attempt), sig)
+			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), noiseKey(j.id, j.attempt), sig)
 		}
 		sm := draw(p.SMACT, u(1), noise)
 		x.SMACT += sm
