@@ -117,6 +117,7 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable; see aegis policies)")
 	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
 	f.BoolVar(&telemetry, "telemetry", false, "also write telemetry.csv (every GPU's 1 Hz sample) into --out")
+	addProfileFlags(c)
 	return c
 }
 
