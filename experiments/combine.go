@@ -62,6 +62,13 @@ func (d *cellData) metric(name string) float64 {
 // normalizes) and the table in Markdown, CSV and LaTeX (when it asks for
 // one). It returns the paths written.
 func Combine(dir string, m *Meta) ([]string, error) {
+	if m.Spec.Stacking != nil {
+		out, err := combineStacking(dir, m)
+		if err != nil {
+			return nil, err
+		}
+		return writeAll(dir, out)
+	}
 	data := make([]*cellData, len(m.Cells))
 	for i, c := range m.Cells {
 		d, err := readCell(dir, m, c)
@@ -115,6 +122,11 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		}
 		out["table.md"], out["table.csv"], out["table.tex"] = md.Bytes(), tc.Bytes(), tex.Bytes()
 	}
+	return writeAll(dir, out)
+}
+
+// writeAll writes files into dir, each atomically, in name order.
+func writeAll(dir string, out map[string][]byte) ([]string, error) {
 	var paths []string
 	for _, name := range sortedKeys(out) {
 		p := filepath.Join(dir, name)

@@ -179,6 +179,18 @@ func (s *Spec) cellDone(dir string, c Cell) bool {
 
 // cellKey hashes everything that determines a cell's outputs.
 func (s *Spec) cellKey(c Cell) string {
+	if s.Stacking != nil {
+		cfg, err := s.stackConfig(c.Point, c.Seed)
+		if err != nil {
+			return ""
+		}
+		b, _ := json.Marshal(struct {
+			Sequence, Server string
+			Config           any
+			Model            string
+		}{s.trHash[c.trace], s.server.String(), cfg, modelHash(cfg.Interference)})
+		return hashBytes(b)
+	}
 	r, err := s.cellRun(c.config, c.Point)
 	if err != nil {
 		return ""
@@ -212,6 +224,19 @@ func modelHash(m models.Interference) string {
 
 // runCell simulates cell c and writes its directory atomically.
 func (s *Spec) runCell(dir string, c Cell) error {
+	if s.Stacking != nil {
+		files, err := s.runStackCell(c)
+		if err != nil {
+			return err
+		}
+		b, err := json.MarshalIndent(cellRecord{Spec: s.Name, SpecHash: s.hash, Key: s.cellKey(c), Cell: c,
+			Truth: s.truthSettings(c)}, "", "  ")
+		if err != nil {
+			return err
+		}
+		files[CellFile] = append(b, '\n')
+		return writeDirAtomic(filepath.Join(dir, c.ID), files)
+	}
 	r, err := s.cellRun(c.config, c.Point)
 	if err != nil {
 		return err
@@ -387,6 +412,17 @@ func (s *Spec) meta(opt RunOptions) (*Meta, error) {
 		MemoryMiB: s.server.Type.MemoryMiB, Pressure: s.server.Type.Pressure}
 	if opt.Shards > 0 {
 		m.Shard = strconv.Itoa(opt.Shard) + "/" + strconv.Itoa(opt.Shards)
+	}
+	if s.Stacking != nil {
+		for i, q := range s.seqs {
+			m.Traces = append(m.Traces, TraceInfo{Name: q.Name, Source: "stacking sequence from " + filepath.ToSlash(s.stackDir),
+				Jobs: len(q.Jobs), SHA256: s.trHash[i]})
+		}
+		m.Models = append(m.Models, ModelInfo{Config: "stacking", Interference: modelHash(s.stackInter)})
+		for _, c := range m.Cells {
+			m.Configs = append(m.Configs, CellSetting{ID: c.ID, Truth: s.truthSettings(c)})
+		}
+		return m, nil
 	}
 	for i, t := range s.trs {
 		src := s.Traces[i].Trace
