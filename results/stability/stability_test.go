@@ -1,4 +1,4 @@
-package stability
+package stability_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results/runfiles"
+	"github.com/aegis-sched/aegis/results/stability"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -32,8 +33,8 @@ func att(job int, gpus []int, active, end float64) runfiles.Attempt {
 	return runfiles.Attempt{Job: job, Attempt: 1, GPUs: gpus, Start: active - 5, Active: active, End: end, Outcome: "finished"}
 }
 
-func byKey(pts []Point) map[[2]any]Point {
-	m := map[[2]any]Point{}
+func byKey(pts []stability.Point) map[[2]any]stability.Point {
+	m := map[[2]any]stability.Point{}
 	for _, p := range pts {
 		m[[2]any{p.WindowS, p.Signal}] = p
 	}
@@ -41,15 +42,15 @@ func byKey(pts []Point) map[[2]any]Point {
 }
 
 func TestConstantSignalHasNoError(t *testing.T) {
-	r := Run{Name: "r", Tel: &runfiles.Telemetry{S: [][]policies.Sample{series(500, func(k int) float64 {
+	r := stability.Run{Name: "r", Tel: &runfiles.Telemetry{S: [][]policies.Sample{series(500, func(k int) float64 {
 		if k < 5 {
 			return 0
 		}
 		return 0.6
 	})}}, Attempts: []runfiles.Attempt{att(0, []int{0}, 5, 450)}}
-	pts, err := Compute(DefaultConfig(), r)
+	pts, err := stability.Compute(stability.DefaultConfig(), r)
 	require.NoError(t, err)
-	require.Len(t, pts, 12*len(Signals))
+	require.Len(t, pts, 12*len(stability.Signals))
 	for _, p := range pts {
 		require.InDelta(t, 0, p.WMAE, 1e-12, "%+v", p)
 		require.Equal(t, 1, p.Anchors)
@@ -73,15 +74,15 @@ func TestWindowErrorsAndWeights(t *testing.T) {
 	}
 	gpu0 := series(1200, transient)
 	gpu1 := series(1200, func(int) float64 { return 0.3 })
-	r := Run{Name: "r", Tel: &runfiles.Telemetry{S: [][]policies.Sample{gpu0, gpu1}},
+	r := stability.Run{Name: "r", Tel: &runfiles.Telemetry{S: [][]policies.Sample{gpu0, gpu1}},
 		Attempts: []runfiles.Attempt{
 			att(0, []int{0}, a, 1010),    // mix of 1000 s on GPU 0
 			att(1, []int{1}, 100, 400),   // 300 s alone on GPU 1 ...
 			att(2, []int{1}, 400, 450),   // ... then a 50 s mix: too short, left out
 			att(3, []int{1}, 1100, 1200), // 100 s, up to the telemetry's end: left out
 		}}
-	c := Config{Windows: []int{10, 30, 120}, Reference: 200}
-	pts, err := Compute(c, r)
+	c := stability.Config{Windows: []int{10, 30, 120}, Reference: 200}
+	pts, err := stability.Compute(c, r)
 	require.NoError(t, err)
 	got := byKey(pts)
 	score := func(from, to int) float64 { // seconds [from, to]
@@ -104,12 +105,12 @@ func TestWindowErrorsAndWeights(t *testing.T) {
 }
 
 func TestComputeErrors(t *testing.T) {
-	r := Run{Name: "r", Tel: &runfiles.Telemetry{S: [][]policies.Sample{series(10, func(int) float64 { return 0 })}}}
-	_, err := Compute(Config{Windows: []int{300}, Reference: 200}, r)
+	r := stability.Run{Name: "r", Tel: &runfiles.Telemetry{S: [][]policies.Sample{series(10, func(int) float64 { return 0 })}}}
+	_, err := stability.Compute(stability.Config{Windows: []int{300}, Reference: 200}, r)
 	require.ErrorContains(t, err, "window 300 s")
-	_, err = Compute(Config{Reference: 200}, r)
+	_, err = stability.Compute(stability.Config{Reference: 200}, r)
 	require.Error(t, err)
-	_, err = Compute(DefaultConfig(), Run{Name: "empty"})
+	_, err = stability.Compute(stability.DefaultConfig(), stability.Run{Name: "empty"})
 	require.ErrorContains(t, err, "run empty has no telemetry")
 }
 
@@ -127,15 +128,15 @@ func TestWriteDirFromSimulatedRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(run, "telemetry.csv"), tel.Bytes(), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(run, "events.jsonl"), ev.Bytes(), 0o644))
 	out := t.TempDir()
-	require.NoError(t, WriteDir(out, DefaultConfig(), run))
+	require.NoError(t, stability.WriteDir(out, stability.DefaultConfig(), run))
 	b, err := os.ReadFile(filepath.Join(out, "stability.csv"))
 	require.NoError(t, err)
 	tb, err := runfiles.ParseTable("stability.csv", bytes.NewReader(b), "window_s", "signal", "wmae")
 	require.NoError(t, err)
-	require.Equal(t, 12*len(Signals), tb.Len())
+	require.Equal(t, 12*len(stability.Signals), tb.Len())
 	first, err := tb.Float(0, "wmae")
 	require.NoError(t, err)
-	last, err := tb.Float(tb.Len()-len(Signals), "wmae")
+	last, err := tb.Float(tb.Len()-len(stability.Signals), "wmae")
 	require.NoError(t, err)
 	require.Greater(t, first, last, "a 10 s window errs more than a 120 s one on noisy telemetry")
 	require.True(t, strings.HasPrefix(string(b), "window_s,signal,wmae,anchors\n10,smact,"))
@@ -143,6 +144,6 @@ func TestWriteDirFromSimulatedRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, n, 10)
 
-	_, err = ReadRun(t.TempDir())
+	_, err = stability.ReadRun(t.TempDir())
 	require.ErrorContains(t, err, "telemetry.csv")
 }
