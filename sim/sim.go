@@ -68,6 +68,11 @@ type Config struct {
 	Interference models.Interference
 	Truth        Truth
 	Seed         uint64
+	// Samples, when not nil, receives every GPU's 1 Hz telemetry sample
+	// once it is final, in time order (second, then GPU), from second 0
+	// to the last whole second of the run. Asking for samples changes
+	// nothing else the run produces.
+	Samples func(gpu int, second int64, x policies.Sample)
 }
 
 // JobSpec is a job to simulate.
@@ -167,6 +172,8 @@ type Sim struct {
 	live, arriving int
 	lastChange     time.Duration
 	co             []models.Profile // scratch
+	emitted        int64            // whole seconds already given to cfg.Samples
+	lastEvent      time.Duration    // the last instant that had events
 }
 
 // New builds a simulator for the given jobs. Every job's workload must be in
@@ -347,10 +354,26 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 					last.kind, last.t, last.job, last.gpu, err)
 			}
 			s.ret = len(s.out)
+			s.lastEvent = s.now
 			return s.out, nil
 		}
 	}
+	s.emitSamples(s.lastEvent.Truncate(time.Second) + time.Second)
 	return nil, nil
+}
+
+// emitSamples gives cfg.Samples every whole second before t not given yet.
+// It is called before a GPU's telemetry segment changes at t and at the end
+// of the run: seconds before t are final then, and their history still kept.
+func (s *Sim) emitSamples(t time.Duration) {
+	if s.cfg.Samples == nil {
+		return
+	}
+	for ; time.Duration(s.emitted)*time.Second < t; s.emitted++ {
+		for g := range s.gpus {
+			s.cfg.Samples(g, s.emitted, s.cachedSample(g, s.emitted))
+		}
+	}
 }
 
 func (s *Sim) running() int {
@@ -563,6 +586,7 @@ func (s *Sim) settle(id int) {
 // changed re-times the jobs on GPUs whose set of active jobs changed, and
 // re-plans their OOM events and telemetry.
 func (s *Sim) changed(gpus []int) {
+	s.emitSamples(s.now)
 	s.lastChange = s.now
 	for _, g := range gpus {
 		s.gpus[g].tel.record(s, g)
