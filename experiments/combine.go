@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/stability"
 )
 
 // readBuildInfo is debug.ReadBuildInfo.
@@ -62,6 +63,13 @@ func (d *cellData) metric(name string) float64 {
 // normalizes) and the table in Markdown, CSV and LaTeX (when it asks for
 // one). It returns the paths written.
 func Combine(dir string, m *Meta) ([]string, error) {
+	if m.Spec.Stacking != nil {
+		out, err := combineStacking(dir, m)
+		if err != nil {
+			return nil, err
+		}
+		return writeAll(dir, out)
+	}
 	data := make([]*cellData, len(m.Cells))
 	for i, c := range m.Cells {
 		d, err := readCell(dir, m, c)
@@ -98,6 +106,25 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		}
 		out["normalized.csv"] = writeNormalized(labelHead, norm)
 	}
+	if m.Spec.Stability {
+		var runs []stability.Run
+		for _, c := range m.Cells {
+			r, err := stability.ReadRun(filepath.Join(dir, "cells", c.ID))
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, r)
+		}
+		pts, err := stability.Compute(stability.DefaultConfig(), runs...)
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		if err := stability.WriteCSV(&b, pts); err != nil {
+			return nil, err
+		}
+		out["stability.csv"] = b.Bytes()
+	}
 	if m.Spec.Table != "" {
 		t, err := buildTable(m, data, norm)
 		if err != nil {
@@ -115,6 +142,11 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		}
 		out["table.md"], out["table.csv"], out["table.tex"] = md.Bytes(), tc.Bytes(), tex.Bytes()
 	}
+	return writeAll(dir, out)
+}
+
+// writeAll writes files into dir, each atomically, in name order.
+func writeAll(dir string, out map[string][]byte) ([]string, error) {
 	var paths []string
 	for _, name := range sortedKeys(out) {
 		p := filepath.Join(dir, name)
@@ -398,6 +430,9 @@ func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, erro
 			rows[k] = append(rows[k], r)
 		}
 		for _, k := range order {
+			if k.config == m.Spec.Normalize {
+				continue // all ones by definition
+			}
 			rs := rows[k]
 			row := append([]results.Cell{{Text: k.config}}, pointCells(rs[0].labels)...)
 			for c := range 7 {

@@ -113,6 +113,10 @@ type Run struct {
 	Interference models.Interference
 	// Truth overrides the default truth settings when non-nil.
 	Truth *sim.Truth
+	// Telemetry, when not nil, receives the run's telemetry.csv: every
+	// GPU's 1 Hz sample (results.TelemetryWriter). Other outputs do not
+	// change.
+	Telemetry io.Writer
 }
 
 // Outcome is what a run produced.
@@ -149,8 +153,17 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	for i, j := range r.Trace.Jobs {
 		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit, SoloS: j.SoloS}
 	}
-	s, err := sim.New(sim.Config{Server: r.Server, Catalog: cat, Interference: inter,
-		Truth: truth, Seed: r.Seed}, specs)
+	combine, err := models.TelemetryFor(r.Server.Type)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: r.Seed}
+	var tel *results.TelemetryWriter
+	if r.Telemetry != nil {
+		tel = results.NewTelemetryWriter(r.Telemetry)
+		cfg.Samples = tel.Sample
+	}
+	s, err := sim.New(cfg, specs)
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", r.Trace.Name, err)
 	}
@@ -170,6 +183,11 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if log != nil {
 		if err := log.Flush(); err != nil {
 			return nil, fmt.Errorf("event log: %w", err)
+		}
+	}
+	if tel != nil {
+		if err := tel.Flush(); err != nil {
+			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 	}
 	return &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}, nil

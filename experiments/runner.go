@@ -19,6 +19,7 @@ import (
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/plots"
 )
 
 // RunOptions control RunSpec.
@@ -159,9 +160,24 @@ feed:
 	if opt.Shards > 0 {
 		return rep, nil
 	}
-	files, err := Combine(opt.Out, meta)
+	files, err := Finish(opt.Out, meta)
 	rep.Files = append(rep.Files, files...)
 	return rep, err
+}
+
+// Finish writes a whole run's combined files (Combine) and draws the spec's
+// figures into dir; it returns the paths written.
+func Finish(dir string, m *Meta) ([]string, error) {
+	files, err := Combine(dir, m)
+	if err != nil || len(m.Spec.Figures) == 0 {
+		return files, err
+	}
+	format := m.Spec.Plots
+	if format == "" {
+		format = "svg"
+	}
+	figs, err := plots.DrawDir(dir, format, m.Spec.Figures...)
+	return append(files, figs...), err
 }
 
 // cellDone reports whether cell c's outputs exist for this spec.
@@ -179,6 +195,18 @@ func (s *Spec) cellDone(dir string, c Cell) bool {
 
 // cellKey hashes everything that determines a cell's outputs.
 func (s *Spec) cellKey(c Cell) string {
+	if s.Stacking != nil {
+		cfg, err := s.stackConfig(c.Point, c.Seed)
+		if err != nil {
+			return ""
+		}
+		b, _ := json.Marshal(struct {
+			Sequence, Server string
+			Config           any
+			Model            string
+		}{s.trHash[c.trace], s.server.String(), cfg, modelHash(cfg.Interference)})
+		return hashBytes(b)
+	}
 	r, err := s.cellRun(c.config, c.Point)
 	if err != nil {
 		return ""
@@ -212,12 +240,28 @@ func modelHash(m models.Interference) string {
 
 // runCell simulates cell c and writes its directory atomically.
 func (s *Spec) runCell(dir string, c Cell) error {
+	if s.Stacking != nil {
+		files, err := s.runStackCell(c)
+		if err != nil {
+			return err
+		}
+		b, err := json.MarshalIndent(cellRecord{Spec: s.Name, SpecHash: s.hash, Key: s.cellKey(c), Cell: c,
+			Truth: s.truthSettings(c)}, "", "  ")
+		if err != nil {
+			return err
+		}
+		files[CellFile] = append(b, '\n')
+		return writeDirAtomic(filepath.Join(dir, c.ID), files)
+	}
 	r, err := s.cellRun(c.config, c.Point)
 	if err != nil {
 		return err
 	}
 	r.Trace, r.Seed = s.trs[c.trace], c.Seed
-	var events bytes.Buffer
+	var events, tel bytes.Buffer
+	if s.Telemetry {
+		r.Telemetry = &tel
+	}
 	o, err := Simulate(r, &events)
 	if err != nil {
 		return err
@@ -225,6 +269,9 @@ func (s *Spec) runCell(dir string, c Cell) error {
 	files, err := o.Files(events.Bytes())
 	if err != nil {
 		return err
+	}
+	if s.Telemetry {
+		files["telemetry.csv"] = tel.Bytes()
 	}
 	rec := cellRecord{Spec: s.Name, SpecHash: s.hash, Key: s.cellKey(c), Cell: c, Params: r.Params,
 		Truth: s.truthSettings(c), Events: o.Events}
@@ -388,6 +435,17 @@ func (s *Spec) meta(opt RunOptions) (*Meta, error) {
 	if opt.Shards > 0 {
 		m.Shard = strconv.Itoa(opt.Shard) + "/" + strconv.Itoa(opt.Shards)
 	}
+	if s.Stacking != nil {
+		for i, q := range s.seqs {
+			m.Traces = append(m.Traces, TraceInfo{Name: q.Name, Source: "stacking sequence from " + filepath.ToSlash(s.stackDir),
+				Jobs: len(q.Jobs), SHA256: s.trHash[i]})
+		}
+		m.Models = append(m.Models, ModelInfo{Config: "stacking", Interference: modelHash(s.stackInter)})
+		for _, c := range m.Cells {
+			m.Configs = append(m.Configs, CellSetting{ID: c.ID, Truth: s.truthSettings(c)})
+		}
+		return m, nil
+	}
 	for i, t := range s.trs {
 		src := s.Traces[i].Trace
 		if src == "" {
@@ -519,7 +577,7 @@ func Merge(dirs []string, out string) ([]string, error) {
 	if err := writeFileAtomic(filepath.Join(out, RunFile), append(b, '\n')); err != nil {
 		return nil, err
 	}
-	files, err := Combine(out, base)
+	files, err := Finish(out, base)
 	return append([]string{filepath.Join(out, RunFile)}, files...), err
 }
 

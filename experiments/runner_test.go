@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"github.com/aegis-sched/aegis/experiments/stacking"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -177,4 +178,112 @@ func TestRunSpecInterrupted(t *testing.T) {
 	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, len(ents), rep.Skipped)
+}
+
+// reduced shrinks a loaded spec for a quick end-to-end run: its first seed,
+// the first jobs of each trace, the first values of each sweep axis.
+func reduced(s *Spec, jobs, values int) {
+	s.Seeds = s.Seeds[:1]
+	for i, t := range s.trs {
+		cp := *t
+		cp.Jobs = t.Jobs[:min(jobs, len(t.Jobs))]
+		cp.Lines = nil
+		s.trs[i] = &cp
+	}
+	for i := range s.Sweep {
+		ax := &s.Sweep[i]
+		if len(ax.Product) > 0 {
+			for k := range ax.Product {
+				ax.Product[k] = ax.Product[k][:min(values, len(ax.Product[k]))]
+			}
+		} else {
+			ax.Values = ax.Values[:min(values, len(ax.Values))]
+		}
+	}
+}
+
+// TestShippedSpecs runs a reduced version of every shipped spec end to end.
+func TestShippedSpecs(t *testing.T) {
+	paths, err := filepath.Glob("*.yaml") // this package's directory is experiments/
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			if _, ok := stacking.DefaultDir(); !ok && strings.Contains(mustReadString(t, p), "stacking:") {
+				t.Skip("the stacking data set (shared data folder) is not here")
+			}
+			s, err := LoadSpec(p)
+			require.NoError(t, err)
+			require.Equal(t, strings.TrimSuffix(filepath.Base(p), ".yaml"), s.Name, "a shipped spec is named after its file")
+			reduced(s, 6, 2)
+			dir := t.TempDir()
+			rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+			require.NoError(t, err)
+			require.Equal(t, rep.Cells, rep.Ran)
+			require.FileExists(t, filepath.Join(dir, RunFile))
+			if s.Stacking != nil {
+				b := mustReadString(t, filepath.Join(dir, "thresholds.csv"))
+				require.True(t, strings.HasPrefix(b, strings.Join(StackingColumns, ",")+"\n"))
+				require.Equal(t, 1, strings.Count(b, ",1\n"), "one knee")
+				return
+			}
+			require.FileExists(t, filepath.Join(dir, "cells.csv"))
+			if s.Stability {
+				// The anchored windows see the recorded samples: some error
+				// against the reference is positive.
+				b := mustReadString(t, filepath.Join(dir, "stability.csv"))
+				require.Regexp(t, `\n10,smact,0\.0*[1-9]`, b)
+			}
+			for _, f := range s.Figures {
+				require.FileExists(t, filepath.Join(dir, f+".svg"))
+			}
+			if s.Normalize != "" {
+				require.FileExists(t, filepath.Join(dir, "normalized.csv"))
+			}
+			if s.Table != "" {
+				for _, f := range []string{"table.md", "table.csv", "table.tex"} {
+					require.FileExists(t, filepath.Join(dir, f))
+				}
+			}
+		})
+	}
+}
+
+func mustReadString(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestKnee(t *testing.T) {
+	require.Equal(t, -1, knee(nil))
+	rows := []stackRow{
+		{Gain: 1.0, Mean: 1.0}, // serial: no gain, no slowdown
+		{Gain: 1.8, Mean: 1.1}, // most of the gain for little slowdown: the knee
+		{Gain: 1.9, Mean: 1.5},
+		{Gain: 2.0, Mean: 2.0}, // everything admitted
+	}
+	require.Equal(t, 1, knee(rows))
+	require.Equal(t, 0, knee(rows[:1]), "one point is its own knee")
+}
+
+func TestBadStackingSpecs(t *testing.T) {
+	if _, ok := stacking.DefaultDir(); !ok {
+		t.Skip("the stacking data set (shared data folder) is not here")
+	}
+	const base = "name: f\nserver: a100-40gb:1\nstacking: {}\nseeds: [1]\nsweep: [{param: thresholds, values: [\"0.65,0.35,0.5\"]}]\n"
+	for _, tc := range []struct{ name, spec, want string }{
+		{"two GPUs", strings.Replace(base, "a100-40gb:1", "a100-40gb:2", 1), "f.yaml:2: server: the stacking protocol runs on one GPU"},
+		{"with traces", base + "traces: [{trace: demo}]\n", "f.yaml:6: traces: a stacking spec replays sequences; it has no traces"},
+		{"unknown sequence", strings.Replace(base, "stacking: {}", "stacking: {sequences: [nope]}", 1), `f.yaml:3: stacking.sequences[0]: unknown sequence "nope"`},
+		{"bad thresholds", strings.Replace(base, "0.65,0.35,0.5", "0.65,0.35", 1), `f.yaml:5: sweep[0]: thresholds="0.65,0.35": want τ1,τ2,τ3`},
+		{"policy param", strings.Replace(base, "param: thresholds", "param: hold", 1), `f.yaml:5: sweep[0].param: "hold": a stacking sweep sets thresholds`},
+		{"missing data", strings.Replace(base, "stacking: {}", "stacking: {data: nowhere}", 1), "f.yaml:3: stacking.data:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tc.spec), "f.yaml")
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }

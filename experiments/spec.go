@@ -15,7 +15,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results/plots"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -51,12 +53,20 @@ type Spec struct {
 	// queue and exec mean/p95 and failed/recovered attempts, like Tables
 	// 3–6; needs normalize), or empty for none.
 	Table string `yaml:"table" json:"table,omitempty"`
-	// Plots is the format of the figures drawn from the results ("svg",
-	// the default, or "png"; every figure the result files allow, see aegis
-	// plot), or "none".
+	// Figures names the figures drawn from the results (see aegis plot);
+	// none when empty.
+	Figures []string `yaml:"figures" json:"figures,omitempty"`
+	// Plots is the figures' format: "svg" (the default) or "png".
 	Plots string `yaml:"plots" json:"plots,omitempty"`
+	// Stacking, when set, makes this a stacking spec (see StackingSpec):
+	// no traces, configs, normalize or table.
+	Stacking *StackingSpec `yaml:"stacking" json:"stacking,omitempty"`
 	// Telemetry makes every cell also write telemetry.csv.
 	Telemetry bool `yaml:"telemetry" json:"telemetry,omitempty"`
+	// Stability writes stability.csv (Figure 6: the window scores' error
+	// against a 200 s anchored reference, for windows of 10–120 s) from
+	// every cell's telemetry and events; it needs telemetry.
+	Stability bool `yaml:"stability" json:"stability,omitempty"`
 
 	file   string // the spec file
 	hash   string // sha256 of the spec file's bytes
@@ -65,6 +75,11 @@ type Spec struct {
 	trs    []*traces.Trace
 	trHash []string     // sha256 of each trace in our CSV format
 	models []*modelFile // by config
+
+	// A stacking spec's sequences, data folder and interference model.
+	seqs       []stacking.Sequence
+	stackDir   string
+	stackInter models.Interference
 }
 
 // TraceSource is one trace of a spec: a built-in trace or a trace file
@@ -135,7 +150,7 @@ const (
 )
 
 // plotFormats are the values of a spec's plots key.
-var plotFormats = []string{"", "svg", "png", "none"}
+var plotFormats = []string{"", "svg", "png"}
 
 // maxCells bounds the cells of one spec.
 const maxCells = 1_000_000
@@ -294,6 +309,15 @@ func (s *Spec) check(root *yaml.Node) error {
 	if err != nil {
 		return a.errf([]any{"server"}, "%v", err)
 	}
+	if err := s.checkOutputs(a); err != nil {
+		return err
+	}
+	if s.Stacking != nil {
+		if s.stackInter, err = models.InterferenceFor(server.Type); err != nil {
+			return a.errf([]any{"server"}, "%v", err)
+		}
+		return s.checkStacking(a)
+	}
 	if len(s.Traces) == 0 {
 		return a.errf([]any{"traces"}, "missing: list at least one trace")
 	}
@@ -372,9 +396,6 @@ func (s *Spec) check(root *yaml.Node) error {
 	default:
 		return a.errf([]any{"table"}, "unknown table %q (want %s or %s)", s.Table, TablePerTrace, TableNormalized)
 	}
-	if !slices.Contains(plotFormats, s.Plots) {
-		return a.errf([]any{"plots"}, "%q: want svg, png or none", s.Plots)
-	}
 	// Every cell's parameters must build its policy and truth: first each
 	// config alone, then at every sweep point, naming the axis at fault.
 	points := s.Points()
@@ -405,6 +426,25 @@ func (s *Spec) check(root *yaml.Node) error {
 	}
 	if n := len(s.Cells()); n > maxCells {
 		return a.errf(nil, "%d cells; at most %d per spec", n, maxCells)
+	}
+	return nil
+}
+
+// checkOutputs checks the figures and their format.
+func (s *Spec) checkOutputs(a at) error {
+	if !slices.Contains(plotFormats, s.Plots) {
+		return a.errf([]any{"plots"}, "%q: want svg or png", s.Plots)
+	}
+	if s.Stability && !s.Telemetry {
+		return a.errf([]any{"stability"}, "needs telemetry: true (the cells' telemetry.csv)")
+	}
+	for i, f := range s.Figures {
+		if !slices.Contains(plots.FigureNames, f) {
+			return a.errf([]any{"figures", i}, "unknown figure %q (known: %s)", f, strings.Join(plots.FigureNames, ", "))
+		}
+		if j := slices.Index(s.Figures, f); j < i {
+			return a.errf([]any{"figures", i}, "%q repeats figures[%d]", f, j)
+		}
 	}
 	return nil
 }
@@ -658,6 +698,9 @@ type Cell struct {
 // Cells expands the spec into its cells, in a fixed order: trace, config,
 // sweep point, seed.
 func (s *Spec) Cells() []Cell {
+	if s.Stacking != nil {
+		return s.stackCells()
+	}
 	var cells []Cell
 	points := s.Points()
 	for ti, ts := range s.Traces {
@@ -750,8 +793,10 @@ func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
 // truthSettings are a cell's truth settings as given (config, then sweep).
 func (s *Spec) truthSettings(c Cell) map[string]string {
 	m := map[string]string{}
-	for k, v := range s.Configs[c.config].Truth {
-		m[k] = v
+	if c.config < len(s.Configs) {
+		for k, v := range s.Configs[c.config].Truth {
+			m[k] = v
+		}
 	}
 	for _, kv := range c.Point {
 		if strings.HasPrefix(kv.Param, truthPrefix) {

@@ -41,6 +41,14 @@ type Truth struct {
 	// varied peak is at most the GPU's capacity, so a job that fits alone
 	// by its profile never OOMs alone.
 	PeakJitter float64
+	// SpeedJitter is the relative half-width of a uniform, seeded
+	// per-attempt variation of a job's speed: each attempt's work after
+	// startup is its nominal work times 1 + SpeedJitter·(2u−1), u uniform
+	// in (0, 1) from (seed, job, attempt) (0.03 = ±3 %). Identical runs on
+	// the testbed differ by 1–8 % (pairs) and a job in a serial sequence
+	// by up to 6 % from its solo time; 0 (the default) leaves every
+	// output as it was.
+	SpeedJitter float64
 	// IdleHorizon bounds how long wake-ups alone may keep a run going while
 	// no job runs and none is still to arrive: past it the run ends and the
 	// loop reports the jobs left pending.
@@ -66,8 +74,16 @@ type Config struct {
 	Server       models.Server
 	Catalog      *models.Catalog // solo profiles on Server's GPU type
 	Interference models.Interference
-	Truth        Truth
-	Seed         uint64
+	// Telemetry says how co-located jobs' signals combine on a GPU (the
+	// zero value sums them, saturated at 1; see models.TelemetryParams).
+	Telemetry models.TelemetryParams
+	Truth     Truth
+	Seed      uint64
+	// Samples, when not nil, receives every GPU's 1 Hz telemetry sample
+	// once it is final, in time order (second, then GPU), from second 0
+	// to the last whole second of the run. Asking for samples changes
+	// nothing else the run produces.
+	Samples func(gpu int, second int64, x policies.Sample)
 }
 
 // JobSpec is a job to simulate.
@@ -129,6 +145,7 @@ type job struct {
 	w       *models.Workload
 	startup time.Duration // this attempt's launch-to-activity time
 	peak    float64       // this attempt's true peak as a multiple of the profiled one
+	speed   float64       // this attempt's work as a multiple of the nominal one
 	epoch   uint32        // bumps when the pending finish/active event goes stale
 	nominal time.Duration // nominal startup
 	solo    float64       // the job's solo time, seconds (its own or the workload's)
@@ -155,6 +172,9 @@ type Sim struct {
 	out   []policies.Event
 	ret   int // events of out already returned by Next
 	wakes map[time.Duration]bool
+	// fault is the first defect of a model the run met (a rate that is not
+	// a positive number); Next reports it.
+	fault error
 	// wokeAt is the instant of the last immediate wake-up (a Wake not
 	// after now), when wokeNow.
 	wokeAt  time.Duration
@@ -163,7 +183,10 @@ type Sim struct {
 	// arrival is still in the queue.
 	live, arriving int
 	lastChange     time.Duration
-	co             []models.Profile // scratch
+	co             []models.Profile      // scratch
+	comb           []models.TelemetryJob // scratch
+	emitted        int64                 // whole seconds already given to cfg.Samples
+	lastEvent      time.Duration         // the last instant that had events
 }
 
 // New builds a simulator for the given jobs. Every job's workload must be in
@@ -223,7 +246,7 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	}
 	i := len(s.jobs)
 	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo})
-	prof := profileOf(w)
+	prof := w.PolicyProfile()
 	prof.SoloS = solo
 	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
 		Profile: prof, State: policies.Waiting}
@@ -233,19 +256,6 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	s.live++
 	s.arriving++
 	return policies.JobID(i), nil
-}
-
-// profileOf is what profiling the workload alone would tell a scheduler.
-func profileOf(w *models.Workload) policies.Profile {
-	p := policies.Profile{Workload: w.ID, SoloS: w.SoloS, PeakMiB: w.PeakMiB(), UtilPct: w.UtilPct(),
-		Lucid: int(w.Lucid), Analytical: w.Estimates.Analytical, FakeTensor: w.Estimates.FakeTensor,
-		GPUMemNet: w.Estimates.GPUMemNet}
-	for _, g := range w.PerGPU {
-		p.SMACT = max(p.SMACT, g.SMACT.Mean)
-		p.SMOCC = max(p.SMOCC, g.SMOCC.Mean)
-		p.DRAMA = max(p.DRAMA, g.DRAMA.Mean)
-	}
-	return p
 }
 
 func (s *Sim) push(it item) {
@@ -319,6 +329,9 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 	if len(s.out) > s.ret { // events of actions applied since the last call
 		evs := s.out[s.ret:]
 		s.ret = len(s.out)
+		if err := s.checkActions(evs); err != nil {
+			return nil, fmt.Errorf("sim: invariant violated after the policy's actions at t=%v: %w", s.now, err)
+		}
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
@@ -345,16 +358,35 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		}
 		// Invariants hold at the end of each instant (an allocation at
 		// first activity may cross capacity and fail in the same instant).
+		if s.fault != nil {
+			return nil, fmt.Errorf("sim: at t=%v: %w", s.now, s.fault)
+		}
 		if len(s.out) > 0 {
 			if err := s.check(last.job); err != nil {
 				return nil, fmt.Errorf("sim: invariant violated after %s at t=%v (job %d, GPU %d): %w",
 					last.kind, last.t, last.job, last.gpu, err)
 			}
 			s.ret = len(s.out)
+			s.lastEvent = s.now
 			return s.out, nil
 		}
 	}
+	s.emitSamples(s.lastEvent.Truncate(time.Second) + time.Second)
 	return nil, nil
+}
+
+// emitSamples gives cfg.Samples every whole second before t not given yet.
+// It is called before a GPU's telemetry segment changes at t and at the end
+// of the run: seconds before t are final then, and their history still kept.
+func (s *Sim) emitSamples(t time.Duration) {
+	if s.cfg.Samples == nil {
+		return
+	}
+	for ; time.Duration(s.emitted)*time.Second < t; s.emitted++ {
+		for g := range s.gpus {
+			s.cfg.Samples(g, s.emitted, s.cachedSample(g, s.emitted))
+		}
+	}
 }
 
 func (s *Sim) running() int {
@@ -385,7 +417,7 @@ func (s *Sim) handle(it item) {
 		pj.Active, pj.ActiveAt = true, s.now
 		// Alone, the job finishes its solo time after launch: startup
 		// jitter shifts when it becomes active, not when it ends.
-		j.work = max(j.solo-j.startup.Seconds(), 1)
+		j.work = max(j.solo-j.startup.Seconds(), 1) * j.speed
 		j.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
@@ -541,6 +573,10 @@ func (s *Sim) place(a policies.Place) error {
 	// The variation never lifts a peak above the GPU: a job profiled alone
 	// fits alone (a profiled peak above the capacity stays as it is).
 	j.peak = min(j.peak, max(1, s.cfg.Server.Type.MemoryMiB/j.w.PeakMiB()))
+	j.speed = 1
+	if s.cfg.Truth.SpeedJitter > 0 {
+		j.speed += s.cfg.Truth.SpeedJitter * (2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x5bd) - 1)
+	}
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
@@ -567,12 +603,25 @@ func (s *Sim) settle(id int) {
 // changed re-times the jobs on GPUs whose set of active jobs changed, and
 // re-plans their OOM events and telemetry.
 func (s *Sim) changed(gpus []int) {
+	s.emitSamples(s.now)
 	s.lastChange = s.now
 	for _, g := range gpus {
-		s.gpus[g].tel.record(s, g)
 		s.scheduleOOM(g)
 		for _, id := range s.view.GPUs[g].Jobs {
 			s.retime(int(id))
+		}
+	}
+	// Telemetry segments carry the jobs' rates, so they are recorded once
+	// every job is re-timed (a multi-GPU job's rate may change the
+	// telemetry of its other GPUs too).
+	for _, g := range gpus {
+		s.gpus[g].tel.record(s, g)
+		for _, id := range s.view.GPUs[g].Jobs {
+			for _, h := range s.view.Jobs[id].On {
+				if !slices.Contains(gpus, h) && s.gpus[h].tel.rateChanged(s) {
+					s.gpus[h].tel.record(s, h)
+				}
+			}
 		}
 	}
 }
@@ -595,7 +644,10 @@ func (s *Sim) retime(id int) {
 		rate = min(rate, s.cfg.Interference.Rate(j.w.PerGPU[k], co))
 	}
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
-		rate = 1e-6 // a model defect must not stall time; check() reports nothing here
+		if s.fault == nil {
+			s.fault = fmt.Errorf("the interference model gave job %d (%s) a rate of %v on GPUs %v", id, j.w.ID, rate, pj.On)
+		}
+		rate = 1e-6 // keeps time moving until Next reports the fault
 	}
 	if rate == j.rate && j.rate > 0 {
 		return
@@ -689,6 +741,29 @@ func (s *Sim) oomVictim(g int) int {
 	return victim
 }
 
+// checkActions checks the invariants for the jobs that the events of a
+// policy's actions (started, stopped) name.
+func (s *Sim) checkActions(evs []policies.Event) error {
+	job := -1
+	for _, e := range evs {
+		switch e := e.(type) {
+		case policies.JobStarted:
+			job = int(e.Job)
+		case policies.JobStopped:
+			job = int(e.Job)
+		default:
+			continue
+		}
+		if err := s.check(job); err != nil {
+			return err
+		}
+	}
+	if job < 0 {
+		return s.check(-1)
+	}
+	return nil
+}
+
 // check verifies the simulator's invariants on every GPU and on the job an
 // event concerned (-1 for none).
 func (s *Sim) check(job int) error {
@@ -745,6 +820,7 @@ func ReadTruth(p *policies.Params) (Truth, error) {
 		StartupJitter: p.Float("startup_jitter", d.StartupJitter, 0, 0.99, "relative half-width of startup jitter"),
 		Noise:         p.Float("noise", d.Noise, 0, 10, "telemetry noise scale (0: none)"),
 		PeakJitter:    p.Float("peak_jitter", d.PeakJitter, 0, 0.99, "relative half-width of per-attempt true-peak variation"),
+		SpeedJitter:   p.Float("speed_jitter", d.SpeedJitter, 0, 0.5, "relative half-width of per-attempt speed variation"),
 		IdleHorizon:   p.Duration("idle_horizon", d.IdleHorizon, time.Second, 1000*time.Hour, "how long wake-ups alone may run on an idle server"),
 	}
 	if err := p.Done("truth"); err != nil {

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -253,20 +254,31 @@ func TestLoopReportsUnfinishedJobs(t *testing.T) {
 }
 
 func TestApplyRejectsBadPlacements(t *testing.T) {
-	specs := []sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2}}
+	specs := []sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
+		{Name: "c", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: time.Hour}}
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100()}, specs)
 	require.NoError(t, err)
 	_, err = s.Next()
 	require.NoError(t, err)
-	for name, a := range map[string]policies.Action{
-		"no such gpu":     policies.Place{Job: 0, GPUs: []int{7}},
-		"wrong count":     policies.Place{Job: 0, GPUs: []int{0, 1}},
-		"gpu twice":       policies.Place{Job: 1, GPUs: []int{1, 1}},
-		"no such job":     policies.Place{Job: 9, GPUs: []int{0}},
-		"stop not queued": policies.Stop{Job: 5},
+	for _, tc := range []struct {
+		name string
+		a    policies.Action
+		want string
+	}{
+		{"no such gpu", policies.Place{Job: 0, GPUs: []int{7}}, "sim: place job 0: no GPU 7"},
+		{"wrong count", policies.Place{Job: 0, GPUs: []int{0, 1}}, "sim: place job 0 on 2 GPUs; it needs 1"},
+		{"gpu twice", policies.Place{Job: 1, GPUs: []int{1, 1}}, "sim: place job 1: GPU 1 given twice"},
+		{"no such job", policies.Place{Job: 9, GPUs: []int{0}}, "sim: place: no job 9"},
+		{"not yet arrived", policies.Place{Job: 2, GPUs: []int{0}}, "sim: place job 2: it is waiting, not pending"},
+		{"stop not arrived", policies.Stop{Job: 2}, "sim: stop job 2: not a pending job"},
+		{"stop no such job", policies.Stop{Job: 5}, "sim: stop job 5: not a pending job"},
 	} {
-		require.Error(t, s.Apply(a), name)
+		require.EqualError(t, s.Apply(tc.a), tc.want, tc.name)
 	}
+	// A running job is not pending either.
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.EqualError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{1}}), "sim: place job 0: it is running, not pending")
+	require.EqualError(t, s.Apply(policies.Stop{Job: 0}), "sim: stop job 0: not a pending job")
 }
 
 // A Wake at or before now fires at once (a Wakeup at now, once per
@@ -347,4 +359,36 @@ func TestParseTruth(t *testing.T) {
 		_, err := sim.ParseTruth(bad)
 		require.Error(t, err, "%v", bad)
 	}
+}
+
+// speed_jitter varies each attempt's work by up to ±J around the nominal,
+// seeded per job; 0 (the default) keeps solo runs at their solo time.
+func TestSpeedJitter(t *testing.T) {
+	const id = "resnet18_cifar100_bs64_20e_1gpu"
+	var specs []sim.JobSpec
+	for i := range 12 {
+		specs = append(specs, sim.JobSpec{Name: fmt.Sprint(i), Workload: id, GPUs: 1, Submit: time.Duration(i) * 2000 * sec})
+	}
+	jobs, _, _ := run(t, "a100-40gb:1", exact(), &exclusive.Policy{}, specs)
+	for _, j := range jobs {
+		near(t, solo(t, id), j.Exec, "no jitter")
+	}
+	tr := exact()
+	tr.SpeedJitter = 0.03
+	jobs, _, _ = run(t, "a100-40gb:1", tr, &exclusive.Policy{}, specs)
+	work := solo(t, id).Seconds() - models.Startup(id).Seconds()
+	seen := map[int64]bool{}
+	for _, j := range jobs {
+		d := j.Exec.Seconds() - solo(t, id).Seconds()
+		require.LessOrEqual(t, math.Abs(d), 0.03*work+1e-6)
+		seen[int64(d*1000)] = true
+	}
+	require.Greater(t, len(seen), 8, "each job varies on its own")
+	again, _, _ := run(t, "a100-40gb:1", tr, &exclusive.Policy{}, specs)
+	require.Equal(t, jobs, again, "seeded")
+	p, err := sim.ParseTruth(map[string]string{"speed_jitter": "0.03"})
+	require.NoError(t, err)
+	require.Equal(t, 0.03, p.SpeedJitter)
+	_, err = sim.ParseTruth(map[string]string{"speed_jitter": "0.6"})
+	require.ErrorContains(t, err, "speed_jitter")
 }

@@ -23,6 +23,7 @@ type segJob struct {
 	prof        *models.Profile
 	peakMiB     float64 // this attempt's true peak
 	activeAt    time.Duration
+	rate        float64 // progress rate while the segment lasts
 }
 
 type segment struct {
@@ -32,14 +33,29 @@ type segment struct {
 
 type history struct {
 	segs []segment
-	// cache holds computed samples by whole second modulo its size. A
-	// sample is final once computed: samples are read only between calls
-	// of Next, after every change of the current instant has been recorded,
-	// and never for a second after now.
-	cache [cacheLen]cached
+	// cache holds computed samples by whole second modulo its size, which
+	// grows to the longest window asked for (a power of two of at least
+	// minCache), so a window's samples are computed once. A sample is final
+	// once computed: samples are read only between calls of Next, after
+	// every change of the current instant has been recorded, and never for
+	// a second after now.
+	cache []cached
 }
 
-const cacheLen = 1024
+// minCache is the smallest sample cache.
+const minCache = 64
+
+// fit grows the cache to hold n consecutive seconds.
+func (h *history) fit(n int) {
+	if n <= len(h.cache) {
+		return
+	}
+	size := minCache
+	for size < n {
+		size *= 2
+	}
+	h.cache = make([]cached, size)
+}
 
 type cached struct {
 	k  int64
@@ -55,7 +71,7 @@ func (h *history) record(s *Sim, g int) {
 		if pj.Active {
 			prof := s.profileOn(int(id), g)
 			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
-				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt})
+				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate})
 		}
 	}
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
@@ -73,6 +89,20 @@ func (h *history) record(s *Sim, g int) {
 	}
 }
 
+// rateChanged reports whether a job of the current segment now runs at
+// another rate than the segment recorded.
+func (h *history) rateChanged(s *Sim) bool {
+	if len(h.segs) == 0 {
+		return false
+	}
+	for _, j := range h.segs[len(h.segs)-1].jobs {
+		if s.jobs[j.id].rate != j.rate {
+			return true
+		}
+	}
+	return false
+}
+
 // at returns the segment in force at t, or nil before the first.
 func (h *history) at(t time.Duration) *segment {
 	for i := len(h.segs) - 1; i >= 0; i-- {
@@ -88,6 +118,7 @@ type telemetry struct{ s *Sim }
 // Samples implements policies.Telemetry.
 func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 	last := int64(tm.s.now / time.Second)
+	tm.s.gpus[g].tel.fit(n)
 	for k := max(last-int64(n)+1, 0); k <= last; k++ {
 		dst = append(dst, tm.s.cachedSample(g, k))
 	}
@@ -96,7 +127,9 @@ func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 
 // cachedSample is sample through GPU g's cache.
 func (s *Sim) cachedSample(g int, k int64) policies.Sample {
-	c := &s.gpus[g].tel.cache[k%cacheLen]
+	h := &s.gpus[g].tel
+	h.fit(minCache)
+	c := &h.cache[k%int64(len(h.cache))]
 	if !c.ok || c.k != k {
 		*c = cached{k: k, ok: true, x: s.sample(g, k)}
 	}
@@ -112,15 +145,15 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		return x
 	}
 	noise := s.cfg.Truth.Noise
+	comb := s.comb[:0]
 	for _, j := range seg.jobs {
 		p := j.prof
 		u := func(sig uint64) float64 {
-			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), uint64(j.id)<<8|uint64(j.attempt), sig)
+			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), noiseKey(j.id, j.attempt), sig)
 		}
 		sm := draw(p.SMACT, u(1), noise)
-		x.SMACT += sm
-		x.SMOCC += draw(p.SMOCC, u(2), noise)
-		x.DRAMA += draw(p.DRAMA, u(3), noise)
+		comb = append(comb, models.TelemetryJob{SMACT: sm, SMOCC: draw(p.SMOCC, u(2), noise),
+			DRAMA: draw(p.DRAMA, u(3), noise), Util: p.UtilPct / 100, Rate: j.rate})
 		// Utilization moves with SM activity: same draw, same relative spread.
 		rel := 1.0
 		if p.SMACT.Mean > 0 {
@@ -129,9 +162,10 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		x.UtilPct += p.UtilPct * rel
 		x.UsedMiB += s.ramped(j.peakMiB, t-j.activeAt)
 	}
+	s.comb = comb
 	// Fractions in [0, 1] and percent in [0, 100], as the contract says
 	// (a bursty signal's low level can go negative only with noise > 1).
-	x.SMACT, x.SMOCC, x.DRAMA = min(max(x.SMACT, 0), 1), min(max(x.SMOCC, 0), 1), min(max(x.DRAMA, 0), 1)
+	x.SMACT, x.SMOCC, x.DRAMA = s.cfg.Telemetry.CombineTelemetry(comb)
 	x.UtilPct = min(max(x.UtilPct, 0), 100)
 	if !s.view.Pressure {
 		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0

@@ -56,6 +56,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newSimulateCmd(), newPoliciesCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
 	root.AddCommand(newGPUsCmd())
+	root.AddCommand(newPlotCmd())
 	return root
 }
 

@@ -110,6 +110,7 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 	f.IntVar(&jobs, "jobs", 0, "cells run at once (0: GOMAXPROCS)")
 	f.BoolVar(&force, "force", false, "rerun cells whose outputs exist")
 	f.StringVar(&shard, "shard", "", "run shard I/N of the cells (0 <= I < N)")
+	addProfileFlags(c)
 	return c
 }
 

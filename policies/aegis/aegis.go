@@ -18,13 +18,13 @@ import (
 	"github.com/aegis-sched/aegis/policies/colloc"
 )
 
-// Memory inputs.
+// Memory inputs, the values of Config.Memory (see policies.MemoryInput).
 const (
-	EstFree    = "est-free"
-	PeakMem    = "peakmem"
-	Analytical = "analytical"
-	GPUMemNet  = "gpumemnet"
-	FakeTensor = "faketensor"
+	EstFree    = string(policies.MemEstFree)
+	PeakMem    = string(policies.MemPeak)
+	Analytical = string(policies.MemAnalytical)
+	GPUMemNet  = string(policies.MemGPUMemNet)
+	FakeTensor = string(policies.MemFakeTensor)
 )
 
 // Placement rules.
@@ -76,6 +76,7 @@ type Policy struct {
 	xs, tmp  []float64
 	bnd      [3]bounds
 	verdicts []verdict     // the filter's last answer per GPU
+	sl       []slider      // each GPU's window, kept across decisions
 	until    time.Duration // horizon of the last Admit
 }
 
@@ -150,23 +151,14 @@ func (p *Policy) Validate(v *policies.View) error {
 // need returns the usable free MiB job j needs on a GPU under the memory
 // input, or false when the input has no estimate for it (exclusive only).
 func (p *Policy) need(j *policies.Job) (float64, bool) {
-	var est float64
-	switch p.cfg.Memory {
-	case EstFree:
+	e := policies.MemoryInput(p.cfg.Memory).Estimate(&j.Profile)
+	switch e.Status {
+	case policies.EstimateNone: // Est-free: a floor of usable free memory
 		return p.cfg.EstFreeMiB, true
-	case PeakMem:
-		est = j.PeakMiB
-	case Analytical:
-		est = j.Analytical
-	case GPUMemNet:
-		est = j.GPUMemNet
-	case FakeTensor:
-		est = j.FakeTensor
+	case policies.EstimateKnown:
+		return e.MiB + p.cfg.GuardMiB, true
 	}
-	if est <= 0 {
-		return 0, false
-	}
-	return est + p.cfg.GuardMiB, true
+	return 0, false
 }
 
 // Signals of the telemetry window, as indexes of score.
@@ -185,6 +177,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		p.memo = make([][4]float64, len(v.GPUs))
 		p.memoDone = make([][4]bool, len(v.GPUs))
 		p.win = make([][]policies.Sample, len(v.GPUs))
+		p.sl = make([]slider, len(v.GPUs))
 		p.winDone = make([]bool, len(v.GPUs))
 		p.verdicts = make([]verdict, len(v.GPUs))
 	}
@@ -193,29 +186,111 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 	return p.Scheduler.Schedule(v)
 }
 
-// window fills GPU g's window samples once per decision.
+// window brings GPU g's window up to date, once per decision.
 func (p *Policy) window(v *policies.View, g int) {
 	if !p.winDone[g] {
-		p.win[g] = colloc.Window(v, g, p.cfg.Window, p.cfg.Anchored, p.win[g])
+		p.sl[g].update(v, g, p.cfg.Window, p.cfg.Anchored)
+		p.win[g] = p.sl[g].samples
 		p.winDone[g] = true
 	}
 }
 
-// score returns GPU g's window score of one signal.
+// score returns GPU g's window score of one signal: policies.Score of the
+// window, computed from the window's sorted values.
 func (p *Policy) score(v *policies.View, g, sig int) float64 {
 	if p.memoDone[g][sig] {
 		return p.memo[g][sig]
 	}
 	p.window(v, g)
-	xs := p.xs[:0]
-	for _, x := range p.win[g] {
-		xs = append(xs, [4]float64{x.SMACT, x.SMOCC, x.DRAMA, x.UtilPct}[sig])
+	sl := &p.sl[g]
+	sc := 0.0
+	if n := len(sl.samples); n > 0 {
+		alpha := 2 / float64(n+1)
+		ewma := signal(sl.samples[0], sig)
+		for _, x := range sl.samples[1:] {
+			ewma = alpha*signal(x, sig) + (1-alpha)*ewma
+		}
+		srt := sl.sorted[sig]
+		sc = 0.25 * (policies.Mean(srt) + policies.SortedQuantile(srt, 0.5) + policies.SortedQuantile(srt, 0.95) + ewma)
 	}
-	p.xs = xs
-	p.tmp = slices.Grow(p.tmp[:0], len(xs))
-	sc := policies.Score(xs, p.tmp)
 	p.memo[g][sig], p.memoDone[g][sig] = sc, true
 	return sc
+}
+
+// signal returns one signal of a sample.
+func signal(x policies.Sample, sig int) float64 {
+	switch sig {
+	case smact:
+		return x.SMACT
+	case smocc:
+		return x.SMOCC
+	case drama:
+		return x.DRAMA
+	}
+	return x.UtilPct
+}
+
+// slider is one GPU's telemetry window kept across decisions: on telemetry
+// that samples every second (policies.SteadyTelemetry) each decision reads
+// only the samples taken since the last one and updates the window's sorted
+// values in place; otherwise, or when the anchor moves, it is rebuilt.
+type slider struct {
+	ok      bool
+	last    time.Duration // the newest whole second the window covers
+	anchor  time.Duration
+	samples []policies.Sample // the window, oldest first
+	sorted  [4][]float64      // each signal's values in the window, ascending
+	buf     []policies.Sample // scratch
+}
+
+func (s *slider) update(v *policies.View, g, n int, anchored bool) {
+	var anchor time.Duration
+	if anchored {
+		for _, id := range v.GPUs[g].Jobs {
+			if j := v.Job(id); j.Active {
+				anchor = max(anchor, j.ActiveAt)
+			}
+		}
+	}
+	_, steady := v.Telemetry.(policies.SteadyTelemetry)
+	k := v.Now.Truncate(time.Second)
+	m := int((k - s.last) / time.Second)
+	if !steady || !s.ok || anchor != s.anchor || m >= n || m < 0 {
+		s.samples = colloc.Window(v, g, n, anchored, s.samples)
+		for sig := range s.sorted {
+			srt := s.sorted[sig][:0]
+			for _, x := range s.samples {
+				srt = append(srt, signal(x, sig))
+			}
+			insertionSort(srt)
+			s.sorted[sig] = srt
+		}
+		s.ok, s.last, s.anchor = steady, k, anchor
+		return
+	}
+	if m == 0 {
+		return
+	}
+	s.buf = v.Telemetry.Samples(s.buf[:0], g, m)
+	for _, x := range s.buf {
+		s.samples = append(s.samples, x)
+		for sig := range s.sorted {
+			y := signal(x, sig)
+			i, _ := slices.BinarySearch(s.sorted[sig], y)
+			s.sorted[sig] = slices.Insert(s.sorted[sig], i, y)
+		}
+	}
+	drop := max(0, len(s.samples)-n)
+	for _, x := range s.samples[:drop] {
+		for sig := range s.sorted {
+			i, _ := slices.BinarySearch(s.sorted[sig], signal(x, sig))
+			s.sorted[sig] = slices.Delete(s.sorted[sig], i, i+1)
+		}
+	}
+	if drop > 0 {
+		s.samples = append(s.samples[:0], s.samples[drop:]...)
+	}
+	s.last = k
 }
 
 // Admit implements colloc.Rule: memory feasibility, then the pressure filter.
@@ -338,7 +413,7 @@ func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
 	b := &p.bnd
 	const eps = 1e-9
 	if p.cfg.Filter == "util" {
-		b[0].reset(win, util, n)
+		b[0].reset(win, p.sl[g].sorted[util], util, n)
 		for k := 1; k <= len(win)+n; k++ {
 			lb, ub := b[0].after(k, n, 0, 100)
 			if (reject && lb < p.cfg.UtilPct+eps) || (!reject && ub >= p.cfg.UtilPct-eps) {
@@ -348,7 +423,7 @@ func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
 		return 0
 	}
 	for i, sig := range [3]int{smact, smocc, drama} {
-		b[i].reset(win, sig, n)
+		b[i].reset(win, p.sl[g].sorted[sig], sig, n)
 	}
 	t := p.cfg.Thresholds
 	for k := 1; k <= len(win)+n; k++ {
@@ -398,25 +473,14 @@ type bounds struct {
 	pw, tail []float64
 }
 
-func (b *bounds) reset(win []policies.Sample, sig, n int) {
-	b.xs, b.sorted, b.sum, b.drop = b.xs[:0], b.sorted[:0], 0, 0
+func (b *bounds) reset(win []policies.Sample, sorted []float64, sig, n int) {
+	b.xs, b.sum, b.drop = b.xs[:0], 0, 0
 	for _, x := range win {
-		var v float64
-		switch sig {
-		case smact:
-			v = x.SMACT
-		case smocc:
-			v = x.SMOCC
-		case drama:
-			v = x.DRAMA
-		default:
-			v = x.UtilPct
-		}
+		v := signal(x, sig)
 		b.xs = append(b.xs, v)
 		b.sum += v
 	}
-	b.sorted = append(b.sorted, b.xs...)
-	insertionSort(b.sorted)
+	b.sorted = append(b.sorted[:0], sorted...)
 	L := len(b.xs)
 	alpha := 2 / float64(n+1)
 	b.pw = append(b.pw[:0], 1)

@@ -1,6 +1,9 @@
 package aegis
 
 import (
+	"time"
+
+	"github.com/aegis-sched/aegis/policies/colloc"
 	"math/rand/v2"
 	"testing"
 
@@ -16,6 +19,26 @@ func slide(win []float64, n int, xs ...float64) []float64 {
 		w = w[len(w)-n:]
 	}
 	return w
+}
+
+func sortedCopy(xs []float64) []float64 {
+	s := append([]float64(nil), xs...)
+	insertionSort(s)
+	return s
+}
+
+// setWindow gives p's GPU 0 a window with xs in every signal (util in %).
+func setWindow(p *Policy, xs []float64) {
+	w := samples(xs)
+	p.win = [][]policies.Sample{w}
+	sl := slider{samples: w}
+	for sig := range sl.sorted {
+		for _, x := range w {
+			sl.sorted[sig] = append(sl.sorted[sig], signal(x, sig))
+		}
+		insertionSort(sl.sorted[sig])
+	}
+	p.sl = []slider{sl}
 }
 
 func samples(xs []float64) []policies.Sample {
@@ -37,7 +60,7 @@ func TestBoundsContainEveryFutureScore(t *testing.T) {
 			win[i] = rng.Float64()
 		}
 		var b bounds
-		b.reset(samples(win), smact, n)
+		b.reset(samples(win), sortedCopy(win), smact, n)
 		var future []float64
 		for k := 1; k <= len(win)+n+2; k++ {
 			x := rng.Float64()
@@ -75,11 +98,11 @@ func TestFlipAfterExactOnSaturatedWindow(t *testing.T) {
 	}
 	require.Positive(t, want)
 	p := NewWith(DefaultConfig())
-	p.win = [][]policies.Sample{samples(full)}
+	setWindow(p, full)
 	require.Equal(t, want, p.flipAfter(nil, 0, true))
 	// An admitted empty-looking GPU (all zeros) can be rejected only once
 	// enough saturated samples arrive.
-	p.win[0] = samples(make([]float64, n))
+	setWindow(p, make([]float64, n))
 	k := p.flipAfter(nil, 0, false)
 	require.Positive(t, k)
 	ones := make([]float64, k-1)
@@ -87,4 +110,46 @@ func TestFlipAfterExactOnSaturatedWindow(t *testing.T) {
 		ones[i] = 1
 	}
 	require.Less(t, policies.Score(slide(make([]float64, n), n, ones...), nil), 0.65)
+}
+
+// steady serves a deterministic sample for every whole second up to Now.
+type steady struct{ now *time.Duration }
+
+func (s steady) Samples(dst []policies.Sample, _, n int) []policies.Sample {
+	last := int64(*s.now / time.Second)
+	for k := max(last-int64(n)+1, 0); k <= last; k++ {
+		x := float64((k*7919)%101) / 100
+		dst = append(dst, policies.Sample{At: time.Duration(k) * time.Second, SMACT: x, SMOCC: 1 - x, DRAMA: x * x, UtilPct: 100 * x})
+	}
+	return dst
+}
+func (steady) UsedMiBUntil(int) time.Duration { return 0 }
+
+// The window kept across decisions (new samples only, sorted values updated
+// in place) scores exactly as one rebuilt from scratch, as decisions come at
+// random gaps and the anchor moves.
+func TestSliderMatchesRebuiltWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var now time.Duration
+	v := &policies.View{Telemetry: steady{&now}, GPUs: []policies.GPU{{Jobs: []policies.JobID{0}}},
+		Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true}}}
+	p := NewWith(DefaultConfig())
+	p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
+	for range 500 {
+		now += time.Duration(rng.IntN(40_000)) * time.Millisecond
+		if rng.IntN(20) == 0 {
+			v.Jobs[0].ActiveAt = now - time.Duration(rng.IntN(20_000))*time.Millisecond
+		}
+		v.Now = now
+		clear(p.memoDone)
+		clear(p.winDone)
+		win := colloc.Window(v, 0, p.cfg.Window, true, nil)
+		for sig := range 4 {
+			var xs []float64
+			for _, x := range win {
+				xs = append(xs, signal(x, sig))
+			}
+			require.Equal(t, policies.Score(xs, nil), p.score(v, 0, sig), "t=%v signal %d", now, sig)
+		}
+	}
 }
