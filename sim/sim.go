@@ -66,8 +66,11 @@ type Config struct {
 	Server       models.Server
 	Catalog      *models.Catalog // solo profiles on Server's GPU type
 	Interference models.Interference
-	Truth        Truth
-	Seed         uint64
+	// Telemetry says how co-located jobs' signals combine on a GPU (the
+	// zero value sums them, saturated at 1; see models.TelemetryParams).
+	Telemetry models.TelemetryParams
+	Truth     Truth
+	Seed      uint64
 	// Samples, when not nil, receives every GPU's 1 Hz telemetry sample
 	// once it is final, in time order (second, then GPU), from second 0
 	// to the last whole second of the run. Asking for samples changes
@@ -171,9 +174,10 @@ type Sim struct {
 	// arrival is still in the queue.
 	live, arriving int
 	lastChange     time.Duration
-	co             []models.Profile // scratch
-	emitted        int64            // whole seconds already given to cfg.Samples
-	lastEvent      time.Duration    // the last instant that had events
+	co             []models.Profile      // scratch
+	comb           []models.TelemetryJob // scratch
+	emitted        int64                 // whole seconds already given to cfg.Samples
+	lastEvent      time.Duration         // the last instant that had events
 }
 
 // New builds a simulator for the given jobs. Every job's workload must be in
@@ -602,10 +606,22 @@ func (s *Sim) changed(gpus []int) {
 	s.emitSamples(s.now)
 	s.lastChange = s.now
 	for _, g := range gpus {
-		s.gpus[g].tel.record(s, g)
 		s.scheduleOOM(g)
 		for _, id := range s.view.GPUs[g].Jobs {
 			s.retime(int(id))
+		}
+	}
+	// Telemetry segments carry the jobs' rates, so they are recorded once
+	// every job is re-timed (a multi-GPU job's rate may change the
+	// telemetry of its other GPUs too).
+	for _, g := range gpus {
+		s.gpus[g].tel.record(s, g)
+		for _, id := range s.view.GPUs[g].Jobs {
+			for _, h := range s.view.Jobs[id].On {
+				if !slices.Contains(gpus, h) && s.gpus[h].tel.rateChanged(s) {
+					s.gpus[h].tel.record(s, h)
+				}
+			}
 		}
 	}
 }
