@@ -237,7 +237,7 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	}
 	i := len(s.jobs)
 	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo})
-	prof := profileOf(w)
+	prof := w.PolicyProfile()
 	prof.SoloS = solo
 	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
 		Profile: prof, State: policies.Waiting}
@@ -247,19 +247,6 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	s.live++
 	s.arriving++
 	return policies.JobID(i), nil
-}
-
-// profileOf is what profiling the workload alone would tell a scheduler.
-func profileOf(w *models.Workload) policies.Profile {
-	p := policies.Profile{Workload: w.ID, SoloS: w.SoloS, PeakMiB: w.PeakMiB(), UtilPct: w.UtilPct(),
-		Lucid: int(w.Lucid), Analytical: w.Estimates.Analytical, FakeTensor: w.Estimates.FakeTensor,
-		GPUMemNet: w.Estimates.GPUMemNet}
-	for _, g := range w.PerGPU {
-		p.SMACT = max(p.SMACT, g.SMACT.Mean)
-		p.SMOCC = max(p.SMOCC, g.SMOCC.Mean)
-		p.DRAMA = max(p.DRAMA, g.DRAMA.Mean)
-	}
-	return p
 }
 
 func (s *Sim) push(it item) {

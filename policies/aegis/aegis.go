@@ -18,13 +18,13 @@ import (
 	"github.com/aegis-sched/aegis/policies/colloc"
 )
 
-// Memory inputs.
+// Memory inputs, the values of Config.Memory (see policies.MemoryInput).
 const (
-	EstFree    = "est-free"
-	PeakMem    = "peakmem"
-	Analytical = "analytical"
-	GPUMemNet  = "gpumemnet"
-	FakeTensor = "faketensor"
+	EstFree    = string(policies.MemEstFree)
+	PeakMem    = string(policies.MemPeak)
+	Analytical = string(policies.MemAnalytical)
+	GPUMemNet  = string(policies.MemGPUMemNet)
+	FakeTensor = string(policies.MemFakeTensor)
 )
 
 // Placement rules.
@@ -151,23 +151,14 @@ func (p *Policy) Validate(v *policies.View) error {
 // need returns the usable free MiB job j needs on a GPU under the memory
 // input, or false when the input has no estimate for it (exclusive only).
 func (p *Policy) need(j *policies.Job) (float64, bool) {
-	var est float64
-	switch p.cfg.Memory {
-	case EstFree:
+	e := policies.MemoryInput(p.cfg.Memory).Estimate(&j.Profile)
+	switch e.Status {
+	case policies.EstimateNone: // Est-free: a floor of usable free memory
 		return p.cfg.EstFreeMiB, true
-	case PeakMem:
-		est = j.PeakMiB
-	case Analytical:
-		est = j.Analytical
-	case GPUMemNet:
-		est = j.GPUMemNet
-	case FakeTensor:
-		est = j.FakeTensor
+	case policies.EstimateKnown:
+		return e.MiB + p.cfg.GuardMiB, true
 	}
-	if est <= 0 {
-		return 0, false
-	}
-	return est + p.cfg.GuardMiB, true
+	return 0, false
 }
 
 // Signals of the telemetry window, as indexes of score.

@@ -227,7 +227,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	// consider tries to place one job and reports whether the jobs behind
 	// it must wait.
 	consider := func(j *policies.Job) (blocked bool) {
-		if gpus := s.idle(v, busy, j.GPUs); gpus != nil {
+		if gpus := v.IdleGPUs(busy, j.GPUs); gpus != nil {
 			acts = s.place(acts, busy, j, gpus)
 			return false
 		}
@@ -302,20 +302,6 @@ func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, 
 		p.Placed(j, gpus)
 	}
 	return append(acts, policies.Place{Job: j.ID, GPUs: gpus})
-}
-
-// idle returns the n lowest-indexed GPUs that run no job and were not given
-// a job in this decision, or nil.
-func (s *Scheduler) idle(v *policies.View, busy []bool, n int) []int {
-	var gpus []int
-	for g := range v.GPUs {
-		if len(v.GPUs[g].Jobs) == 0 && !busy[g] {
-			if gpus = append(gpus, g); len(gpus) == n {
-				return gpus
-			}
-		}
-	}
-	return nil
 }
 
 type cand struct {
