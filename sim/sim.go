@@ -41,6 +41,14 @@ type Truth struct {
 	// varied peak is at most the GPU's capacity, so a job that fits alone
 	// by its profile never OOMs alone.
 	PeakJitter float64
+	// SpeedJitter is the relative half-width of a uniform, seeded
+	// per-attempt variation of a job's speed: each attempt's work after
+	// startup is its nominal work times 1 + SpeedJitter·(2u−1), u uniform
+	// in (0, 1) from (seed, job, attempt) (0.03 = ±3 %). Identical runs on
+	// the testbed differ by 1–8 % (pairs) and a job in a serial sequence
+	// by up to 6 % from its solo time; 0 (the default) leaves every
+	// output as it was.
+	SpeedJitter float64
 	// IdleHorizon bounds how long wake-ups alone may keep a run going while
 	// no job runs and none is still to arrive: past it the run ends and the
 	// loop reports the jobs left pending.
@@ -137,6 +145,7 @@ type job struct {
 	w       *models.Workload
 	startup time.Duration // this attempt's launch-to-activity time
 	peak    float64       // this attempt's true peak as a multiple of the profiled one
+	speed   float64       // this attempt's work as a multiple of the nominal one
 	epoch   uint32        // bumps when the pending finish/active event goes stale
 	nominal time.Duration // nominal startup
 	solo    float64       // the job's solo time, seconds (its own or the workload's)
@@ -408,7 +417,7 @@ func (s *Sim) handle(it item) {
 		pj.Active, pj.ActiveAt = true, s.now
 		// Alone, the job finishes its solo time after launch: startup
 		// jitter shifts when it becomes active, not when it ends.
-		j.work = max(j.solo-j.startup.Seconds(), 1)
+		j.work = max(j.solo-j.startup.Seconds(), 1) * j.speed
 		j.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
@@ -564,6 +573,10 @@ func (s *Sim) place(a policies.Place) error {
 	// The variation never lifts a peak above the GPU: a job profiled alone
 	// fits alone (a profiled peak above the capacity stays as it is).
 	j.peak = min(j.peak, max(1, s.cfg.Server.Type.MemoryMiB/j.w.PeakMiB()))
+	j.speed = 1
+	if s.cfg.Truth.SpeedJitter > 0 {
+		j.speed += s.cfg.Truth.SpeedJitter * (2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x5bd) - 1)
+	}
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
@@ -807,6 +820,7 @@ func ReadTruth(p *policies.Params) (Truth, error) {
 		StartupJitter: p.Float("startup_jitter", d.StartupJitter, 0, 0.99, "relative half-width of startup jitter"),
 		Noise:         p.Float("noise", d.Noise, 0, 10, "telemetry noise scale (0: none)"),
 		PeakJitter:    p.Float("peak_jitter", d.PeakJitter, 0, 0.99, "relative half-width of per-attempt true-peak variation"),
+		SpeedJitter:   p.Float("speed_jitter", d.SpeedJitter, 0, 0.5, "relative half-width of per-attempt speed variation"),
 		IdleHorizon:   p.Duration("idle_horizon", d.IdleHorizon, time.Second, 1000*time.Hour, "how long wake-ups alone may run on an idle server"),
 	}
 	if err := p.Done("truth"); err != nil {

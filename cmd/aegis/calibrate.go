@@ -10,12 +10,15 @@ import (
 	"github.com/aegis-sched/aegis/experiments/calibration"
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
 )
 
 func newCalibrateCmd() *cobra.Command {
 	var o calibration.Options
 	var outPath, modelPath string
 	var asJSON, report bool
+	var truths []string
 	c := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Fit the interference truth model to measured co-runs and stacks and report its held-out errors",
@@ -33,7 +36,9 @@ embedded model (before), in-sample, leaving one sequence out and leaving one
 workload set out. --no-stacks fits the pairs only (ρ from --nway-exponent).
 
 --report prints, without fitting, Markdown tables comparing a model (--model
-FILE, default the embedded one) with every stack and grid measurement.
+FILE, default the embedded one) with every stack and grid measurement, under
+the simulator's truth settings (--truth key=value, e.g. speed_jitter=0.03 to
+compare the spread over --seeds with the testbed's run-to-run spread).
 
 --lowo adds leave-one-workload-out cross-validation of the pairs (one refit
 per workload, several times slower).
@@ -66,12 +71,20 @@ this command's output on the shipped data).`,
 			if o.Seeds < 1 || o.Seeds > 20 {
 				return usageError{fmt.Errorf("--seeds %d: want 1..20", o.Seeds)}
 			}
-			if modelPath != "" && !report {
-				return usageError{errors.New("--model is read by --report only")}
+			if (modelPath != "" || len(truths) > 0) && !report {
+				return usageError{errors.New("--model and --truth are read by --report only")}
 			}
 			out := c.OutOrStdout()
 			if report {
-				return calibrateReport(c, o, modelPath)
+				tm, err := policies.ParseFlagSets("--truth", truths)
+				if err != nil {
+					return usageError{err}
+				}
+				truth, err := sim.ParseTruth(tm)
+				if err != nil {
+					return usageError{fmt.Errorf("--truth: %w", err)}
+				}
+				return calibrateReport(c, o, modelPath, &truth)
 			}
 			res, err := calibration.Run(o)
 			if errors.Is(err, calibration.ErrNoData) {
@@ -112,12 +125,13 @@ this command's output on the shipped data).`,
 	c.Flags().StringVar(&o.GPU, "gpu", "a100-40gb", "GPU type the data were measured on (recorded in --out)")
 	c.Flags().BoolVar(&report, "report", false, "print Markdown tables comparing a model with the stacking data, without fitting")
 	c.Flags().StringVar(&modelPath, "model", "", "with --report: the model YAML to compare (default: the embedded model)")
+	c.Flags().StringArrayVar(&truths, "truth", nil, "with --report: simulator truth setting key=value (repeatable), e.g. speed_jitter=0.03")
 	return c
 }
 
 // calibrateReport prints the Markdown comparison of a model with the
 // stacking data.
-func calibrateReport(c *cobra.Command, o calibration.Options, modelPath string) error {
+func calibrateReport(c *cobra.Command, o calibration.Options, modelPath string, truth *sim.Truth) error {
 	dir := o.StacksDir
 	if dir == "" {
 		var ok bool
@@ -135,6 +149,7 @@ func calibrateReport(c *cobra.Command, o calibration.Options, modelPath string) 
 			return err
 		}
 	}
+	m.Truth = truth
 	rep, err := calibration.Evaluate(d, m, o.Seeds)
 	if err != nil {
 		return err

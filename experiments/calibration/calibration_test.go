@@ -2,6 +2,7 @@ package calibration
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -108,4 +109,23 @@ func TestSharedDataRun(t *testing.T) {
 		Grid: []GridRow{{GridRun: stacking.GridRun{Sequence: "x", Thresholds: [3]float64{0.5, 0.2, 0.3}, FirstRejected: 2, Deferrals: 7}}}}
 	require.NoError(t, WriteReport(&b, rep))
 	require.Contains(t, b.String(), "| 0.5/0.2/0.3 | 2 | - | 7 | 0 |")
+}
+
+// The --json form carries the stacks part under "stacks" with one error
+// summary per validation.
+func TestResultJSON(t *testing.T) {
+	sum := Summary{Sequences: 5, Settings: 366, FirstRight: 200}
+	r := &Result{Pairs: &models.Calibration{HeldOut: []models.ModelError{{Model: "pressure", MedianAPE: 0.04}, {Model: "none"}, {Model: "flat20"}}, Pairs: 219, Folds: 5},
+		Stacks: &stacking.Data{}, Before: &Report{Summary: sum}, After: &Report{Summary: sum},
+		Validations: []Validation{{Name: "leave one sequence out", Summary: sum}}, Telemetry: models.TelemetryParams{Saturation: 1}}
+	b, err := json.Marshal(r.JSON())
+	require.NoError(t, err)
+	for _, want := range []string{`"stacks":{"sequences":5,"grid_settings":366,"errors":{`, `"before":{`, `"in_sample":{`, `"leave one sequence out":{`,
+		`"FirstRight":200`, `"telemetry":{"rate_weight":0,"saturation":1}`, `"heldout_median_ape":0.04`} {
+		require.Contains(t, string(b), want)
+	}
+	f, comment := r.File()
+	require.Equal(t, &models.TelemetryParams{Saturation: 1}, f.Telemetry)
+	require.Contains(t, comment, "telemetry on the threshold grid's admissions")
+	require.InDelta(t, 200.0/366, f.Fit.Admissions.FirstRejectedRight, 1e-6)
 }

@@ -225,10 +225,10 @@ func (r *Result) WriteModel(path string) error {
 // and deferral count.
 func WriteReport(w io.Writer, rep *Report) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "| sequence | jobs | makespan sim / measured (s) | mean slowdown sim / measured | max slowdown sim / measured |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| sequence | jobs | makespan sim / measured (s) | mean slowdown sim / measured | max slowdown sim / measured | makespan sd sim / measured (s) |\n|---|---|---|---|---|---|\n")
 	for _, s := range rep.Seqs {
-		fmt.Fprintf(&b, "| %s | %d | %.0f / %.0f | %.2f / %.2f | %.2f / %.2f |\n", s.Sequence, s.Jobs, s.SimMakespanS, s.MeasMakespanS,
-			s.SimMeanSlowdown, s.MeasMeanSlowdown, s.SimMaxSlowdown, s.MeasMaxSlowdown)
+		fmt.Fprintf(&b, "| %s | %d | %.0f / %.0f | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f |\n", s.Sequence, s.Jobs, s.SimMakespanS, s.MeasMakespanS,
+			s.SimMeanSlowdown, s.MeasMeanSlowdown, s.SimMaxSlowdown, s.MeasMaxSlowdown, s.SimMakespanSDS, s.MeasMakespanSDS)
 	}
 	s := rep.Summary
 	fmt.Fprintf(&b, "\n| measure | value |\n|---|---|\n")

@@ -9,6 +9,8 @@ import (
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Model is the part of the truth the stacking data tests: how fast
@@ -16,6 +18,10 @@ import (
 type Model struct {
 	Interference models.Interference
 	Telemetry    models.TelemetryParams
+	// Truth overrides the simulator's default truth settings when not nil
+	// (e.g. speed_jitter, to compare the spread over seeds with the
+	// testbed's run-to-run spread).
+	Truth *sim.Truth
 }
 
 // SeqRow compares one sequence's no-deferral runs with their replay (the
@@ -26,6 +32,8 @@ type SeqRow struct {
 	SimMakespanS, MeasMakespanS       float64
 	SimMeanSlowdown, MeasMeanSlowdown float64
 	SimMaxSlowdown, MeasMaxSlowdown   float64
+	// Makespan standard deviation over the seeds and over the measured runs.
+	SimMakespanSDS, MeasMakespanSDS float64
 }
 
 // GridRow compares one measured run of the threshold grid with its replay
@@ -65,14 +73,19 @@ type Report struct {
 // averages makespan and slowdowns.
 func replayMean(seq stacking.Sequence, m Model, seeds int) (SeqRow, error) {
 	row := SeqRow{Sequence: seq.Name, Jobs: len(seq.Jobs)}
+	var ms []float64
 	for s := 1; s <= seeds; s++ {
-		r, err := stacking.Replay(seq, stacking.Config{NoFilter: true, Interference: m.Interference, Telemetry: &m.Telemetry, Seed: uint64(s)})
+		r, err := stacking.Replay(seq, stacking.Config{NoFilter: true, Interference: m.Interference, Telemetry: &m.Telemetry, Truth: m.Truth, Seed: uint64(s)})
 		if err != nil {
 			return row, err
 		}
+		ms = append(ms, r.MakespanS)
 		row.SimMakespanS += r.MakespanS / float64(seeds)
 		row.SimMeanSlowdown += r.MeanSlowdown / float64(seeds)
 		row.SimMaxSlowdown += r.MaxSlowdown / float64(seeds)
+	}
+	if seeds > 1 {
+		row.SimMakespanSDS = stat.StdDev(ms, nil)
 	}
 	return row, nil
 }
@@ -92,11 +105,12 @@ func Evaluate(d *stacking.Data, m Model, seeds int) (*Report, error) {
 			return nil, err
 		}
 		row.MeasMakespanS, row.MeasMeanSlowdown, row.MeasMaxSlowdown = t.MakespanS, t.MeanSlowdown, t.MaxSlowdown
+		row.MeasMakespanSDS = t.MakespanSDS
 		rep.Seqs = append(rep.Seqs, row)
 	}
 	for _, g := range d.Grid {
 		s, _ := d.Sequence(g.Sequence)
-		r, err := stacking.Replay(s, stacking.Config{Thresholds: g.Thresholds, Interference: m.Interference, Telemetry: &m.Telemetry, Seed: 1})
+		r, err := stacking.Replay(s, stacking.Config{Thresholds: g.Thresholds, Interference: m.Interference, Telemetry: &m.Telemetry, Truth: m.Truth, Seed: 1})
 		if err != nil {
 			return nil, err
 		}
