@@ -4,7 +4,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -121,22 +120,53 @@ type item struct {
 	epoch uint32
 }
 
+// queue is a binary min-heap of items by (time, sequence), typed so that
+// pushing and popping box nothing.
 type queue []item
 
-func (q queue) Len() int { return len(q) }
-func (q queue) Less(i, j int) bool {
+func (q queue) less(i, j int) bool {
 	if q[i].t != q[j].t {
 		return q[i].t < q[j].t
 	}
 	return q[i].seq < q[j].seq
 }
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *queue) Push(x any)   { *q = append(*q, x.(item)) }
-func (q *queue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+func (q *queue) push(it item) {
+	*q = append(*q, it)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *queue) pop() item {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }
 
 // job is the simulator's private state of a job.
@@ -261,7 +291,7 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 func (s *Sim) push(it item) {
 	it.seq = s.seq
 	s.seq++
-	heap.Push(&s.q, it)
+	s.q.push(it)
 }
 
 // Now is the current virtual time.
@@ -339,7 +369,7 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		t := s.q[0].t
 		var last item
 		for len(s.q) > 0 && s.q[0].t == t {
-			it := heap.Pop(&s.q).(item)
+			it := s.q.pop()
 			if it.kind == evWake {
 				delete(s.wakes, it.t)
 				if s.live == 0 || (s.arriving == 0 && s.running() == 0 && it.t-s.lastChange > s.cfg.Truth.IdleHorizon) {

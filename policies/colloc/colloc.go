@@ -170,6 +170,24 @@ type Scheduler struct {
 	// until is the earliest time at which this decision's answers could
 	// change without an event (Never: only an event changes them).
 	until time.Duration
+	acts  []policies.Action
+	// defers holds each GPU's last deferral, boxed, to hand out again while
+	// it repeats (no allocation per deferral).
+	defers []policies.Action
+}
+
+// deferral returns Defer{job, g, reason} as an Action, reusing GPU g's last
+// one when it is the same.
+func (s *Scheduler) deferral(job policies.JobID, g int, reason string) policies.Action {
+	if g >= len(s.defers) {
+		s.defers = append(s.defers, make([]policies.Action, g+1-len(s.defers))...)
+	}
+	if d, ok := s.defers[g].(policies.Defer); ok && d.Job == job && d.Reason == reason {
+		return s.defers[g]
+	}
+	a := policies.Action(policies.Defer{Job: job, GPU: g, Reason: reason})
+	s.defers[g] = a
+	return a
 }
 
 // New returns a scheduler named name applying rule under cfg.
@@ -203,7 +221,8 @@ func (s *Scheduler) Config() Config { return s.cfg }
 //     collocation: later jobs may backfill GPUs a blocked head cannot use
 //     (Horus's look-ahead), which can delay the head.
 func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
-	var acts []policies.Action
+	acts := s.acts[:0] // reused: the caller is done with it before the next decision
+	defer func() { s.acts = acts[:0] }()
 	if cap(s.busy) < len(v.GPUs) {
 		s.busy = make([]bool, len(v.GPUs))
 	}
@@ -341,7 +360,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			}
 		}
 		if reason != "" {
-			acts = append(acts, policies.Defer{Job: j.ID, GPU: g, Reason: reason})
+			acts = append(acts, s.deferral(j.ID, g, reason))
 			continue
 		}
 		cands = append(cands, cand{g, s.rule.Score(v, j, g)})
