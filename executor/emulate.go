@@ -1,0 +1,173 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aegis-sched/aegis/executor/gpu"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
+)
+
+// Emulator models a server's GPUs for the executor with the simulator's
+// truth (sim.Sim driven by the executor's clock): job progress under
+// interference, the memory ramp, OOM and 1 Hz telemetry. The processes are
+// real (`aegis fake-train`): the emulator ends one with SIGUSR1 when the
+// model says its work is done and with SIGUSR2 (an OOM message on stderr)
+// when its GPU's memory overflows. It is the run's gpu.Source.
+//
+// A resumed run gets a fresh model: adopted attempts start over in it.
+type Emulator struct {
+	mu     sync.Mutex
+	srv    models.Server
+	s      *sim.Sim
+	x      *Executor
+	pids   map[policies.JobID]int
+	signal []pending // signals waiting for the shim to catch them
+	log    io.Writer
+}
+
+type pending struct {
+	pid int
+	sig syscall.Signal
+}
+
+// NewEmulator builds an emulated server: srv's GPU type and count, its
+// catalog and interference model, truth settings and seed as the
+// simulator takes them.
+func NewEmulator(srv models.Server, cat *models.Catalog, inter models.Interference, truth sim.Truth, seed uint64, log io.Writer) (*Emulator, error) {
+	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: inter, Truth: truth, Seed: seed}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]int{}, log: log}, nil
+}
+
+func (e *Emulator) attach(x *Executor) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.x = x
+}
+
+// submit mirrors a job the executor knows (same id).
+func (e *Emulator) submit(sp sim.JobSpec) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := e.s.Add(sp); err != nil {
+		fmt.Fprintf(e.log, "emulator: %v\n", err)
+	}
+}
+
+// placed mirrors an attempt launched at run time t.
+func (e *Emulator) placed(id policies.JobID, gpus []int, pid int, t time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advanceTo(max(t, e.s.Now()))
+	if err := e.s.Apply(policies.Place{Job: id, GPUs: gpus}); err != nil {
+		fmt.Fprintf(e.log, "emulator: %v\n", err)
+		return
+	}
+	e.pids[id] = pid
+}
+
+// now is the run time.
+func (e *Emulator) now() time.Duration {
+	if e.x == nil {
+		return e.s.Now()
+	}
+	return max(e.x.runTime(time.Now()), e.s.Now())
+}
+
+// advance drives the model to now and ends the processes it says end.
+func (e *Emulator) advance() { e.advanceTo(e.now()) }
+
+// advanceTo drives the model to t and ends the processes it says end.
+func (e *Emulator) advanceTo(t time.Duration) {
+	evs, err := e.s.Until(t)
+	if err != nil {
+		fmt.Fprintf(e.log, "emulator: %v\n", err)
+	}
+	for _, ev := range evs {
+		switch ev := ev.(type) {
+		case policies.JobFinished:
+			e.signal = append(e.signal, pending{e.pids[ev.Job], syscall.SIGUSR1})
+		case policies.JobFailed:
+			e.signal = append(e.signal, pending{e.pids[ev.Job], syscall.SIGUSR2})
+		}
+	}
+	// The shim forwards the signal once the job catches it; until the shim
+	// itself catches it, keep it.
+	left := e.signal[:0]
+	for _, p := range e.signal {
+		if p.pid <= 0 {
+			continue
+		}
+		ok, err := catches(p.pid, p.sig)
+		switch {
+		case err != nil: // gone
+		case !ok:
+			left = append(left, p)
+		default:
+			syscall.Kill(p.pid, p.sig)
+		}
+	}
+	e.signal = left
+}
+
+// Name implements gpu.Source.
+func (e *Emulator) Name() string { return "emulated" }
+
+// Devices implements gpu.Source.
+func (e *Emulator) Devices() ([]gpu.Device, error) {
+	var ds []gpu.Device
+	for i := range e.srv.GPUs {
+		ds = append(ds, gpu.Device{Index: i, UUID: fmt.Sprintf("EMU-%s-%d", e.srv.Type.Name, i),
+			Name: "emulated " + e.srv.Type.Name, TotalMiB: e.srv.Type.MemoryMiB})
+	}
+	return ds, nil
+}
+
+// Sample implements gpu.Source: the model's telemetry of the current whole
+// second, with the processes of the jobs that hold GPU memory.
+func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.x == nil {
+		return nil, errors.New("emulator: not attached to an executor")
+	}
+	e.advance()
+	v := e.s.View()
+	out := make([]gpu.Sample, len(v.GPUs))
+	var buf []policies.Sample
+	for g := range v.GPUs {
+		buf = v.Telemetry.Samples(buf[:0], g, 1)
+		s := gpu.Sample{GPU: g, At: time.Now(), TotalMiB: e.srv.Type.MemoryMiB, Pressure: e.srv.Type.Pressure}
+		if len(buf) > 0 {
+			x := buf[len(buf)-1]
+			s.At = e.x.wallTime(x.At)
+			s.UsedMiB, s.UtilPct, s.SMACT, s.SMOCC, s.DRAMA = x.UsedMiB, x.UtilPct, x.SMACT, x.SMOCC, x.DRAMA
+		}
+		for _, id := range v.GPUs[g].Jobs {
+			if m := e.s.MemMiB(id, g); m > 0 && e.pids[id] > 0 {
+				s.Procs = append(s.Procs, gpu.Proc{PID: e.pids[id], UsedMiB: m})
+			}
+		}
+		out[g] = s
+	}
+	return out, nil
+}
+
+// Close implements gpu.Source.
+func (e *Emulator) Close() error { return nil }
