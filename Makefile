@@ -2,22 +2,34 @@
 GO ?= go
 BIN := bin/aegis
 
-.PHONY: help build test bench demo fmt vet fuzz
+.PHONY: help build test fmtcheck bench demo fmt vet fuzz reproduce gpu-build gpu-check
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/aegis
 	$(GO) build -o $(BIN) ./cmd/aegis
 
-test: ## run every test (fuzz targets run their seed corpus only)
+gpu-build: ## build bin/aegis with cgo, so it reads GPUs through NVML
+	CGO_ENABLED=1 $(GO) build -o $(BIN) ./cmd/aegis
+
+gpu-check: ## on a machine with an NVIDIA GPU and PyTorch: tiny real jobs through aegis exec
+	bash scripts/gpu-check.sh
+
+test: fmtcheck ## run every test (fuzz targets run their seed corpus only)
 	$(GO) test ./...
+
+fmtcheck: ## fail if any Go file needs gofmt
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 demo: build ## simulate the embedded demo trace under Exclusive on 3 x A100-40GB
 	./$(BIN) simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1
+
+reproduce: build ## run every shipped spec (experiments/*.yaml) into results/paper
+	./$(BIN) run experiments/*.yaml --out results/paper
 
 fmt: ## format the code
 	gofmt -w $$(git ls-files '*.go')

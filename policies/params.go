@@ -16,7 +16,31 @@ import (
 type Params struct {
 	m    map[string]string
 	used map[string]string // key -> help
+	defs []ParamDef        // in the order first read
 	err  error
+}
+
+// ParamDef describes a parameter as the policy reads it: its key, default,
+// valid values and a one-line help. Params records one per key read, so a
+// policy's parameters are listed from the code that reads them (aegis
+// policies).
+type ParamDef struct {
+	Key, Default, Valid, Help string
+	// Choices are the allowed values of a parameter restricted to a list.
+	Choices []string
+}
+
+// Defs lists the parameters read so far, in the order first read.
+func (p *Params) Defs() []ParamDef { return slices.Clone(p.defs) }
+
+// def records a parameter's definition the first time it is read.
+func (p *Params) def(d ParamDef) {
+	for _, e := range p.defs {
+		if e.Key == d.Key {
+			return
+		}
+	}
+	p.defs = append(p.defs, d)
 }
 
 // NewParams wraps raw settings.
@@ -24,17 +48,22 @@ func NewParams(m map[string]string) *Params {
 	return &Params{m: m, used: map[string]string{}}
 }
 
-// ParseSets parses "key=value" strings into a map; a repeated key is an error.
-func ParseSets(sets []string) (map[string]string, error) {
+// ParseSets parses --set "key=value" strings into a map; a repeated key is
+// an error.
+func ParseSets(sets []string) (map[string]string, error) { return ParseFlagSets("--set", sets) }
+
+// ParseFlagSets parses "key=value" strings given with the flag flag (named
+// in errors) into a map; a repeated key is an error.
+func ParseFlagSets(flag string, sets []string) (map[string]string, error) {
 	m := map[string]string{}
 	for _, s := range sets {
 		k, v, ok := strings.Cut(s, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--set %q: want key=value", s)
+			return nil, fmt.Errorf("%s %q: want key=value", flag, s)
 		}
 		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("--set %q: key %q given twice", s, k)
+			return nil, fmt.Errorf("%s %q: key %q given twice", flag, s, k)
 		}
 		m[k] = strings.TrimSpace(v)
 	}
@@ -56,6 +85,11 @@ func (p *Params) fail(key, v, want string) {
 // String reads a string parameter restricted to one of choices (any value when
 // choices is empty).
 func (p *Params) String(key, def, help string, choices ...string) string {
+	valid := "any text"
+	if len(choices) > 0 {
+		valid = strings.Join(choices, "|")
+	}
+	p.def(ParamDef{Key: key, Default: def, Valid: valid, Help: help, Choices: slices.Clone(choices)})
 	if len(choices) > 0 {
 		help += " (" + strings.Join(choices, "|") + ")"
 	}
@@ -70,8 +104,20 @@ func (p *Params) String(key, def, help string, choices ...string) string {
 	return v
 }
 
+// Pattern reads a string parameter of a form that valid describes (e.g.
+// "pressure|nf|util:<pct>"); the caller checks the value.
+func (p *Params) Pattern(key, def, valid, help string) string {
+	p.def(ParamDef{Key: key, Default: def, Valid: valid, Help: help})
+	v, ok := p.get(key, help+" ("+valid+")")
+	if !ok {
+		return def
+	}
+	return v
+}
+
 // Float reads a number in [lo, hi].
 func (p *Params) Float(key string, def, lo, hi float64, help string) float64 {
+	p.def(ParamDef{Key: key, Default: strconv.FormatFloat(def, 'g', -1, 64), Valid: fmt.Sprintf("number in [%g, %g]", lo, hi), Help: help})
 	v, ok := p.get(key, help)
 	if !ok {
 		return def
@@ -86,6 +132,7 @@ func (p *Params) Float(key string, def, lo, hi float64, help string) float64 {
 
 // Int reads a whole number in [lo, hi].
 func (p *Params) Int(key string, def, lo, hi int, help string) int {
+	p.def(ParamDef{Key: key, Default: strconv.Itoa(def), Valid: fmt.Sprintf("whole number in [%d, %d]", lo, hi), Help: help})
 	v, ok := p.get(key, help)
 	if !ok {
 		return def
@@ -101,6 +148,7 @@ func (p *Params) Int(key string, def, lo, hi int, help string) int {
 // Duration reads a duration such as "30s" or a plain number of seconds, in
 // [lo, hi].
 func (p *Params) Duration(key string, def, lo, hi time.Duration, help string) time.Duration {
+	p.def(ParamDef{Key: key, Default: def.String(), Valid: fmt.Sprintf("duration in [%v, %v]", lo, hi), Help: help})
 	v, ok := p.get(key, help)
 	if !ok {
 		return def
@@ -123,6 +171,11 @@ func (p *Params) Duration(key string, def, lo, hi time.Duration, help string) ti
 
 // Floats reads a comma-separated list of exactly n numbers in [lo, hi].
 func (p *Params) Floats(key string, def []float64, lo, hi float64, help string) []float64 {
+	ds := make([]string, len(def))
+	for i, f := range def {
+		ds[i] = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	p.def(ParamDef{Key: key, Default: strings.Join(ds, ","), Valid: fmt.Sprintf("%d comma-separated numbers in [%g, %g]", len(def), lo, hi), Help: help})
 	v, ok := p.get(key, help)
 	if !ok {
 		return def

@@ -136,6 +136,18 @@ type Telemetry interface {
 	Samples(dst []Sample, gpu, n int) []Sample
 }
 
+// SteadyTelemetry is implemented by Telemetry readers (a simulator's) that
+// promise a sample at every whole second, never missed or late, and know
+// how long a GPU's measured memory (GPU.UsedMiB) will stay as it is:
+// UsedMiBUntil returns the earliest time at which it could change if no
+// event happens before (a time at or before Now: at any time). Policies use
+// it only to skip decisions that could not change; a backend that cannot
+// promise this (a real GPU) does not implement it, and policies then decide
+// at every tick.
+type SteadyTelemetry interface {
+	UsedMiBUntil(gpu int) time.Duration
+}
+
 // View is the read-only world a policy decides on.
 type View struct {
 	Now  time.Duration

@@ -1,8 +1,10 @@
 package results
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -195,4 +197,38 @@ func mkdirAllReport(dir string) (string, error) {
 		return "", err
 	}
 	return top, nil
+}
+
+// WriteFile writes the file path all or nothing: write fills a temporary
+// file beside path (through a buffer), which replaces path only when write
+// returns nil and everything reached the disk; on error it is removed and
+// path is as it was.
+func WriteFile(path string, write func(w io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("output: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	return nil
 }

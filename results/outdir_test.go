@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -125,4 +126,30 @@ func TestOutDirCommitOnce(t *testing.T) {
 	d.Discard() // no effect after Commit
 	_, err = os.Stat(d.Target())
 	require.NoError(t, err)
+}
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "log.csv")
+	require.NoError(t, os.WriteFile(p, []byte("old"), 0o644))
+	err := WriteFile(p, func(w io.Writer) error {
+		_, _ = w.Write([]byte("half"))
+		return errors.New("boom")
+	})
+	require.ErrorContains(t, err, "boom")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "old", string(b), "a failed write changed the file")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "temporary file left behind")
+
+	require.NoError(t, WriteFile(p, func(w io.Writer) error {
+		_, err := w.Write([]byte("new"))
+		return err
+	}))
+	b, err = os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "new", string(b))
+	require.ErrorContains(t, WriteFile(filepath.Join(dir, "no", "such", "f"), func(io.Writer) error { return nil }), "output:")
 }

@@ -37,12 +37,23 @@ type Truth struct {
 	// variation of a job's true peak memory around its profiled peak (0.1 =
 	// ±10 %). 0 (the default) makes the truth equal the profile, so an
 	// admission on profiled peaks cannot OOM; a positive value models
-	// run-to-run variation (allocator caching, data-dependent shapes).
+	// run-to-run variation (allocator caching, data-dependent shapes). The
+	// varied peak is at most the GPU's capacity, so a job that fits alone
+	// by its profile never OOMs alone.
 	PeakJitter float64
 	// IdleHorizon bounds how long wake-ups alone may keep a run going while
 	// no job runs and none is still to arrive: past it the run ends and the
 	// loop reports the jobs left pending.
 	IdleHorizon time.Duration
+}
+
+// Check reports settings that cannot hold on the server: a CUDA context
+// larger than its GPUs.
+func (t Truth) Check(srv models.Server) error {
+	if c, m := t.ContextMiB, srv.Type.MemoryMiB; c > m {
+		return fmt.Errorf("truth context_mib=%g: more than the %s GPU's %g MiB", c, srv.Type.Name, m)
+	}
+	return nil
 }
 
 // DefaultTruth returns the documented default truth settings.
@@ -57,6 +68,11 @@ type Config struct {
 	Interference models.Interference
 	Truth        Truth
 	Seed         uint64
+	// Samples, when not nil, receives every GPU's 1 Hz telemetry sample
+	// once it is final, in time order (second, then GPU), from second 0
+	// to the last whole second of the run. Asking for samples changes
+	// nothing else the run produces.
+	Samples func(gpu int, second int64, x policies.Sample)
 }
 
 // JobSpec is a job to simulate.
@@ -144,6 +160,9 @@ type Sim struct {
 	out   []policies.Event
 	ret   int // events of out already returned by Next
 	wakes map[time.Duration]bool
+	// fault is the first defect of a model the run met (a rate that is not
+	// a positive number); Next reports it.
+	fault error
 	// wokeAt is the instant of the last immediate wake-up (a Wake not
 	// after now), when wokeNow.
 	wokeAt  time.Duration
@@ -153,6 +172,8 @@ type Sim struct {
 	live, arriving int
 	lastChange     time.Duration
 	co             []models.Profile // scratch
+	emitted        int64            // whole seconds already given to cfg.Samples
+	lastEvent      time.Duration    // the last instant that had events
 }
 
 // New builds a simulator for the given jobs. Every job's workload must be in
@@ -166,6 +187,9 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	}
 	if cfg.Server.GPUs < 1 || cfg.Server.Type.MemoryMiB <= 0 {
 		return nil, fmt.Errorf("sim: bad server %v", cfg.Server)
+	}
+	if err := cfg.Truth.Check(cfg.Server); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
 	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
 	s.gpus = make([]gpu, cfg.Server.GPUs)
@@ -305,6 +329,9 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 	if len(s.out) > s.ret { // events of actions applied since the last call
 		evs := s.out[s.ret:]
 		s.ret = len(s.out)
+		if err := s.checkActions(evs); err != nil {
+			return nil, fmt.Errorf("sim: invariant violated after the policy's actions at t=%v: %w", s.now, err)
+		}
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
@@ -331,16 +358,35 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		}
 		// Invariants hold at the end of each instant (an allocation at
 		// first activity may cross capacity and fail in the same instant).
+		if s.fault != nil {
+			return nil, fmt.Errorf("sim: at t=%v: %w", s.now, s.fault)
+		}
 		if len(s.out) > 0 {
 			if err := s.check(last.job); err != nil {
 				return nil, fmt.Errorf("sim: invariant violated after %s at t=%v (job %d, GPU %d): %w",
 					last.kind, last.t, last.job, last.gpu, err)
 			}
 			s.ret = len(s.out)
+			s.lastEvent = s.now
 			return s.out, nil
 		}
 	}
+	s.emitSamples(s.lastEvent.Truncate(time.Second) + time.Second)
 	return nil, nil
+}
+
+// emitSamples gives cfg.Samples every whole second before t not given yet.
+// It is called before a GPU's telemetry segment changes at t and at the end
+// of the run: seconds before t are final then, and their history still kept.
+func (s *Sim) emitSamples(t time.Duration) {
+	if s.cfg.Samples == nil {
+		return
+	}
+	for ; time.Duration(s.emitted)*time.Second < t; s.emitted++ {
+		for g := range s.gpus {
+			s.cfg.Samples(g, s.emitted, s.cachedSample(g, s.emitted))
+		}
+	}
 }
 
 func (s *Sim) running() int {
@@ -524,6 +570,9 @@ func (s *Sim) place(a policies.Place) error {
 	u := unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x57a27)
 	j.startup = time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
 	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x9ea4)-1)
+	// The variation never lifts a peak above the GPU: a job profiled alone
+	// fits alone (a profiled peak above the capacity stays as it is).
+	j.peak = min(j.peak, max(1, s.cfg.Server.Type.MemoryMiB/j.w.PeakMiB()))
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
@@ -550,6 +599,7 @@ func (s *Sim) settle(id int) {
 // changed re-times the jobs on GPUs whose set of active jobs changed, and
 // re-plans their OOM events and telemetry.
 func (s *Sim) changed(gpus []int) {
+	s.emitSamples(s.now)
 	s.lastChange = s.now
 	for _, g := range gpus {
 		s.gpus[g].tel.record(s, g)
@@ -578,7 +628,10 @@ func (s *Sim) retime(id int) {
 		rate = min(rate, s.cfg.Interference.Rate(j.w.PerGPU[k], co))
 	}
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
-		rate = 1e-6 // a model defect must not stall time; check() reports nothing here
+		if s.fault == nil {
+			s.fault = fmt.Errorf("the interference model gave job %d (%s) a rate of %v on GPUs %v", id, j.w.ID, rate, pj.On)
+		}
+		rate = 1e-6 // keeps time moving until Next reports the fault
 	}
 	if rate == j.rate && j.rate > 0 {
 		return
@@ -672,6 +725,29 @@ func (s *Sim) oomVictim(g int) int {
 	return victim
 }
 
+// checkActions checks the invariants for the jobs that the events of a
+// policy's actions (started, stopped) name.
+func (s *Sim) checkActions(evs []policies.Event) error {
+	job := -1
+	for _, e := range evs {
+		switch e := e.(type) {
+		case policies.JobStarted:
+			job = int(e.Job)
+		case policies.JobStopped:
+			job = int(e.Job)
+		default:
+			continue
+		}
+		if err := s.check(job); err != nil {
+			return err
+		}
+	}
+	if job < 0 {
+		return s.check(-1)
+	}
+	return nil
+}
+
 // check verifies the simulator's invariants on every GPU and on the job an
 // event concerned (-1 for none).
 func (s *Sim) check(job int) error {
@@ -716,8 +792,11 @@ func (s *Sim) check(job int) error {
 // ParseTruth reads truth settings from key=value pairs (as given by
 // `aegis simulate --truth`), starting from DefaultTruth; an unknown key or
 // bad value is an error listing the valid ones.
-func ParseTruth(m map[string]string) (Truth, error) {
-	p := policies.NewParams(m)
+func ParseTruth(m map[string]string) (Truth, error) { return ReadTruth(policies.NewParams(m)) }
+
+// ReadTruth reads truth settings from p (see ParseTruth); p.Defs then lists
+// every setting with its default and valid values.
+func ReadTruth(p *policies.Params) (Truth, error) {
 	d := DefaultTruth()
 	t := Truth{
 		ContextMiB:    p.Float("context_mib", d.ContextMiB, 0, 1e5, "CUDA context MiB at first activity"),

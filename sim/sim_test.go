@@ -203,11 +203,16 @@ func TestMemoryRamp(t *testing.T) {
 		require.NoError(t, s.Apply(policies.Wake{At: at * sec}))
 	}
 	want := map[time.Duration]float64{9: 500, 14: 500 + (13238-500)/3.0, 24: 13238, 40: 13238}
+	// While it ramps the measurement may change at the next second; from
+	// the first whole second with the ramp done (9 + 15 s) on, never.
+	until := map[time.Duration]time.Duration{9: 10 * sec, 14: 15 * sec, 24: math.MaxInt64, 40: math.MaxInt64}
 	for range 4 {
 		evs, err := s.Next()
 		require.NoError(t, err)
 		at := evs[len(evs)-1].At() / sec
-		require.InDelta(t, want[at], s.View().GPUs[0].UsedMiB, 1e-6, "t=%ds", at)
+		v := s.View()
+		require.InDelta(t, want[at], v.GPUs[0].UsedMiB, 1e-6, "t=%ds", at)
+		require.Equal(t, until[at], v.Telemetry.(policies.SteadyTelemetry).UsedMiBUntil(0), "t=%ds", at)
 	}
 }
 
@@ -248,20 +253,31 @@ func TestLoopReportsUnfinishedJobs(t *testing.T) {
 }
 
 func TestApplyRejectsBadPlacements(t *testing.T) {
-	specs := []sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2}}
+	specs := []sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
+		{Name: "c", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: time.Hour}}
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100()}, specs)
 	require.NoError(t, err)
 	_, err = s.Next()
 	require.NoError(t, err)
-	for name, a := range map[string]policies.Action{
-		"no such gpu":     policies.Place{Job: 0, GPUs: []int{7}},
-		"wrong count":     policies.Place{Job: 0, GPUs: []int{0, 1}},
-		"gpu twice":       policies.Place{Job: 1, GPUs: []int{1, 1}},
-		"no such job":     policies.Place{Job: 9, GPUs: []int{0}},
-		"stop not queued": policies.Stop{Job: 5},
+	for _, tc := range []struct {
+		name string
+		a    policies.Action
+		want string
+	}{
+		{"no such gpu", policies.Place{Job: 0, GPUs: []int{7}}, "sim: place job 0: no GPU 7"},
+		{"wrong count", policies.Place{Job: 0, GPUs: []int{0, 1}}, "sim: place job 0 on 2 GPUs; it needs 1"},
+		{"gpu twice", policies.Place{Job: 1, GPUs: []int{1, 1}}, "sim: place job 1: GPU 1 given twice"},
+		{"no such job", policies.Place{Job: 9, GPUs: []int{0}}, "sim: place: no job 9"},
+		{"not yet arrived", policies.Place{Job: 2, GPUs: []int{0}}, "sim: place job 2: it is waiting, not pending"},
+		{"stop not arrived", policies.Stop{Job: 2}, "sim: stop job 2: not a pending job"},
+		{"stop no such job", policies.Stop{Job: 5}, "sim: stop job 5: not a pending job"},
 	} {
-		require.Error(t, s.Apply(a), name)
+		require.EqualError(t, s.Apply(tc.a), tc.want, tc.name)
 	}
+	// A running job is not pending either.
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.EqualError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{1}}), "sim: place job 0: it is running, not pending")
+	require.EqualError(t, s.Apply(policies.Stop{Job: 0}), "sim: stop job 0: not a pending job")
 }
 
 // A Wake at or before now fires at once (a Wakeup at now, once per

@@ -32,14 +32,29 @@ type segment struct {
 
 type history struct {
 	segs []segment
-	// cache holds computed samples by whole second modulo its size. A
-	// sample is final once computed: samples are read only between calls
-	// of Next, after every change of the current instant has been recorded,
-	// and never for a second after now.
-	cache [cacheLen]cached
+	// cache holds computed samples by whole second modulo its size, which
+	// grows to the longest window asked for (a power of two of at least
+	// minCache), so a window's samples are computed once. A sample is final
+	// once computed: samples are read only between calls of Next, after
+	// every change of the current instant has been recorded, and never for
+	// a second after now.
+	cache []cached
 }
 
-const cacheLen = 1024
+// minCache is the smallest sample cache.
+const minCache = 64
+
+// fit grows the cache to hold n consecutive seconds.
+func (h *history) fit(n int) {
+	if n <= len(h.cache) {
+		return
+	}
+	size := minCache
+	for size < n {
+		size *= 2
+	}
+	h.cache = make([]cached, size)
+}
 
 type cached struct {
 	k  int64
@@ -88,6 +103,7 @@ type telemetry struct{ s *Sim }
 // Samples implements policies.Telemetry.
 func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 	last := int64(tm.s.now / time.Second)
+	tm.s.gpus[g].tel.fit(n)
 	for k := max(last-int64(n)+1, 0); k <= last; k++ {
 		dst = append(dst, tm.s.cachedSample(g, k))
 	}
@@ -96,7 +112,9 @@ func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 
 // cachedSample is sample through GPU g's cache.
 func (s *Sim) cachedSample(g int, k int64) policies.Sample {
-	c := &s.gpus[g].tel.cache[k%cacheLen]
+	h := &s.gpus[g].tel
+	h.fit(minCache)
+	c := &h.cache[k%int64(len(h.cache))]
 	if !c.ok || c.k != k {
 		*c = cached{k: k, ok: true, x: s.sample(g, k)}
 	}
@@ -115,22 +133,24 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	for _, j := range seg.jobs {
 		p := j.prof
 		u := func(sig uint64) float64 {
-			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), uint64(j.id)<<8|uint64(j.attempt), sig)
+			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), noiseKey(j.id, j.attempt), sig)
 		}
-		us := u(1)
-		x.SMACT += draw(p.SMACT, us, noise)
+		sm := draw(p.SMACT, u(1), noise)
+		x.SMACT += sm
 		x.SMOCC += draw(p.SMOCC, u(2), noise)
 		x.DRAMA += draw(p.DRAMA, u(3), noise)
 		// Utilization moves with SM activity: same draw, same relative spread.
 		rel := 1.0
 		if p.SMACT.Mean > 0 {
-			rel = draw(p.SMACT, us, noise) / p.SMACT.Mean
+			rel = sm / p.SMACT.Mean
 		}
 		x.UtilPct += p.UtilPct * rel
 		x.UsedMiB += s.ramped(j.peakMiB, t-j.activeAt)
 	}
-	x.SMACT, x.SMOCC, x.DRAMA = min(x.SMACT, 1), min(x.SMOCC, 1), min(x.DRAMA, 1)
-	x.UtilPct = min(x.UtilPct, 100)
+	// Fractions in [0, 1] and percent in [0, 100], as the contract says
+	// (a bursty signal's low level can go negative only with noise > 1).
+	x.SMACT, x.SMOCC, x.DRAMA = min(max(x.SMACT, 0), 1), min(max(x.SMOCC, 0), 1), min(max(x.DRAMA, 0), 1)
+	x.UtilPct = min(max(x.UtilPct, 0), 100)
 	if !s.view.Pressure {
 		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0
 	}
@@ -204,3 +224,30 @@ func mix(z uint64) uint64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
+
+// UsedMiBUntil implements policies.SteadyTelemetry (samples come every
+// whole second): GPU g's measured memory
+// (the last whole second's sample) stays as it is while no job on it is
+// still ramping and no change is newer than that second; otherwise it may
+// change at the next whole second.
+func (tm telemetry) UsedMiBUntil(g int) time.Duration {
+	s := tm.s
+	k := s.now.Truncate(time.Second)
+	h := &s.gpus[g].tel
+	if len(h.segs) == 0 {
+		return never
+	}
+	seg := &h.segs[len(h.segs)-1]
+	if seg.start > k {
+		return k + time.Second
+	}
+	for _, j := range seg.jobs {
+		if r := s.cfg.Truth.Ramp; r > 0 && k-j.activeAt < r {
+			return k + time.Second
+		}
+	}
+	return never
+}
+
+// never is a time no run reaches.
+const never = time.Duration(math.MaxInt64)

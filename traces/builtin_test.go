@@ -47,9 +47,18 @@ func TestPaperTraces(t *testing.T) {
 			require.GreaterOrEqual(t, n2, ref.MinTwoGPU)
 		})
 	}
-	require.Equal(t, "demo, philly, saturn, venus", BuiltinNames())
+	require.Equal(t, "demo, philly, saturn, venus, legacy", BuiltinNames())
 	_, err := Load("nonesuch")
-	require.ErrorContains(t, err, `trace "nonesuch" is neither a built-in (demo, philly, saturn, venus) nor a readable file`)
+	require.ErrorContains(t, err, `trace "nonesuch" is neither a built-in (demo, philly, saturn, venus, legacy) nor a readable file`)
+	legacy, lerr := Load("legacy")
+	require.NoError(t, lerr)
+	require.Len(t, legacy.Jobs, 60)
+	lcat := models.Legacy11GB()
+	for _, j := range legacy.Jobs {
+		w, ok := lcat.Get(j.Workload)
+		require.True(t, ok, j.Workload)
+		require.Equal(t, 1, w.GPUs)
+	}
 }
 
 // TestPaperTracesAreUnchangedCopies checks the embedded files against the

@@ -1,9 +1,12 @@
 package traces
 
 import (
+	"bufio"
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -78,14 +81,27 @@ var (
 	venusCSV []byte
 )
 
+// legacyCSV is a 60-job window of 1-GPU jobs mapped onto the legacy 11 GB
+// catalog, for the limited-telemetry study on legacy-11gb:8 (the paper's
+// Table 6). It was made with the trace tools (see NOTICE):
+//
+//	aegis trace gen --like philly --jobs 20000 --seed 11 --map=false --out philly-20k.csv
+//	aegis trace select --input philly-20k.csv --gpus 1 --gpu-type legacy-11gb --like philly --out legacy_60jobs.csv
+//
+// and a test regenerates it byte for byte.
+//
+//go:embed data/legacy_60jobs.csv
+var legacyCSV []byte
+
 // builtins maps built-in trace names to their embedded CSV.
 func builtins() map[string][]byte {
-	return map[string][]byte{"demo": demoCSV, "philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV}
+	return map[string][]byte{"demo": demoCSV, "philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV, "legacy": legacyCSV}
 }
 
 // Load returns a built-in trace by name (see BuiltinNames), or reads a trace
-// file from path: JSON Lines when the name ends in .jsonl, else our CSV
-// format.
+// file from path: JSON Lines when the name ends in .jsonl or the file starts
+// with '{', else our CSV format. A production log or a CSV log without
+// workloads is refused with the command that makes a trace of it.
 func Load(nameOrPath string) (*Trace, error) {
 	if b, ok := builtins()[nameOrPath]; ok {
 		t, err := ReadCSV(bytes.NewReader(b), nameOrPath)
@@ -98,21 +114,49 @@ func Load(nameOrPath string) (*Trace, error) {
 	if _, err := os.Stat(nameOrPath); err != nil {
 		return nil, fmt.Errorf("trace %q is neither a built-in (%s) nor a readable file: %w", nameOrPath, BuiltinNames(), err)
 	}
-	if strings.HasSuffix(nameOrPath, ".jsonl") {
-		f, err := os.Open(nameOrPath)
-		if err != nil {
-			return nil, fmt.Errorf("trace: %w", err)
-		}
-		defer f.Close()
-		return ReadJSONL(f, nameOrPath)
+	f, err := os.Open(nameOrPath)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
 	}
-	return ReadCSVFile(nameOrPath)
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	peek, err := br.Peek(1 << 16)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if err := notATrace(nameOrPath, peek); err != nil {
+		return nil, err
+	}
+	if detectFormat(nameOrPath, peek) == FormatJSONL {
+		return ReadJSONL(br, nameOrPath)
+	}
+	return ReadCSV(br, nameOrPath)
+}
+
+// notATrace recognizes the production logs and the workload-less CSV logs
+// that people give where a trace is wanted (from the start of the file, b),
+// and says what turns them into one.
+func notATrace(path string, b []byte) error {
+	switch detectFormat(path, b) {
+	case FormatPhilly:
+		return fmt.Errorf("%s is a Philly cluster_job_log, not a trace: cut a trace from it with aegis trace select --format philly --input %s", path, path)
+	case FormatHelios:
+		return fmt.Errorf("%s is a Helios cluster log, not a trace: cut a trace from it with aegis trace select --format helios --input %s", path, path)
+	case FormatCSV:
+		head := headerIndex(strings.Split(firstLine(b), ","))
+		_, dur := head["duration_s"]
+		_, wl := head["workload_id"]
+		if dur && !wl {
+			return fmt.Errorf("%s is a job log without workloads (duration_s, no workload_id), not a trace: map it onto the catalog with aegis trace map --input %s", path, path)
+		}
+	}
+	return nil
 }
 
 // BuiltinNames lists the built-in traces.
 func BuiltinNames() string {
 	names := ""
-	for _, n := range []string{"demo", "philly", "saturn", "venus"} {
+	for _, n := range []string{"demo", "philly", "saturn", "venus", "legacy"} {
 		if _, ok := builtins()[n]; ok {
 			if names != "" {
 				names += ", "

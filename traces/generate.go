@@ -211,37 +211,78 @@ func (g *Generator) Like() string { return g.like }
 // Skew is the 2-GPU duration-quantile exponent a (1 = no skew).
 func (g *Generator) Skew() float64 { return g.a }
 
+// GenerateBlock is the most jobs the generators stratify together: a log
+// of more jobs is drawn as consecutive blocks of GenerateBlock jobs (the last
+// one shorter), each stratified on its own and joined by one more gap, so
+// that generating any number of jobs takes memory for one block only. Every
+// block holds the profile bounds of its own size, so the whole log does too.
+const GenerateBlock = 1 << 18
+
 // Generate draws n jobs using r (see Generator for the stratified
-// sampling). Job ids are their index, the first job is submitted at 0,
-// submit times and durations are whole seconds, and Status is empty.
+// sampling, GenerateBlock for long logs). Job ids are their index, the first
+// job is submitted at 0, submit times and durations are whole seconds, and
+// Status is empty.
 func (g *Generator) Generate(n int, r *rand.Rand) []LogJob {
 	if n < 1 {
 		return nil
 	}
+	jobs := make([]LogJob, 0, n)
+	_ = g.Stream(n, r, func(block []LogJob) error { // never fails
+		jobs = append(jobs, block...)
+		return nil
+	})
+	return jobs
+}
+
+// Stream draws the same n jobs as Generate, handing them to emit one block
+// of at most GenerateBlock jobs at a time, in submission order; emit must not
+// keep the slice. It stops at emit's first error and returns it.
+func (g *Generator) Stream(n int, r *rand.Rand, emit func(block []LogJob) error) error {
+	var at int64 // seconds
+	for base := 0; base < n; base += GenerateBlock {
+		var block []LogJob
+		block, at = g.block(min(GenerateBlock, n-base), base, at, r)
+		if err := emit(block); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// block draws n jobs with ids from base on. The first block (base 0) starts
+// at time 0; a later one starts one gap after at, the previous block's last
+// eligible job. It returns the jobs and the submit time of its last eligible
+// job.
+func (g *Generator) block(n, base int, at int64, r *rand.Rand) ([]LogJob, int64) {
 	nBig := 0
 	if g.pBig > 0 {
 		nBig = min(int(math.Round(g.pBig*float64(n))), n-1)
 	}
 	m := n - nBig
+	lead := base > 0 // one more gap, before this block's first job
 	el := g.eligible(m, r)
-	gaps := g.gaps(m-1, r)
+	nGaps := m - 1
+	if lead {
+		nGaps = m
+	}
+	gaps := g.gaps(nGaps, r)
 	big := g.big(nBig, gaps, r)
 	jobs := make([]LogJob, 0, n)
-	var at int64 // seconds
-	b := 0
+	b, gi := 0, 0 // next big job, next gap
 	for i, e := range el {
-		if i > 0 {
-			for ; b < len(big) && big[b].gap == i-1; b++ {
-				jobs = append(jobs, g.job(len(jobs), at+big[b].off, big[b].gpus, big[b].dur))
+		if i > 0 || lead {
+			for ; b < len(big) && big[b].gap == gi; b++ {
+				jobs = append(jobs, g.job(base+len(jobs), at+big[b].off, big[b].gpus, big[b].dur))
 			}
-			at += int64(gaps[i-1])
+			at += int64(gaps[gi])
+			gi++
 		}
-		jobs = append(jobs, g.job(len(jobs), at, 1+int(e&1), int64(e>>1)))
+		jobs = append(jobs, g.job(base+len(jobs), at, 1+int(e&1), int64(e>>1)))
 	}
 	for ; b < len(big); b++ { // no gaps: one 1-/2-GPU job, the rest at 0 too
-		jobs = append(jobs, g.job(len(jobs), at, big[b].gpus, big[b].dur))
+		jobs = append(jobs, g.job(base+len(jobs), at, big[b].gpus, big[b].dur))
 	}
-	return jobs
+	return jobs, at
 }
 
 // drawn is a generated job before it is given an id and a submit time.
@@ -436,14 +477,29 @@ func (g *Generator) job(i int, at int64, gpus int, d int64) LogJob {
 // "saturn" or "venus" (see Generator), with jobs of at most maxGPUs GPUs (0
 // or 2, 4, 8), seeded: the same arguments give the same log.
 func GenerateLike(like string, n int, seed uint64, maxGPUs int) (*Log, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("generate: %d jobs: want at least 1", n)
-	}
-	g, err := NewGenerator(like, maxGPUs)
+	var jobs []LogJob
+	name, err := StreamLike(like, n, seed, maxGPUs, func(block []LogJob) error {
+		jobs = append(jobs, block...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
+	return &Log{Name: name, Jobs: jobs, Records: len(jobs)}, nil
+}
+
+// StreamLike draws the log GenerateLike returns and hands it to emit one
+// block at a time (see Generator.Stream), so that memory stays bounded at any
+// n. It returns the log's name.
+func StreamLike(like string, n int, seed uint64, maxGPUs int, emit func(block []LogJob) error) (string, error) {
+	if n < 1 {
+		return "", fmt.Errorf("generate: %d jobs: want at least 1", n)
+	}
+	g, err := NewGenerator(like, maxGPUs)
+	if err != nil {
+		return "", err
+	}
 	r := rand.New(rand.NewPCG(seed, 0xa3e915c0ffee))
-	jobs := g.Generate(n, r)
-	return &Log{Name: fmt.Sprintf("%s-like-%d-seed%d", g.like, n, seed), Jobs: jobs, Records: len(jobs)}, nil
+	name := fmt.Sprintf("%s-like-%d-seed%d", g.like, n, seed)
+	return name, g.Stream(n, r, emit)
 }

@@ -1,10 +1,14 @@
 package traces
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -292,4 +296,41 @@ func BenchmarkGenerate1M(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// A log longer than GenerateBlock is drawn block by block: Stream hands the
+// same jobs as Generate in blocks of at most GenerateBlock, ids and submit
+// times continue across blocks, and each block keeps the profile.
+func TestGenerateStreamsBlocks(t *testing.T) {
+	g, err := NewGenerator("saturn", 8)
+	require.NoError(t, err)
+	n := 2*GenerateBlock + 1000
+	all := g.Generate(n, rand.New(rand.NewPCG(5, 6)))
+	require.Len(t, all, n)
+	var got []LogJob
+	blocks := 0
+	require.NoError(t, g.Stream(n, rand.New(rand.NewPCG(5, 6)), func(b []LogJob) error {
+		require.LessOrEqual(t, len(b), GenerateBlock)
+		blocks++
+		got = append(got, b...)
+		return nil
+	}))
+	require.Equal(t, 3, blocks)
+	require.True(t, slices.Equal(all, got), "Stream and Generate differ")
+	for i, j := range all {
+		if j.ID != strconv.Itoa(i) || i > 0 && j.Submit < all[i-1].Submit {
+			t.Fatalf("job %d: id %s, submitted at %v after %v", i, j.ID, j.Submit, all[i-1].Submit)
+		}
+	}
+	// The second block starts one gap after the first block's last job.
+	require.Greater(t, all[GenerateBlock].Submit, time.Duration(0))
+	ref, _ := ReferenceProfile("saturn")
+	p := ProfileOf(FilterGPUs(all, []int{1, 2}))
+	require.InDelta(t, ref.GPUDemand[2], p.GPUDemand[2], 0.001)
+	require.InDelta(t, ref.RuntimeCDF.Under1h, p.RuntimeCDF.Under1h, 0.001)
+	// An error from emit stops the stream.
+	stop := errors.New("stop")
+	calls := 0
+	require.ErrorIs(t, g.Stream(n, rand.New(rand.NewPCG(5, 6)), func([]LogJob) error { calls++; return stop }), stop)
+	require.Equal(t, 1, calls)
 }

@@ -22,6 +22,9 @@ type jsonlJob struct {
 	SoloS      *float64        `json:"solo_s"`
 }
 
+// jsonlKeys lists jsonlJob's keys for error messages.
+const jsonlKeys = "job_id, submit_offset_s, workload_id, num_gpus, solo_s"
+
 // maxJSONLLine bounds one line of a JSON Lines trace.
 const maxJSONLLine = 1 << 20
 
@@ -29,7 +32,8 @@ const maxJSONLLine = 1 << 20
 // submit_offset_s (seconds), workload_id and num_gpus, and optionally job_id
 // (a string; else the job's line order) and solo_s (the job's length in solo
 // seconds: positive, finite, at most 1e9; null or absent means the
-// workload's profiled solo time); other keys are ignored, blank lines
+// workload's profiled solo time); another key is an error (as in the
+// YAML inputs), blank lines
 // and lines starting with '#' are skipped. As with ReadCSV the result is
 // sorted by submit time, ties keeping file order. Errors name the file, line
 // and field.
@@ -47,7 +51,11 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 		}
 		var j jsonlJob
 		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
 		if err := dec.Decode(&j); err != nil {
+			if k, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+				return nil, fmt.Errorf("%s:%d: unknown key %s; valid keys: %s", name, line, k, jsonlKeys)
+			}
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) {
 				return nil, fmt.Errorf("%s:%d: field %s: JSON %s where %s expected", name, line, te.Field, te.Value, te.Type)
@@ -72,7 +80,7 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 		if j.GPUs == nil {
 			return nil, ferr("num_gpus", "missing")
 		}
-		if g := *j.GPUs; g != math.Trunc(g) || g < 1 || g > 1024 {
+		if g := *j.GPUs; g != math.Trunc(g) || g < 1 || g > maxJobGPUs {
 			return nil, ferr("num_gpus", "%v is not a whole number in 1..1024", g)
 		}
 		var solo float64

@@ -195,6 +195,20 @@ func headerIndex(head []string) map[string]int {
 	return col
 }
 
+// duplicateColumn finds a column name (trimmed as by headerIndex) that the
+// header gives twice, at 0-based positions i < j.
+func duplicateColumn(head []string) (c string, i, j int, dup bool) {
+	at := map[string]int{}
+	for j, h := range head {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if i, ok := at[h]; ok {
+			return h, i, j, true
+		}
+		at[h] = j
+	}
+	return "", 0, 0, false
+}
+
 // timedJob is a production log's job with its absolute submit time.
 type timedJob struct {
 	submit time.Time
@@ -247,6 +261,9 @@ func openCSV(r io.Reader, name, empty string, required ...string) (*csvTable, er
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	t := &csvTable{name: name, cr: cr, head: slices.Clone(head), col: headerIndex(head)}
+	if c, i, j, dup := duplicateColumn(head); dup {
+		return nil, fmt.Errorf("%s:1: header names column %q twice (columns %d and %d)", name, c, i+1, j+1)
+	}
 	for _, c := range required {
 		if !t.has(c) {
 			return nil, t.lacks(c)
@@ -276,6 +293,9 @@ func (t *csvTable) each(fn func(row csvRow) error) error {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
 		line, _ := t.cr.FieldPos(0)
+		if len(rec) > len(t.head) {
+			return fmt.Errorf("%s:%d: row has %d fields, the header %d", t.name, line, len(rec), len(t.head))
+		}
 		if err := fn(csvRow{name: t.name, line: line, col: t.col, rec: rec}); err != nil {
 			return err
 		}
@@ -347,14 +367,17 @@ func parseSeconds(s string) (float64, bool) {
 	return v, true
 }
 
+// maxJobGPUs is the most GPUs a job may ask for, in every input format.
+const maxJobGPUs = 1024
+
 // parseGPUs parses a GPU count in 0..1024, accepting integral decimals such
 // as "2.0" (what pandas writes for an integer column with gaps).
 func parseGPUs(s string) (int, bool) {
 	if g, err := strconv.Atoi(s); err == nil {
-		return g, g >= 0 && g <= 1024
+		return g, g >= 0 && g <= maxJobGPUs
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v != math.Trunc(v) || v < 0 || v > 1024 {
+	if err != nil || v != math.Trunc(v) || v < 0 || v > maxJobGPUs {
 		return 0, false
 	}
 	return int(v), true
@@ -365,33 +388,65 @@ func parseGPUs(s string) (int, bool) {
 // workload id per job, as MapWorkloads returns) a workload_id column is added,
 // and the file is then also a runnable trace that ReadCSV and Load accept.
 func WriteLogCSV(w io.Writer, jobs []LogJob, workloads []string) error {
-	if workloads != nil && len(workloads) != len(jobs) {
-		return fmt.Errorf("write log: %d workloads for %d jobs", len(workloads), len(jobs))
+	lw, err := NewLogWriter(w, workloads != nil)
+	if err != nil {
+		return err
 	}
-	cw := csv.NewWriter(w)
+	if err := lw.Write(jobs, workloads); err != nil {
+		return err
+	}
+	return lw.Flush()
+}
+
+// LogWriter writes our CSV log (see WriteLogCSV) piece by piece, for logs
+// too long to hold in memory.
+type LogWriter struct {
+	cw  *csv.Writer
+	rec []string
+}
+
+// NewLogWriter writes the header of a CSV log to w, with a workload_id
+// column when workloads is true.
+func NewLogWriter(w io.Writer, workloads bool) (*LogWriter, error) {
 	head := []string{"job_id", "submit_offset_s", "num_gpus", "duration_s", "status"}
-	if workloads != nil {
+	if workloads {
 		head = append(head, "workload_id")
 	}
-	if err := cw.Write(head); err != nil {
-		return fmt.Errorf("write log: %w", err)
+	lw := &LogWriter{cw: csv.NewWriter(w), rec: make([]string, len(head))}
+	if err := lw.cw.Write(head); err != nil {
+		return nil, fmt.Errorf("write log: %w", err)
 	}
-	rec := make([]string, len(head))
+	return lw, nil
+}
+
+// Write appends jobs, with one workload id per job when the log has a
+// workload_id column (nil otherwise).
+func (lw *LogWriter) Write(jobs []LogJob, workloads []string) error {
+	withWL := len(lw.rec) == 6
+	if withWL != (workloads != nil) || (withWL && len(workloads) != len(jobs)) {
+		return fmt.Errorf("write log: %d workloads for %d jobs", len(workloads), len(jobs))
+	}
+	rec := lw.rec
 	for i, j := range jobs {
 		rec[0] = j.ID
 		rec[1] = strconv.FormatFloat(j.Submit.Seconds(), 'f', -1, 64)
 		rec[2] = strconv.Itoa(j.GPUs)
 		rec[3] = strconv.FormatFloat(j.Duration.Seconds(), 'f', -1, 64)
 		rec[4] = j.Status
-		if workloads != nil {
+		if withWL {
 			rec[5] = workloads[i]
 		}
-		if err := cw.Write(rec); err != nil {
+		if err := lw.cw.Write(rec); err != nil {
 			return fmt.Errorf("write log: %w", err)
 		}
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	return nil
+}
+
+// Flush writes any buffered rows.
+func (lw *LogWriter) Flush() error {
+	lw.cw.Flush()
+	if err := lw.cw.Error(); err != nil {
 		return fmt.Errorf("write log: %w", err)
 	}
 	return nil

@@ -137,6 +137,9 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 		for _, d := range pj.Attempts[0].Detail {
 			gpus += len(d.GPUs)
 		}
+		if gpus > maxJobGPUs {
+			return nil, ferr("attempts[0].detail", "%d GPUs: more than %d (the limit of every job format)", gpus, maxJobGPUs)
+		}
 		id := pj.JobID
 		if id == "" {
 			id = "#" + strconv.Itoa(idx)

@@ -220,6 +220,7 @@ func TestReadJSONLErrors(t *testing.T) {
 		{"zero solo_s", ok + `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": 0}`, "t.jsonl:2: field solo_s: 0 is not a positive"},
 		{"negative solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": -1}`, "t.jsonl:1: field solo_s: -1 is not"},
 		{"huge solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": 1e300}`, "t.jsonl:1: field solo_s: 1e+300 is not"},
+		{"unknown key", ok + `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "gpus": 2}`, `t.jsonl:2: unknown key "gpus"; valid keys: job_id,`},
 		{"string solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": "60"}`, "t.jsonl:1: field solo_s: JSON string where float64 expected"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,8 @@ func TestReadCSV(t *testing.T) {
 		{name: "empty workload", in: "submit_offset_s,workload_id,num_gpus\n0,,1\n", err: "t.csv:2: column workload_id"},
 		{name: "short row", in: "submit_offset_s,num_gpus,workload_id\n0,1\n", err: "t.csv:2: column workload_id: missing"},
 		{name: "dup id", in: "submit_offset_s,workload_id,num_gpus,job_id\n0,a,1,x\n0,a,1,x\n", err: "t.csv:3: column job_id"},
+		{name: "column twice", in: "submit_offset_s,workload_id,num_gpus,submit_offset_s\n0,a,1,5\n", err: `t.csv:1: header names column "submit_offset_s" twice (columns 1 and 4)`},
+		{name: "long row", in: "submit_offset_s,workload_id,num_gpus\n0,a,1\n0,a,1,x\n", err: "t.csv:3: row has 4 fields, the header 3"},
 		{name: "solo_s, blank means the workload's", in: "submit_offset_s,workload_id,num_gpus,solo_s\n0,a,1,120\n1,b,1,\n2,c,1,0.5\n",
 			want: []Job{{ID: "0", Workload: "a", GPUs: 1, SoloS: 120}, {ID: "1", Submit: time.Second, Workload: "b", GPUs: 1},
 				{ID: "2", Submit: 2 * time.Second, Workload: "c", GPUs: 1, SoloS: 0.5}}, lines: []int{2, 3, 4}},

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -84,10 +83,15 @@ is this command's output on the shipped data).`,
 			if !(nway > 0 && nway <= 10) {
 				return usageError{fmt.Errorf("--nway-exponent %v: want a number in (0, 10]", nway)}
 			}
+			gt, err := models.ResolveGPUType(gpu)
+			if err != nil {
+				return usageError{fmt.Errorf("--gpu: %w", err)}
+			}
+			gpu = gt.Name
 			shared, ok := models.SharedDir()
 			if pairsPath == "" || catalogPath == "" {
 				if !ok {
-					return usageError{errors.New("shared calibration data not found: give --pairs and --catalog (or set AEGIS_SHARED)")}
+					return usageError{fmt.Errorf("shared calibration data not found: %w; or give --pairs and --catalog", models.SharedDirError())}
 				}
 				if pairsPath == "" {
 					pairsPath = filepath.Join(shared, "calibration", "aegis", "pairwise_a100_lucid_calibration.csv")

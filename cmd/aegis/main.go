@@ -47,12 +47,16 @@ func newRootCmd() *cobra.Command {
 		Short:         "Simulate and compare GPU collocation schedulers for deep-learning training",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("aegis {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w (see --help)", c.CommandPath(), err)}
 	})
-	root.AddCommand(newSimulateCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
-	root.AddCommand(newValidateCmd())
+	root.AddCommand(newSimulateCmd(), newPoliciesCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
+	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
+	root.AddCommand(newGPUsCmd())
+	root.AddCommand(newPlotCmd())
 	return root
 }
 
@@ -75,7 +79,7 @@ func subcommands(c *cobra.Command, args []string) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(c, args); err != nil {
-			return usageError{err}
+			return usageError{fmt.Errorf("%s: %w", c.CommandPath(), err)}
 		}
 		return nil
 	}

@@ -25,3 +25,60 @@ func TestValidate(t *testing.T) {
 	code, _, errs = aegis("validate")
 	require.Equal(t, 2, code, errs)
 }
+
+func TestRunAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: s\nserver: a100-40gb:2\ntraces: [{like: saturn, jobs: 6, seed: 1}]\nseeds: [1]\n"+
+		"configs: [{label: E, policy: exclusive}, {label: A, policy: aegis}]\nnormalize: E\ntable: normalized\n"), 0o644))
+	code, out, errs := aegis("run", spec, "--out", filepath.Join(dir, "whole"), "--jobs", "2")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "2 cells (2 run, 0 already done)")
+	require.NotContains(t, out, "\r", "no progress bar when stdout is not a terminal")
+	for _, sh := range []string{"0/2", "1/2"} {
+		code, _, errs = aegis("run", spec, "--out", filepath.Join(dir, "part"+sh[:1]), "--shard", sh)
+		require.Equal(t, 0, code, errs)
+	}
+	code, out, errs = aegis("merge", filepath.Join(dir, "part0"), filepath.Join(dir, "part1"), "--out", filepath.Join(dir, "all"))
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "merged 2 shard directories")
+	a, err := os.ReadFile(filepath.Join(dir, "whole", "table.md"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "all", "table.md"))
+	require.NoError(t, err)
+	require.Equal(t, string(a), string(b))
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"run", spec}, 2, "--out DIR is required"},
+		{[]string{"run", spec, "--out", dir, "--shard", "2/2"}, 2, "want I/N with 0 <= I < N"},
+		{[]string{"run", spec, "--out", dir, "--shard", "x"}, 2, "want I/N"},
+		{[]string{"run", "--out", dir}, 2, "give at least one spec"},
+		{[]string{"merge", filepath.Join(dir, "nope"), "--out", dir}, 1, "no run.json"},
+	} {
+		code, _, errs := aegis(tc.args...)
+		require.Equal(t, tc.code, code, errs)
+		require.Contains(t, errs, tc.msg)
+	}
+	code, out, _ = aegis("--version")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "aegis ")
+	require.Contains(t, out, "go1.")
+}
+
+// The built-in legacy trace is what the trace tools make (NOTICE, traces).
+func TestLegacyTraceRegenerates(t *testing.T) {
+	dir := t.TempDir()
+	log, out := filepath.Join(dir, "philly-20k.csv"), filepath.Join(dir, "legacy.csv")
+	code, _, errs := aegis("trace", "gen", "--like", "philly", "--jobs", "20000", "--seed", "11", "--map=false", "--out", log)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = aegis("trace", "select", "--input", log, "--gpus", "1", "--gpu-type", "legacy-11gb", "--like", "philly", "--out", out)
+	require.Equal(t, 0, code, errs)
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	want, err := os.ReadFile(filepath.Join("..", "..", "traces", "data", "legacy_60jobs.csv"))
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got))
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ func newSimulateCmd() *cobra.Command {
 		trace, policy, server, out string
 		seed                       uint64
 		sets, truths               []string
+		telemetry                  bool
 	)
 	c := &cobra.Command{
 		Use:   "simulate",
@@ -31,9 +33,11 @@ func newSimulateCmd() *cobra.Command {
 The trace is a built-in name (` + traces.BuiltinNames() + `) or a CSV file with
 columns submit_offset_s,workload_id,num_gpus[,job_id][,solo_s] (solo_s: the job's
 length in solo seconds, else its workload's). Policy parameters are given
-with --set key=value (repeatable); an unknown key lists the valid ones.
+with --set key=value (repeatable), simulator truth settings with --truth
+key=value; aegis policies lists both with their defaults and valid values.
 With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
-DIR/events.jsonl.`,
+DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
+(gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws the run.`,
 		Example: "  aegis simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1 --out out/",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -51,13 +55,19 @@ DIR/events.jsonl.`,
 			if err := experiments.CheckPolicy(policy, params, srv); err != nil {
 				return usageError{err}
 			}
-			tm, err := policies.ParseSets(truths)
-			if err != nil {
-				return usageError{fmt.Errorf("--truth: %w", err)}
-			}
-			truth, err := sim.ParseTruth(tm)
+			tm, err := policies.ParseFlagSets("--truth", truths)
 			if err != nil {
 				return usageError{err}
+			}
+			truth, err := sim.ParseTruth(tm)
+			if err == nil {
+				err = truth.Check(srv)
+			}
+			if err != nil {
+				return usageError{err}
+			}
+			if telemetry && out == "" {
+				return usageError{fmt.Errorf("--telemetry needs --out DIR")}
 			}
 			var od *results.OutDir
 			if out != "" {
@@ -72,8 +82,12 @@ DIR/events.jsonl.`,
 			if err != nil {
 				return err
 			}
-			var events bytes.Buffer
-			o, err := experiments.Simulate(experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth}, &events)
+			var events, tel bytes.Buffer
+			r := experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth}
+			if telemetry {
+				r.Telemetry = &tel
+			}
+			o, err := experiments.Simulate(r, &events)
 			if err != nil {
 				return err
 			}
@@ -84,7 +98,11 @@ DIR/events.jsonl.`,
 			if od == nil {
 				return nil
 			}
-			if err := writeRun(od.Path(), o, events.Bytes()); err != nil {
+			files := map[string][]byte{"events.jsonl": events.Bytes()}
+			if telemetry {
+				files["telemetry.csv"] = tel.Bytes()
+			}
+			if err := writeRun(od.Path(), o, files); err != nil {
 				return err
 			}
 			return od.Commit()
@@ -95,9 +113,11 @@ DIR/events.jsonl.`,
 	f.StringVar(&policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", experiments.PolicyNames()))
 	f.StringVar(&server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
 	f.Uint64Var(&seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")
-	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable)")
-	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable): context_mib, ramp, startup_jitter, noise, peak_jitter, idle_horizon")
+	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable; see aegis policies)")
+	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable; see aegis policies)")
 	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
+	f.BoolVar(&telemetry, "telemetry", false, "also write telemetry.csv (every GPU's 1 Hz sample) into --out")
+	addProfileFlags(c)
 	return c
 }
 
@@ -106,8 +126,9 @@ func isYAML(name string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// writeRun writes a run's files into the existing directory dir.
-func writeRun(dir string, o *experiments.Outcome, events []byte) error {
+// writeRun writes a run's files into the existing directory dir: the
+// metrics and the extra files (name to content).
+func writeRun(dir string, o *experiments.Outcome, extra map[string][]byte) error {
 	var jobs, sum, defers bytes.Buffer
 	if err := results.WriteJobsCSV(&jobs, o.Jobs); err != nil {
 		return err
@@ -118,8 +139,9 @@ func writeRun(dir string, o *experiments.Outcome, events []byte) error {
 	if err := results.WriteDeferralsCSV(&defers, o.Summary); err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{"jobs.csv": jobs.Bytes(), "summary.csv": sum.Bytes(),
-		"deferrals.csv": defers.Bytes(), "events.jsonl": events} {
+	files := map[string][]byte{"jobs.csv": jobs.Bytes(), "summary.csv": sum.Bytes(), "deferrals.csv": defers.Bytes()}
+	maps.Copy(files, extra)
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("output: %w", err)
 		}

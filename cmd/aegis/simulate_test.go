@@ -33,35 +33,6 @@ func TestSimulateWritesOutputs(t *testing.T) {
 	require.Contains(t, string(ev), `"event":"finished"`)
 }
 
-func TestCLIErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		msg  string
-	}{
-		{"unknown flag", []string{"simulate", "--nope"}, 2, "unknown flag"},
-		{"bad server", []string{"simulate", "--server", "a100-40gb"}, 2, "TYPE:COUNT"},
-		{"unknown gpu", []string{"simulate", "--server", "v100:2"}, 2, "unknown GPU type"},
-		{"unknown policy", []string{"simulate", "--policy", "magic"}, 2, "unknown policy"},
-		{"unknown param", []string{"simulate", "--set", "hold=3"}, 2, `unknown parameter "hold"`},
-		{"bad set", []string{"simulate", "--set", "hold"}, 2, "key=value"},
-		{"missing trace", []string{"simulate", "--trace", "/no/such.csv"}, 1, "neither a built-in"},
-		{"too few gpus", []string{"simulate", "--server", "a100-40gb:1"}, 1, "the server a100-40gb:1 has 1"},
-		{"unknown subcommand", []string{"workloads", "x"}, 2, `unknown subcommand "x"`},
-		{"unknown command", []string{"simulat"}, 2, "unknown command"},
-		{"pressure filter without DCGM", []string{"simulate", "--server", "legacy-11gb:8", "--policy", "aegis"}, 2, "filter=mem-only"},
-		{"out is a file", []string{"simulate", "--out", "simulate_test.go"}, 1, "output:"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, _, errs := aegis(tc.args...)
-			require.Equal(t, tc.code, code, errs)
-			require.Contains(t, errs, tc.msg)
-			require.NotContains(t, errs, "goroutine")
-		})
-	}
-}
-
 func TestBadTraceFileNamesLine(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "bad.csv")
 	require.NoError(t, os.WriteFile(p, []byte("submit_offset_s,workload_id,num_gpus\n0,mnist_bs32_1gpu,1\nx,mnist_bs32_1gpu,1\n"), 0o644))

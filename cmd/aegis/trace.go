@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -117,7 +118,6 @@ func checkLike(like string, allowEmpty bool) error {
 	return nil
 }
 
-// writeOutput writes b to path, or to w when path is "" or "-".
 // writeLog renders jobs as our CSV log (see logCSV) to out, or stdout.
 func writeLog(c *cobra.Command, out string, jobs []traces.LogJob, mapWorkloads bool, hint string) error {
 	b, err := logCSV(c, jobs, mapWorkloads, hint)
@@ -127,16 +127,30 @@ func writeLog(c *cobra.Command, out string, jobs []traces.LogJob, mapWorkloads b
 	return writeOutput(out, c.OutOrStdout(), b)
 }
 
+// writeOutput writes b to the file path all or nothing, or to w when path is
+// "" or "-".
 func writeOutput(path string, w io.Writer, b []byte) error {
-	if path == "" || path == "-" {
+	return streamOutput(path, w, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	return nil
+	})
 }
+
+// streamOutput lets write write to the file path all or nothing (see
+// results.WriteFile), or to w through a buffer when path is "" or "-".
+func streamOutput(path string, w io.Writer, write func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	return results.WriteFile(path, write)
+}
+
+// maxGenJobs bounds trace gen --jobs.
+const maxGenJobs = 1_000_000_000
 
 // summaryWriter is where a command's human summary goes: stdout when the data
 // goes to a file, else stderr.
@@ -542,8 +556,8 @@ use --map=false (checked before generating).`,
 			if err := checkLike(like, false); err != nil {
 				return err
 			}
-			if jobs < 1 {
-				return usageError{fmt.Errorf("--jobs %d: want at least 1", jobs)}
+			if jobs < 1 || jobs > maxGenJobs {
+				return usageError{fmt.Errorf("--jobs %d: want 1 to %d (a billion jobs are about 40 GB of CSV)", jobs, maxGenJobs)}
 			}
 			if maxGPUs != 2 && maxGPUs != 4 && maxGPUs != 8 {
 				return usageError{fmt.Errorf("--max-gpus %d: want 2, 4 or 8", maxGPUs)}
@@ -567,14 +581,43 @@ use --map=false (checked before generating).`,
 					}
 				}
 			}
-			l, err := traces.GenerateLike(like, jobs, seed, maxGPUs)
-			if err != nil {
+			var cat *models.Catalog
+			if mapWL {
+				var err error
+				if cat, err = traceCatalog(c); err != nil {
+					return err
+				}
+			}
+			// Streamed: one block of jobs in memory at a time, written as it
+			// is drawn (mapped onto the catalog block by block).
+			var (
+				name string
+				last float64
+			)
+			gen := func(w io.Writer) error {
+				lw, err := traces.NewLogWriter(w, mapWL)
+				if err != nil {
+					return err
+				}
+				name, err = traces.StreamLike(like, jobs, seed, maxGPUs, func(block []traces.LogJob) error {
+					var wl []string
+					if mapWL {
+						if wl, err = traces.MapWorkloads(block, cat); err != nil {
+							return fmt.Errorf("%w (use --map=false to write durations only)", err)
+						}
+					}
+					last = max(last, block[len(block)-1].Submit.Seconds())
+					return lw.Write(block, wl)
+				})
+				if err != nil {
+					return err
+				}
+				return lw.Flush()
+			}
+			if err := streamOutput(out, c.OutOrStdout(), gen); err != nil {
 				return err
 			}
-			if err := writeLog(c, out, l.Jobs, mapWL, " (use --map=false to write durations only)"); err != nil {
-				return err
-			}
-			fmt.Fprintf(summaryWriter(c, out), "generated %s: %d jobs over %.0f s\n", l.Name, len(l.Jobs), l.Jobs[len(l.Jobs)-1].Submit.Seconds())
+			fmt.Fprintf(summaryWriter(c, out), "generated %s: %d jobs over %.0f s\n", name, jobs, last)
 			return nil
 		},
 	}

@@ -171,7 +171,7 @@ func TestTraceGenSelectMapSimulatable(t *testing.T) {
 	code, _, errs = runTrace(t, "trace", "select", "--input", big, "--like", "venus", "--map=false", "--out", bare)
 	require.Equal(t, 0, code, errs)
 	_, err = traces.Load(bare)
-	require.ErrorContains(t, err, `header lacks column "workload_id"`)
+	require.ErrorContains(t, err, "a job log without workloads (duration_s, no workload_id), not a trace: map it onto the catalog with aegis trace map")
 	code, out, errs = runTrace(t, "trace", "map", "--input", bare, "--out", mapped)
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "mapped 60 of 60 jobs")
@@ -341,7 +341,7 @@ func TestTraceErrors(t *testing.T) {
 		{"stats no file", []string{"trace", "stats"}, 2, "accepts 1 arg(s), received 0"},
 		{"stats missing", []string{"trace", "stats", filepath.Join(dir, "none.csv")}, 1, "no such file"},
 		{"gen no like", []string{"trace", "gen"}, 2, `--like "": want one of philly, saturn, venus`},
-		{"gen bad jobs", []string{"trace", "gen", "--like", "venus", "--jobs", "0"}, 2, "--jobs 0: want at least 1"},
+		{"gen bad jobs", []string{"trace", "gen", "--like", "venus", "--jobs", "0"}, 2, "--jobs 0: want 1 to 1000000000"},
 		{"gen bad max", []string{"trace", "gen", "--like", "venus", "--max-gpus", "16"}, 2, "--max-gpus 16: want 2, 4 or 8"},
 		{"gen unmappable", []string{"trace", "gen", "--like", "venus", "--max-gpus", "4"}, 2, "--max-gpus 4: the a100-40gb catalog has no 4-GPU workload to map jobs onto; use --map=false"},
 		{"gen unmappable 8", []string{"trace", "gen", "--like", "venus", "--max-gpus", "8", "--jobs", "1"}, 2, "--max-gpus 8: the a100-40gb catalog has no 4-GPU workload"},

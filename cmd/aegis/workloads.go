@@ -10,12 +10,28 @@ import (
 )
 
 func newWorkloadsCmd() *cobra.Command {
+	var gpuName string
 	c := &cobra.Command{
 		Use:   "workloads",
-		Short: "List the workload catalog (A100 40 GB measurements)",
-		Args:  subcommands,
+		Short: "List a GPU type's workload catalog (default: A100 40 GB measurements)",
+		Long: `List the workloads a trace may name on a GPU type: solo time, peak memory,
+mean SMACT, SMOCC and DRAMA, nvidia-smi utilization and Lucid class. --gpu-type
+picks the catalog: a100-40gb (default), legacy-11gb, h200-141gb (A100 figures),
+or a GPU type YAML file. aegis workloads show ID prints one workload in full.`,
+		Example: "  aegis workloads --gpu-type legacy-11gb",
+		Args:    subcommands,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cat := models.A100()
+			t, err := models.ResolveGPUType(gpuName)
+			if err != nil {
+				if isYAML(gpuName) {
+					return err // the GPU type file's content is at fault
+				}
+				return usageError{fmt.Errorf("--gpu-type: %w", err)}
+			}
+			cat, err := models.CatalogFor(t)
+			if err != nil {
+				return err
+			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "workload\tGPUs\tsolo s\tpeak MiB\tSMACT\tSMOCC\tDRAMA\tutil %\tLucid\t")
 			for _, id := range cat.IDs() {
@@ -27,6 +43,7 @@ func newWorkloadsCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	c.Flags().StringVar(&gpuName, "gpu-type", "a100-40gb", "GPU type name or GPU type YAML file")
 	c.AddCommand(newWorkloadsShowCmd())
 	return c
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -24,9 +25,12 @@ model. --gpu-type picks the catalog: a100-40gb (default), legacy-11gb,
 h200-141gb (A100 figures, see README), or a GPU type YAML file.`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			t, err := showGPUType(gpuName)
+			t, err := models.ResolveGPUType(gpuName)
 			if err != nil {
-				return usageError{err}
+				if isYAML(gpuName) {
+					return err // the GPU type file's content is at fault
+				}
+				return usageError{fmt.Errorf("--gpu-type: %w", err)}
 			}
 			cat, err := models.CatalogFor(t)
 			if err != nil {
@@ -34,7 +38,7 @@ h200-141gb (A100 figures, see README), or a GPU type YAML file.`,
 			}
 			w, ok := cat.Get(args[0])
 			if !ok {
-				return fmt.Errorf("workload %q is not in the %s catalog (see aegis workloads)%s", args[0], t.Name, showSuggest(cat, args[0]))
+				return fmt.Errorf("workload %q is not in the %s catalog (see %s)%s", args[0], t.Name, experiments.WorkloadsCommand(t.Name), showSuggest(cat, args[0]))
 			}
 			m, err := models.InterferenceFor(t)
 			if err != nil {
@@ -45,14 +49,6 @@ h200-141gb (A100 figures, see README), or a GPU type YAML file.`,
 	}
 	c.Flags().StringVar(&gpuName, "gpu-type", "a100-40gb", "GPU type name or GPU type YAML file")
 	return c
-}
-
-// showGPUType resolves a built-in GPU type name or a GPU type YAML file.
-func showGPUType(s string) (models.GPUType, error) {
-	if strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml") {
-		return models.LoadGPUType(s)
-	}
-	return models.LookupGPU(s)
 }
 
 // showSuggest names up to three catalog ids containing s's first word.

@@ -172,6 +172,7 @@ func Replay(seq Sequence, cfg Config) (*Result, error) {
 	}
 	pc := aegis.DefaultConfig()
 	pc.Hold, pc.Tick, pc.Lookahead = Gap, time.Second, 1
+	pc.EveryTick = true // the probe counts deferrals per decision
 	pc.Memory, pc.EstFreeMiB = aegis.EstFree, 0
 	pc.Thresholds, pc.Window, pc.Anchored = cfg.Thresholds, Window, true
 	pc.Filter = "pressure"

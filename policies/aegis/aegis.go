@@ -8,9 +8,11 @@ package aegis
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/colloc"
@@ -72,25 +74,39 @@ type Policy struct {
 	memo     [][4]float64
 	memoDone [][4]bool
 	xs, tmp  []float64
+	bnd      [3]bounds
+	verdicts []verdict     // the filter's last answer per GPU
+	sl       []slider      // each GPU's window, kept across decisions
+	until    time.Duration // horizon of the last Admit
 }
 
-// New builds the AEGIS policy from key=value parameters (see Params).
+// New builds the AEGIS policy from key=value parameters (see ReadConfig).
 func New(params map[string]string) (*Policy, error) {
-	p := policies.NewParams(params)
+	c, err := ReadConfig(policies.NewParams(params))
+	if err != nil {
+		return nil, err
+	}
+	return NewWith(c), nil
+}
+
+// ReadConfig reads a configuration from p: memory, estfree_mib, guard_mib,
+// filter, thresholds, placement, window, anchor and the machinery's hold,
+// tick, lookahead and recovery; unknown keys and bad values are errors.
+func ReadConfig(p *policies.Params) (Config, error) {
 	def := DefaultConfig()
 	c := def
 	c.Config = colloc.ReadParams(p, def.Config)
 	c.Memory = p.String("memory", def.Memory, "memory input", EstFree, PeakMem, Analytical, GPUMemNet, FakeTensor)
 	c.EstFreeMiB = p.Float("estfree_mib", def.EstFreeMiB, 0, 1e6, "usable free MiB Est-free demands")
 	c.GuardMiB = p.Float("guard_mib", def.GuardMiB, 0, 1e6, "MiB added to a per-job estimate")
-	filter := p.String("filter", "pressure", "runtime-pressure filter: pressure, nf, mem-only or util:<pct>")
+	filter := p.Pattern("filter", "pressure", "pressure|nf|mem-only|util:<pct>", "runtime-pressure filter (util:<pct>: utilization score below pct, for GPUs without DCGM)")
 	th := p.Floats("thresholds", def.Thresholds[:], 0, 1, "τ1,τ2,τ3 on SMACT, SMOCC, DRAMA scores")
 	copy(c.Thresholds[:], th)
 	c.Placement = p.String("placement", def.Placement, "placement rule", MFM, MU, RR)
 	c.Window = p.Int("window", def.Window, 1, 3600, "telemetry window, samples")
 	c.Anchored = p.String("anchor", "on", "activity-anchored window", "on", "off") == "on"
 	if err := p.Done("aegis"); err != nil {
-		return nil, err
+		return Config{}, err
 	}
 	switch {
 	case filter == "pressure" || filter == "nf" || filter == "mem-only":
@@ -98,13 +114,13 @@ func New(params map[string]string) (*Policy, error) {
 	case strings.HasPrefix(filter, "util:"):
 		pct, err := strconv.ParseFloat(strings.TrimPrefix(filter, "util:"), 64)
 		if err != nil || !(pct > 0 && pct <= 100) { // NaN fails too
-			return nil, fmt.Errorf("aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
+			return Config{}, fmt.Errorf("aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
 		}
 		c.Filter, c.UtilPct = "util", pct
 	default:
-		return nil, fmt.Errorf("aegis: parameter filter=%q: want pressure, nf, mem-only or util:<pct>", filter)
+		return Config{}, fmt.Errorf("aegis: parameter filter=%q: want pressure, nf, mem-only or util:<pct>", filter)
 	}
-	return NewWith(c), nil
+	return c, nil
 }
 
 // NewWith builds the AEGIS policy from a configuration.
@@ -170,40 +186,125 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		p.memo = make([][4]float64, len(v.GPUs))
 		p.memoDone = make([][4]bool, len(v.GPUs))
 		p.win = make([][]policies.Sample, len(v.GPUs))
+		p.sl = make([]slider, len(v.GPUs))
 		p.winDone = make([]bool, len(v.GPUs))
+		p.verdicts = make([]verdict, len(v.GPUs))
 	}
 	clear(p.memoDone)
 	clear(p.winDone)
 	return p.Scheduler.Schedule(v)
 }
 
-// window fills GPU g's window samples once per decision.
+// window brings GPU g's window up to date, once per decision.
 func (p *Policy) window(v *policies.View, g int) {
 	if !p.winDone[g] {
-		p.win[g] = colloc.Window(v, g, p.cfg.Window, p.cfg.Anchored, p.win[g])
+		p.sl[g].update(v, g, p.cfg.Window, p.cfg.Anchored)
+		p.win[g] = p.sl[g].samples
 		p.winDone[g] = true
 	}
 }
 
-// score returns GPU g's window score of one signal.
+// score returns GPU g's window score of one signal: policies.Score of the
+// window, computed from the window's sorted values.
 func (p *Policy) score(v *policies.View, g, sig int) float64 {
 	if p.memoDone[g][sig] {
 		return p.memo[g][sig]
 	}
 	p.window(v, g)
-	xs := p.xs[:0]
-	for _, x := range p.win[g] {
-		xs = append(xs, [4]float64{x.SMACT, x.SMOCC, x.DRAMA, x.UtilPct}[sig])
+	sl := &p.sl[g]
+	sc := 0.0
+	if n := len(sl.samples); n > 0 {
+		alpha := 2 / float64(n+1)
+		ewma := signal(sl.samples[0], sig)
+		for _, x := range sl.samples[1:] {
+			ewma = alpha*signal(x, sig) + (1-alpha)*ewma
+		}
+		srt := sl.sorted[sig]
+		sc = 0.25 * (policies.Mean(srt) + policies.SortedQuantile(srt, 0.5) + policies.SortedQuantile(srt, 0.95) + ewma)
 	}
-	p.xs = xs
-	p.tmp = slices.Grow(p.tmp[:0], len(xs))
-	sc := policies.Score(xs, p.tmp)
 	p.memo[g][sig], p.memoDone[g][sig] = sc, true
 	return sc
 }
 
+// signal returns one signal of a sample.
+func signal(x policies.Sample, sig int) float64 {
+	switch sig {
+	case smact:
+		return x.SMACT
+	case smocc:
+		return x.SMOCC
+	case drama:
+		return x.DRAMA
+	}
+	return x.UtilPct
+}
+
+// slider is one GPU's telemetry window kept across decisions: on telemetry
+// that samples every second (policies.SteadyTelemetry) each decision reads
+// only the samples taken since the last one and updates the window's sorted
+// values in place; otherwise, or when the anchor moves, it is rebuilt.
+type slider struct {
+	ok      bool
+	last    time.Duration // the newest whole second the window covers
+	anchor  time.Duration
+	samples []policies.Sample // the window, oldest first
+	sorted  [4][]float64      // each signal's values in the window, ascending
+	buf     []policies.Sample // scratch
+}
+
+func (s *slider) update(v *policies.View, g, n int, anchored bool) {
+	var anchor time.Duration
+	if anchored {
+		for _, id := range v.GPUs[g].Jobs {
+			if j := v.Job(id); j.Active {
+				anchor = max(anchor, j.ActiveAt)
+			}
+		}
+	}
+	_, steady := v.Telemetry.(policies.SteadyTelemetry)
+	k := v.Now.Truncate(time.Second)
+	m := int((k - s.last) / time.Second)
+	if !steady || !s.ok || anchor != s.anchor || m >= n || m < 0 {
+		s.samples = colloc.Window(v, g, n, anchored, s.samples)
+		for sig := range s.sorted {
+			srt := s.sorted[sig][:0]
+			for _, x := range s.samples {
+				srt = append(srt, signal(x, sig))
+			}
+			insertionSort(srt)
+			s.sorted[sig] = srt
+		}
+		s.ok, s.last, s.anchor = steady, k, anchor
+		return
+	}
+	if m == 0 {
+		return
+	}
+	s.buf = v.Telemetry.Samples(s.buf[:0], g, m)
+	for _, x := range s.buf {
+		s.samples = append(s.samples, x)
+		for sig := range s.sorted {
+			y := signal(x, sig)
+			i, _ := slices.BinarySearch(s.sorted[sig], y)
+			s.sorted[sig] = slices.Insert(s.sorted[sig], i, y)
+		}
+	}
+	drop := max(0, len(s.samples)-n)
+	for _, x := range s.samples[:drop] {
+		for sig := range s.sorted {
+			i, _ := slices.BinarySearch(s.sorted[sig], signal(x, sig))
+			s.sorted[sig] = slices.Delete(s.sorted[sig], i, i+1)
+		}
+	}
+	if drop > 0 {
+		s.samples = append(s.samples[:0], s.samples[drop:]...)
+	}
+	s.last = k
+}
+
 // Admit implements colloc.Rule: memory feasibility, then the pressure filter.
 func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
+	p.until = colloc.Never
 	if p.cfg.Placement == RR {
 		return ""
 	}
@@ -211,26 +312,83 @@ func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
 	if !ok {
 		return "memory-unavailable"
 	}
+	p.until = colloc.MemoryUntil(v, g)
 	if colloc.UsableFree(&v.GPUs[g]) < need {
 		return "memory"
 	}
-	if p.cfg.Filter == "pressure" || p.cfg.Filter == "util" {
-		if p.window(v, g); len(p.win[g]) == 0 {
-			return "window" // nothing observed of the current mix yet
+	if p.cfg.Filter != "pressure" && p.cfg.Filter != "util" {
+		return ""
+	}
+	reason, until := p.filter(v, g)
+	p.until = min(p.until, until)
+	return reason
+}
+
+// Until implements colloc.Horizon: when Admit(v, j, g), just asked, could
+// answer differently if nothing happens. Memory answers change only when
+// the measured memory does (colloc.MemoryUntil); the filter's as filter
+// says.
+func (p *Policy) Until(v *policies.View, j *policies.Job, g int) time.Duration {
+	return p.until
+}
+
+// verdict is the filter's last answer on a GPU and how long it holds.
+type verdict struct {
+	ok     bool
+	jobs   []policies.JobID // the GPU's jobs when it was given
+	anchor time.Duration    // their latest first activity
+	until  time.Duration
+	reason string
+}
+
+// filter returns the window filter's answer on GPU g ("window", "pressure"
+// or "") and the earliest time it could change if nothing happens. The
+// window depends only on the GPU's jobs (all active: a GPU in hold is not
+// asked), their latest first activity and the time, so an answer is reused
+// until it could change or the jobs do. An empty window gains its first
+// sample at the first whole second at or after the anchor; otherwise the
+// answer can change only at a whole second, once enough new samples (each
+// anywhere in its signal's range) could move a score across its threshold
+// (flipAfter).
+func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
+	var anchor time.Duration
+	for _, id := range v.GPUs[g].Jobs {
+		if jb := v.Job(id); jb.Active {
+			anchor = max(anchor, jb.ActiveAt)
 		}
 	}
-	switch p.cfg.Filter {
-	case "pressure":
-		t := p.cfg.Thresholds
-		if p.score(v, g, smact) >= t[0] && (p.score(v, g, smocc) >= t[1] || p.score(v, g, drama) >= t[2]) {
-			return "pressure"
-		}
-	case "util":
-		if p.score(v, g, util) >= p.cfg.UtilPct {
-			return "pressure"
-		}
+	c := &p.verdicts[g]
+	if c.ok && v.Now < c.until && c.anchor == anchor && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
+		return c.reason, c.until
 	}
-	return ""
+	c.ok, c.anchor, c.jobs = true, anchor, append(c.jobs[:0], v.GPUs[g].Jobs...)
+	sec := v.Now.Truncate(time.Second)
+	if p.window(v, g); len(p.win[g]) == 0 {
+		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
+			c.reason, c.until = "window", v.Now
+			return c.reason, c.until
+		}
+		first := anchor.Truncate(time.Second)
+		if first < anchor {
+			first += time.Second
+		}
+		c.reason, c.until = "window", max(first, sec+time.Second) // nothing observed of the current mix yet
+		return c.reason, c.until
+	}
+	c.reason = ""
+	if p.rejects(v, g) {
+		c.reason = "pressure"
+	}
+	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
+		// Samples may be missed or late: the window's future is unknown.
+		c.until = v.Now
+		return c.reason, c.until
+	}
+	c.until = colloc.Never
+	if k := p.flipAfter(v, g, c.reason != ""); k > 0 {
+		c.until = sec + time.Duration(k)*time.Second
+	}
+	return c.reason, c.until
 }
 
 // Score implements colloc.Rule: MFM prefers the most usable free memory, MU
@@ -253,4 +411,169 @@ func (p *Policy) Score(v *policies.View, j *policies.Job, g int) float64 {
 // Placed implements colloc.Placer: it advances the round-robin cursor.
 func (p *Policy) Placed(j *policies.Job, gpus []int) {
 	p.next = gpus[len(gpus)-1] + 1
+}
+
+// flipAfter returns the fewest whole seconds after which GPU g's window
+// verdict (reject) could change, or 0 if it cannot change while nothing
+// happens: it bounds every score the window can have after k more samples.
+func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
+	win := p.win[g]
+	n := p.cfg.Window
+	b := &p.bnd
+	const eps = 1e-9
+	if p.cfg.Filter == "util" {
+		b[0].reset(win, p.sl[g].sorted[util], util, n)
+		for k := 1; k <= len(win)+n; k++ {
+			lb, ub := b[0].after(k, n, 0, 100)
+			if (reject && lb < p.cfg.UtilPct+eps) || (!reject && ub >= p.cfg.UtilPct-eps) {
+				return k
+			}
+		}
+		return 0
+	}
+	for i, sig := range [3]int{smact, smocc, drama} {
+		b[i].reset(win, p.sl[g].sorted[sig], sig, n)
+	}
+	t := p.cfg.Thresholds
+	for k := 1; k <= len(win)+n; k++ {
+		la, ua := b[0].after(k, n, 0, 1)
+		if reject {
+			if la < t[0]+eps {
+				return k
+			}
+			if lo, _ := b[1].after(k, n, 0, 1); lo >= t[1]+eps {
+				continue
+			}
+			if ld, _ := b[2].after(k, n, 0, 1); ld < t[2]+eps {
+				return k
+			}
+			continue
+		}
+		if ua < t[0]-eps {
+			continue
+		}
+		_, uo := b[1].after(k, n, 0, 1)
+		_, ud := b[2].after(k, n, 0, 1)
+		if uo >= t[1]-eps || ud >= t[2]-eps {
+			return k
+		}
+	}
+	return 0
+}
+
+// rejects is the window verdict of this decision on GPU g.
+func (p *Policy) rejects(v *policies.View, g int) bool {
+	if p.cfg.Filter == "util" {
+		return p.score(v, g, util) >= p.cfg.UtilPct
+	}
+	t := p.cfg.Thresholds
+	return p.score(v, g, smact) >= t[0] && (p.score(v, g, smocc) >= t[1] || p.score(v, g, drama) >= t[2])
+}
+
+// bounds bounds one signal's window score after more samples arrive.
+type bounds struct {
+	xs     []float64 // the window's values, oldest first
+	sorted []float64 // the values still in the window, ascending
+	sum    float64   // their sum
+	drop   int       // oldest values dropped so far
+	// For a full window (n samples, α = 2/(n+1)): pw[m] = (1−α)^m and
+	// tail[d] = Σ_{i>d} α(1−α)^(L−1−i)·xs[i], so that the EWMA of xs[d:]
+	// is pw[L−1−d]·xs[d] + tail[d].
+	pw, tail []float64
+}
+
+func (b *bounds) reset(win []policies.Sample, sorted []float64, sig, n int) {
+	b.xs, b.sum, b.drop = b.xs[:0], 0, 0
+	for _, x := range win {
+		v := signal(x, sig)
+		b.xs = append(b.xs, v)
+		b.sum += v
+	}
+	b.sorted = append(b.sorted[:0], sorted...)
+	L := len(b.xs)
+	alpha := 2 / float64(n+1)
+	b.pw = append(b.pw[:0], 1)
+	for m := 1; m <= max(n, L); m++ {
+		b.pw = append(b.pw, b.pw[m-1]*(1-alpha))
+	}
+	b.tail = slices.Grow(b.tail[:0], L)[:L]
+	if L > 0 {
+		b.tail[L-1] = 0
+		for d := L - 2; d >= 0; d-- {
+			b.tail[d] = b.tail[d+1] + alpha*b.pw[L-2-d]*b.xs[d+1]
+		}
+	}
+}
+
+// after returns bounds of the score 0.25·(mean + median + p95 + EWMA) of
+// the window after k more samples, each anywhere in [lo, hi], with the
+// window holding at most n samples. k must not decrease between calls.
+func (b *bounds) after(k, n int, lo, hi float64) (float64, float64) {
+	L := len(b.xs)
+	size := min(n, L+k)
+	for d := L + k - size; b.drop < d && b.drop < L; b.drop++ {
+		x := b.xs[b.drop]
+		i, _ := slices.BinarySearch(b.sorted, x)
+		b.sorted = slices.Delete(b.sorted, i, i+1)
+		b.sum -= x
+	}
+	r := len(b.sorted)
+	added := size - r
+	if r == 0 {
+		return lo, hi
+	}
+	// Order statistic i of the new window lies between the old remaining
+	// ones at ranks i−added and i.
+	stat := func(i int) (float64, float64) {
+		l, u := lo, hi
+		if i-added >= 0 {
+			l = b.sorted[i-added]
+		}
+		if i < r {
+			u = b.sorted[i]
+		}
+		return l, u
+	}
+	quant := func(q float64) (float64, float64) {
+		pos := q * float64(size-1)
+		i := int(math.Floor(pos))
+		l0, u0 := stat(i)
+		if i >= size-1 {
+			return l0, u0
+		}
+		f := pos - float64(i)
+		l1, u1 := stat(i + 1)
+		return l0 + f*(l1-l0), u0 + f*(u1-u0)
+	}
+	meanL := (b.sum + float64(added)*lo) / float64(size)
+	meanU := (b.sum + float64(added)*hi) / float64(size)
+	medL, medU := quant(0.5)
+	p95L, p95U := quant(0.95)
+	// EWMA of the remaining old values, then added new ones.
+	var e, w float64
+	if d := L - r; size == n {
+		e = b.pw[L-1-d]*b.xs[d] + b.tail[d]
+		w = b.pw[added]
+	} else { // the window is still growing: α depends on its size
+		alpha := 2 / float64(size+1)
+		e = b.xs[d]
+		for _, x := range b.xs[d+1:] {
+			e = alpha*x + (1-alpha)*e
+		}
+		w = math.Pow(1-alpha, float64(added))
+	}
+	ewL, ewU := w*e+(1-w)*lo, w*e+(1-w)*hi
+	return 0.25 * (meanL + medL + p95L + ewL), 0.25 * (meanU + medU + p95U + ewU)
+}
+
+// insertionSort sorts a short slice ascending (windows hold tens of values).
+func insertionSort(s []float64) {
+	for i := 1; i < len(s); i++ {
+		x := s[i]
+		j := i
+		for ; j > 0 && s[j-1] > x; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+	}
 }

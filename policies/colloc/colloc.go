@@ -7,6 +7,7 @@ package colloc
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -21,6 +22,33 @@ type Rule interface {
 	// Score ranks admitted GPUs for j: lower is better, ties go to the
 	// lower GPU index.
 	Score(v *policies.View, j *policies.Job, g int) float64
+}
+
+// Horizon is implemented by rules whose answers can change while nothing
+// happens (no event): because time passes (a telemetry window gains
+// samples) or a measurement moves. Until returns the earliest time at which
+// Admit(v, j, g) could answer differently if no event happens before; a
+// time at or before v.Now means it cannot tell, and Never that it cannot
+// change. It is asked right after Admit, with the same arguments. The
+// scheduler decides again at the first tick at or after the earliest such
+// time (or the next event), instead of at every tick: the skipped ticks are
+// the ones that could not have decided anything else. A rule without
+// Horizon is asked again at every tick.
+type Horizon interface {
+	Until(v *policies.View, j *policies.Job, g int) time.Duration
+}
+
+// Never is a Horizon answer: no change without an event.
+const Never = time.Duration(math.MaxInt64)
+
+// MemoryUntil is how long GPU g's measured memory (GPU.UsedMiB) stays as it
+// is if nothing happens: the backend's answer when its telemetry is
+// policies.SteadyTelemetry, else v.Now (it may change at any time).
+func MemoryUntil(v *policies.View, g int) time.Duration {
+	if m, ok := v.Telemetry.(policies.SteadyTelemetry); ok {
+		return m.UsedMiBUntil(g)
+	}
+	return v.Now
 }
 
 // Placer is implemented by rules that keep state about their placements
@@ -63,6 +91,10 @@ type Config struct {
 	// (Lucid's pairing of whole jobs); otherwise it may combine any admitted
 	// GPUs, and idle ones.
 	WholePartners bool
+	// EveryTick decides at every tick while a job waits, as if no rule had
+	// a Horizon (the same outputs, slower; for recorders that sample each
+	// decision).
+	EveryTick bool
 }
 
 // DefaultConfig is the AEGIS paper's setting: 30 s hold, 1 s tick, strict
@@ -80,6 +112,7 @@ func ReadParams(p *policies.Params, def Config) Config {
 	c.Tick = p.Duration("tick", def.Tick, time.Millisecond, time.Hour, "decision tick while the head job is blocked, e.g. 1s")
 	c.Lookahead = p.Int("lookahead", def.Lookahead, 1, 1000, "unplaced queued jobs tried per decision (1: strict FIFO)")
 	c.Recovery = p.String("recovery", def.Recovery, "OOM recovery", RecoverExclusive, RecoverLadder)
+	c.EveryTick = p.String("skip", "on", "skip the ticks that cannot change a decision (off: decide at every tick)", "on", "off") == "off"
 	return c
 }
 
@@ -134,6 +167,9 @@ type Scheduler struct {
 	recover  []policies.JobID
 	cands    []cand
 	idleGPUs []int
+	// until is the earliest time at which this decision's answers could
+	// change without an event (Never: only an event changes them).
+	until time.Duration
 }
 
 // New returns a scheduler named name applying rule under cfg.
@@ -186,6 +222,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 		}
 	}
 	s.recover = recovery
+	s.until = Never
 	unplaced := 0
 	// consider tries to place one job and reports whether the jobs behind
 	// it must wait.
@@ -217,12 +254,44 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 			blocked = consider(j)
 		}
 	}
-	if unplaced > 0 {
-		// The next tick on the grid of multiples of Tick, so that decisions
-		// triggered by events do not start ticking chains of their own.
-		acts = append(acts, policies.Wake{At: (v.Now/s.cfg.Tick + 1) * s.cfg.Tick})
+	if s.cfg.EveryTick {
+		s.until = min(s.until, v.Now)
+	}
+	if unplaced > 0 && s.until != Never {
+		// The first tick on the grid of multiples of Tick at or after the
+		// earliest possible change (so that decisions triggered by events do
+		// not start ticking chains of their own); every tick before it would
+		// decide exactly as this decision did.
+		next := (v.Now/s.cfg.Tick + 1) * s.cfg.Tick
+		if s.until > next {
+			next = s.until
+			if r := next % s.cfg.Tick; r != 0 {
+				next += s.cfg.Tick - r
+			}
+		}
+		acts = append(acts, policies.Wake{At: next})
 	}
 	return acts
+}
+
+// horizon lowers the decision's horizon to t.
+func (s *Scheduler) horizon(t time.Duration) {
+	s.until = min(s.until, t)
+}
+
+// heldUntil is when GPU g's observation hold ends if nothing happens: the
+// latest first activity plus the hold, or Never while a job on it has not
+// shown activity (that takes an event).
+func heldUntil(v *policies.View, g int, hold time.Duration) time.Duration {
+	var t time.Duration
+	for _, id := range v.GPUs[g].Jobs {
+		j := v.Job(id)
+		if !j.Active {
+			return Never
+		}
+		t = max(t, j.ActiveAt+hold)
+	}
+	return t
 }
 
 func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, gpus []int) []policies.Action {
@@ -270,10 +339,19 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			continue
 		case Held(v, g, s.cfg.Hold):
 			reason = "hold"
+			s.horizon(heldUntil(v, g, s.cfg.Hold))
 		default:
 			reason = s.rule.Admit(v, j, g)
+			if h, ok := s.rule.(Horizon); ok {
+				s.horizon(h.Until(v, j, g))
+			} else {
+				s.horizon(v.Now)
+			}
 			if reason == "" && j.OOMs > 0 {
 				reason = s.ladderAdmit(v, j, g)
+				if reason == "recovery-memory" || reason == "" {
+					s.horizon(MemoryUntil(v, g))
+				}
 			}
 		}
 		if reason != "" {

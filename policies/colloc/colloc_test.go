@@ -91,3 +91,65 @@ func TestWindowAnchorByTimestamp(t *testing.T) {
 		})
 	}
 }
+
+// horizonRule rejects every GPU ("busy") and says when that could change.
+type horizonRule struct{ until time.Duration }
+
+func (horizonRule) Admit(*policies.View, *policies.Job, int) string          { return "busy" }
+func (horizonRule) Score(*policies.View, *policies.Job, int) float64         { return 0 }
+func (r horizonRule) Until(*policies.View, *policies.Job, int) time.Duration { return r.until }
+
+// rejectRule rejects every GPU and cannot tell when that changes.
+type rejectRule struct{}
+
+func (rejectRule) Admit(*policies.View, *policies.Job, int) string  { return "busy" }
+func (rejectRule) Score(*policies.View, *policies.Job, int) float64 { return 0 }
+
+// A blocked head asks for the first tick at or after the earliest time a
+// rule's answer or a hold could change, not for the next tick; a rule
+// without a horizon, or skip=off, ticks as before.
+func TestWakeAtHorizon(t *testing.T) {
+	const s = time.Second
+	view := func(activeAt time.Duration, active bool) *policies.View {
+		v := &policies.View{Now: 100*s + 300*time.Millisecond,
+			GPUs: []policies.GPU{{Index: 0, CapacityMiB: 40960, Jobs: []policies.JobID{0}}},
+			Jobs: []policies.Job{
+				{ID: 0, GPUs: 1, State: policies.Running, On: []int{0}, Active: active, ActiveAt: activeAt},
+				{ID: 1, GPUs: 1, State: policies.Pending},
+			},
+			Queue: []policies.JobID{1}}
+		return v
+	}
+	wake := func(acts []policies.Action) time.Duration {
+		for _, a := range acts {
+			if w, ok := a.(policies.Wake); ok {
+				return w.At
+			}
+		}
+		return -1
+	}
+	for _, c := range []struct {
+		name     string
+		rule     Rule
+		activeAt time.Duration
+		active   bool
+		every    bool
+		want     time.Duration
+	}{
+		{"rule horizon on a tick", horizonRule{120 * s}, 0, true, false, 120 * s},
+		{"rule horizon between ticks", horizonRule{120*s + 1}, 0, true, false, 121 * s},
+		{"rule horizon already due", horizonRule{50 * s}, 0, true, false, 101 * s},
+		{"never: wait for an event", horizonRule{Never}, 0, true, false, -1},
+		{"no horizon: next tick", rejectRule{}, 0, true, false, 101 * s},
+		{"skip off: next tick", horizonRule{Never}, 0, true, true, 101 * s},
+		{"hold ends", horizonRule{Never}, 90 * s, true, false, 120 * s},
+		{"hold until activity: an event", horizonRule{Never}, 0, false, false, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.EveryTick = c.every
+			got := wake(New("t", cfg, c.rule).Schedule(view(c.activeAt, c.active)))
+			require.Equal(t, c.want, got)
+		})
+	}
+}

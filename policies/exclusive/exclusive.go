@@ -11,8 +11,11 @@ type Policy struct{}
 
 // New returns the Exclusive policy. It takes no parameters.
 func New(params map[string]string) (*Policy, error) {
-	return &Policy{}, policies.NewParams(params).Done("exclusive")
+	return &Policy{}, ReadConfig(policies.NewParams(params))
 }
+
+// ReadConfig checks p: Exclusive reads no parameter, so any key is an error.
+func ReadConfig(p *policies.Params) error { return p.Done("exclusive") }
 
 // Name implements policies.Policy.
 func (*Policy) Name() string { return "exclusive" }

@@ -9,6 +9,8 @@
 package horus
 
 import (
+	"time"
+
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/colloc"
 )
@@ -69,7 +71,12 @@ func New(params map[string]string) (*colloc.Scheduler, error) {
 // (paper|original), util_cap, max_jobs, headroom_mib, and the machinery's
 // hold, tick, lookahead and recovery.
 func ParseConfig(params map[string]string) (Config, error) {
-	p := policies.NewParams(params)
+	return ReadConfig(policies.NewParams(params))
+}
+
+// ReadConfig reads a configuration from p (see ParseConfig); unknown keys
+// and bad values are errors.
+func ReadConfig(p *policies.Params) (Config, error) {
 	variant := p.String("variant", Paper, "Horus variant", Paper, Original)
 	def := DefaultConfig(variant)
 	c := def
@@ -124,3 +131,7 @@ func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 	}
 	return r.MemWeight*m + d + float64(len(v.GPUs[g].Jobs))
 }
+
+// Until implements colloc.Horizon: the rule reads only profiles and the
+// GPUs' job lists, which change only with events.
+func (Rule) Until(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }

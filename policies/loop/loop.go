@@ -116,7 +116,7 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 			snap.Touch(e)
 		}
 		v := b.View()
-		if err := Check(v); err != nil {
+		if err := snap.check(v); err != nil {
 			return fmt.Errorf("loop: at t=%v after %T: %w", v.Now, evs[len(evs)-1], err)
 		}
 		if dec != nil {
@@ -158,10 +158,65 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 	return nil
 }
 
+// fullCheckEvery is how often (in decisions) the loop checks the whole
+// view; in between it checks what may have changed.
+const fullCheckEvery = 64
+
+// check verifies the parts of v that may have changed since the last
+// decision: every GPU and the jobs that events and actions touched (a
+// backend changes a job only together with an event about it or an action
+// naming it); the whole view (Check) at the first decision and every
+// fullCheckEvery-th, so that a queue a backend corrupted is still found.
+func (s *Snapshot) check(v *policies.View) error {
+	s.checks++
+	if s.checks%fullCheckEvery == 1 || s.all || len(s.v.Jobs) != len(v.Jobs) {
+		return Check(v)
+	}
+	if err := checkGPUs(v); err != nil {
+		return err
+	}
+	for _, id := range s.dirty {
+		if int(id) < 0 || int(id) >= len(v.Jobs) {
+			continue
+		}
+		j := &v.Jobs[id]
+		if j.State != policies.Running {
+			continue
+		}
+		if len(j.On) != j.GPUs {
+			return fmt.Errorf("job %d runs on GPUs %v but needs %d", id, j.On, j.GPUs)
+		}
+		for _, h := range j.On {
+			if h < 0 || h >= len(v.GPUs) || !slices.Contains(v.GPUs[h].Jobs, id) {
+				return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
+			}
+		}
+	}
+	return nil
+}
+
 // Check verifies that a view is consistent: every job listed on a GPU is
 // running there, running jobs hold exactly the GPUs they need, queued jobs
 // are pending, and measured memory is within [0, capacity].
 func Check(v *policies.View) error {
+	if err := checkGPUs(v); err != nil {
+		return err
+	}
+	for _, id := range v.Queue {
+		if int(id) < 0 || int(id) >= len(v.Jobs) || v.Jobs[id].State != policies.Pending {
+			return fmt.Errorf("queued job %d is not pending", id)
+		}
+	}
+	for _, id := range v.Failed {
+		if int(id) < 0 || int(id) >= len(v.Jobs) || v.Jobs[id].State != policies.Pending || v.Jobs[id].LastFailure == policies.NoFailure {
+			return fmt.Errorf("failed-list job %d is not a pending job with a failed attempt", id)
+		}
+	}
+	return nil
+}
+
+// checkGPUs checks the GPUs' part of Check.
+func checkGPUs(v *policies.View) error {
 	for g := range v.GPUs {
 		gp := &v.GPUs[g]
 		if gp.Index != g {
@@ -186,16 +241,6 @@ func Check(v *policies.View) error {
 					return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
 				}
 			}
-		}
-	}
-	for _, id := range v.Queue {
-		if int(id) < 0 || int(id) >= len(v.Jobs) || v.Jobs[id].State != policies.Pending {
-			return fmt.Errorf("queued job %d is not pending", id)
-		}
-	}
-	for _, id := range v.Failed {
-		if int(id) < 0 || int(id) >= len(v.Jobs) || v.Jobs[id].State != policies.Pending || v.Jobs[id].LastFailure == policies.NoFailure {
-			return fmt.Errorf("failed-list job %d is not a pending job with a failed attempt", id)
 		}
 	}
 	return nil

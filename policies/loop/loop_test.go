@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"time"
+
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,4 +44,45 @@ func TestCheck(t *testing.T) {
 			require.ErrorContains(t, Check(v), tc.err)
 		})
 	}
+}
+
+// corrupting is a backend that wakes up every second and, from its tenth
+// instant on, lists its done job 0 in the queue without any event about it.
+type corrupting struct {
+	v *policies.View
+	n int
+}
+
+func (c *corrupting) Next() ([]policies.Event, error) {
+	c.n++
+	c.v.Now = time.Duration(c.n) * time.Second
+	if c.n == 10 {
+		c.v.Queue = append(c.v.Queue, 0)
+	}
+	if c.n > 1000 {
+		return nil, nil
+	}
+	return []policies.Event{policies.Wakeup{T: c.v.Now}}, nil
+}
+func (c *corrupting) View() *policies.View        { return c.v }
+func (c *corrupting) Apply(policies.Action) error { return nil }
+
+type idle struct{}
+
+func (idle) Name() string                              { return "idle" }
+func (idle) Schedule(*policies.View) []policies.Action { return nil }
+
+type discard struct{}
+
+func (discard) Event(policies.Event)   {}
+func (discard) Action(policies.Action) {}
+
+// The loop checks only what changed at most decisions, but the whole view
+// periodically: a queue corrupted without an event is still reported.
+func TestCorruptQueueFound(t *testing.T) {
+	v := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
+		Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+	err := Run(&corrupting{v: v}, idle{}, discard{})
+	require.ErrorContains(t, err, "queued job 0 is not pending")
+	require.ErrorContains(t, err, "t=")
 }

@@ -12,6 +12,8 @@ type Snapshot struct {
 	v     policies.View
 	dirty []policies.JobID
 	all   bool // copy every job on the next Update
+	// checks counts the loop's view checks (check).
+	checks int
 }
 
 // Touch marks the job an event concerns as changed. An event of an unknown

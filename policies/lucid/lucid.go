@@ -10,6 +10,8 @@
 package lucid
 
 import (
+	"time"
+
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/colloc"
 )
@@ -72,7 +74,12 @@ func New(params map[string]string) (*colloc.Scheduler, error) {
 // (paper|original), guard_mib, priority_ratio, and the machinery's hold,
 // tick, lookahead and recovery.
 func ParseConfig(params map[string]string) (Config, error) {
-	p := policies.NewParams(params)
+	return ReadConfig(policies.NewParams(params))
+}
+
+// ReadConfig reads a configuration from p (see ParseConfig); unknown keys
+// and bad values are errors.
+func ReadConfig(p *policies.Params) (Config, error) {
 	variant := p.String("variant", Paper, "Lucid variant", Paper, Original)
 	def := DefaultConfig(variant)
 	c := def
@@ -136,3 +143,7 @@ func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 	return colloc.Projected(v, j, g, colloc.LucidClass) +
 		colloc.Projected(v, j, g, colloc.PeakMiB)/v.GPUs[g].CapacityMiB/2
 }
+
+// Until implements colloc.Horizon: the rule reads only profiles and the
+// GPUs' job lists, which change only with events.
+func (Rule) Until(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }

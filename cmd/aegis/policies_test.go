@@ -1,0 +1,67 @@
+package main
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/experiments"
+)
+
+// aegis policies lists each policy's parameters from the code that reads
+// them: every listed default is accepted back, and the keys are exactly the
+// ones an unknown key's error names as valid.
+func TestPoliciesListsParameters(t *testing.T) {
+	code, out, errs := aegis("policies")
+	require.Equal(t, 0, code, errs)
+	for _, name := range experiments.PolicyNames() {
+		require.Contains(t, out, name+": "+experiments.PolicySummary(name))
+		defs, err := experiments.PolicyParams(name, nil)
+		require.NoError(t, err)
+		keys := map[string]bool{}
+		for _, d := range defs {
+			keys[d.Key] = true
+			require.Regexp(t, `(?m)^  `+d.Key+` +`+regexpQuote(d.Default), out)
+			_, err := experiments.NewPolicy(name, map[string]string{d.Key: d.Default})
+			require.NoError(t, err, "%s: default %s=%s refused", name, d.Key, d.Default)
+		}
+		_, err = experiments.NewPolicy(name, map[string]string{"no_such_key": "1"})
+		require.Error(t, err)
+		valid := err.Error()[strings.Index(err.Error(), "valid: ")+len("valid: "):]
+		if len(keys) == 0 {
+			require.Equal(t, "none", valid)
+			continue
+		}
+		var named []string
+		for _, part := range strings.Split(valid, ", ") {
+			if k, _, ok := strings.Cut(part, " ("); ok && !strings.Contains(k, " ") {
+				named = append(named, k)
+			}
+		}
+		require.Equal(t, slices.Sorted(maps.Keys(keys)), named, name)
+	}
+	// A variant's different defaults are shown next to the default's.
+	require.Regexp(t, `(?m)^  lookahead +1 \(original: 5\)`, out)
+	require.Contains(t, out, "simulator truth (aegis simulate --truth key=value):")
+	require.Regexp(t, `(?m)^  context_mib +500 `, out)
+
+	code, out, _ = aegis("policies", "horus")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "horus: ")
+	require.NotContains(t, out, "aegis: ")
+	code, _, errs = aegis("policies", "magic")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, `unknown policy "magic"`)
+
+	code, out, _ = aegis("simulate", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "aegis policies lists both with their defaults")
+}
+
+func regexpQuote(s string) string {
+	r := strings.NewReplacer(`.`, `\.`, `(`, `\(`, `)`, `\)`, `|`, `\|`, `+`, `\+`)
+	return r.Replace(s)
+}

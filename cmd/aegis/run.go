@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/aegis-sched/aegis/experiments"
+)
+
+func newRunCmd() *cobra.Command {
+	var (
+		out, shard string
+		jobs       int
+		force      bool
+	)
+	c := &cobra.Command{
+		Use:   "run SPEC...",
+		Short: "Run experiment specs: every cell in parallel, then tables, plots and provenance",
+		Long: `Run experiment specs (see docs/experiments.md). Each cell (trace × config × sweep
+point × seed) is simulated, --jobs at a time; its outputs go to OUT/cells/ID/,
+written under a temporary name and renamed, so an interrupted run (Ctrl-C) leaves
+no half-written cell and the next run continues where it stopped: cells whose
+outputs exist for the same spec hash are skipped (--force redoes them). Then
+OUT/run.json (provenance), cells.csv, jobs.csv, normalized.csv and the spec's
+table (table.md, table.csv, table.tex) are written. The outputs are
+byte-identical whatever --jobs is.
+
+With one spec the outputs go to OUT; with several, to OUT/NAME for each spec's
+name. --shard I/N runs only the cells whose index modulo N is I (0-based, as
+Slurm array and Kubernetes Indexed Job indexes are) and writes the cells and
+run.json; combine the shards with aegis merge.
+
+A progress bar (cells done / total, ETA) shows on a terminal.`,
+		Example: `  aegis run experiments/table3.yaml --out results/table3
+  aegis run experiments/*.yaml --out results/paper --jobs 8
+  aegis run big-sweep.yaml --shard 3/16 --out part3 && aegis merge part*/ --out all`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("%s: give at least one spec file", c.CommandPath())}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("%s: --out DIR is required", c.CommandPath())}
+			}
+			opt := experiments.RunOptions{Jobs: jobs, Force: force}
+			if shard != "" {
+				i, n, err := parseShard(shard)
+				if err != nil {
+					return usageError{err}
+				}
+				opt.Shard, opt.Shards = i, n
+			}
+			if jobs < 0 {
+				return usageError{fmt.Errorf("--jobs %d: want 0 (GOMAXPROCS) or more", jobs)}
+			}
+			var specs []*experiments.Spec
+			names := map[string]string{}
+			for _, p := range args {
+				s, err := experiments.LoadSpec(p)
+				if err != nil {
+					return err
+				}
+				if prev, dup := names[s.Name]; dup && len(args) > 1 {
+					return fmt.Errorf("%s and %s are both named %q; their outputs would collide", prev, p, s.Name)
+				}
+				names[s.Name] = p
+				specs = append(specs, s)
+			}
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)
+			defer stop()
+			for _, s := range specs {
+				o := opt
+				o.Out = out
+				if len(specs) > 1 {
+					o.Out = filepath.Join(out, s.Name)
+				}
+				bar := newBar(c.OutOrStdout(), s.Name, len(s.Cells()))
+				if bar != nil {
+					o.Progress = func(done, total int) { bar.ChangeMax(total); bar.Set(done) }
+				}
+				rep, err := experiments.RunSpec(ctx, s, o)
+				if bar != nil {
+					bar.Finish()
+					fmt.Fprintln(c.OutOrStdout())
+				}
+				if err != nil {
+					if ctx.Err() != nil {
+						return fmt.Errorf("%s: interrupted: finished cells are kept; run again to continue", s.File())
+					}
+					return fmt.Errorf("%s: %w", s.File(), err)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: %d cells (%d run, %d already done) -> %s\n", s.File(), rep.Cells, rep.Ran, rep.Skipped, o.Out)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&out, "out", "", "output directory (required)")
+	f.IntVar(&jobs, "jobs", 0, "cells run at once (0: GOMAXPROCS)")
+	f.BoolVar(&force, "force", false, "rerun cells whose outputs exist")
+	f.StringVar(&shard, "shard", "", "run shard I/N of the cells (0 <= I < N)")
+	addProfileFlags(c)
+	return c
+}
+
+// parseShard parses "I/N".
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--shard %q: want I/N with 0 <= I < N, e.g. 3/16", s)
+	}
+	return i, n, nil
+}
+
+// newBar returns a progress bar on w when w is a terminal, else nil.
+func newBar(w io.Writer, name string, total int) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(name),
+		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetWidth(30))
+}
+
+func newMergeCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "merge DIR...",
+		Short: "Combine the shard directories of a spec run (aegis run --shard) into one",
+		Long: `Combine shard directories written by aegis run --shard I/N: their spec hashes
+must agree and together they must hold every cell exactly once. The cells are
+copied to OUT/cells/ and the combined files (run.json, cells.csv, jobs.csv,
+normalized.csv, tables) are written as a whole run would.`,
+		Example: "  aegis merge part*/ --out all",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("%s: give the shard directories", c.CommandPath())}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("%s: --out DIR is required", c.CommandPath())}
+			}
+			files, err := experiments.Merge(args, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "merged %d shard directories -> %s (%d files)\n", len(args), out, len(files))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&out, "out", "", "output directory (required)")
+	return c
+}
+
+// versionString is what aegis --version prints.
+func versionString() string {
+	t := experiments.ToolInfo()
+	s := t.Version
+	if t.Revision != "" {
+		s += " " + t.Revision
+		if t.Modified == "true" {
+			s += "+dirty"
+		}
+	}
+	return s + " " + t.GoVersion
+}

@@ -1,0 +1,102 @@
+package experiments
+
+import (
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// The benchmarks of docs/performance.md (make bench writes bench.txt;
+// make benchstat compares it with the committed baseline).
+
+// likeTrace generates a runnable trace like `aegis trace gen --like like
+// --jobs n --seed seed` writes (1- and 2-GPU jobs on catalog workloads).
+func likeTrace(b *testing.B, like string, n int, seed uint64) *traces.Trace {
+	log, err := traces.GenerateLike(like, n, seed, 2)
+	require.NoError(b, err)
+	wl, err := traces.MapWorkloads(log.Jobs, models.A100())
+	require.NoError(b, err)
+	tr := &traces.Trace{Name: log.Name, Jobs: make([]traces.Job, len(log.Jobs))}
+	for i, j := range log.Jobs {
+		tr.Jobs[i] = traces.Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs}
+	}
+	return tr
+}
+
+// benchRun simulates tr on srv under policy and reports events per second.
+func benchRun(b *testing.B, tr *traces.Trace, srv string, policy string, sets ...string) {
+	s, err := models.ParseServer(srv)
+	require.NoError(b, err)
+	params, err := policies.ParseSets(sets)
+	require.NoError(b, err)
+	events := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		o, err := Simulate(Run{Trace: tr, Server: s, Policy: policy, Params: params, Seed: 1}, io.Discard)
+		require.NoError(b, err)
+		events += o.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkEngine is the simulator and loop under the simplest policy
+// (Exclusive: FIFO on idle GPUs) on a 25,000-job Saturn-like trace.
+func BenchmarkEngine(b *testing.B) {
+	benchRun(b, likeTrace(b, "saturn", 25000, 1), "a100-40gb:16", "exclusive")
+}
+
+// BenchmarkPaperTraces runs every pinned configuration (the golden
+// hashes') on each built-in 60-job trace on 3 × A100-40GB.
+func BenchmarkPaperTraces(b *testing.B) {
+	for _, name := range []string{"demo", "philly", "saturn", "venus"} {
+		tr, err := traces.Load(name)
+		require.NoError(b, err)
+		for _, c := range goldenConfigs() {
+			b.Run(fmt.Sprintf("%s/%s/%s", name, c.policy, orDefault(c.sets)), func(b *testing.B) {
+				benchRun(b, tr, "a100-40gb:3", c.policy, splitSets(c.sets)...)
+			})
+		}
+	}
+}
+
+// BenchmarkTick compares AEGIS on Philly with the default 1 s decision tick
+// and a 1 ms one: skipped ticks make them cost the same.
+func BenchmarkTick(b *testing.B) {
+	tr, err := traces.Load("philly")
+	require.NoError(b, err)
+	for _, tick := range []string{"1s", "1ms"} {
+		b.Run("aegis/tick="+tick, func(b *testing.B) { benchRun(b, tr, "a100-40gb:3", "aegis", "tick="+tick) })
+	}
+}
+
+// BenchmarkVenus24k is issue 11's side-by-side trace: `aegis trace gen
+// --like venus --jobs 24000 --seed 1` on 8 and on 16 GPUs.
+func BenchmarkVenus24k(b *testing.B) {
+	tr := likeTrace(b, "venus", 24000, 1)
+	for _, gpus := range []int{16, 8} {
+		for _, p := range []string{"exclusive", "horus", "lucid", "aegis"} {
+			b.Run(fmt.Sprintf("%dgpus/%s", gpus, p), func(b *testing.B) {
+				benchRun(b, tr, fmt.Sprintf("a100-40gb:%d", gpus), p)
+			})
+		}
+	}
+}
+
+// BenchmarkWindowScore is one pressure score of a 30-sample window.
+func BenchmarkWindowScore(b *testing.B) {
+	xs := make([]float64, 30)
+	for i := range xs {
+		xs[i] = float64((i*7919)%101) / 100
+	}
+	buf := make([]float64, 0, 30)
+	b.ReportAllocs()
+	for b.Loop() {
+		policies.Score(xs, buf)
+	}
+}

@@ -1,0 +1,435 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aegis-sched/aegis/results"
+)
+
+// readBuildInfo is debug.ReadBuildInfo.
+func readBuildInfo() (*debug.BuildInfo, bool) { return debug.ReadBuildInfo() }
+
+// LabelColumns are the columns every combined CSV of a spec run starts with;
+// one column per swept parameter follows them.
+var LabelColumns = []string{"spec", "trace", "config", "policy", "seed"}
+
+// NormalizedColumns are the metrics normalized.csv divides by the
+// normalizing config's (same trace, seed and sweep point); CountColumns
+// follow them as counts (summed over traces in the geomean rows).
+var (
+	NormalizedColumns = []string{"makespan_s", "mean_jct_s", "p95_jct_s", "mean_queue_s", "p95_queue_s",
+		"mean_exec_s", "p95_exec_s", "mean_norm_jct"}
+	CountColumns = []string{"failed_attempts", "recovered_attempts"}
+)
+
+// GeoMean is the trace label of normalized.csv's rows that hold the
+// geometric mean over traces.
+const GeoMean = "geomean"
+
+// cellData is one cell's results as read back from its directory.
+type cellData struct {
+	cell   Cell
+	labels []string
+	sumCol []string
+	sum    []string
+	jobCol []string
+	jobs   [][]string
+}
+
+func (d *cellData) metric(name string) float64 {
+	i := slices.Index(d.sumCol, name)
+	if i < 0 || i >= len(d.sum) {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(d.sum[i], 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// Combine reads the cells of a spec run's directory back and writes the
+// combined files: cells.csv, jobs.csv, normalized.csv (when the spec
+// normalizes) and the table in Markdown, CSV and LaTeX (when it asks for
+// one). It returns the paths written.
+func Combine(dir string, m *Meta) ([]string, error) {
+	if m.Spec.Stacking != nil {
+		out, err := combineStacking(dir, m)
+		if err != nil {
+			return nil, err
+		}
+		return writeAll(dir, out)
+	}
+	data := make([]*cellData, len(m.Cells))
+	for i, c := range m.Cells {
+		d, err := readCell(dir, m, c)
+		if err != nil {
+			return nil, err
+		}
+		data[i] = d
+	}
+	labelHead := append(slices.Clone(LabelColumns), m.Sweep...)
+	out := map[string][]byte{}
+	// cells.csv and jobs.csv
+	var cellsCSV, jobsCSV bytes.Buffer
+	cw, jw := csv.NewWriter(&cellsCSV), csv.NewWriter(&jobsCSV)
+	for i, d := range data {
+		if i == 0 {
+			cw.Write(append(slices.Clone(labelHead), d.sumCol...))
+			jw.Write(append(slices.Clone(labelHead), d.jobCol...))
+		} else if !slices.Equal(d.sumCol, data[0].sumCol) || !slices.Equal(d.jobCol, data[0].jobCol) {
+			return nil, fmt.Errorf("cell %s: its summary.csv or jobs.csv header differs from cell %s's", d.cell.ID, data[0].cell.ID)
+		}
+		cw.Write(append(slices.Clone(d.labels), d.sum...))
+		for _, j := range d.jobs {
+			jw.Write(append(slices.Clone(d.labels), j...))
+		}
+	}
+	cw.Flush()
+	jw.Flush()
+	out["cells.csv"], out["jobs.csv"] = cellsCSV.Bytes(), jobsCSV.Bytes()
+	var norm []normRow
+	if m.Spec.Normalize != "" {
+		var err error
+		if norm, err = normalize(m, data); err != nil {
+			return nil, err
+		}
+		out["normalized.csv"] = writeNormalized(labelHead, norm)
+	}
+	if m.Spec.Table != "" {
+		t, err := buildTable(m, data, norm)
+		if err != nil {
+			return nil, err
+		}
+		var md, tc, tex bytes.Buffer
+		if err := t.WriteMarkdown(&md); err != nil {
+			return nil, err
+		}
+		if err := t.WriteCSV(&tc); err != nil {
+			return nil, err
+		}
+		if err := t.WriteLaTeX(&tex); err != nil {
+			return nil, err
+		}
+		out["table.md"], out["table.csv"], out["table.tex"] = md.Bytes(), tc.Bytes(), tex.Bytes()
+	}
+	return writeAll(dir, out)
+}
+
+// writeAll writes files into dir, each atomically, in name order.
+func writeAll(dir string, out map[string][]byte) ([]string, error) {
+	var paths []string
+	for _, name := range sortedKeys(out) {
+		p := filepath.Join(dir, name)
+		if err := writeFileAtomic(p, out[name]); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// readCell reads a cell's summary.csv and jobs.csv.
+func readCell(dir string, m *Meta, c Cell) (*cellData, error) {
+	cd := filepath.Join(dir, "cells", c.ID)
+	if _, err := os.Stat(filepath.Join(cd, CellFile)); err != nil {
+		return nil, fmt.Errorf("cell %s: not finished (no %s): run the spec again", c.ID, CellFile)
+	}
+	d := &cellData{cell: c, labels: cellLabels(m, c)}
+	sum, err := readCSVFile(filepath.Join(cd, "summary.csv"))
+	if err != nil {
+		return nil, err
+	}
+	if len(sum) != 2 {
+		return nil, fmt.Errorf("%s: want a header and one row", filepath.Join(cd, "summary.csv"))
+	}
+	d.sumCol, d.sum = sum[0], sum[1]
+	jobs, err := readCSVFile(filepath.Join(cd, "jobs.csv"))
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("%s: empty", filepath.Join(cd, "jobs.csv"))
+	}
+	d.jobCol, d.jobs = jobs[0], jobs[1:]
+	return d, nil
+}
+
+func readCSVFile(path string) ([][]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return recs, nil
+}
+
+// cellLabels are a cell's label column values.
+func cellLabels(m *Meta, c Cell) []string {
+	l := []string{m.Spec.Name, c.Trace, c.Config, c.Policy, strconv.FormatUint(c.Seed, 10)}
+	for _, p := range m.Sweep {
+		v := ""
+		for _, kv := range c.Point {
+			if kv.Param == p {
+				v = kv.Value
+			}
+		}
+		l = append(l, v)
+	}
+	return l
+}
+
+// normRow is a row of normalized.csv.
+type normRow struct {
+	labels []string
+	config string
+	point  string
+	seed   uint64
+	ratio  []float64 // NormalizedColumns
+	count  []float64 // CountColumns
+}
+
+// normalize divides each cell's metrics by the normalizing config's for the
+// same trace, seed and (when the normalizing config sweeps) sweep point, then
+// appends the geometric means over traces per config, sweep point and seed.
+func normalize(m *Meta, data []*cellData) ([]normRow, error) {
+	type key struct {
+		trace, point string
+		seed         uint64
+	}
+	base := map[key]*cellData{}
+	baseSweeps := false
+	for _, d := range data {
+		if d.cell.Config == m.Spec.Normalize {
+			base[key{d.cell.Trace, d.cell.Point.String(), d.cell.Seed}] = d
+			baseSweeps = baseSweeps || len(d.cell.Point) > 0
+		}
+	}
+	var rows []normRow
+	type group struct {
+		config, point string
+		seed          uint64
+	}
+	var order []group
+	geo := map[group][]normRow{}
+	for _, d := range data {
+		k := key{d.cell.Trace, "", d.cell.Seed}
+		if baseSweeps {
+			k.point = d.cell.Point.String()
+		}
+		b, ok := base[k]
+		if !ok {
+			return nil, fmt.Errorf("cell %s: no cell of the normalizing config %q for trace %s, seed %d%s", d.cell.ID, m.Spec.Normalize, k.trace, k.seed, pointNote(k.point))
+		}
+		r := normRow{labels: d.labels, config: d.cell.Config, point: d.cell.Point.String(), seed: d.cell.Seed}
+		for _, c := range NormalizedColumns {
+			r.ratio = append(r.ratio, ratio(d.metric(c), b.metric(c)))
+		}
+		for _, c := range CountColumns {
+			r.count = append(r.count, d.metric(c))
+		}
+		rows = append(rows, r)
+		g := group{r.config, r.point, r.seed}
+		if _, seen := geo[g]; !seen {
+			order = append(order, g)
+		}
+		geo[g] = append(geo[g], r)
+	}
+	for _, g := range order {
+		rs := geo[g]
+		r := normRow{labels: slices.Clone(rs[0].labels), config: g.config, point: g.point, seed: g.seed}
+		r.labels[1] = GeoMean
+		for k := range NormalizedColumns {
+			logSum, ok := 0.0, true
+			for _, x := range rs {
+				v := x.ratio[k]
+				if !(v > 0) || math.IsInf(v, 0) {
+					ok = false
+					break
+				}
+				logSum += math.Log(v)
+			}
+			v := math.NaN()
+			if ok {
+				v = math.Exp(logSum / float64(len(rs)))
+			}
+			r.ratio = append(r.ratio, v)
+		}
+		for k := range CountColumns {
+			s := 0.0
+			for _, x := range rs {
+				s += x.count[k]
+			}
+			r.count = append(r.count, s)
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+func pointNote(p string) string {
+	if p == "" {
+		return ""
+	}
+	return ", sweep point " + p
+}
+
+// ratio is a/b, NaN when undefined.
+func ratio(a, b float64) float64 {
+	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// fmtNum formats a number for a combined CSV: shortest exact form at 6
+// decimals, empty when undefined.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
+}
+
+func writeNormalized(labelHead []string, rows []normRow) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	head := append(slices.Clone(labelHead), NormalizedColumns...)
+	w.Write(append(head, CountColumns...))
+	for _, r := range rows {
+		rec := slices.Clone(r.labels)
+		for _, v := range r.ratio {
+			rec = append(rec, fmtNum(v))
+		}
+		for _, v := range r.count {
+			rec = append(rec, fmtNum(v))
+		}
+		w.Write(rec)
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// buildTable lays out the spec's table.
+func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, error) {
+	sweepCols := func() []results.Column {
+		var cs []results.Column
+		for _, p := range m.Sweep {
+			cs = append(cs, results.Column{Name: p})
+		}
+		return cs
+	}
+	pointCells := func(labels []string) []results.Cell {
+		var cs []results.Cell
+		for k := range m.Sweep {
+			cs = append(cs, results.Cell{Text: labels[len(LabelColumns)+k]})
+		}
+		return cs
+	}
+	seeds := ""
+	if len(m.Seeds) > 1 {
+		seeds = fmt.Sprintf("; mean ± 95 %% CI (Student t) over %d seeds", len(m.Seeds))
+	} else {
+		seeds = fmt.Sprintf("; seed %d", m.Seeds[0])
+	}
+	title := m.Spec.Name
+	if m.Spec.Description != "" {
+		title = m.Spec.Description
+	}
+	switch m.Spec.Table {
+	case TablePerTrace:
+		t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s%s. Times in hours.", m.Server.Spec, seeds)}
+		t.Columns = append([]results.Column{{Name: "Trace"}, {Name: "Config"}}, sweepCols()...)
+		t.Columns = append(t.Columns, results.Column{Name: "Makespan (h)", Keys: []string{"makespan_h"}, Digits: 2},
+			results.Column{Name: "Mean JCT (h)", Keys: []string{"mean_jct_h"}, Digits: 2},
+			results.Column{Name: "p95 JCT (h)", Keys: []string{"p95_jct_h"}, Digits: 2})
+		type key struct{ trace, config, point string }
+		var order []key
+		vals := map[key][][3]float64{}
+		labels := map[key][]string{}
+		for _, d := range data {
+			k := key{d.cell.Trace, d.cell.Config, d.cell.Point.String()}
+			if _, ok := vals[k]; !ok {
+				order = append(order, k)
+				labels[k] = d.labels
+			}
+			vals[k] = append(vals[k], [3]float64{d.metric("makespan_s") / 3600, d.metric("mean_jct_s") / 3600, d.metric("p95_jct_s") / 3600})
+		}
+		for _, k := range order {
+			row := append([]results.Cell{{Text: k.trace}, {Text: k.config}}, pointCells(labels[k])...)
+			for c := range 3 {
+				var xs []float64
+				for _, v := range vals[k] {
+					xs = append(xs, v[c])
+				}
+				row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(xs)}})
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		return t, nil
+	case TableNormalized:
+		var traceNames []string
+		for _, tr := range m.Traces {
+			traceNames = append(traceNames, tr.Name)
+		}
+		t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s.",
+			m.Server.Spec, strings.Join(traceNames, ", "), m.Spec.Normalize, seeds)}
+		t.Columns = append([]results.Column{{Name: "Config"}}, sweepCols()...)
+		for _, c := range []struct{ name, key string }{{"Makespan", "makespan"}, {"JCT mean", "jct_mean"}, {"JCT p95", "jct_p95"},
+			{"Queue mean", "queue_mean"}, {"Queue p95", "queue_p95"}, {"Exec mean", "exec_mean"}, {"Exec p95", "exec_p95"}} {
+			t.Columns = append(t.Columns, results.Column{Name: c.name, Keys: []string{c.key}, Digits: 2})
+		}
+		frDigits := 0
+		if len(m.Seeds) > 1 {
+			frDigits = 1
+		}
+		t.Columns = append(t.Columns, results.Column{Name: "F/R", Keys: []string{"failed", "recovered"}, Digits: frDigits, NoCI: true})
+		type key struct{ config, point string }
+		var order []key
+		rows := map[key][]normRow{}
+		for _, r := range norm {
+			if r.labels[1] != GeoMean {
+				continue
+			}
+			k := key{r.config, r.point}
+			if _, ok := rows[k]; !ok {
+				order = append(order, k)
+			}
+			rows[k] = append(rows[k], r)
+		}
+		for _, k := range order {
+			if k.config == m.Spec.Normalize {
+				continue // all ones by definition
+			}
+			rs := rows[k]
+			row := append([]results.Cell{{Text: k.config}}, pointCells(rs[0].labels)...)
+			for c := range 7 {
+				var xs []float64
+				for _, r := range rs {
+					xs = append(xs, r.ratio[c])
+				}
+				row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(xs)}})
+			}
+			var f, rc []float64
+			for _, r := range rs {
+				f, rc = append(f, r.count[0]), append(rc, r.count[1])
+			}
+			row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(f), results.StatOf(rc)}})
+			t.Rows = append(t.Rows, row)
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown table %q", m.Spec.Table)
+}

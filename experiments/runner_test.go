@@ -1,0 +1,280 @@
+package experiments
+
+import (
+	"context"
+	"github.com/aegis-sched/aegis/experiments/stacking"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// smallSpec runs in well under a second: two small generated traces, three
+// configs, a two-point sweep for AEGIS and two seeds.
+const smallSpec = `name: small
+description: Small test
+server: a100-40gb:2
+traces:
+  - like: philly
+    jobs: 8
+    seed: 1
+  - like: venus
+    jobs: 8
+    seed: 2
+seeds: [1, 2]
+configs:
+  - label: Exclusive
+    policy: exclusive
+    sweep: false
+  - label: AEGIS
+    policy: aegis
+sweep:
+  - param: hold
+    values: [10s, 30s]
+normalize: Exclusive
+table: normalized
+`
+
+func loadSmall(t *testing.T, text string) *Spec {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "small.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	s, err := LoadSpec(p)
+	require.NoError(t, err)
+	return s
+}
+
+// files reads every file under dir by relative path.
+func files(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if !d.IsDir() {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = string(b)
+		}
+		return nil
+	}))
+	return out
+}
+
+func TestRunSpecSameBytesAnyJobs(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	a, b := t.TempDir(), t.TempDir()
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: a, Jobs: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2*(2+4), rep.Cells)
+	require.Equal(t, rep.Cells, rep.Ran)
+	_, err = RunSpec(context.Background(), s, RunOptions{Out: b, Jobs: 8})
+	require.NoError(t, err)
+	fa, fb := files(t, a), files(t, b)
+	require.Equal(t, fa, fb)
+	for _, f := range []string{"run.json", "cells.csv", "jobs.csv", "normalized.csv", "table.md", "table.csv", "table.tex",
+		"cells/philly-8-s1.AEGIS.p1.s2/events.jsonl", "cells/venus-8-s2.Exclusive.s1/cell.json"} {
+		require.Contains(t, fa, f)
+	}
+	// Every combined row carries its cell's labels.
+	require.True(t, strings.HasPrefix(fa["cells.csv"], "spec,trace,config,policy,seed,hold,makespan_s,"))
+	require.Contains(t, fa["cells.csv"], "\nsmall,venus-8-s2,AEGIS,aegis,2,30s,")
+	require.Contains(t, fa["jobs.csv"], "\nsmall,philly-8-s1,Exclusive,exclusive,1,,")
+	require.Contains(t, fa["normalized.csv"], "\nsmall,geomean,AEGIS,aegis,1,10s,")
+	require.Contains(t, fa["table.md"], "| AEGIS | 30s |")
+	require.Contains(t, fa["run.json"], `"spec_hash": "`+s.Hash()+`"`)
+	require.Contains(t, fa["run.json"], `"interference_sha256"`)
+}
+
+func TestRunSpecSkipsDoneCells(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	dir := t.TempDir()
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	// A tampered cell shows that a rerun skips it...
+	sum := filepath.Join(dir, "cells", "philly-8-s1.AEGIS.p0.s1", "summary.csv")
+	orig, err := os.ReadFile(sum)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(sum, []byte(strings.Replace(string(orig), "\n", "\n9", 1)), 0o644))
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Equal(t, rep.Cells, rep.Skipped)
+	require.Zero(t, rep.Ran)
+	b, _ := os.ReadFile(sum)
+	require.NotEqual(t, string(orig), string(b))
+	// ...a cell without cell.json (never finished) is run again...
+	require.NoError(t, os.Remove(filepath.Join(dir, "cells", "venus-8-s2.AEGIS.p1.s2", CellFile)))
+	rep, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Ran)
+	// ...--force redoes all, and a changed spec (new hash) reruns too.
+	rep, err = RunSpec(context.Background(), s, RunOptions{Out: dir, Force: true})
+	require.NoError(t, err)
+	require.Equal(t, rep.Cells, rep.Ran)
+	b, _ = os.ReadFile(sum)
+	require.Equal(t, string(orig), string(b))
+	s2 := loadSmall(t, strings.Replace(smallSpec, "Small test", "Small test, reworded", 1))
+	rep, err = RunSpec(context.Background(), s2, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Equal(t, rep.Cells, rep.Ran)
+}
+
+func TestShardsMergeToTheWholeRun(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	whole := t.TempDir()
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: whole})
+	require.NoError(t, err)
+	root := t.TempDir()
+	var parts []string
+	total := 0
+	for i := range 3 {
+		p := filepath.Join(root, "part"+string(rune('0'+i)))
+		rep, err := RunSpec(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 3})
+		require.NoError(t, err)
+		total += rep.Cells
+		_, err = os.Stat(filepath.Join(p, "cells.csv"))
+		require.ErrorIs(t, err, fs.ErrNotExist, "a shard writes no combined files")
+		parts = append(parts, p)
+	}
+	require.Equal(t, len(s.Cells()), total)
+	_, err = Merge(parts[:2], filepath.Join(root, "bad"))
+	require.ErrorContains(t, err, "cells missing")
+	_, err = Merge([]string{parts[0], parts[0]}, filepath.Join(root, "bad"))
+	require.ErrorContains(t, err, "is in both")
+	other := t.TempDir()
+	_, err = RunSpec(context.Background(), loadSmall(t, strings.Replace(smallSpec, "seeds: [1, 2]", "seeds: [1, 3]", 1)), RunOptions{Out: other, Shard: 0, Shards: 3})
+	require.NoError(t, err)
+	_, err = Merge([]string{parts[0], other}, filepath.Join(root, "bad"))
+	require.ErrorContains(t, err, "not shards of the same spec")
+	all := filepath.Join(root, "all")
+	_, err = Merge(parts, all)
+	require.NoError(t, err)
+	require.Equal(t, files(t, whole), files(t, all))
+}
+
+func TestRunSpecInterrupted(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	_, err := RunSpec(ctx, s, RunOptions{Out: dir, Jobs: 1, Progress: func(done, total int) {
+		if n++; n == 3 {
+			cancel()
+		}
+	}})
+	require.ErrorIs(t, err, context.Canceled)
+	ents, err := os.ReadDir(filepath.Join(dir, "cells"))
+	require.NoError(t, err)
+	require.NotEmpty(t, ents)
+	require.Less(t, len(ents), len(s.Cells()))
+	for _, e := range ents {
+		require.False(t, strings.HasPrefix(e.Name(), "."), "a temporary directory was left: %s", e.Name())
+		require.FileExists(t, filepath.Join(dir, "cells", e.Name(), CellFile))
+	}
+	require.NoFileExists(t, filepath.Join(dir, RunFile))
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Equal(t, len(ents), rep.Skipped)
+}
+
+// reduced shrinks a loaded spec for a quick end-to-end run: its first seed,
+// the first jobs of each trace, the first values of each sweep axis.
+func reduced(s *Spec, jobs, values int) {
+	s.Seeds = s.Seeds[:1]
+	for i, t := range s.trs {
+		cp := *t
+		cp.Jobs = t.Jobs[:min(jobs, len(t.Jobs))]
+		cp.Lines = nil
+		s.trs[i] = &cp
+	}
+	for i := range s.Sweep {
+		ax := &s.Sweep[i]
+		if len(ax.Product) > 0 {
+			for k := range ax.Product {
+				ax.Product[k] = ax.Product[k][:min(values, len(ax.Product[k]))]
+			}
+		} else {
+			ax.Values = ax.Values[:min(values, len(ax.Values))]
+		}
+	}
+}
+
+// TestShippedSpecs runs a reduced version of every shipped spec end to end.
+func TestShippedSpecs(t *testing.T) {
+	paths, err := filepath.Glob("*.yaml") // this package's directory is experiments/
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			if _, ok := stacking.DefaultDir(); !ok && strings.Contains(mustReadString(t, p), "stacking:") {
+				t.Skip("the stacking data set (shared data folder) is not here")
+			}
+			s, err := LoadSpec(p)
+			require.NoError(t, err)
+			require.Equal(t, strings.TrimSuffix(filepath.Base(p), ".yaml"), s.Name, "a shipped spec is named after its file")
+			reduced(s, 6, 2)
+			dir := t.TempDir()
+			rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+			require.NoError(t, err)
+			require.Equal(t, rep.Cells, rep.Ran)
+			require.FileExists(t, filepath.Join(dir, RunFile))
+			if s.Stacking != nil {
+				b := mustReadString(t, filepath.Join(dir, "thresholds.csv"))
+				require.True(t, strings.HasPrefix(b, strings.Join(StackingColumns, ",")+"\n"))
+				require.Equal(t, 1, strings.Count(b, ",1\n"), "one knee")
+				return
+			}
+			require.FileExists(t, filepath.Join(dir, "cells.csv"))
+			if s.Normalize != "" {
+				require.FileExists(t, filepath.Join(dir, "normalized.csv"))
+			}
+			if s.Table != "" {
+				for _, f := range []string{"table.md", "table.csv", "table.tex"} {
+					require.FileExists(t, filepath.Join(dir, f))
+				}
+			}
+		})
+	}
+}
+
+func mustReadString(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestKnee(t *testing.T) {
+	require.Equal(t, -1, knee(nil))
+	rows := []stackRow{
+		{Gain: 1.0, Mean: 1.0}, // serial: no gain, no slowdown
+		{Gain: 1.8, Mean: 1.1}, // most of the gain for little slowdown: the knee
+		{Gain: 1.9, Mean: 1.5},
+		{Gain: 2.0, Mean: 2.0}, // everything admitted
+	}
+	require.Equal(t, 1, knee(rows))
+	require.Equal(t, 0, knee(rows[:1]), "one point is its own knee")
+}
+
+func TestBadStackingSpecs(t *testing.T) {
+	if _, ok := stacking.DefaultDir(); !ok {
+		t.Skip("the stacking data set (shared data folder) is not here")
+	}
+	const base = "name: f\nserver: a100-40gb:1\nstacking: {}\nseeds: [1]\nsweep: [{param: thresholds, values: [\"0.65,0.35,0.5\"]}]\n"
+	for _, tc := range []struct{ name, spec, want string }{
+		{"two GPUs", strings.Replace(base, "a100-40gb:1", "a100-40gb:2", 1), "f.yaml:2: server: the stacking protocol runs on one GPU"},
+		{"with traces", base + "traces: [{trace: demo}]\n", "f.yaml:6: traces: a stacking spec replays sequences; it has no traces"},
+		{"unknown sequence", strings.Replace(base, "stacking: {}", "stacking: {sequences: [nope]}", 1), `f.yaml:3: stacking.sequences[0]: unknown sequence "nope"`},
+		{"bad thresholds", strings.Replace(base, "0.65,0.35,0.5", "0.65,0.35", 1), `f.yaml:5: sweep[0]: thresholds="0.65,0.35": want τ1,τ2,τ3`},
+		{"policy param", strings.Replace(base, "param: thresholds", "param: hold", 1), `f.yaml:5: sweep[0].param: "hold": a stacking sweep sets thresholds`},
+		{"missing data", strings.Replace(base, "stacking: {}", "stacking: {data: nowhere}", 1), "f.yaml:3: stacking.data:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tc.spec), "f.yaml")
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -1,0 +1,115 @@
+package experiments
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/runfiles"
+	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// seen records the newest sample of every GPU at each decision, as the
+// policy's view gives it.
+type seen struct {
+	policies.Policy
+	got map[[2]int64]policies.Sample
+}
+
+func (s seen) Schedule(v *policies.View) []policies.Action {
+	sec := int64(v.Now / time.Second)
+	for g := range v.GPUs {
+		if x := v.Telemetry.Samples(nil, g, 1); len(x) == 1 {
+			s.got[[2]int64{int64(g), sec}] = x[0]
+		}
+	}
+	return s.Policy.Schedule(v)
+}
+
+// telemetryRun runs the demo trace under AEGIS, optionally writing
+// telemetry.csv and wrapping the policy; it returns jobs.csv, summary.csv,
+// events.jsonl and telemetry.csv.
+func telemetryRun(t *testing.T, telemetry bool) (out [4]string) {
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(t, err)
+	var ev, tel, jb, sm bytes.Buffer
+	r := Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 3}
+	if telemetry {
+		r.Telemetry = &tel
+	}
+	o, err := Simulate(r, &ev)
+	require.NoError(t, err)
+	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
+	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))
+	return [4]string{jb.String(), sm.String(), ev.String(), tel.String()}
+}
+
+func TestTelemetryChangesNothingElse(t *testing.T) {
+	without := telemetryRun(t, false)
+	with := telemetryRun(t, true)
+	again := telemetryRun(t, true)
+	require.Equal(t, without[:3], with[:3], "writing telemetry.csv changed another output")
+	require.Equal(t, with[3], again[3], "telemetry.csv is not deterministic")
+	require.Empty(t, without[3])
+	tel, err := runfiles.ParseTelemetry("telemetry.csv", strings.NewReader(with[3]))
+	require.NoError(t, err)
+	require.Equal(t, 3, tel.GPUs())
+	// Every GPU has every second up to the run's last event.
+	evs, err := runfiles.ParseEvents("events.jsonl", strings.NewReader(with[2]))
+	require.NoError(t, err)
+	last := int(evs[len(evs)-1].T)
+	for g := range 3 {
+		require.Len(t, tel.S[g], last+1, "GPU %d", g)
+	}
+	require.Equal(t, 1+3*(last+1), strings.Count(with[3], "\n"))
+}
+
+// The telemetry written is the telemetry the policy decides on.
+func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(t, err)
+	cat, err := models.CatalogFor(srv.Type)
+	require.NoError(t, err)
+	specs := make([]sim.JobSpec, len(tr.Jobs))
+	for i, j := range tr.Jobs {
+		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
+	}
+	var tel bytes.Buffer
+	tw := results.NewTelemetryWriter(&tel)
+	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: models.DefaultInterference(),
+		Truth: sim.DefaultTruth(), Seed: 3, Samples: tw.Sample}, specs)
+	require.NoError(t, err)
+	p, err := NewPolicy("aegis", nil)
+	require.NoError(t, err)
+	rec := seen{Policy: p, got: map[[2]int64]policies.Sample{}}
+	require.NoError(t, loop.Run(s, rec, results.NewCollector(s.Jobs())))
+	require.NoError(t, tw.Flush())
+	parsed, err := runfiles.ParseTelemetry("telemetry.csv", &tel)
+	require.NoError(t, err)
+	require.Greater(t, len(rec.got), 100)
+	active := 0
+	for k, want := range rec.got {
+		got := parsed.S[k[0]][k[1]]
+		require.InDelta(t, want.SMACT, got.SMACT, 5e-5, "GPU %d second %d", k[0], k[1])
+		require.InDelta(t, want.SMOCC, got.SMOCC, 5e-5)
+		require.InDelta(t, want.DRAMA, got.DRAMA, 5e-5)
+		require.InDelta(t, want.UtilPct, got.UtilPct, 5e-3)
+		require.InDelta(t, want.UsedMiB, got.UsedMiB, 0.05)
+		if want.SMACT > 0 {
+			active++
+		}
+	}
+	require.Greater(t, active, 50)
+}

@@ -1,0 +1,155 @@
+package aegis
+
+import (
+	"time"
+
+	"github.com/aegis-sched/aegis/policies/colloc"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// slide returns the window after appending xs, keeping at most n samples.
+func slide(win []float64, n int, xs ...float64) []float64 {
+	w := append(append([]float64(nil), win...), xs...)
+	if len(w) > n {
+		w = w[len(w)-n:]
+	}
+	return w
+}
+
+func sortedCopy(xs []float64) []float64 {
+	s := append([]float64(nil), xs...)
+	insertionSort(s)
+	return s
+}
+
+// setWindow gives p's GPU 0 a window with xs in every signal (util in %).
+func setWindow(p *Policy, xs []float64) {
+	w := samples(xs)
+	p.win = [][]policies.Sample{w}
+	sl := slider{samples: w}
+	for sig := range sl.sorted {
+		for _, x := range w {
+			sl.sorted[sig] = append(sl.sorted[sig], signal(x, sig))
+		}
+		insertionSort(sl.sorted[sig])
+	}
+	p.sl = []slider{sl}
+}
+
+func samples(xs []float64) []policies.Sample {
+	out := make([]policies.Sample, len(xs))
+	for i, x := range xs {
+		out[i] = policies.Sample{SMACT: x, SMOCC: x, DRAMA: x, UtilPct: 100 * x}
+	}
+	return out
+}
+
+// The bounds contain the score of every window the future can bring: random
+// windows, random continuations (extremes included), growing and full.
+func TestBoundsContainEveryFutureScore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		n := 1 + rng.IntN(40)
+		win := make([]float64, 1+rng.IntN(n))
+		for i := range win {
+			win[i] = rng.Float64()
+		}
+		var b bounds
+		b.reset(samples(win), sortedCopy(win), smact, n)
+		var future []float64
+		for k := 1; k <= len(win)+n+2; k++ {
+			x := rng.Float64()
+			switch rng.IntN(3) {
+			case 0:
+				x = 0
+			case 1:
+				x = 1
+			}
+			future = append(future, x)
+			lo, hi := b.after(k, n, 0, 1)
+			got := policies.Score(slide(win, n, future...), nil)
+			require.GreaterOrEqual(t, got, lo-1e-12, "trial %d k %d", trial, k)
+			require.LessOrEqual(t, got, hi+1e-12, "trial %d k %d", trial, k)
+		}
+	}
+}
+
+// flipAfter is exact where the worst case is obvious: a full window of
+// saturated samples, rejected until enough zero samples arrive.
+func TestFlipAfterExactOnSaturatedWindow(t *testing.T) {
+	const n = 30
+	full := make([]float64, n)
+	for i := range full {
+		full[i] = 1
+	}
+	// The first k at which k zero samples bring SMACT's score under τ1.
+	want := 0
+	for k := 1; k <= n; k++ {
+		zeros := make([]float64, k)
+		if policies.Score(slide(full, n, zeros...), nil) < 0.65 {
+			want = k
+			break
+		}
+	}
+	require.Positive(t, want)
+	p := NewWith(DefaultConfig())
+	setWindow(p, full)
+	require.Equal(t, want, p.flipAfter(nil, 0, true))
+	// An admitted empty-looking GPU (all zeros) can be rejected only once
+	// enough saturated samples arrive.
+	setWindow(p, make([]float64, n))
+	k := p.flipAfter(nil, 0, false)
+	require.Positive(t, k)
+	ones := make([]float64, k-1)
+	for i := range ones {
+		ones[i] = 1
+	}
+	require.Less(t, policies.Score(slide(make([]float64, n), n, ones...), nil), 0.65)
+}
+
+// steady serves a deterministic sample for every whole second up to Now.
+type steady struct{ now *time.Duration }
+
+func (s steady) Samples(dst []policies.Sample, _, n int) []policies.Sample {
+	last := int64(*s.now / time.Second)
+	for k := max(last-int64(n)+1, 0); k <= last; k++ {
+		x := float64((k*7919)%101) / 100
+		dst = append(dst, policies.Sample{At: time.Duration(k) * time.Second, SMACT: x, SMOCC: 1 - x, DRAMA: x * x, UtilPct: 100 * x})
+	}
+	return dst
+}
+func (steady) UsedMiBUntil(int) time.Duration { return 0 }
+
+// The window kept across decisions (new samples only, sorted values updated
+// in place) scores exactly as one rebuilt from scratch, as decisions come at
+// random gaps and the anchor moves.
+func TestSliderMatchesRebuiltWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var now time.Duration
+	v := &policies.View{Telemetry: steady{&now}, GPUs: []policies.GPU{{Jobs: []policies.JobID{0}}},
+		Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true}}}
+	p := NewWith(DefaultConfig())
+	p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
+	for range 500 {
+		now += time.Duration(rng.IntN(40_000)) * time.Millisecond
+		if rng.IntN(20) == 0 {
+			v.Jobs[0].ActiveAt = now - time.Duration(rng.IntN(20_000))*time.Millisecond
+		}
+		v.Now = now
+		clear(p.memoDone)
+		clear(p.winDone)
+		win := colloc.Window(v, 0, p.cfg.Window, true, nil)
+		for sig := range 4 {
+			var xs []float64
+			for _, x := range win {
+				xs = append(xs, signal(x, sig))
+			}
+			require.Equal(t, policies.Score(xs, nil), p.score(v, 0, sig), "t=%v signal %d", now, sig)
+		}
+	}
+}

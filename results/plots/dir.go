@@ -1,0 +1,647 @@
+package plots
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/runfiles"
+)
+
+// Figure names DrawDir knows, each drawn into NAME.svg (or .png), and the
+// files each needs.
+const (
+	FigNormalized = "normalized" // Figure 3, from normalized.csv
+	FigJCTCDF     = "jct-cdf"    // Figure 4, from jobs.csv
+	FigQueueExec  = "queue-exec" // Figure 5, from normalized.csv
+	FigStability  = "stability"  // Figure 6, from stability.csv
+	FigThresholds = "thresholds" // Figure 7, from thresholds.csv
+	FigSeeds      = "seeds-cdf"  // makespan and mean JCT across seeds, from cells.csv
+	FigTimeline   = "timeline"   // one run's GPUs over time, from events.jsonl [+ telemetry.csv]
+)
+
+// FigureNames lists the figures DrawDir can draw, in drawing order.
+var FigureNames = []string{FigNormalized, FigJCTCDF, FigQueueExec, FigStability, FigThresholds, FigSeeds, FigTimeline}
+
+// figureFile is the file each figure needs.
+var figureFile = map[string]string{
+	FigNormalized: "normalized.csv", FigJCTCDF: "jobs.csv", FigQueueExec: "normalized.csv",
+	FigStability: "stability.csv", FigThresholds: "thresholds.csv", FigSeeds: "cells.csv",
+	FigTimeline: "events.jsonl",
+}
+
+// labelColumns are the cell labels every combined CSV of a spec run starts
+// with; swept parameters' columns follow them.
+var labelColumns = []string{"spec", "trace", "config", "policy", "seed"}
+
+// DrawDir draws figures from the files in dir into dir as NAME.FORMAT
+// (format "svg" or "png") and returns the paths written, in FigureNames
+// order. It reads the files of a spec results directory (normalized.csv,
+// jobs.csv, cells.csv, stability.csv, thresholds.csv; see contracts) and of
+// an `aegis simulate --out` directory (jobs.csv, events.jsonl, optional
+// telemetry.csv) by column name, tolerating extra columns.
+//
+// With no figure names it draws every figure whose file is present, and
+// leaves out the seeds CDF when no cell has more than one seed; it is an
+// error when none can be drawn. Named figures must all be drawable. A bad
+// file is an error naming the file, line and column.
+func DrawDir(dir, format string, figures ...string) ([]string, error) {
+	if err := CheckFormat(format); err != nil {
+		return nil, err
+	}
+	named := len(figures) > 0
+	for _, f := range figures {
+		if !slices.Contains(FigureNames, f) {
+			return nil, fmt.Errorf("unknown figure %q (have %s)", f, strings.Join(FigureNames, ", "))
+		}
+	}
+	if !named {
+		for _, f := range FigureNames {
+			if _, err := os.Stat(filepath.Join(dir, figureFile[f])); err == nil {
+				figures = append(figures, f)
+			}
+		}
+		if len(figures) == 0 {
+			return nil, fmt.Errorf("%s: nothing to plot: none of normalized.csv, jobs.csv, cells.csv, stability.csv, thresholds.csv, events.jsonl", dir)
+		}
+	}
+	d := &dirData{dir: dir}
+	var out []string
+	for _, name := range FigureNames {
+		if !slices.Contains(figures, name) {
+			continue
+		}
+		fig, err := d.figure(name)
+		if errors.Is(err, errSkip) && !named {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("figure %s: %w", name, err)
+		}
+		path := filepath.Join(dir, name+"."+format)
+		if err := fig.Save(path); err != nil {
+			return out, err
+		}
+		out = append(out, path)
+	}
+	return out, nil
+}
+
+// errSkip marks a figure that the files allow but that would show nothing.
+var errSkip = errors.New("nothing to show")
+
+// dirData reads a directory's files once each.
+type dirData struct {
+	dir    string
+	tables map[string]*runfiles.Table
+}
+
+func (d *dirData) table(name string, required ...string) (*runfiles.Table, error) {
+	if t, ok := d.tables[name]; ok {
+		for _, c := range required {
+			if !t.Has(c) {
+				return nil, fmt.Errorf("%s:1: missing column %q (have %s)", t.Name, c, strings.Join(t.Header, ","))
+			}
+		}
+		return t, nil
+	}
+	t, err := runfiles.ReadTable(filepath.Join(d.dir, name), required...)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no %s", d.dir, name)
+		}
+		return nil, err
+	}
+	if d.tables == nil {
+		d.tables = map[string]*runfiles.Table{}
+	}
+	d.tables[name] = t
+	return t, nil
+}
+
+func (d *dirData) figure(name string) (*Figure, error) {
+	switch name {
+	case FigNormalized:
+		return d.normalized()
+	case FigJCTCDF:
+		return d.jctCDF()
+	case FigQueueExec:
+		return d.queueExec()
+	case FigStability:
+		return d.stability()
+	case FigThresholds:
+		return d.thresholds()
+	case FigSeeds:
+		return d.seeds()
+	case FigTimeline:
+		return d.timeline()
+	}
+	return nil, fmt.Errorf("unknown figure %q", name)
+}
+
+// sweepColumns are the columns between the label columns and the first of
+// the metric columns that follow them (swept parameters, per contracts).
+func sweepColumns(t *runfiles.Table, firstMetric []string) []string {
+	start := slices.Index(t.Header, "seed")
+	if start < 0 {
+		return nil
+	}
+	var cols []string
+	for _, h := range t.Header[start+1:] {
+		if slices.Contains(firstMetric, h) || slices.Contains(labelColumns, h) {
+			break
+		}
+		cols = append(cols, h)
+	}
+	return cols
+}
+
+// seriesName names row i's configuration: its config label (or policy),
+// plus the swept parameters' values.
+func seriesName(t *runfiles.Table, i int, sweep []string) string {
+	name := t.String(i, "config")
+	if name == "" {
+		name = t.String(i, "policy")
+	}
+	for _, c := range sweep {
+		name = strings.TrimSpace(name + " " + c + "=" + t.String(i, c))
+	}
+	if name == "" {
+		name = "run"
+	}
+	return name
+}
+
+// specTitle is the spec name of a table's first row, with a separator.
+func specTitle(t *runfiles.Table) string {
+	if t.Len() > 0 && t.String(0, "spec") != "" {
+		return t.String(0, "spec") + ": "
+	}
+	return ""
+}
+
+// order keeps keys in order of first appearance.
+type order struct {
+	keys []string
+	idx  map[string]int
+}
+
+func (o *order) at(k string) int {
+	if i, ok := o.idx[k]; ok {
+		return i
+	}
+	if o.idx == nil {
+		o.idx = map[string]int{}
+	}
+	o.idx[k] = len(o.keys)
+	o.keys = append(o.keys, k)
+	return o.idx[k]
+}
+
+// mean accumulates means per (series, group).
+type means map[[2]int]*[2]float64
+
+func (m means) add(s, g int, v float64) {
+	if !finite(v) {
+		return
+	}
+	a := m[[2]int{s, g}]
+	if a == nil {
+		a = &[2]float64{}
+		m[[2]int{s, g}] = a
+	}
+	a[0] += v
+	a[1]++
+}
+
+func (m means) get(s, g int) float64 {
+	if a := m[[2]int{s, g}]; a != nil {
+		return a[0] / a[1]
+	}
+	return math.NaN()
+}
+
+const geomean = "geomean"
+
+// normalized draws Figure 3 from normalized.csv: makespan and mean JCT
+// (with p95 JCT diamonds) per trace and GeoMean, averaged over seeds. The
+// normalizing configuration (all ratios 1) is the dashed line at 1.
+func (d *dirData) normalized() (*Figure, error) {
+	t, err := d.table("normalized.csv", "trace", "makespan_s", "mean_jct_s", "p95_jct_s")
+	if err != nil {
+		return nil, err
+	}
+	sweep := sweepColumns(t, results.SummaryColumns)
+	var traces, series order
+	mk, jct, p95 := means{}, means{}, means{}
+	allOne := map[int]bool{}
+	for i := range t.Len() {
+		tr := t.String(i, "trace")
+		g := traces.at(tr)
+		s := series.at(seriesName(t, i, sweep))
+		if _, ok := allOne[s]; !ok {
+			allOne[s] = true
+		}
+		for _, f := range []struct {
+			col string
+			m   means
+		}{{"makespan_s", mk}, {"mean_jct_s", jct}, {"p95_jct_s", p95}} {
+			v, err := t.OptFloat(i, f.col)
+			if err != nil {
+				return nil, err
+			}
+			f.m.add(s, g, v)
+			allOne[s] = allOne[s] && v == 1
+		}
+	}
+	if t.Len() == 0 {
+		return nil, fmt.Errorf("%s: no rows", t.Name)
+	}
+	// GeoMean last, under the paper's name.
+	groups := slices.Clone(traces.keys)
+	gi := make([]int, len(groups))
+	for i := range gi {
+		gi[i] = i
+	}
+	if k := slices.Index(groups, geomean); k >= 0 {
+		groups = append(slices.Delete(groups, k, k+1), "GeoMean")
+		gi = append(slices.Delete(gi, k, k+1), k)
+	}
+	mkB := Bars{Title: "makespan", YLabel: "makespan / normalizing config's", Groups: groups, Ref: 1}
+	jctB := Bars{Title: "job completion time", YLabel: "JCT / normalizing config's", Groups: groups, Ref: 1,
+		MarkerName: "p95 JCT"}
+	for s, name := range series.keys {
+		if allOne[s] && len(series.keys) > 1 {
+			continue // the normalizing configuration: the line at 1
+		}
+		var a, b, c []float64
+		for _, g := range gi {
+			a = append(a, mk.get(s, g))
+			b = append(b, jct.get(s, g))
+			c = append(c, p95.get(s, g))
+		}
+		mkB.Series = append(mkB.Series, BarSeries{Name: name, Values: a})
+		jctB.Series = append(jctB.Series, BarSeries{Name: name, Values: b, Markers: c})
+	}
+	return NormalizedBars(specTitle(t)+"makespan and JCT normalized to the baseline (bars: mean; diamonds: p95)", mkB, jctB)
+}
+
+// queueExec draws Figure 5 from normalized.csv: per configuration the
+// normalized mean and p95 queueing time against execution time, GeoMean
+// over traces where the file has it (else averaged over its rows).
+func (d *dirData) queueExec() (*Figure, error) {
+	t, err := d.table("normalized.csv", "trace", "mean_queue_s", "p95_queue_s", "mean_exec_s", "p95_exec_s")
+	if err != nil {
+		return nil, err
+	}
+	sweep := sweepColumns(t, results.SummaryColumns)
+	hasGeo := false
+	for i := range t.Len() {
+		hasGeo = hasGeo || t.String(i, "trace") == geomean
+	}
+	var series order
+	m := means{}
+	cols := []string{"mean_exec_s", "mean_queue_s", "p95_exec_s", "p95_queue_s"}
+	for i := range t.Len() {
+		if hasGeo && t.String(i, "trace") != geomean {
+			continue
+		}
+		s := series.at(seriesName(t, i, sweep))
+		for k, c := range cols {
+			v, err := t.OptFloat(i, c)
+			if err != nil {
+				return nil, err
+			}
+			m.add(s, k, v)
+		}
+	}
+	if len(series.keys) == 0 {
+		return nil, fmt.Errorf("%s: no rows", t.Name)
+	}
+	scope := "GeoMean over traces"
+	if !hasGeo {
+		scope = "mean over rows"
+	}
+	var mean, p95 Scatter
+	mean = Scatter{Title: "means (" + scope + ")", XLabel: "mean execution time (normalized)", YLabel: "mean queueing time (normalized)", RefX: 1, RefY: 1}
+	p95 = Scatter{Title: "p95 (" + scope + ")", XLabel: "p95 execution time (normalized)", YLabel: "p95 queueing time (normalized)", RefX: 1, RefY: 1}
+	for s, name := range series.keys {
+		mean.Points = append(mean.Points, Point{Label: name, X: m.get(s, 0), Y: m.get(s, 1)})
+		p95.Points = append(p95.Points, Point{Label: name, X: m.get(s, 2), Y: m.get(s, 3)})
+	}
+	return Tradeoff(specTitle(t)+"queueing vs execution time (normalized to the baseline)", mean, p95)
+}
+
+// jctCDF draws Figure 4 from jobs.csv: per-job JCT / solo time CDFs, one
+// panel per trace and one line per configuration, seeds pooled.
+func (d *dirData) jctCDF() (*Figure, error) {
+	t, err := d.table("jobs.csv")
+	if err != nil {
+		return nil, err
+	}
+	useNorm := t.Has("norm_jct")
+	if !useNorm && !(t.Has("jct_s") && t.Has("solo_s")) {
+		return nil, fmt.Errorf("%s:1: missing column \"norm_jct\" (or jct_s and solo_s) (have %s)", t.Name, strings.Join(t.Header, ","))
+	}
+	sweep := sweepColumns(t, results.JobColumns)
+	var traces, series order
+	vals := map[[2]int][]float64{}
+	for i := range t.Len() {
+		var v float64
+		if useNorm {
+			v, err = t.OptFloat(i, "norm_jct")
+		} else {
+			var jct, solo float64
+			if jct, err = t.OptFloat(i, "jct_s"); err == nil {
+				solo, err = t.Float(i, "solo_s")
+				v = jct / solo
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		g := traces.at(t.String(i, "trace"))
+		s := series.at(seriesName(t, i, sweep))
+		if finite(v) {
+			vals[[2]int{g, s}] = append(vals[[2]int{g, s}], v)
+		}
+	}
+	var panels []CDF
+	for g, tr := range traces.keys {
+		title := "trace " + tr
+		if tr == "" {
+			title = "all jobs"
+		}
+		c := CDF{Title: title, XLabel: "JCT / solo runtime (log scale)", LogX: true}
+		for s, name := range series.keys {
+			if v := vals[[2]int{g, s}]; len(v) > 0 {
+				c.Series = append(c.Series, Dist{Name: name, Values: v})
+			}
+		}
+		if len(c.Series) > 0 {
+			panels = append(panels, c)
+		}
+	}
+	if len(panels) == 0 {
+		return nil, fmt.Errorf("%s: no finished job: %w", t.Name, errSkip)
+	}
+	return CDFs(specTitle(t)+"per-job slowdown: JCT / solo runtime", 3, panels...)
+}
+
+// seeds draws the makespan and mean JCT CDFs across seeds from cells.csv:
+// one panel per trace and metric, one line per configuration.
+func (d *dirData) seeds() (*Figure, error) {
+	t, err := d.table("cells.csv", "trace", "seed", "makespan_s", "mean_jct_s")
+	if err != nil {
+		return nil, err
+	}
+	sweep := sweepColumns(t, results.SummaryColumns)
+	var traces, series order
+	vals := map[[3]int][]float64{}
+	most := 0
+	for i := range t.Len() {
+		g := traces.at(t.String(i, "trace"))
+		s := series.at(seriesName(t, i, sweep))
+		for k, c := range []string{"makespan_s", "mean_jct_s"} {
+			v, err := t.OptFloat(i, c)
+			if err != nil {
+				return nil, err
+			}
+			if finite(v) {
+				key := [3]int{g, s, k}
+				vals[key] = append(vals[key], v/3600)
+				most = max(most, len(vals[key]))
+			}
+		}
+	}
+	if most < 2 {
+		return nil, fmt.Errorf("%s: every cell has one seed: %w", t.Name, errSkip)
+	}
+	var panels []CDF
+	for k, metric := range []string{"makespan (h)", "mean JCT (h)"} {
+		for g, tr := range traces.keys {
+			c := CDF{Title: "trace " + tr + ": " + strings.TrimSuffix(metric, " (h)"), XLabel: metric}
+			for s, name := range series.keys {
+				if v := vals[[3]int{g, s, k}]; len(v) > 0 {
+					c.Series = append(c.Series, Dist{Name: name, Values: v})
+				}
+			}
+			panels = append(panels, c)
+		}
+	}
+	return CDFs(specTitle(t)+"makespan and mean JCT across seeds", len(traces.keys), panels...)
+}
+
+// stability draws Figure 6 from stability.csv: the weighted mean absolute
+// error of each signal's window score against window length.
+func (d *dirData) stability() (*Figure, error) {
+	t, err := d.table("stability.csv", "window_s", "signal", "wmae")
+	if err != nil {
+		return nil, err
+	}
+	var signals, windows order
+	m := means{}
+	for i := range t.Len() {
+		w, err := t.Float(i, "window_s")
+		if err != nil {
+			return nil, err
+		}
+		v, err := t.OptFloat(i, "wmae")
+		if err != nil {
+			return nil, err
+		}
+		m.add(signals.at(t.String(i, "signal")), windows.at(strconv.FormatFloat(w, 'g', -1, 64)), v)
+	}
+	if len(signals.keys) == 0 {
+		return nil, fmt.Errorf("%s: no rows", t.Name)
+	}
+	ln := Lines{Title: "window score error vs a 200 s anchored reference", XLabel: "window length (s)",
+		YLabel: "weighted mean absolute error of the score", VLine: 30, VLineName: "AEGIS window (30 s)"}
+	for s, name := range signals.keys {
+		sr := Series{Name: name}
+		for w, ws := range windows.keys {
+			x, _ := strconv.ParseFloat(ws, 64)
+			sr.X = append(sr.X, x)
+			sr.Y = append(sr.Y, m.get(s, w))
+		}
+		ln.Series = append(ln.Series, sr)
+	}
+	return LinePanels(specTitle(t)+"stability of the activity-anchored window", ln)
+}
+
+// thresholds draws Figure 7 from thresholds.csv, averaging each threshold
+// point over its sequences (or using rows whose sequence is "all" or
+// "mean" when the file has them).
+func (d *dirData) thresholds() (*Figure, error) {
+	cols := []string{"tau1", "tau2", "tau3", "throughput_gain", "mean_slowdown", "max_slowdown", "deferrals"}
+	t, err := d.table("thresholds.csv", cols...)
+	if err != nil {
+		return nil, err
+	}
+	aggregate := func(i int) bool {
+		s := strings.ToLower(t.String(i, "sequence"))
+		return s == "all" || s == "mean"
+	}
+	hasAgg := false
+	for i := range t.Len() {
+		hasAgg = hasAgg || aggregate(i)
+	}
+	var keys order
+	m := means{}
+	knee := map[int]bool{}
+	taus := map[int][3]float64{}
+	for i := range t.Len() {
+		if hasAgg && !aggregate(i) {
+			continue
+		}
+		var v [7]float64
+		for k, c := range cols {
+			if k < 3 {
+				v[k], err = t.Float(i, c)
+			} else {
+				v[k], err = t.OptFloat(i, c)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		p := keys.at(fmt.Sprint(v[0], v[1], v[2]))
+		taus[p] = [3]float64{v[0], v[1], v[2]}
+		for k := 3; k < 7; k++ {
+			m.add(p, k, v[k])
+		}
+		switch strings.ToLower(strings.TrimSpace(t.String(i, "knee"))) {
+		case "1", "true", "yes", "knee", "*":
+			knee[p] = true
+		}
+	}
+	var pts []ThresholdPoint
+	for p := range keys.keys {
+		pts = append(pts, ThresholdPoint{Tau: taus[p], Gain: m.get(p, 3), MeanSlowdown: m.get(p, 4),
+			MaxSlowdown: m.get(p, 5), Defers: m.get(p, 6), Knee: knee[p]})
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("%s: no rows", t.Name)
+	}
+	return Thresholds(specTitle(t)+fmt.Sprintf("pressure-threshold sweep (%d points of (τ1, τ2, τ3))", len(pts)), pts)
+}
+
+// timelineBins bounds the points per telemetry line.
+const timelineBins = 1500
+
+// timeline draws one run's GPUs over time from events.jsonl, with memory
+// and SMACT from telemetry.csv when the directory has it.
+func (d *dirData) timeline() (*Figure, error) {
+	tl, err := d.timelineData()
+	if err != nil {
+		return nil, err
+	}
+	return GPUTimeline(tl)
+}
+
+// timelineData reads the timeline's data: jobs per GPU as a step function
+// (ends before starts at the same instant), telemetry binned.
+func (d *dirData) timelineData() (Timeline, error) {
+	path := filepath.Join(d.dir, "events.jsonl")
+	evs, err := runfiles.ReadEvents(path)
+	if err != nil {
+		return Timeline{}, err
+	}
+	atts, err := runfiles.Attempts(path, evs)
+	if err != nil {
+		return Timeline{}, err
+	}
+	var tel *runfiles.Telemetry
+	if _, err := os.Stat(filepath.Join(d.dir, "telemetry.csv")); err == nil {
+		if tel, err = runfiles.ReadTelemetry(filepath.Join(d.dir, "telemetry.csv")); err != nil {
+			return Timeline{}, err
+		}
+	}
+	end, gpus := 0.0, 0
+	for _, e := range evs {
+		end = max(end, e.T)
+	}
+	for _, a := range atts {
+		for _, g := range a.GPUs {
+			gpus = max(gpus, g+1)
+		}
+	}
+	if tel != nil {
+		gpus = max(gpus, tel.GPUs())
+		for _, s := range tel.S {
+			end = max(end, float64(len(s)))
+		}
+	}
+	if gpus == 0 {
+		return Timeline{}, fmt.Errorf("%s: no job started: %w", path, errSkip)
+	}
+	tl := Timeline{Title: "run timeline: " + filepath.Base(filepath.Clean(d.dir))}
+	for g := range gpus {
+		type step struct {
+			t float64
+			d int
+		}
+		var steps []step
+		for _, a := range atts {
+			if slices.Contains(a.GPUs, g) {
+				e := a.End
+				if e < 0 {
+					e = end
+				}
+				steps = append(steps, step{a.Start, 1}, step{e, -1})
+			}
+		}
+		slices.SortStableFunc(steps, func(a, b step) int {
+			if a.t != b.t {
+				return cmpF(a.t, b.t)
+			}
+			return a.d - b.d // ends before starts at the same instant
+		})
+		s := Series{Name: fmt.Sprintf("GPU %d", g), X: []float64{0}, Y: []float64{0}}
+		n := 0
+		for _, st := range steps {
+			n += st.d
+			s.X, s.Y = append(s.X, st.t), append(s.Y, float64(n))
+		}
+		s.X, s.Y = append(s.X, end), append(s.Y, float64(n))
+		tl.Jobs = append(tl.Jobs, s)
+		if tel != nil && g < tel.GPUs() {
+			mem, smact := binned(tel.S[g], end)
+			mem.Name, smact.Name = s.Name, s.Name
+			for k := range mem.Y {
+				mem.Y[k] /= 1024
+			}
+			tl.MemoryGiB = append(tl.MemoryGiB, mem)
+			tl.SMACT = append(tl.SMACT, smact)
+		}
+	}
+	return tl, nil
+}
+
+// binned averages a GPU's samples over bins so a line has at most
+// timelineBins points; X is each bin's middle second.
+func binned(s []policies.Sample, end float64) (mem, smact Series) {
+	n := max(len(s), int(end))
+	bin := max(1, (n+timelineBins-1)/timelineBins)
+	for lo := 0; lo < len(s); lo += bin {
+		hi := min(lo+bin, len(s))
+		var m, a float64
+		for _, x := range s[lo:hi] {
+			m += x.UsedMiB
+			a += x.SMACT
+		}
+		k := float64(hi - lo)
+		x := float64(lo+hi-1) / 2
+		mem.X, mem.Y = append(mem.X, x), append(mem.Y, m/k)
+		smact.X, smact.Y = append(smact.X, x), append(smact.Y, a/k)
+	}
+	return mem, smact
+}

@@ -1,0 +1,656 @@
+package plots
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Bars is one panel of grouped bars (Figure 3): for each group (a trace,
+// then GeoMean) one bar per series (a configuration), with an optional
+// marker per bar drawn as a diamond (e.g. the p95 JCT over the mean JCT
+// bar).
+type Bars struct {
+	Title, YLabel string
+	Groups        []string
+	Series        []BarSeries
+	// Ref draws a dashed horizontal line at this value (1 for values
+	// normalized to a configuration); 0 draws none.
+	Ref float64
+	// MarkerName labels the markers in the legend.
+	MarkerName string
+}
+
+// BarSeries is one configuration's bars: Values[i] is its bar in group i,
+// Markers[i] its marker there (NaN, or a short slice, for none). A NaN value
+// leaves a gap.
+type BarSeries struct {
+	Name            string
+	Values, Markers []float64
+}
+
+// NormalizedBars draws bar panels side by side (Figure 3: normalized
+// makespan and JCT per trace with GeoMean bars and p95 diamonds).
+func NormalizedBars(title string, panels ...Bars) (*Figure, error) {
+	if len(panels) == 0 {
+		return nil, errors.New("plots: no bar panels")
+	}
+	var row []*plot.Plot
+	var lg legend
+	for _, b := range panels {
+		p, err := barPlot(b, &lg)
+		if err != nil {
+			return nil, err
+		}
+		row = append(row, p)
+	}
+	w := vg.Length(len(panels)) * max(3.2*vg.Inch, vg.Length(len(panels[0].Groups)*len(panels[0].Series))*0.28*vg.Inch)
+	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg, Width: w, Height: 3.6 * vg.Inch}, nil
+}
+
+func barPlot(b Bars, lg *legend) (*plot.Plot, error) {
+	if len(b.Groups) == 0 || len(b.Series) == 0 {
+		return nil, fmt.Errorf("plots: bar panel %q has no data", b.Title)
+	}
+	for _, s := range b.Series {
+		if len(s.Values) != len(b.Groups) {
+			return nil, fmt.Errorf("plots: bar panel %q: series %q has %d values for %d groups", b.Title, s.Name, len(s.Values), len(b.Groups))
+		}
+	}
+	p := newPlot(b.Title, "", b.YLabel)
+	g := &groupedBars{Bars: b}
+	p.Add(plotter.NewGrid())
+	p.Add(g)
+	if b.Ref != 0 {
+		ref := plotter.NewFunction(func(float64) float64 { return b.Ref })
+		ref.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		ref.Color = color.Gray{0x55}
+		p.Add(ref)
+	}
+	for i, s := range b.Series {
+		lg.add(s.Name, barThumb{colorOf(i)})
+	}
+	hasMarkers := false
+	for _, s := range b.Series {
+		for _, m := range s.Markers {
+			hasMarkers = hasMarkers || finite(m)
+		}
+	}
+	if hasMarkers && b.MarkerName != "" {
+		lg.add(b.MarkerName, glyphThumb{draw.GlyphStyle{Shape: diamond{}, Radius: vg.Points(3), Color: color.White}})
+	}
+	p.NominalX(b.Groups...)
+	_, _, _, ymax := g.DataRange()
+	p.Y.Min, p.Y.Max = 0, ymax*1.05
+	p.X.Padding = 0
+	return p, nil
+}
+
+// groupedBars draws Bars in data coordinates: group i spans i±0.4, its
+// bars side by side, markers on the bars' centres.
+type groupedBars struct{ Bars }
+
+const groupWidth = 0.8
+
+func (g *groupedBars) barX(i, j int) (lo, hi float64) {
+	w := groupWidth / float64(len(g.Series))
+	lo = float64(i) - groupWidth/2 + float64(j)*w
+	return lo, lo + w
+}
+
+// Plot implements plot.Plotter.
+func (g *groupedBars) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	outline := draw.LineStyle{Color: color.Gray{0x33}, Width: vg.Points(0.5)}
+	for j, s := range g.Series {
+		for i, v := range s.Values {
+			if !finite(v) {
+				continue
+			}
+			lo, hi := g.barX(i, j)
+			pts := []vg.Point{{X: trX(lo), Y: trY(0)}, {X: trX(lo), Y: trY(v)}, {X: trX(hi), Y: trY(v)}, {X: trX(hi), Y: trY(0)}}
+			poly := c.ClipPolygonY(pts)
+			c.FillPolygon(colorOf(j), poly)
+			c.StrokeLines(outline, c.ClipLinesY(append(pts, pts[0]))...)
+		}
+	}
+	for j, s := range g.Series {
+		for i, m := range s.Markers {
+			if i >= len(s.Values) || !finite(m) {
+				continue
+			}
+			lo, hi := g.barX(i, j)
+			pt := vg.Point{X: trX((lo + hi) / 2), Y: trY(m)}
+			if c.Contains(pt) {
+				c.DrawGlyph(draw.GlyphStyle{Shape: diamond{}, Radius: vg.Points(3), Color: color.White}, pt)
+			}
+		}
+	}
+}
+
+// DataRange implements plot.DataRanger.
+func (g *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = -0.5, float64(len(g.Groups))-0.5
+	for _, s := range g.Series {
+		for _, v := range slices.Concat(s.Values, s.Markers) {
+			if finite(v) {
+				ymax = max(ymax, v)
+				ymin = min(ymin, v)
+			}
+		}
+	}
+	if g.Ref != 0 {
+		ymax = max(ymax, g.Ref)
+	}
+	return
+}
+
+type barThumb struct{ c color.Color }
+
+// Thumbnail implements plot.Thumbnailer.
+func (t barThumb) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
+	c.FillPolygon(t.c, pts)
+}
+
+type glyphThumb struct{ sty draw.GlyphStyle }
+
+// Thumbnail implements plot.Thumbnailer.
+func (t glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(t.sty, c.Center()) }
+
+// Dist is a named sample of values whose distribution a CDF shows.
+type Dist struct {
+	Name   string
+	Values []float64
+}
+
+// CDF is one panel of empirical CDFs.
+type CDF struct {
+	Title, XLabel string
+	// LogX puts the x axis on a log scale (values ≤ 0 are then left out).
+	LogX   bool
+	Series []Dist
+}
+
+// CDFs draws CDF panels in a grid of up to cols columns (Figure 4: per-job
+// JCT / solo time per trace on a log axis; makespan and JCT across seeds).
+func CDFs(title string, cols int, panels ...CDF) (*Figure, error) {
+	if len(panels) == 0 {
+		return nil, errors.New("plots: no CDF panels")
+	}
+	cols = max(1, min(cols, len(panels)))
+	var grid [][]*plot.Plot
+	var lg legend
+	for k, c := range panels {
+		p, err := cdfPlot(c, &lg)
+		if err != nil {
+			return nil, err
+		}
+		if k%cols == 0 {
+			grid = append(grid, nil)
+		}
+		grid[len(grid)-1] = append(grid[len(grid)-1], p)
+	}
+	return &Figure{Title: title, Panels: grid, Legend: lg, Width: vg.Length(cols) * 3.6 * vg.Inch,
+		Height: vg.Length(len(grid))*3*vg.Inch + 0.3*vg.Inch}, nil
+}
+
+func cdfPlot(c CDF, lg *legend) (*plot.Plot, error) {
+	p := newPlot(c.Title, c.XLabel, "fraction of values ≤ x")
+	p.Add(plotter.NewGrid())
+	p.Y.Min, p.Y.Max = 0, 1
+	n := 0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		var xs []float64
+		for _, v := range s.Values {
+			if finite(v) && (!c.LogX || v > 0) {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		slices.Sort(xs)
+		lo, hi = min(lo, xs[0]), max(hi, xs[len(xs)-1])
+		pts := make(plotter.XYs, 0, len(xs)+1)
+		pts = append(pts, plotter.XY{X: xs[0], Y: 0})
+		for k, x := range xs {
+			pts = append(pts, plotter.XY{X: x, Y: float64(k+1) / float64(len(xs))})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		// Horizontal then vertical: the CDF stays at k/n until the next value.
+		l.StepStyle = plotter.PostStep
+		// One colour per name across the figure's panels.
+		ci := lg.index(s.Name)
+		l.Color = colorOf(ci)
+		l.Width = vg.Points(1.5)
+		l.Dashes = dashes(ci)
+		p.Add(l)
+		lg.add(s.Name, l)
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("plots: CDF panel %q has no data", c.Title)
+	}
+	// A margin so lines at the extremes stay visible.
+	if c.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+		r := math.Pow(hi/lo, 0.03)
+		if hi/lo < 2 { // a narrow range: show a little context
+			r = 1.25
+		}
+		p.X.Min, p.X.Max = lo/r, hi*r
+	} else {
+		d := max(hi-lo, 1e-3*math.Abs(hi), 1e-9)
+		p.X.Min, p.X.Max = lo-0.04*d, hi+0.04*d
+	}
+	return p, nil
+}
+
+// Point is a labelled point.
+type Point struct {
+	Label string
+	X, Y  float64
+}
+
+// Scatter is one panel of labelled points, one colour and legend entry per
+// label; RefX/RefY draw dashed reference lines (0: none).
+type Scatter struct {
+	Title, XLabel, YLabel string
+	Points                []Point
+	RefX, RefY            float64
+}
+
+// Tradeoff draws scatter panels side by side (Figure 5: normalized
+// queueing against execution time, means and p95).
+func Tradeoff(title string, panels ...Scatter) (*Figure, error) {
+	if len(panels) == 0 {
+		return nil, errors.New("plots: no scatter panels")
+	}
+	var row []*plot.Plot
+	var lg legend
+	for _, s := range panels {
+		if len(s.Points) == 0 {
+			return nil, fmt.Errorf("plots: scatter panel %q has no points", s.Title)
+		}
+		p := newPlot(s.Title, s.XLabel, s.YLabel)
+		p.Add(plotter.NewGrid())
+		xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+		for i, pt := range s.Points {
+			if !finite(pt.X) || !finite(pt.Y) {
+				continue
+			}
+			sc, err := plotter.NewScatter(plotter.XYs{{X: pt.X, Y: pt.Y}})
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Shape: draw.CircleGlyph{}, Radius: vg.Points(4), Color: colorOf(i)}
+			p.Add(sc)
+			lg.add(pt.Label, sc)
+			xmin, xmax, ymin, ymax = min(xmin, pt.X), max(xmax, pt.X), min(ymin, pt.Y), max(ymax, pt.Y)
+		}
+		if s.RefX != 0 {
+			xmin, xmax = min(xmin, s.RefX), max(xmax, s.RefX)
+		}
+		if s.RefY != 0 {
+			ymin, ymax = min(ymin, s.RefY), max(ymax, s.RefY)
+		}
+		dx, dy := max(xmax-xmin, 0.05), max(ymax-ymin, 0.05)
+		p.X.Min, p.X.Max = xmin-0.1*dx, xmax+0.1*dx
+		p.Y.Min, p.Y.Max = ymin-0.1*dy, ymax+0.1*dy
+		if s.RefX != 0 {
+			p.Add(vline(s.RefX, p.Y.Min, p.Y.Max))
+		}
+		if s.RefY != 0 {
+			p.Add(hline(s.RefY, p.X.Min, p.X.Max))
+		}
+		row = append(row, p)
+	}
+	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg, Width: vg.Length(len(panels)) * 3.8 * vg.Inch,
+		Height: 3.6 * vg.Inch}, nil
+}
+
+func refLine(pts plotter.XYs) *plotter.Line {
+	l, _ := plotter.NewLine(pts) // two finite points: cannot fail
+	l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	l.Color = color.Gray{0x55}
+	return l
+}
+
+func vline(x, y0, y1 float64) *plotter.Line {
+	return refLine(plotter.XYs{{X: x, Y: y0}, {X: x, Y: y1}})
+}
+func hline(y, x0, x1 float64) *plotter.Line {
+	return refLine(plotter.XYs{{X: x0, Y: y}, {X: x1, Y: y}})
+}
+
+// Series is a named line of (X[i], Y[i]) points.
+type Series struct {
+	Name string
+	X, Y []float64
+}
+
+// Lines is one panel of lines with markers (Figure 6: the window scores'
+// weighted mean absolute error against window length, one line per
+// signal). VLine draws a dashed vertical line there (0: none), named
+// VLineName in the legend.
+type Lines struct {
+	Title, XLabel, YLabel string
+	Series                []Series
+	VLine                 float64
+	VLineName             string
+	LogY                  bool
+}
+
+// LinePanels draws line panels side by side.
+func LinePanels(title string, panels ...Lines) (*Figure, error) {
+	if len(panels) == 0 {
+		return nil, errors.New("plots: no line panels")
+	}
+	var row []*plot.Plot
+	var lg legend
+	for _, ln := range panels {
+		p, err := linePlot(ln, &lg)
+		if err != nil {
+			return nil, err
+		}
+		row = append(row, p)
+	}
+	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg, Width: vg.Length(len(panels)) * 5 * vg.Inch,
+		Height: 3.6 * vg.Inch}, nil
+}
+
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, diamond{}, draw.RingGlyph{}, draw.BoxGlyph{}}
+
+func linePlot(ln Lines, lg *legend) (*plot.Plot, error) {
+	p := newPlot(ln.Title, ln.XLabel, ln.YLabel)
+	p.Add(plotter.NewGrid())
+	ymax, n := 0.0, 0
+	for i, s := range ln.Series {
+		var pts plotter.XYs
+		for k := range min(len(s.X), len(s.Y)) {
+			if finite(s.X[k]) && finite(s.Y[k]) && (!ln.LogY || s.Y[k] > 0) {
+				pts = append(pts, plotter.XY{X: s.X[k], Y: s.Y[k]})
+				ymax = max(ymax, s.Y[k])
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width, l.Dashes = colorOf(i), vg.Points(1.5), dashes(i)
+		sc.GlyphStyle = draw.GlyphStyle{Shape: shapes[i%len(shapes)], Radius: vg.Points(2.5), Color: colorOf(i)}
+		p.Add(l, sc)
+		lg.add(s.Name, l, sc)
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("plots: line panel %q has no data", ln.Title)
+	}
+	if ln.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+	} else {
+		p.Y.Min = 0
+		p.Y.Max = ymax * 1.08
+	}
+	if ln.VLine != 0 {
+		l := vline(ln.VLine, p.Y.Min, p.Y.Max)
+		p.Add(l)
+		if ln.VLineName != "" {
+			lg.add(ln.VLineName, l)
+		}
+	}
+	return p, nil
+}
+
+// ThresholdPoint is one point of a pressure-threshold sweep (Figure 7),
+// averaged over the stacking sequences.
+type ThresholdPoint struct {
+	Tau                                     [3]float64 // τ1 (SMACT), τ2 (SMOCC), τ3 (DRAMA)
+	Gain, MeanSlowdown, MaxSlowdown, Defers float64
+	Knee                                    bool
+}
+
+// Thresholds draws Figure 7: throughput gain against mean and max slowdown
+// for every threshold point, with the Pareto front and the knee, and the
+// deferrals each point caused against its gain.
+func Thresholds(title string, pts []ThresholdPoint) (*Figure, error) {
+	if len(pts) == 0 {
+		return nil, errors.New("plots: no threshold points")
+	}
+	a := newPlot("throughput gain vs slowdown", "slowdown (collocated time / solo time)", "throughput gain (Σ solo / makespan)")
+	b := newPlot("deferrals vs throughput gain", "throughput gain (Σ solo / makespan)", "collocation deferrals")
+	a.Add(plotter.NewGrid())
+	b.Add(plotter.NewGrid())
+	var lg legend
+	var mean, maxs, defers, knee, kneeMax, kneeDef plotter.XYs
+	var kneeLabel string
+	for _, p := range pts {
+		if !finite(p.Gain) || !finite(p.MeanSlowdown) {
+			continue
+		}
+		mean = append(mean, plotter.XY{X: p.MeanSlowdown, Y: p.Gain})
+		if finite(p.MaxSlowdown) {
+			maxs = append(maxs, plotter.XY{X: p.MaxSlowdown, Y: p.Gain})
+		}
+		if finite(p.Defers) {
+			defers = append(defers, plotter.XY{X: p.Gain, Y: p.Defers})
+		}
+		if p.Knee {
+			knee = append(knee, plotter.XY{X: p.MeanSlowdown, Y: p.Gain})
+			if finite(p.MaxSlowdown) {
+				kneeMax = append(kneeMax, plotter.XY{X: p.MaxSlowdown, Y: p.Gain})
+			}
+			if finite(p.Defers) {
+				kneeDef = append(kneeDef, plotter.XY{X: p.Gain, Y: p.Defers})
+			}
+			kneeLabel = fmt.Sprintf("knee τ=(%.2f, %.2f, %.2f)", p.Tau[0], p.Tau[1], p.Tau[2])
+		}
+	}
+	if len(mean) == 0 {
+		return nil, errors.New("plots: no threshold point has a finite gain and slowdown")
+	}
+	add := func(p *plot.Plot, xy plotter.XYs, name string, g draw.GlyphDrawer, r vg.Length, c color.Color) {
+		if len(xy) == 0 {
+			return
+		}
+		s, _ := plotter.NewScatter(xy) // finite points: cannot fail
+		s.GlyphStyle = draw.GlyphStyle{Shape: g, Radius: r, Color: c}
+		p.Add(s)
+		if name != "" {
+			lg.add(name, s)
+		}
+	}
+	light := func(c color.Color) color.Color {
+		r, g, b, _ := c.RGBA()
+		return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x90}
+	}
+	add(a, maxs, "max slowdown", draw.TriangleGlyph{}, vg.Points(2.5), light(colorOf(1)))
+	add(a, mean, "mean slowdown", draw.CircleGlyph{}, vg.Points(2.5), light(colorOf(0)))
+	if front := pareto(mean); len(front) > 1 {
+		l, _ := plotter.NewLine(front)
+		l.Color, l.Width = colorOf(0), vg.Points(1.2)
+		a.Add(l)
+		lg.add("Pareto front (mean)", l)
+	}
+	add(a, knee, kneeLabel, star{}, vg.Points(4), colorOf(5))
+	add(a, kneeMax, "", star{}, vg.Points(4), colorOf(5))
+	add(b, defers, "threshold point", draw.CircleGlyph{}, vg.Points(2.5), light(colorOf(2)))
+	add(b, kneeDef, kneeLabel, star{}, vg.Points(4), colorOf(5))
+	row := []*plot.Plot{a}
+	if len(defers) > 0 {
+		_, _, _, yb := plotter.XYRange(defers)
+		b.Y.Min, b.Y.Max = 0, max(yb, 1)*1.05
+		row = append(row, b)
+	}
+	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg, Width: vg.Length(len(row)) * 4.4 * vg.Inch,
+		Height: 4 * vg.Inch}, nil
+}
+
+// pareto returns the points no other point beats (lower x and higher y),
+// by increasing x.
+func pareto(xy plotter.XYs) plotter.XYs {
+	s := slices.Clone(xy)
+	slices.SortFunc(s, func(a, b plotter.XY) int {
+		if a.X != b.X {
+			return cmpF(a.X, b.X)
+		}
+		return cmpF(b.Y, a.Y)
+	})
+	var out plotter.XYs
+	best := math.Inf(-1)
+	for _, p := range s {
+		if p.Y > best {
+			out = append(out, p)
+			best = p.Y
+		}
+	}
+	return out
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Timeline is one run's GPUs over time: per GPU the number of jobs on it,
+// and, when the run has telemetry, its used memory and SMACT. X values are
+// seconds; the figure shows hours.
+type Timeline struct {
+	Title     string
+	Jobs      []Series // one per GPU: jobs on it (a step function)
+	MemoryGiB []Series // one per GPU; may be empty
+	SMACT     []Series // one per GPU; may be empty
+}
+
+// GPUTimeline draws a Timeline as stacked panels sharing the time axis.
+func GPUTimeline(t Timeline) (*Figure, error) {
+	if len(t.Jobs) == 0 {
+		return nil, errors.New("plots: timeline without GPUs")
+	}
+	var grid [][]*plot.Plot
+	var lg legend
+	type panel struct {
+		title, ylabel string
+		series        []Series
+		step          bool
+	}
+	xmax := 0.0
+	for _, set := range [][]Series{t.Jobs, t.MemoryGiB, t.SMACT} {
+		for _, s := range set {
+			for _, x := range s.X {
+				xmax = max(xmax, x/3600)
+			}
+		}
+	}
+	for _, pn := range []panel{{"jobs per GPU", "jobs on the GPU", t.Jobs, true},
+		{"used memory per GPU", "used memory (GiB)", t.MemoryGiB, false},
+		{"SM activity per GPU", "SMACT (fraction)", t.SMACT, false}} {
+		if len(pn.series) == 0 {
+			continue
+		}
+		p := newPlot(pn.title, "time (h)", pn.ylabel)
+		p.Add(plotter.NewGrid())
+		ymax := 0.0
+		for i, s := range pn.series {
+			pts := make(plotter.XYs, 0, len(s.X))
+			for k := range min(len(s.X), len(s.Y)) {
+				if finite(s.X[k]) && finite(s.Y[k]) {
+					pts = append(pts, plotter.XY{X: s.X[k] / 3600, Y: s.Y[k]})
+					ymax = max(ymax, s.Y[k])
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(pts)
+			if err != nil {
+				return nil, err
+			}
+			if pn.step {
+				l.StepStyle = plotter.PostStep
+			}
+			l.Color, l.Width, l.Dashes = colorOf(i), vg.Points(1), dashes(i)
+			p.Add(l)
+			lg.add(s.Name, l)
+		}
+		p.X.Min, p.X.Max = 0, xmax
+		p.Y.Min = 0
+		p.Y.Max = max(ymax, 1e-9) * 1.06
+		if pn.step {
+			p.Y.Tick.Marker = intTicks{}
+		}
+		grid = append(grid, []*plot.Plot{p})
+	}
+	return &Figure{Title: t.Title, Panels: grid, Legend: lg, Width: 8 * vg.Inch, Height: vg.Length(len(grid))*2.4*vg.Inch + 0.3*vg.Inch}, nil
+}
+
+// intTicks marks whole numbers only.
+type intTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (intTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := max(1, math.Ceil((hi-lo)/6))
+	var t []plot.Tick
+	for v := math.Ceil(lo); v <= hi; v += step {
+		t = append(t, plot.Tick{Value: v, Label: fmt.Sprintf("%.0f", v)})
+	}
+	return t
+}
+
+// logTicks marks a log axis: labelled 1, 2 and 5 × 10^k when the axis spans
+// under two decades (10^k only above), minor ticks at the other integers
+// × 10^k, and the ends labelled when no label falls inside.
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	label := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+	fine := math.Log10(hi/lo) < 2
+	var ts []plot.Tick
+	labelled := 0
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		base := math.Pow(10, e)
+		for m := 1.0; m <= 9; m++ {
+			v := m * base
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (fine && (m == 2 || m == 5)) {
+				t.Label = label(v)
+				labelled++
+			}
+			ts = append(ts, t)
+		}
+	}
+	if labelled == 0 {
+		ts = append(ts, plot.Tick{Value: lo, Label: label(lo)}, plot.Tick{Value: hi, Label: label(hi)})
+	}
+	return ts
+}

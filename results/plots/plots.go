@@ -1,0 +1,303 @@
+// Package plots draws the paper's figures and per-run diagnostics as SVG or
+// PNG files with gonum.org/v1/plot: each plot function takes plain data (the
+// types of this package) and returns a Figure, and DrawDir reads the CSV
+// files of a results directory by column name and draws every figure they
+// allow. SVG output is byte-identical for the same data.
+package plots
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Formats lists the output formats: SVG (the default) and PNG.
+var Formats = []string{"svg", "png"}
+
+// CheckFormat returns an error unless format is one of Formats.
+func CheckFormat(format string) error {
+	for _, f := range Formats {
+		if f == format {
+			return nil
+		}
+	}
+	return fmt.Errorf("plot format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+// Figure is a drawable figure: plots laid out in a grid of rows and
+// columns, with an optional title over the whole figure.
+type Figure struct {
+	Title  string
+	Panels [][]*plot.Plot // rows of panels; a nil panel leaves its tile empty
+	// Legend is shown once, under the title, for all panels.
+	Legend []LegendEntry
+	// Width and Height of the whole figure.
+	Width, Height vg.Length
+}
+
+// pngDPI is the resolution of PNG output.
+const pngDPI = 144
+
+// WriteTo draws the figure in a format (svg or png) to w.
+func (f *Figure) WriteTo(w io.Writer, format string) error {
+	if err := CheckFormat(format); err != nil {
+		return err
+	}
+	var c vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		c = vgsvg.New(f.Width, f.Height)
+	case "png":
+		ic := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(pngDPI),
+			vgimg.UseBackgroundColor(color.White))
+		c = vgimg.PngCanvas{Canvas: ic}
+	}
+	f.draw(draw.New(c))
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// Save writes the figure to path, in the format its extension names.
+func (f *Figure) Save(path string) error {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	var b bytes.Buffer
+	if err := f.WriteTo(&b, format); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
+
+func (f *Figure) draw(dc draw.Canvas) {
+	if f.Title != "" {
+		sty := text(14)
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - 4}, f.Title)
+		dc.Max.Y -= sty.Height(f.Title) + 10
+	}
+	if len(f.Legend) > 0 {
+		dc.Max.Y -= drawLegend(dc, f.Legend) + 4
+	}
+	rows := len(f.Panels)
+	cols := 0
+	for _, r := range f.Panels {
+		cols = max(cols, len(r))
+	}
+	if rows == 0 || cols == 0 {
+		return
+	}
+	grid := make([][]*plot.Plot, rows)
+	for i, r := range f.Panels {
+		grid[i] = make([]*plot.Plot, cols)
+		copy(grid[i], r)
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 3}
+	canvases := plot.Align(grid, tiles, dc)
+	for i := range grid {
+		for j, p := range grid[i] {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+}
+
+// text is a text style of the default font at a size in points.
+func text(size vg.Length) draw.TextStyle {
+	return draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, size),
+		Handler: plot.DefaultTextHandler}
+}
+
+// newPlot is a panel with the package's styling: title and axis labels,
+// a light grid drawn by the caller's choice, legend top left.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = 11
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.X.Label.TextStyle.Font.Size = 10
+	p.Y.Label.TextStyle.Font.Size = 10
+	p.X.Tick.Label.Font.Size = 9
+	p.Y.Tick.Label.Font.Size = 9
+	p.Legend.TextStyle.Font.Size = 9
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.YOffs = -2
+	p.Legend.XOffs = 2
+	p.Legend.ThumbnailWidth = vg.Points(14)
+	p.X.Tick.Marker = trimTicks{}
+	p.Y.Tick.Marker = trimTicks{}
+	return p
+}
+
+// trimTicks are gonum's default ticks labelled with the fewest digits
+// ("12.5", not "12.50").
+type trimTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (trimTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+		}
+	}
+	return ts
+}
+
+// palette is the Okabe–Ito colour-blind-safe palette.
+var palette = []color.Color{
+	color.RGBA{0x00, 0x72, 0xB2, 0xff}, // blue
+	color.RGBA{0xE6, 0x9F, 0x00, 0xff}, // orange
+	color.RGBA{0x00, 0x9E, 0x73, 0xff}, // bluish green
+	color.RGBA{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
+	color.RGBA{0x56, 0xB4, 0xE9, 0xff}, // sky blue
+	color.RGBA{0xD5, 0x5E, 0x00, 0xff}, // vermillion
+	color.RGBA{0x99, 0x99, 0x99, 0xff}, // grey
+	color.RGBA{0x00, 0x00, 0x00, 0xff}, // black
+	color.RGBA{0xF0, 0xE4, 0x42, 0xff}, // yellow
+}
+
+// colorOf is the i-th series colour.
+func colorOf(i int) color.Color { return palette[i%len(palette)] }
+
+// dashes varies line dashes once the palette repeats.
+func dashes(i int) []vg.Length {
+	switch (i / len(palette)) % 3 {
+	case 1:
+		return []vg.Length{vg.Points(5), vg.Points(3)}
+	case 2:
+		return []vg.Length{vg.Points(1.5), vg.Points(2)}
+	}
+	return nil
+}
+
+// finite reports whether x is a finite number.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// diamond is a filled diamond glyph with a black outline.
+type diamond struct{}
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (diamond) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius * 1.3
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y})
+	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X - r, Y: pt.Y})
+	p.Close()
+	c.SetColor(sty.Color)
+	c.Fill(p)
+	c.SetLineStyle(draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)})
+	c.Stroke(p)
+}
+
+// star is a filled five-pointed star glyph with a black outline.
+type star struct{}
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (star) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	var p vg.Path
+	for i := range 10 {
+		r := sty.Radius * 1.8
+		if i%2 == 1 {
+			r *= 0.45
+		}
+		a := math.Pi/2 + float64(i)*math.Pi/5
+		q := vg.Point{X: pt.X + r*vg.Length(math.Cos(a)), Y: pt.Y + r*vg.Length(math.Sin(a))}
+		if i == 0 {
+			p.Move(q)
+		} else {
+			p.Line(q)
+		}
+	}
+	p.Close()
+	c.SetColor(sty.Color)
+	c.Fill(p)
+	c.SetLineStyle(draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)})
+	c.Stroke(p)
+}
+
+// LegendEntry is one entry of a figure's shared legend: a name and the
+// plotters (lines, bars, glyphs) whose thumbnails show it.
+type LegendEntry struct {
+	Name   string
+	Thumbs []plot.Thumbnailer
+}
+
+// legend collects entries once per name, in order.
+type legend []LegendEntry
+
+// index is the position name has or will have when added next.
+func (l legend) index(name string) int {
+	for i, e := range l {
+		if e.Name == name {
+			return i
+		}
+	}
+	return len(l)
+}
+
+func (l *legend) add(name string, thumbs ...plot.Thumbnailer) {
+	for _, e := range *l {
+		if e.Name == name {
+			return
+		}
+	}
+	*l = append(*l, LegendEntry{Name: name, Thumbs: thumbs})
+}
+
+// drawLegend draws entries in centred rows at the top of dc and returns the
+// height used.
+func drawLegend(dc draw.Canvas, entries []LegendEntry) vg.Length {
+	sty := text(10)
+	sty.YAlign = draw.YCenter
+	thumbW, gap, sep := vg.Points(16), vg.Points(4), vg.Points(14)
+	rowH := sty.Height("Mg") + 4
+	width := func(e LegendEntry) vg.Length { return thumbW + gap + sty.Width(e.Name) }
+	var rows [][]LegendEntry
+	var rowW []vg.Length
+	avail := dc.Max.X - dc.Min.X - 20
+	for _, e := range entries {
+		w := width(e)
+		if n := len(rows); n > 0 && rowW[n-1]+sep+w <= avail {
+			rows[n-1] = append(rows[n-1], e)
+			rowW[n-1] += sep + w
+			continue
+		}
+		rows = append(rows, []LegendEntry{e})
+		rowW = append(rowW, w)
+	}
+	for i, r := range rows {
+		y := dc.Max.Y - rowH*vg.Length(i) - rowH/2
+		x := (dc.Min.X+dc.Max.X)/2 - rowW[i]/2
+		for _, e := range r {
+			tc := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: x, Y: y - rowH/2 + 2}, Max: vg.Point{X: x + thumbW, Y: y + rowH/2 - 2}}}
+			for _, t := range e.Thumbs {
+				t.Thumbnail(&tc)
+			}
+			dc.FillText(sty, vg.Point{X: x + thumbW + gap, Y: y}, e.Name)
+			x += width(e) + sep
+		}
+	}
+	return rowH * vg.Length(len(rows))
+}

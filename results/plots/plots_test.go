@@ -1,0 +1,215 @@
+package plots
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/plotter"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// copyDir copies a testdata directory into a temporary one, so figures are
+// drawn beside their data without touching testdata.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	ents, err := os.ReadDir(src)
+	require.NoError(t, err)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644))
+	}
+	return dst
+}
+
+func TestDrawDirGolden(t *testing.T) {
+	dir := copyDir(t, "testdata/spec")
+	paths, err := DrawDir(dir, "svg", FigNormalized)
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "normalized.svg")}, paths)
+	got, err := os.ReadFile(paths[0])
+	require.NoError(t, err)
+	golden := "testdata/golden/normalized.svg"
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+		require.NoError(t, os.WriteFile(golden, got, 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "normalized.svg differs from %s (rerun with -update if intended)", golden)
+}
+
+func TestDrawDirAllFigures(t *testing.T) {
+	tests := []struct {
+		name, src, format string
+		want              []string
+	}{
+		{"spec dir svg", "testdata/spec", "svg", []string{"normalized.svg", "jct-cdf.svg", "queue-exec.svg", "stability.svg", "thresholds.svg", "seeds-cdf.svg"}},
+		{"spec dir png", "testdata/spec", "png", []string{"normalized.png", "jct-cdf.png", "queue-exec.png", "stability.png", "thresholds.png", "seeds-cdf.png"}},
+		{"simulate dir", "testdata/run", "svg", []string{"jct-cdf.svg", "timeline.svg"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyDir(t, tc.src)
+			paths, err := DrawDir(dir, tc.format)
+			require.NoError(t, err)
+			var names []string
+			for _, p := range paths {
+				names = append(names, filepath.Base(p))
+				st, err := os.Stat(p)
+				require.NoError(t, err)
+				require.Greater(t, st.Size(), int64(1000), p)
+			}
+			require.Equal(t, tc.want, names)
+		})
+	}
+}
+
+func TestDrawDirDeterministic(t *testing.T) {
+	a, b := copyDir(t, "testdata/spec"), copyDir(t, "testdata/spec")
+	pa, err := DrawDir(a, "svg")
+	require.NoError(t, err)
+	pb, err := DrawDir(b, "svg")
+	require.NoError(t, err)
+	require.Equal(t, len(pa), len(pb))
+	for i := range pa {
+		x, err := os.ReadFile(pa[i])
+		require.NoError(t, err)
+		y, err := os.ReadFile(pb[i])
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(x, y), "%s differs between two draws", filepath.Base(pa[i]))
+	}
+}
+
+// TestFigureContent checks what the figures show, through their SVG text.
+func TestFigureContent(t *testing.T) {
+	dir := copyDir(t, "testdata/spec")
+	_, err := DrawDir(dir, "svg")
+	require.NoError(t, err)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		return string(b)
+	}
+	norm := read("normalized.svg")
+	for _, s := range []string{"GeoMean", "AEGIS", "Lucid", "p95 JCT", "philly", "saturn"} {
+		require.Contains(t, norm, s)
+	}
+	// The normalizing config is the reference line, not a series.
+	require.NotContains(t, norm, "Exclusive")
+	require.Contains(t, read("thresholds.svg"), "knee τ=(0.65, 0.35, 0.50)")
+	require.Contains(t, read("stability.svg"), "AEGIS window (30 s)")
+	// Exclusive has two seeds, AEGIS three: both appear in the seeds CDF.
+	seeds := read("seeds-cdf.svg")
+	require.Contains(t, seeds, "Exclusive")
+	require.Contains(t, seeds, "makespan (h)")
+}
+
+func TestDrawDirSkipsSingleSeed(t *testing.T) {
+	dir := copyDir(t, "testdata/spec")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cells.csv"),
+		[]byte("spec,trace,config,policy,seed,makespan_s,mean_jct_s\nd,philly,A,aegis,1,10,5\n"), 0o644))
+	paths, err := DrawDir(dir, "svg")
+	require.NoError(t, err)
+	for _, p := range paths {
+		require.NotEqual(t, "seeds-cdf.svg", filepath.Base(p))
+	}
+	_, err = DrawDir(dir, "svg", FigSeeds)
+	require.ErrorContains(t, err, "one seed")
+}
+
+func TestDrawDirErrors(t *testing.T) {
+	write := func(t *testing.T, name, content string) string {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+		return dir
+	}
+	tests := []struct {
+		name    string
+		dir     func(t *testing.T) string
+		format  string
+		figures []string
+		want    []string
+	}{
+		{"empty dir", func(t *testing.T) string { return t.TempDir() }, "svg", nil, []string{"nothing to plot"}},
+		{"bad format", func(t *testing.T) string { return t.TempDir() }, "pdf", nil, []string{`plot format "pdf"`}},
+		{"unknown figure", func(t *testing.T) string { return t.TempDir() }, "svg", []string{"fig9"}, []string{`unknown figure "fig9"`}},
+		{"named figure without its file", func(t *testing.T) string { return t.TempDir() }, "svg", []string{FigStability}, []string{"no stability.csv"}},
+		{"missing column", func(t *testing.T) string {
+			return write(t, "normalized.csv", "spec,trace,config,seed,makespan_s,mean_jct_s\nd,philly,A,1,1,1\n")
+		}, "svg", nil, []string{"normalized.csv:1", `missing column "p95_jct_s"`}},
+		{"bad number", func(t *testing.T) string {
+			return write(t, "stability.csv", "window_s,signal,wmae\n10,smact,0.1\n20,smact,lots\n")
+		}, "svg", nil, []string{"stability.csv:3", "column wmae", `"lots"`}},
+		{"ragged row", func(t *testing.T) string {
+			return write(t, "thresholds.csv", "tau1,tau2,tau3,sequence,throughput_gain,mean_slowdown,max_slowdown,deferrals\n0.6,0.3\n")
+		}, "svg", nil, []string{"thresholds.csv:2", "wrong number of fields"}},
+		{"bad events", func(t *testing.T) string {
+			return write(t, "events.jsonl", `{"t":0,"event":"started","job":0,"gpus":[0]}`+"\n"+`{"t":1,"event":"finished"}`+"\n")
+		}, "svg", nil, []string{"events.jsonl:2", `missing key "job"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DrawDir(tc.dir(t), tc.format, tc.figures...)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestPlotFunctionsRejectEmptyData(t *testing.T) {
+	_, err := NormalizedBars("t")
+	require.Error(t, err)
+	_, err = NormalizedBars("t", Bars{Title: "x", Groups: []string{"a"}, Series: []BarSeries{{Name: "s", Values: []float64{1, 2}}}})
+	require.ErrorContains(t, err, "2 values for 1 groups")
+	_, err = CDFs("t", 2, CDF{Title: "empty", Series: []Dist{{Name: "a", Values: []float64{-1}}}, LogX: true})
+	require.ErrorContains(t, err, "no data")
+	_, err = Thresholds("t", nil)
+	require.Error(t, err)
+	_, err = GPUTimeline(Timeline{})
+	require.Error(t, err)
+	_, err = Tradeoff("t", Scatter{Title: "none"})
+	require.ErrorContains(t, err, "no points")
+}
+
+func TestParetoFront(t *testing.T) {
+	front := pareto(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 3}, {X: 1.5, Y: 0.5}, {X: 3, Y: 2}, {X: 4, Y: 4}})
+	var got [][2]float64
+	for _, p := range front {
+		got = append(got, [2]float64{p.X, p.Y})
+	}
+	require.Equal(t, [][2]float64{{1, 1}, {2, 3}, {4, 4}}, got)
+}
+
+func TestTimelineData(t *testing.T) {
+	d := &dirData{dir: "testdata/run"}
+	tl, err := d.timelineData()
+	require.NoError(t, err)
+	require.Len(t, tl.Jobs, 2)
+	// GPU 0: job 0 from 0 to 12, job 1's first attempt from 3 to its OOM at 8.
+	require.Equal(t, []float64{0, 0, 3, 8, 12, 15}, tl.Jobs[0].X)
+	require.Equal(t, []float64{0, 1, 2, 1, 0, 0}, tl.Jobs[0].Y)
+	// GPU 1: the first attempt 3–8, the retry 9–14.
+	require.Equal(t, []float64{0, 3, 8, 9, 14, 15}, tl.Jobs[1].X)
+	require.Equal(t, []float64{0, 1, 0, 1, 0, 0}, tl.Jobs[1].Y)
+	require.Len(t, tl.MemoryGiB, 2)
+	require.InDelta(t, 4.0, tl.MemoryGiB[0].Y[6], 1e-9) // second 6: two jobs × 2048 MiB
+	require.InDelta(t, 0.8, tl.SMACT[0].Y[6], 1e-9)
+	fig, err := GPUTimeline(tl)
+	require.NoError(t, err)
+	require.Len(t, fig.Panels, 3)
+	var names []string
+	for _, e := range fig.Legend {
+		names = append(names, e.Name)
+	}
+	require.Equal(t, "GPU 0,GPU 1", strings.Join(names, ","))
+}

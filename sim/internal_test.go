@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// newTestSim builds a simulator of one 1-GPU job on a100-40gb:1.
+func newTestSim(t *testing.T, m models.Interference) *Sim {
+	t.Helper()
+	srv, err := models.ParseServer("a100-40gb:1")
+	require.NoError(t, err)
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1, Interference: m},
+		[]JobSpec{{Name: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1}})
+	require.NoError(t, err)
+	return s
+}
+
+// Telemetry draws of distinct (job, attempt) pairs use distinct keys, past
+// 256 attempts too (the original packing id<<8|attempt made attempt 256 of
+// job 0 collide with attempt 0 of job 1).
+func TestNoiseKeyDistinct(t *testing.T) {
+	seen := map[uint64][2]int{}
+	for id := range 300 {
+		for _, attempt := range []int{0, 1, 2, 255, 256, 257, 511, 512, 1000, 1 << 20} {
+			k := noiseKey(id, attempt)
+			prev, dup := seen[k]
+			require.False(t, dup, "job %d attempt %d collides with job %d attempt %d", id, attempt, prev[0], prev[1])
+			seen[k] = [2]int{id, attempt}
+		}
+	}
+	require.Equal(t, uint64(1)<<8|3, noiseKey(1, 3), "attempts below 256 keep the original key")
+}
+
+// The sample cache grows to the longest window asked for, so a window of
+// aegis's largest size (3600 samples) is computed once, and cached samples
+// equal fresh ones.
+func TestSampleCacheFitsLongestWindow(t *testing.T) {
+	s := newTestSim(t, nil)
+	_, err := s.Next() // arrival
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	_, err = s.Until(2 * time.Hour)
+	require.NoError(t, err)
+	tm := telemetry{s}
+	for _, n := range []int{30, 1000, 3600} {
+		got := tm.Samples(nil, 0, n)
+		require.Len(t, got, n)
+		require.GreaterOrEqual(t, len(s.gpus[0].tel.cache), n)
+		for i, x := range got {
+			require.Equal(t, s.sample(0, int64(x.At/time.Second)), x, "sample %d of %d", i, n)
+		}
+		require.Equal(t, got, tm.Samples(nil, 0, n))
+	}
+}
+
+// Events of the policy's actions are returned only after the invariants are
+// checked: a GPU that forgets its job is reported.
+func TestNextChecksInvariantsAfterActions(t *testing.T) {
+	s := newTestSim(t, nil)
+	_, err := s.Next()
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	s.view.GPUs[0].Jobs = nil // break the bookkeeping
+	_, err = s.Next()
+	require.ErrorContains(t, err, "sim: invariant violated after the policy's actions at t=0s: job 0 runs on GPU 0, which does not list it")
+}
+
+// rateModel is an interference model that returns a fixed rate.
+type rateModel float64
+
+func (r rateModel) Rate(models.Profile, []models.Profile) float64 { return float64(r) }
+
+// A rate that is not a positive number is a defect of the model: the run
+// stops with an error naming the job and the rate instead of going on at a
+// made-up speed.
+func TestBadRateIsAnError(t *testing.T) {
+	for _, r := range []float64{math.NaN(), 0, -1, math.Inf(1)} {
+		s := newTestSim(t, rateModel(r))
+		_, err := s.Next()
+		require.NoError(t, err)
+		require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+		_, err = s.Next() // started
+		require.NoError(t, err)
+		_, err = s.Next() // active: the rate is asked for
+		require.ErrorContains(t, err, "the interference model gave job 0 (resnet50_imagenet_bs64_1gpu) a rate of")
+	}
+}
