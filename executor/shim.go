@@ -69,8 +69,17 @@ func RunAttempt(args []string, stderr io.Writer) int {
 		st.Code, st.Error = 127, err.Error()
 		fmt.Fprintf(os.Stderr, "aegis attempt: %v\n", err)
 	}
-	if err := writeStatus(file, st); err != nil {
-		fmt.Fprintf(stderr, "aegis attempt: %v\n", err)
+	werr := writeStatus(file, st)
+	// Whatever the command left behind in its process group (background
+	// workers, stray children) ends with it: no orphans.
+	me := os.Getpid()
+	for _, pid := range groupMembers(syscall.Getpgrp()) {
+		if pid != me {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if werr != nil {
+		fmt.Fprintf(stderr, "aegis attempt: %v\n", werr)
 		return 1
 	}
 	return st.Code
@@ -134,9 +143,9 @@ func FakeTrain(workload string, stderr io.Writer) int {
 }
 
 // forwardWhenCaught sends sig to pid once pid has a handler for it (or
-// gives up when pid is gone).
+// gives up when pid is gone or after a second: the sender repeats).
 func forwardWhenCaught(pid int, sig syscall.Signal) {
-	for {
+	for range 1000 {
 		caught, err := catches(pid, sig)
 		if err != nil {
 			return
