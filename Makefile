@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/aegis
 
-.PHONY: help build test fmtcheck bench demo fmt vet fuzz reproduce gpu-build gpu-check
+.PHONY: help build test fmtcheck bench benchstat demo fmt vet fuzz reproduce gpu-build gpu-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -22,8 +22,13 @@ test: fmtcheck ## run every test (fuzz targets run their seed corpus only)
 fmtcheck: ## fail if any Go file needs gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-bench: ## run the benchmarks
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+BENCH ?= .
+BENCHFLAGS ?= -count 1
+bench: ## run the benchmarks (BENCH=regexp), writing bench.txt
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(BENCHFLAGS) ./... > bench.txt; s=$$?; cat bench.txt; exit $$s
+
+benchstat: ## compare bench.txt with the committed baseline (bench/baseline.txt)
+	$(GO) tool benchstat bench/baseline.txt bench.txt
 
 demo: build ## simulate the embedded demo trace under Exclusive on 3 x A100-40GB
 	./$(BIN) simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1

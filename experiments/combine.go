@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/stability"
 )
 
 // readBuildInfo is debug.ReadBuildInfo.
@@ -104,6 +105,25 @@ func Combine(dir string, m *Meta) ([]string, error) {
 			return nil, err
 		}
 		out["normalized.csv"] = writeNormalized(labelHead, norm)
+	}
+	if m.Spec.Stability {
+		var runs []stability.Run
+		for _, c := range m.Cells {
+			r, err := stability.ReadRun(filepath.Join(dir, "cells", c.ID))
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, r)
+		}
+		pts, err := stability.Compute(stability.DefaultConfig(), runs...)
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		if err := stability.WriteCSV(&b, pts); err != nil {
+			return nil, err
+		}
+		out["stability.csv"] = b.Bytes()
 	}
 	if m.Spec.Table != "" {
 		t, err := buildTable(m, data, norm)

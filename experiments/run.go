@@ -153,7 +153,11 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	for i, j := range r.Trace.Jobs {
 		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit, SoloS: j.SoloS}
 	}
-	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Truth: truth, Seed: r.Seed}
+	combine, err := models.TelemetryFor(r.Server.Type)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: r.Seed}
 	var tel *results.TelemetryWriter
 	if r.Telemetry != nil {
 		tel = results.NewTelemetryWriter(r.Telemetry)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/plots"
 )
 
 // RunOptions control RunSpec.
@@ -159,9 +160,24 @@ feed:
 	if opt.Shards > 0 {
 		return rep, nil
 	}
-	files, err := Combine(opt.Out, meta)
+	files, err := Finish(opt.Out, meta)
 	rep.Files = append(rep.Files, files...)
 	return rep, err
+}
+
+// Finish writes a whole run's combined files (Combine) and draws the spec's
+// figures into dir; it returns the paths written.
+func Finish(dir string, m *Meta) ([]string, error) {
+	files, err := Combine(dir, m)
+	if err != nil || len(m.Spec.Figures) == 0 {
+		return files, err
+	}
+	format := m.Spec.Plots
+	if format == "" {
+		format = "svg"
+	}
+	figs, err := plots.DrawDir(dir, format, m.Spec.Figures...)
+	return append(files, figs...), err
 }
 
 // cellDone reports whether cell c's outputs exist for this spec.
@@ -242,7 +258,10 @@ func (s *Spec) runCell(dir string, c Cell) error {
 		return err
 	}
 	r.Trace, r.Seed = s.trs[c.trace], c.Seed
-	var events bytes.Buffer
+	var events, tel bytes.Buffer
+	if s.Telemetry {
+		r.Telemetry = &tel
+	}
 	o, err := Simulate(r, &events)
 	if err != nil {
 		return err
@@ -250,6 +269,9 @@ func (s *Spec) runCell(dir string, c Cell) error {
 	files, err := o.Files(events.Bytes())
 	if err != nil {
 		return err
+	}
+	if s.Telemetry {
+		files["telemetry.csv"] = tel.Bytes()
 	}
 	rec := cellRecord{Spec: s.Name, SpecHash: s.hash, Key: s.cellKey(c), Cell: c, Params: r.Params,
 		Truth: s.truthSettings(c), Events: o.Events}
@@ -555,7 +577,7 @@ func Merge(dirs []string, out string) ([]string, error) {
 	if err := writeFileAtomic(filepath.Join(out, RunFile), append(b, '\n')); err != nil {
 		return nil, err
 	}
-	files, err := Combine(out, base)
+	files, err := Finish(out, base)
 	return append([]string{filepath.Join(out, RunFile)}, files...), err
 }
 

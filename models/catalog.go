@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/aegis-sched/aegis/policies"
 )
 
 // Profile is one GPU's share of a workload measured running alone: peak memory
@@ -77,6 +79,21 @@ func (w *Workload) PeakMiB() float64 {
 		m = max(m, p.PeakMiB)
 	}
 	return m
+}
+
+// PolicyProfile is what profiling the workload alone tells a scheduler:
+// its solo time, its busiest GPU's peak memory and pressure means, its mean
+// utilization, Lucid class and memory estimates.
+func (w *Workload) PolicyProfile() policies.Profile {
+	p := policies.Profile{Workload: w.ID, SoloS: w.SoloS, PeakMiB: w.PeakMiB(), UtilPct: w.UtilPct(),
+		Lucid: int(w.Lucid), Analytical: w.Estimates.Analytical, FakeTensor: w.Estimates.FakeTensor,
+		GPUMemNet: w.Estimates.GPUMemNet}
+	for _, g := range w.PerGPU {
+		p.SMACT = max(p.SMACT, g.SMACT.Mean)
+		p.SMOCC = max(p.SMOCC, g.SMOCC.Mean)
+		p.DRAMA = max(p.DRAMA, g.DRAMA.Mean)
+	}
+	return p
 }
 
 // UtilPct is the mean nvidia-smi utilization over the workload's GPUs.

@@ -10,27 +10,20 @@ import (
 
 // MemoryInput is one of the AEGIS policy's memory inputs (the paper's
 // Table 3): where the per-job memory figure used for admission comes from.
-type MemoryInput string
+// It is policies.MemoryInput, defined there so that the policies share it.
+type MemoryInput = policies.MemoryInput
 
-// Memory inputs.
+// Memory inputs (see policies.MemoryInput).
 const (
-	// MemPeak is the profiled solo peak (an oracle a profiling run gives).
-	MemPeak MemoryInput = "peakmem"
-	// MemEstFree uses no per-job estimate: admission only asks for a fixed
-	// amount of usable free memory (5120 MiB in the paper). The default.
-	MemEstFree MemoryInput = "est-free"
-	// MemAnalytical is Horus's analytical formula (see AnalyticalMemMiB).
-	MemAnalytical MemoryInput = "analytical"
-	// MemGPUMemNet is the GPUMemNet classifier's estimate (8 GB bins).
-	MemGPUMemNet MemoryInput = "gpumemnet"
-	// MemFakeTensor is PyTorch FakeTensorMode tracing.
-	MemFakeTensor MemoryInput = "faketensor"
+	MemPeak       = policies.MemPeak
+	MemEstFree    = policies.MemEstFree
+	MemAnalytical = policies.MemAnalytical
+	MemGPUMemNet  = policies.MemGPUMemNet
+	MemFakeTensor = policies.MemFakeTensor
 )
 
 // MemoryInputs lists the memory inputs in the paper's order.
-func MemoryInputs() []MemoryInput {
-	return []MemoryInput{MemPeak, MemEstFree, MemAnalytical, MemGPUMemNet, MemFakeTensor}
-}
+func MemoryInputs() []MemoryInput { return policies.MemoryInputs() }
 
 // ParseMemoryInput accepts a memory input's name, case-insensitively, also
 // as the paper writes it (PeakMem, Est-free, AnalyticalMem, GPUMemNet,
@@ -56,63 +49,26 @@ func ParseMemoryInput(s string) (MemoryInput, error) {
 	return "", fmt.Errorf("memory input %q: want one of %s", s, strings.Join(names, ", "))
 }
 
-// EstimateStatus says what kind of answer a memory input gives for a job.
-type EstimateStatus int
+// EstimateStatus says what kind of answer a memory input gives (see
+// policies.EstimateStatus).
+type EstimateStatus = policies.EstimateStatus
 
 // Estimate statuses.
 const (
-	// EstimateKnown: MiB is the per-GPU estimate.
-	EstimateKnown EstimateStatus = iota
-	// EstimateNone: the input makes no per-job estimate (Est-free); the
-	// policy applies its free-memory floor instead.
-	EstimateNone
-	// EstimateUnavailable: the estimator failed on (or capped out at) this
-	// workload; the paper then allows exclusive placement only.
-	EstimateUnavailable
+	EstimateKnown       = policies.EstimateKnown
+	EstimateNone        = policies.EstimateNone
+	EstimateUnavailable = policies.EstimateUnavailable
 )
 
-// String names the status: known, none or unavailable.
-func (s EstimateStatus) String() string {
-	switch s {
-	case EstimateKnown:
-		return "known"
-	case EstimateNone:
-		return "none"
-	case EstimateUnavailable:
-		return "unavailable"
-	}
-	return fmt.Sprintf("EstimateStatus(%d)", int(s))
-}
-
 // MemEstimate is a memory input's answer for one workload.
-type MemEstimate struct {
-	Status EstimateStatus
-	MiB    float64 // per-GPU estimate when Status is EstimateKnown
-}
+type MemEstimate = policies.MemEstimate
 
-// Estimate returns the memory figure input in gives for w: its profiled
-// per-GPU peak (the largest over its GPUs) for MemPeak, the catalog's
-// estimator value for the three estimators (0 in the catalog means
-// unavailable), and EstimateNone for MemEstFree. An unknown input is
-// treated as unavailable.
-func (in MemoryInput) Estimate(w *Workload) MemEstimate {
-	var v float64
-	switch in {
-	case MemEstFree:
-		return MemEstimate{Status: EstimateNone}
-	case MemPeak:
-		v = w.PeakMiB()
-	case MemAnalytical:
-		v = w.Estimates.Analytical
-	case MemGPUMemNet:
-		v = w.Estimates.GPUMemNet
-	case MemFakeTensor:
-		v = w.Estimates.FakeTensor
-	}
-	if !(v > 0) {
-		return MemEstimate{Status: EstimateUnavailable}
-	}
-	return MemEstimate{Status: EstimateKnown, MiB: v}
+// EstimateFor returns the memory figure input in gives for workload w (see
+// policies.MemoryInput.Estimate): the profiled per-GPU peak (the largest over
+// its GPUs), the catalog's estimator value, or none for Est-free.
+func EstimateFor(in MemoryInput, w *Workload) MemEstimate {
+	p := w.PolicyProfile()
+	return in.Estimate(&p)
 }
 
 // ModelDesc describes a training job for the analytical memory formula.

@@ -45,21 +45,21 @@ func TestEstimate(t *testing.T) {
 		in   MemoryInput
 		want MemEstimate
 	}{
-		{"resnet50_imagenet_bs64_1gpu", MemPeak, MemEstimate{EstimateKnown, 7118}},
-		{"resnet50_imagenet_bs64_1gpu", MemAnalytical, MemEstimate{EstimateKnown, 14910.3711}},
-		{"resnet50_imagenet_bs64_1gpu", MemGPUMemNet, MemEstimate{EstimateKnown, 16000}},
-		{"resnet50_imagenet_bs64_1gpu", MemFakeTensor, MemEstimate{EstimateKnown, 5337.0131}},
+		{"resnet50_imagenet_bs64_1gpu", MemPeak, MemEstimate{Status: EstimateKnown, MiB: 7118}},
+		{"resnet50_imagenet_bs64_1gpu", MemAnalytical, MemEstimate{Status: EstimateKnown, MiB: 14910.3711}},
+		{"resnet50_imagenet_bs64_1gpu", MemGPUMemNet, MemEstimate{Status: EstimateKnown, MiB: 16000}},
+		{"resnet50_imagenet_bs64_1gpu", MemFakeTensor, MemEstimate{Status: EstimateKnown, MiB: 5337.0131}},
 		{"resnet50_imagenet_bs64_1gpu", MemEstFree, MemEstimate{Status: EstimateNone}},
 		{"dlrm_criteo_bs32768_1gpu", MemAnalytical, MemEstimate{Status: EstimateUnavailable}},
 		{"dlrm_criteo_bs32768_1gpu", MemFakeTensor, MemEstimate{Status: EstimateUnavailable}},
 		{"dlrm_criteo_bs32768_1gpu", MemGPUMemNet, MemEstimate{Status: EstimateUnavailable}},
-		{"dlrm_criteo_bs32768_1gpu", MemPeak, MemEstimate{EstimateKnown, 1364}},
-		{"gpt2_large_wiki_bs8_2gpu", MemPeak, MemEstimate{EstimateKnown, 28330}}, // the busier GPU
+		{"dlrm_criteo_bs32768_1gpu", MemPeak, MemEstimate{Status: EstimateKnown, MiB: 1364}},
+		{"gpt2_large_wiki_bs8_2gpu", MemPeak, MemEstimate{Status: EstimateKnown, MiB: 28330}}, // the busier GPU
 		{"bert_base_wiki_bs32_1gpu", MemFakeTensor, MemEstimate{Status: EstimateUnavailable}},
 		{"resnet50_imagenet_bs64_1gpu", MemoryInput("bogus"), MemEstimate{Status: EstimateUnavailable}},
 	} {
 		t.Run(tc.id+"/"+string(tc.in), func(t *testing.T) {
-			require.Equal(t, tc.want, tc.in.Estimate(get(tc.id)))
+			require.Equal(t, tc.want, EstimateFor(tc.in, get(tc.id)))
 		})
 	}
 	require.Equal(t, "unavailable", EstimateUnavailable.String())

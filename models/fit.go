@@ -22,6 +22,10 @@ type FitOptions struct {
 	// LOWO asks Calibrate for leave-one-workload-out errors as well (one
 	// refit per catalog workload, so several times slower).
 	LOWO bool
+	// Capacity, when positive, fixes PressureParams.Capacity (e.g. fitted
+	// jointly with the N-way exponent on stacks of jobs) instead of reading
+	// it off the pairs as their largest MeasuredLoad.
+	Capacity float64
 }
 
 func (o FitOptions) withDefaults() FitOptions {
@@ -48,6 +52,11 @@ func MeasuredLoad(p PairRun, cat *Catalog) float64 {
 	return profileOf(cat, a.ID).SMACT.Mean*ra + profileOf(cat, b.ID).SMACT.Mean*rb
 }
 
+// PairLoss is FitPressure's loss of model m on measured co-runs: the mean
+// over co-runs of the summed squared log ratios of predicted to measured
+// co-run time of both jobs.
+func PairLoss(m Interference, cat *Catalog, pairs []PairRun) float64 { return pairLoss(m, cat, pairs) }
+
 // pairLoss is the mean over co-runs of the summed squared log ratios of
 // predicted to measured co-run time of both jobs.
 func pairLoss(m Interference, cat *Catalog, pairs []PairRun) float64 {
@@ -69,9 +78,9 @@ func unpack(x []float64, base PressureParams) PressureParams {
 	return base
 }
 
-// FitPressure fits PressureModel to measured co-runs. Capacity is the
-// largest MeasuredLoad among pairs; the seven exponent coefficients
-// minimize pairLoss by Nelder–Mead (gonum/optimize), started from a 5 %
+// FitPressure fits PressureModel to measured co-runs. Capacity is
+// opt.Capacity when positive, else the largest MeasuredLoad among pairs;
+// the seven exponent coefficients minimize pairLoss by Nelder–Mead (gonum/optimize), started from a 5 %
 // per-co-runner overhead and no feature effects and restarted from its own
 // result until the loss stops improving. The pairs are simulated exactly as
 // measured: both start together, each runs at its co-located rate, the
@@ -81,9 +90,12 @@ func FitPressure(pairs []PairRun, cat *Catalog, opt FitOptions) (PressureParams,
 	if len(pairs) == 0 {
 		return PressureParams{}, errors.New("fit: no co-runs")
 	}
-	base := PressureParams{NWayExponent: opt.NWayExponent}
-	for _, p := range pairs {
-		base.Capacity = max(base.Capacity, MeasuredLoad(p, cat))
+	base := PressureParams{NWayExponent: opt.NWayExponent, Capacity: opt.Capacity}
+	if opt.Capacity <= 0 {
+		base.Capacity = 0
+		for _, p := range pairs {
+			base.Capacity = max(base.Capacity, MeasuredLoad(p, cat))
+		}
 	}
 	prob := optimize.Problem{Func: func(x []float64) float64 {
 		return pairLoss(&PressureModel{P: unpack(x, base)}, cat, pairs)

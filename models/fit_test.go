@@ -274,9 +274,12 @@ func sharedPairs(t *testing.T) []PairRun {
 func TestEmbeddedMatchesFit(t *testing.T) {
 	ps := sharedPairs(t)
 	require.Len(t, ps, 219)
-	c, err := Calibrate(ps, A100(), FitOptions{})
-	require.NoError(t, err)
 	emb, err := ReadInterference(interferenceA100YAML, "interference_a100.yaml")
+	require.NoError(t, err)
+	// ρ and κ come from the joint fit on pairs and stacks (package
+	// experiments/calibration, checked by cmd/aegis TestCalibrateOut); the
+	// pairwise coefficients are refitted with them fixed.
+	c, err := Calibrate(ps, A100(), FitOptions{NWayExponent: emb.Params.NWayExponent, Capacity: emb.Params.Capacity})
 	require.NoError(t, err)
 	want, got := emb.Params, c.Params
 	for _, f := range []struct {

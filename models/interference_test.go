@@ -139,7 +139,7 @@ func TestReadInterference(t *testing.T) {
 	// Merge keys count as given (the required-key check follows them).
 	merged := "defaults: &d\n  capacity: 1.1\n  nway_exponent: 1\n" + strings.Replace(goodModel, "  capacity: 1.1\n  nway_exponent: 1\n", "  <<: *d\n", 1)
 	_, err = ReadInterference([]byte(merged), "m.yaml")
-	require.ErrorContains(t, err, `m.yaml:1: unknown key "defaults"; valid keys: model, gpu, params, fit`)
+	require.ErrorContains(t, err, `m.yaml:1: unknown key "defaults"; valid keys: model, gpu, params, telemetry, fit`)
 	// One anchor merged into two sections is checked against each.
 	_, err = ReadInterference([]byte(strings.Replace(goodModel, "params:\n", "params: &p\n", 1)+"fit:\n  <<: *p\n"), "m.yaml")
 	require.ErrorContains(t, err, `m.yaml:4: unknown key "intercept" in fit; valid keys: source, pairs, folds, heldout, leave_one_workload_out, in_sample`)
@@ -153,8 +153,8 @@ func TestReadInterference(t *testing.T) {
 		{"comment only", "# nothing\n", "m.yaml: empty document"},
 		{"unknown key", strings.Replace(goodModel, "  capacity:", "  capacty: 1\n  capacity:", 1),
 			`m.yaml:11: unknown key "capacty" in params; valid keys: intercept, co_smact, co_drama, co_mem_per_10gib, self_smact, self_drama, self_mem_per_10gib, capacity, nway_exponent (did you mean capacity?)`},
-		{"unknown top key", goodModel + "extra: 1\n", `m.yaml:13: unknown key "extra"; valid keys: model, gpu, params, fit`},
-		{"top-level param", goodModel + "capacity: 1\n", `m.yaml:13: unknown key "capacity"; valid keys: model, gpu, params, fit`},
+		{"unknown top key", goodModel + "extra: 1\n", `m.yaml:13: unknown key "extra"; valid keys: model, gpu, params, telemetry, fit`},
+		{"top-level param", goodModel + "capacity: 1\n", `m.yaml:13: unknown key "capacity"; valid keys: model, gpu, params, telemetry, fit`},
 		{"unknown fit key", goodModel + "fit:\n  pairs: 3\n  heldout:\n    none: {median: 0.1}\n",
 			`m.yaml:16: unknown key "median" in fit.heldout.none; valid keys: median_ape, p90_ape (did you mean median_ape?)`},
 		{"param twice", goodModel + "  co_smact: 5\n", "m.yaml:13: params.co_smact: given twice (first at line 5)"},

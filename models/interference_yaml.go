@@ -24,6 +24,9 @@ type InterferenceFile struct {
 	// GPU is the GPU type the parameters were fitted on (informational).
 	GPU    string         `yaml:"gpu,omitempty"`
 	Params PressureParams `yaml:"params"`
+	// Telemetry is how co-located jobs' telemetry combines on one GPU
+	// (absent: summed and saturated at 1, the zero TelemetryParams).
+	Telemetry *TelemetryParams `yaml:"telemetry,omitempty"`
 	// Fit records how the parameters were obtained (informational).
 	Fit *FitRecord `yaml:"fit,omitempty"`
 }
@@ -37,6 +40,29 @@ type FitRecord struct {
 	// LOWO holds leave-one-workload-out errors (`aegis calibrate --lowo`).
 	LOWO     map[string]APE `yaml:"leave_one_workload_out,omitempty"`
 	InSample APE            `yaml:"in_sample"`
+	// Stacks and Admissions hold the N-way errors on the progressive
+	// stacking data (`aegis calibrate --stacks`), when fitted on it.
+	Stacks     *StackRecord     `yaml:"stacks,omitempty"`
+	Admissions *AdmissionRecord `yaml:"admissions,omitempty"`
+}
+
+// StackRecord documents the stacks part of a fit: the data and the
+// leave-one-sequence-out errors of the no-deferral runs (fractions).
+type StackRecord struct {
+	Source            string  `yaml:"source"`
+	Sequences         int     `yaml:"sequences"`
+	MakespanMedianAPE float64 `yaml:"makespan_median_ape"`
+	MeanSlowdownAPE   float64 `yaml:"mean_slowdown_median_ape"`
+	MaxSlowdownWithin int     `yaml:"max_slowdown_within_10pct"`
+}
+
+// AdmissionRecord documents the telemetry-combination fit on the threshold
+// grid, leave one sequence out.
+type AdmissionRecord struct {
+	Settings              int     `yaml:"settings"`
+	FirstRejectedRight    float64 `yaml:"first_rejected_right"`
+	DeferralsSpearman     float64 `yaml:"deferrals_spearman"`
+	GridMakespanMedianAPE float64 `yaml:"grid_makespan_median_ape"`
 }
 
 // APE is a median and 90th-percentile absolute percentage error (fractions).
@@ -65,6 +91,42 @@ var defaultPressure = sync.OnceValue(func() PressureParams {
 	}
 	return f.Params
 })
+
+// DefaultTelemetry is how co-located jobs' telemetry combines in the
+// simulator: the parameters of the embedded A100 model file.
+func DefaultTelemetry() TelemetryParams { return defaultTelemetry() }
+
+var defaultTelemetry = sync.OnceValue(func() TelemetryParams {
+	f, err := ReadInterference(interferenceA100YAML, "interference_a100.yaml")
+	if err != nil {
+		panic(fmt.Sprintf("embedded interference model: %v", err)) // a build defect, covered by tests
+	}
+	if f.Telemetry == nil {
+		return TelemetryParams{}
+	}
+	return *f.Telemetry
+})
+
+// TelemetryFor is the telemetry combination on GPU type t: the one in
+// t.InterferenceFile when set (the zero TelemetryParams if the file has
+// none), else DefaultTelemetry.
+func TelemetryFor(t GPUType) (TelemetryParams, error) {
+	if t.InterferenceFile == "" {
+		return DefaultTelemetry(), nil
+	}
+	data, err := os.ReadFile(t.InterferenceFile)
+	if err != nil {
+		return TelemetryParams{}, fmt.Errorf("interference model: %w", err)
+	}
+	f, err := ReadInterference(data, t.InterferenceFile)
+	if err != nil {
+		return TelemetryParams{}, err
+	}
+	if f.Telemetry == nil {
+		return TelemetryParams{}, nil
+	}
+	return *f.Telemetry, nil
+}
 
 // InterferenceFor is the interference truth for jobs on GPU type t: the
 // model in t.InterferenceFile when set, else DefaultInterference. The
@@ -121,6 +183,11 @@ func ReadInterference(data []byte, name string) (*InterferenceFile, error) {
 	}
 	if p.NWayExponent <= 0 {
 		return nil, fmt.Errorf("%s:%d: params.nway_exponent: %v, want > 0 (1 = additive)", name, keyLine(root, "params", "nway_exponent"), p.NWayExponent)
+	}
+	if f.Telemetry != nil {
+		if err := f.Telemetry.Check(); err != nil {
+			return nil, fmt.Errorf("%s:%d: telemetry: %w", name, keyLine(root, "telemetry"), err)
+		}
 	}
 	return &f, nil
 }

@@ -115,6 +115,21 @@ type GPU struct {
 // FreeMiB is the last measured free memory.
 func (g *GPU) FreeMiB() float64 { return g.CapacityMiB - g.UsedMiB }
 
+// IdleGPUs returns the n lowest-indexed GPUs that run no job and are not
+// taken (taken[g]: given to another job in the same decision), or nil when
+// fewer are idle. Every policy that places jobs on idle GPUs uses it.
+func (v *View) IdleGPUs(taken []bool, n int) []int {
+	var gpus []int
+	for g := range v.GPUs {
+		if len(v.GPUs[g].Jobs) == 0 && !taken[g] {
+			if gpus = append(gpus, g); len(gpus) == n {
+				return gpus
+			}
+		}
+	}
+	return nil
+}
+
 // Sample is one 1 Hz telemetry sample of a GPU. Pressure indicators are
 // fractions in [0,1]; UtilPct is nvidia-smi utilization in percent.
 type Sample struct {

@@ -4,7 +4,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -41,6 +40,14 @@ type Truth struct {
 	// varied peak is at most the GPU's capacity, so a job that fits alone
 	// by its profile never OOMs alone.
 	PeakJitter float64
+	// SpeedJitter is the relative half-width of a uniform, seeded
+	// per-attempt variation of a job's speed: each attempt's work after
+	// startup is its nominal work times 1 + SpeedJitter·(2u−1), u uniform
+	// in (0, 1) from (seed, job, attempt) (0.03 = ±3 %). Identical runs on
+	// the testbed differ by 1–8 % (pairs) and a job in a serial sequence
+	// by up to 6 % from its solo time; 0 (the default) leaves every
+	// output as it was.
+	SpeedJitter float64
 	// IdleHorizon bounds how long wake-ups alone may keep a run going while
 	// no job runs and none is still to arrive: past it the run ends and the
 	// loop reports the jobs left pending.
@@ -66,8 +73,11 @@ type Config struct {
 	Server       models.Server
 	Catalog      *models.Catalog // solo profiles on Server's GPU type
 	Interference models.Interference
-	Truth        Truth
-	Seed         uint64
+	// Telemetry says how co-located jobs' signals combine on a GPU (the
+	// zero value sums them, saturated at 1; see models.TelemetryParams).
+	Telemetry models.TelemetryParams
+	Truth     Truth
+	Seed      uint64
 	// Samples, when not nil, receives every GPU's 1 Hz telemetry sample
 	// once it is final, in time order (second, then GPU), from second 0
 	// to the last whole second of the run. Asking for samples changes
@@ -110,22 +120,53 @@ type item struct {
 	epoch uint32
 }
 
+// queue is a binary min-heap of items by (time, sequence), typed so that
+// pushing and popping box nothing.
 type queue []item
 
-func (q queue) Len() int { return len(q) }
-func (q queue) Less(i, j int) bool {
+func (q queue) less(i, j int) bool {
 	if q[i].t != q[j].t {
 		return q[i].t < q[j].t
 	}
 	return q[i].seq < q[j].seq
 }
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *queue) Push(x any)   { *q = append(*q, x.(item)) }
-func (q *queue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+func (q *queue) push(it item) {
+	*q = append(*q, it)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *queue) pop() item {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }
 
 // job is the simulator's private state of a job.
@@ -134,6 +175,7 @@ type job struct {
 	w       *models.Workload
 	startup time.Duration // this attempt's launch-to-activity time
 	peak    float64       // this attempt's true peak as a multiple of the profiled one
+	speed   float64       // this attempt's work as a multiple of the nominal one
 	epoch   uint32        // bumps when the pending finish/active event goes stale
 	nominal time.Duration // nominal startup
 	solo    float64       // the job's solo time, seconds (its own or the workload's)
@@ -171,9 +213,10 @@ type Sim struct {
 	// arrival is still in the queue.
 	live, arriving int
 	lastChange     time.Duration
-	co             []models.Profile // scratch
-	emitted        int64            // whole seconds already given to cfg.Samples
-	lastEvent      time.Duration    // the last instant that had events
+	co             []models.Profile      // scratch
+	comb           []models.TelemetryJob // scratch
+	emitted        int64                 // whole seconds already given to cfg.Samples
+	lastEvent      time.Duration         // the last instant that had events
 }
 
 // New builds a simulator for the given jobs. Every job's workload must be in
@@ -233,7 +276,7 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	}
 	i := len(s.jobs)
 	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo})
-	prof := profileOf(w)
+	prof := w.PolicyProfile()
 	prof.SoloS = solo
 	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
 		Profile: prof, State: policies.Waiting}
@@ -245,23 +288,10 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	return policies.JobID(i), nil
 }
 
-// profileOf is what profiling the workload alone would tell a scheduler.
-func profileOf(w *models.Workload) policies.Profile {
-	p := policies.Profile{Workload: w.ID, SoloS: w.SoloS, PeakMiB: w.PeakMiB(), UtilPct: w.UtilPct(),
-		Lucid: int(w.Lucid), Analytical: w.Estimates.Analytical, FakeTensor: w.Estimates.FakeTensor,
-		GPUMemNet: w.Estimates.GPUMemNet}
-	for _, g := range w.PerGPU {
-		p.SMACT = max(p.SMACT, g.SMACT.Mean)
-		p.SMOCC = max(p.SMOCC, g.SMOCC.Mean)
-		p.DRAMA = max(p.DRAMA, g.DRAMA.Mean)
-	}
-	return p
-}
-
 func (s *Sim) push(it item) {
 	it.seq = s.seq
 	s.seq++
-	heap.Push(&s.q, it)
+	s.q.push(it)
 }
 
 // Now is the current virtual time.
@@ -339,7 +369,7 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		t := s.q[0].t
 		var last item
 		for len(s.q) > 0 && s.q[0].t == t {
-			it := heap.Pop(&s.q).(item)
+			it := s.q.pop()
 			if it.kind == evWake {
 				delete(s.wakes, it.t)
 				if s.live == 0 || (s.arriving == 0 && s.running() == 0 && it.t-s.lastChange > s.cfg.Truth.IdleHorizon) {
@@ -417,7 +447,7 @@ func (s *Sim) handle(it item) {
 		pj.Active, pj.ActiveAt = true, s.now
 		// Alone, the job finishes its solo time after launch: startup
 		// jitter shifts when it becomes active, not when it ends.
-		j.work = max(j.solo-j.startup.Seconds(), 1)
+		j.work = max(j.solo-j.startup.Seconds(), 1) * j.speed
 		j.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
@@ -573,6 +603,10 @@ func (s *Sim) place(a policies.Place) error {
 	// The variation never lifts a peak above the GPU: a job profiled alone
 	// fits alone (a profiled peak above the capacity stays as it is).
 	j.peak = min(j.peak, max(1, s.cfg.Server.Type.MemoryMiB/j.w.PeakMiB()))
+	j.speed = 1
+	if s.cfg.Truth.SpeedJitter > 0 {
+		j.speed += s.cfg.Truth.SpeedJitter * (2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x5bd) - 1)
+	}
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
@@ -602,10 +636,22 @@ func (s *Sim) changed(gpus []int) {
 	s.emitSamples(s.now)
 	s.lastChange = s.now
 	for _, g := range gpus {
-		s.gpus[g].tel.record(s, g)
 		s.scheduleOOM(g)
 		for _, id := range s.view.GPUs[g].Jobs {
 			s.retime(int(id))
+		}
+	}
+	// Telemetry segments carry the jobs' rates, so they are recorded once
+	// every job is re-timed (a multi-GPU job's rate may change the
+	// telemetry of its other GPUs too).
+	for _, g := range gpus {
+		s.gpus[g].tel.record(s, g)
+		for _, id := range s.view.GPUs[g].Jobs {
+			for _, h := range s.view.Jobs[id].On {
+				if !slices.Contains(gpus, h) && s.gpus[h].tel.rateChanged(s) {
+					s.gpus[h].tel.record(s, h)
+				}
+			}
 		}
 	}
 }
@@ -804,6 +850,7 @@ func ReadTruth(p *policies.Params) (Truth, error) {
 		StartupJitter: p.Float("startup_jitter", d.StartupJitter, 0, 0.99, "relative half-width of startup jitter"),
 		Noise:         p.Float("noise", d.Noise, 0, 10, "telemetry noise scale (0: none)"),
 		PeakJitter:    p.Float("peak_jitter", d.PeakJitter, 0, 0.99, "relative half-width of per-attempt true-peak variation"),
+		SpeedJitter:   p.Float("speed_jitter", d.SpeedJitter, 0, 0.5, "relative half-width of per-attempt speed variation"),
 		IdleHorizon:   p.Duration("idle_horizon", d.IdleHorizon, time.Second, 1000*time.Hour, "how long wake-ups alone may run on an idle server"),
 	}
 	if err := p.Done("truth"); err != nil {

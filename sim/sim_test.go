@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -358,4 +359,36 @@ func TestParseTruth(t *testing.T) {
 		_, err := sim.ParseTruth(bad)
 		require.Error(t, err, "%v", bad)
 	}
+}
+
+// speed_jitter varies each attempt's work by up to ±J around the nominal,
+// seeded per job; 0 (the default) keeps solo runs at their solo time.
+func TestSpeedJitter(t *testing.T) {
+	const id = "resnet18_cifar100_bs64_20e_1gpu"
+	var specs []sim.JobSpec
+	for i := range 12 {
+		specs = append(specs, sim.JobSpec{Name: fmt.Sprint(i), Workload: id, GPUs: 1, Submit: time.Duration(i) * 2000 * sec})
+	}
+	jobs, _, _ := run(t, "a100-40gb:1", exact(), &exclusive.Policy{}, specs)
+	for _, j := range jobs {
+		near(t, solo(t, id), j.Exec, "no jitter")
+	}
+	tr := exact()
+	tr.SpeedJitter = 0.03
+	jobs, _, _ = run(t, "a100-40gb:1", tr, &exclusive.Policy{}, specs)
+	work := solo(t, id).Seconds() - models.Startup(id).Seconds()
+	seen := map[int64]bool{}
+	for _, j := range jobs {
+		d := j.Exec.Seconds() - solo(t, id).Seconds()
+		require.LessOrEqual(t, math.Abs(d), 0.03*work+1e-6)
+		seen[int64(d*1000)] = true
+	}
+	require.Greater(t, len(seen), 8, "each job varies on its own")
+	again, _, _ := run(t, "a100-40gb:1", tr, &exclusive.Policy{}, specs)
+	require.Equal(t, jobs, again, "seeded")
+	p, err := sim.ParseTruth(map[string]string{"speed_jitter": "0.03"})
+	require.NoError(t, err)
+	require.Equal(t, 0.03, p.SpeedJitter)
+	_, err = sim.ParseTruth(map[string]string{"speed_jitter": "0.6"})
+	require.ErrorContains(t, err, "speed_jitter")
 }

@@ -23,6 +23,7 @@ type segJob struct {
 	prof        *models.Profile
 	peakMiB     float64 // this attempt's true peak
 	activeAt    time.Duration
+	rate        float64 // progress rate while the segment lasts
 }
 
 type segment struct {
@@ -70,7 +71,7 @@ func (h *history) record(s *Sim, g int) {
 		if pj.Active {
 			prof := s.profileOn(int(id), g)
 			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
-				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt})
+				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate})
 		}
 	}
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
@@ -86,6 +87,20 @@ func (h *history) record(s *Sim, g int) {
 	if i > 0 {
 		h.segs = append(h.segs[:0], h.segs[i:]...)
 	}
+}
+
+// rateChanged reports whether a job of the current segment now runs at
+// another rate than the segment recorded.
+func (h *history) rateChanged(s *Sim) bool {
+	if len(h.segs) == 0 {
+		return false
+	}
+	for _, j := range h.segs[len(h.segs)-1].jobs {
+		if s.jobs[j.id].rate != j.rate {
+			return true
+		}
+	}
+	return false
 }
 
 // at returns the segment in force at t, or nil before the first.
@@ -130,15 +145,15 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		return x
 	}
 	noise := s.cfg.Truth.Noise
+	comb := s.comb[:0]
 	for _, j := range seg.jobs {
 		p := j.prof
 		u := func(sig uint64) float64 {
 			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), noiseKey(j.id, j.attempt), sig)
 		}
 		sm := draw(p.SMACT, u(1), noise)
-		x.SMACT += sm
-		x.SMOCC += draw(p.SMOCC, u(2), noise)
-		x.DRAMA += draw(p.DRAMA, u(3), noise)
+		comb = append(comb, models.TelemetryJob{SMACT: sm, SMOCC: draw(p.SMOCC, u(2), noise),
+			DRAMA: draw(p.DRAMA, u(3), noise), Util: p.UtilPct / 100, Rate: j.rate})
 		// Utilization moves with SM activity: same draw, same relative spread.
 		rel := 1.0
 		if p.SMACT.Mean > 0 {
@@ -147,9 +162,10 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		x.UtilPct += p.UtilPct * rel
 		x.UsedMiB += s.ramped(j.peakMiB, t-j.activeAt)
 	}
+	s.comb = comb
 	// Fractions in [0, 1] and percent in [0, 100], as the contract says
 	// (a bursty signal's low level can go negative only with noise > 1).
-	x.SMACT, x.SMOCC, x.DRAMA = min(max(x.SMACT, 0), 1), min(max(x.SMOCC, 0), 1), min(max(x.DRAMA, 0), 1)
+	x.SMACT, x.SMOCC, x.DRAMA = s.cfg.Telemetry.CombineTelemetry(comb)
 	x.UtilPct = min(max(x.UtilPct, 0), 100)
 	if !s.view.Pressure {
 		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0

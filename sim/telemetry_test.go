@@ -137,3 +137,47 @@ func TestTelemetryCacheMatchesFreshSamples(t *testing.T) {
 	require.Len(t, fresh, 301)
 	require.Equal(t, fresh, cached)
 }
+
+// The GPU's telemetry follows the configured combination of its jobs'
+// draws and current rates (models.TelemetryParams): noiseless, two jobs,
+// rate-weighted with saturation, and the plain sum by default.
+func TestTelemetryCombinationUsesRates(t *testing.T) {
+	a, _ := models.A100().Get("resnet50_imagenet_bs64_1gpu")
+	b, _ := models.A100().Get("vgg16_imagenet_bs64_1gpu")
+	inter := models.DefaultInterference()
+	ra := inter.Rate(a.PerGPU[0], []models.Profile{b.PerGPU[0]})
+	rb := inter.Rate(b.PerGPU[0], []models.Profile{a.PerGPU[0]})
+	require.Less(t, ra, 0.9)
+	for _, tc := range []struct {
+		name string
+		p    models.TelemetryParams
+	}{{"sum", models.TelemetryParams{}}, {"rate-weighted, saturating", models.TelemetryParams{RateWeight: 1, Saturation: 1}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			truth := sim.DefaultTruth()
+			truth.Noise = 0
+			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Interference: inter,
+				Telemetry: tc.p, Truth: truth, Seed: 3},
+				[]sim.JobSpec{{Name: "a", Workload: a.ID, GPUs: 1}, {Name: "b", Workload: b.ID, GPUs: 1}})
+			require.NoError(t, err)
+			_, err = s.Next()
+			require.NoError(t, err)
+			require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+			require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
+			require.NoError(t, s.Apply(policies.Wake{At: 60 * time.Second}))
+			for s.Now() < 60*time.Second {
+				_, err := s.Next()
+				require.NoError(t, err)
+			}
+			x := s.View().Telemetry.Samples(nil, 0, 1)[0]
+			want, _, _ := tc.p.CombineTelemetry([]models.TelemetryJob{
+				{SMACT: a.PerGPU[0].SMACT.Mean, SMOCC: a.PerGPU[0].SMOCC.Mean, DRAMA: a.PerGPU[0].DRAMA.Mean, Util: a.PerGPU[0].UtilPct / 100, Rate: ra},
+				{SMACT: b.PerGPU[0].SMACT.Mean, SMOCC: b.PerGPU[0].SMOCC.Mean, DRAMA: b.PerGPU[0].DRAMA.Mean, Util: b.PerGPU[0].UtilPct / 100, Rate: rb}})
+			require.InDelta(t, want, x.SMACT, 1e-9)
+			if tc.p.RateWeight == 0 {
+				require.InDelta(t, min(1, a.PerGPU[0].SMACT.Mean+b.PerGPU[0].SMACT.Mean), x.SMACT, 1e-9)
+			} else {
+				require.Less(t, x.SMACT, a.PerGPU[0].SMACT.Mean+b.PerGPU[0].SMACT.Mean-0.1)
+			}
+		})
+	}
+}

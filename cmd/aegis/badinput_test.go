@@ -74,7 +74,7 @@ func TestBadInput(t *testing.T) {
 		{name: "issue 13: server with two colons", args: sim("--server", "a100-40gb:3:4"), code: 2, msg: `server "a100-40gb:3:4": want TYPE:COUNT with one colon`},
 		{name: "issue 13: --truth without value", args: sim("--truth", "noise"), code: 2, msg: `--truth "noise": want key=value`},
 		{name: "issue 13: Philly log as a trace", args: sim("--trace", "{philly.json}"), code: 1, msg: "philly.json is a Philly cluster_job_log, not a trace: cut a trace from it with aegis trace select --format philly"},
-		{name: "issue 13: AEGIS_SHARED set but missing", args: []string{"calibrate"}, env: map[string]string{"AEGIS_SHARED": "/nonexistent"}, code: 2, msg: "AEGIS_SHARED=/nonexistent has no calibration/ folder"},
+		{name: "issue 13: AEGIS_SHARED set but missing", args: []string{"calibrate"}, env: map[string]string{"AEGIS_SHARED": "/nonexistent"}, code: 2, msg: "AEGIS_SHARED=/nonexistent has no calibration/ folder", lines: 19 /* the explanation of the data (issue 13) */},
 		{name: "issue 13: legacy workload not in catalog", args: sim("--trace", "{unknown.csv}", "--server", "legacy-11gb:8"), code: 1, msg: `"resnet9000" is not in the legacy-11gb catalog (see aegis workloads --gpu-type legacy-11gb)`},
 		{name: "issue 13: Philly job of 2,000 GPUs", args: []string{"trace", "stats", "{philly2000.json}"}, code: 1, msg: "field attempts[0].detail: 2000 GPUs: more than 1024"},
 		{name: "issue 13: simulate --out failing midway", args: sim("--trace", "{unknown.csv}", "--out", "{dir}/run/out"), code: 1, msg: `"resnet9000" is not in the a100-40gb catalog`, creates: "run"},

@@ -31,7 +31,7 @@ func sharedOrSkip(t *testing.T) {
 // shape and the acceptance criteria.
 func TestCalibrateJSON(t *testing.T) {
 	sharedOrSkip(t)
-	code, out, errOut := runCalibrate(t, "--json")
+	code, out, errOut := runCalibrate(t, "--json", "--no-stacks")
 	require.Equal(t, 0, code, errOut)
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &raw))
@@ -39,6 +39,7 @@ func TestCalibrateJSON(t *testing.T) {
 		require.Contains(t, raw, k)
 	}
 	require.NotContains(t, raw, "leave_one_workload_out", "only with --lowo")
+	require.NotContains(t, raw, "stacks", "--no-stacks (the stacks part: calibration.TestResultJSON)")
 	var j struct {
 		Model     string  `json:"model"`
 		Median    float64 `json:"heldout_median_ape"`
@@ -52,6 +53,7 @@ func TestCalibrateJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &j))
 	require.Equal(t, "pressure", j.Model)
 	require.Equal(t, 219, j.Pairs)
+
 	require.LessOrEqual(t, j.Median, 0.10)
 	require.Len(t, j.Baselines, 2)
 	for _, name := range []string{"none", "flat20"} {
@@ -70,7 +72,8 @@ func TestCalibrateOut(t *testing.T) {
 	code, out, errOut := runCalibrate(t, "--out", path, "--folds", "5")
 	require.Equal(t, 0, code, errOut)
 	for _, want := range []string{"219 co-runs, 5-fold cross-validation", "model                 held-out median APE  held-out p90 APE",
-		"\npressure ", "\nnone ", "\nflat20 ", "co_smact", "wrote " + path} {
+		"\npressure ", "\nnone ", "\nflat20 ", "co_smact", "wrote " + path,
+		"stacks: 5 sequences of 4-5 jobs on one GPU", "fitted, leave one sequence out", "fitted, leave one workload set out", "telemetry.saturation"} {
 		require.Contains(t, out, want)
 	}
 	require.NotContains(t, out, "leave-one-workload-out", "only with --lowo")
@@ -156,7 +159,7 @@ func TestCalibrateLOWO(t *testing.T) {
 			`"heldout_median_ape"`, `"baselines"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, o, errOut := runCalibrate(t, append([]string{"--pairs", pairs}, tc.args...)...)
+			code, o, errOut := runCalibrate(t, append([]string{"--pairs", pairs, "--no-stacks"}, tc.args...)...)
 			require.Equal(t, 0, code, errOut)
 			for _, w := range tc.want {
 				require.Contains(t, o, w)
@@ -230,10 +233,14 @@ func TestCalibrateErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"bad pair line", []string{"--pairs", pairs, "--catalog", cat}, 1, "pairs.csv:3: column solo_time_b_s"},
-		{"missing pairs", []string{"--pairs", filepath.Join(dir, "nope.csv"), "--catalog", cat}, 1, "nope.csv"},
-		{"missing catalog", []string{"--pairs", pairs, "--catalog", filepath.Join(dir, "nope.csv")}, 1, "catalog:"},
-		{"too few pairs for folds", []string{"--pairs", few, "--catalog", cat}, 1, "of 5 is empty"},
+		{"bad pair line", []string{"--no-stacks", "--pairs", pairs, "--catalog", cat}, 1, "pairs.csv:3: column solo_time_b_s"},
+		{"missing pairs", []string{"--no-stacks", "--pairs", filepath.Join(dir, "nope.csv"), "--catalog", cat}, 1, "nope.csv"},
+		{"missing catalog", []string{"--no-stacks", "--pairs", pairs, "--catalog", filepath.Join(dir, "nope.csv")}, 1, "catalog:"},
+		{"too few pairs for folds", []string{"--no-stacks", "--pairs", few, "--catalog", cat}, 1, "of 5 is empty"},
+		{"missing stacks", []string{"--stacks", dir, "--pairs", few, "--catalog", cat}, 1, "progressive_sequences.csv"},
+		{"nway with stacks", []string{"--nway-exponent", "1.2", "--pairs", pairs, "--catalog", cat}, 2, "ρ is fitted"},
+		{"model without report", []string{"--model", "m.yaml"}, 2, "--model and --truth are read by --report only"},
+		{"seeds", []string{"--seeds", "0"}, 2, "--seeds 0"},
 		{"folds", []string{"--folds", "1", "--pairs", pairs, "--catalog", cat}, 2, "--folds 1"},
 		{"nway", []string{"--nway-exponent", "0", "--pairs", pairs, "--catalog", cat}, 2, "--nway-exponent 0"},
 		{"unknown flag", []string{"--bogus"}, 2, "unknown flag"},
@@ -244,5 +251,29 @@ func TestCalibrateErrors(t *testing.T) {
 			require.Equal(t, tc.code, code, errOut)
 			require.Contains(t, errOut, tc.want)
 		})
+	}
+}
+
+// Without the shared data and without --pairs, calibrate explains where
+// the measured data come from and their formats.
+func TestCalibrateExplainsData(t *testing.T) {
+	t.Setenv("AEGIS_SHARED", t.TempDir())
+	t.Chdir(t.TempDir())
+	code, _, errOut := runCalibrate(t)
+	require.Equal(t, 2, code)
+	for _, want := range []string{"shared calibration data not found", "Where the data come from", "AEGIS artifact",
+		"workload_a,workload_b,solo_time_a_s,solo_time_b_s,pair_time_a_s,pair_time_b_s", "progressive_sequences.csv", "threshold_grid.csv"} {
+		require.Contains(t, errOut, want)
+	}
+}
+
+// --report compares a model file with every stack and grid measurement.
+func TestCalibrateReport(t *testing.T) {
+	sharedOrSkip(t)
+	code, out, errOut := runCalibrate(t, "--report", "--seeds", "1", "--model", filepath.Join("..", "..", "experiments", "calibration", "testdata", "interference_a100_before.yaml"))
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{"| mixed_imagenet_cifar_llama_4jobs | 4 | 709 / 699 | 1.17 / 1.23 |", "| grid: first rejected position right | 42.3 % (155 of 366) |",
+		"imagenet_diverse_5jobs, per threshold setting", "| 0.1/0.05/0.05 | 2 | 2 |"} {
+		require.Contains(t, out, want)
 	}
 }

@@ -77,7 +77,7 @@ func showWorkloadProfile(out io.Writer, t models.GPUType, w *models.Workload, m 
 	fmt.Fprintf(tw, "Lucid class\t%s\n", w.Lucid)
 	fmt.Fprintln(tw, "memory inputs\t")
 	for _, in := range models.MemoryInputs() {
-		e := in.Estimate(w)
+		e := models.EstimateFor(in, w)
 		var v string
 		switch e.Status {
 		case models.EstimateKnown:

@@ -36,7 +36,7 @@ func TestWorkloadsShow(t *testing.T) {
 			"  peakmem      7118 MiB", "  est-free     no per-job estimate", "  analytical   14910 MiB", "  gpumemnet    16000 MiB",
 			"  faketensor   5337 MiB", "peak MiB    7118", "SMACT mean  0.6855", "SMACT p95  0.7310", "DRAMA mean  0.4709", "util %    78.9",
 			"slowdown ×2", "slowdown ×4"}},
-		{"two GPUs", []string{"gpt2_large_wiki_bs8_2gpu"}, []string{"GPUs           2", "gpu 0   gpu 1", "peak MiB   28330   16458", "slowdown ×2    1.60    1.46",
+		{"two GPUs", []string{"gpt2_large_wiki_bs8_2gpu"}, []string{"GPUs           2", "gpu 0   gpu 1", "peak MiB   28330   16458", "slowdown ×2    1.61    1.36",
 			"  analytical   unavailable (exclusive placement only)"}},
 		{"legacy", []string{"--gpu-type", "legacy-11gb", "resnet50_imagenet_bs64_1gpu"}, []string{
 			"legacy-11gb, 11264 MiB, pressure telemetry: no", "solo time      5466.45 s", "  gpumemnet    16000 MiB (more than the GPU)"}},

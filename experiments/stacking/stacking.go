@@ -62,6 +62,9 @@ type Config struct {
 	Catalog *models.Catalog
 	// Interference is the speed truth (nil: models.InterferenceFor(GPU)).
 	Interference models.Interference
+	// Telemetry is how co-located jobs' telemetry combines (nil:
+	// models.TelemetryFor(GPU)).
+	Telemetry *models.TelemetryParams
 	// Truth overrides the simulator's default truth when not nil.
 	Truth *sim.Truth
 	// Seed seeds the simulator (startup jitter, telemetry noise).
@@ -157,6 +160,12 @@ func Replay(seq Sequence, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
+	var tel models.TelemetryParams
+	if cfg.Telemetry != nil {
+		tel = *cfg.Telemetry
+	} else if tel, err = models.TelemetryFor(gt); err != nil {
+		return nil, err
+	}
 	truth := sim.DefaultTruth()
 	if cfg.Truth != nil {
 		truth = *cfg.Truth
@@ -166,7 +175,7 @@ func Replay(seq Sequence, cfg Config) (*Result, error) {
 		specs[i] = sim.JobSpec{Name: fmt.Sprintf("%d:%s", j.Position, j.Run), Workload: j.Workload, GPUs: 1}
 	}
 	s, err := sim.New(sim.Config{Server: models.Server{Type: gt, GPUs: 1}, Catalog: cat,
-		Interference: inter, Truth: truth, Seed: cfg.Seed}, specs)
+		Interference: inter, Telemetry: tel, Truth: truth, Seed: cfg.Seed}, specs)
 	if err != nil {
 		return nil, fmt.Errorf("sequence %s: %w", seq.Name, err)
 	}

@@ -18,13 +18,13 @@ import (
 	"github.com/aegis-sched/aegis/policies/colloc"
 )
 
-// Memory inputs.
+// Memory inputs, the values of Config.Memory (see policies.MemoryInput).
 const (
-	EstFree    = "est-free"
-	PeakMem    = "peakmem"
-	Analytical = "analytical"
-	GPUMemNet  = "gpumemnet"
-	FakeTensor = "faketensor"
+	EstFree    = string(policies.MemEstFree)
+	PeakMem    = string(policies.MemPeak)
+	Analytical = string(policies.MemAnalytical)
+	GPUMemNet  = string(policies.MemGPUMemNet)
+	FakeTensor = string(policies.MemFakeTensor)
 )
 
 // Placement rules.
@@ -151,23 +151,14 @@ func (p *Policy) Validate(v *policies.View) error {
 // need returns the usable free MiB job j needs on a GPU under the memory
 // input, or false when the input has no estimate for it (exclusive only).
 func (p *Policy) need(j *policies.Job) (float64, bool) {
-	var est float64
-	switch p.cfg.Memory {
-	case EstFree:
+	e := policies.MemoryInput(p.cfg.Memory).Estimate(&j.Profile)
+	switch e.Status {
+	case policies.EstimateNone: // Est-free: a floor of usable free memory
 		return p.cfg.EstFreeMiB, true
-	case PeakMem:
-		est = j.PeakMiB
-	case Analytical:
-		est = j.Analytical
-	case GPUMemNet:
-		est = j.GPUMemNet
-	case FakeTensor:
-		est = j.FakeTensor
+	case policies.EstimateKnown:
+		return e.MiB + p.cfg.GuardMiB, true
 	}
-	if est <= 0 {
-		return 0, false
-	}
-	return est + p.cfg.GuardMiB, true
+	return 0, false
 }
 
 // Signals of the telemetry window, as indexes of score.
@@ -187,12 +178,29 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		p.memoDone = make([][4]bool, len(v.GPUs))
 		p.win = make([][]policies.Sample, len(v.GPUs))
 		p.sl = make([]slider, len(v.GPUs))
+		for g := range p.sl {
+			p.sl[g].use = p.signals()
+		}
 		p.winDone = make([]bool, len(v.GPUs))
 		p.verdicts = make([]verdict, len(v.GPUs))
 	}
 	clear(p.memoDone)
 	clear(p.winDone)
 	return p.Scheduler.Schedule(v)
+}
+
+// signals returns the window signals the filter and placement read.
+func (p *Policy) signals() (use [4]bool) {
+	switch p.cfg.Filter {
+	case "pressure":
+		use[smact], use[smocc], use[drama] = true, true, true
+	case "util":
+		use[util] = true
+	}
+	if p.cfg.Placement == MU {
+		use[smact], use[util] = true, true
+	}
+	return use
 }
 
 // window brings GPU g's window up to date, once per decision.
@@ -213,7 +221,15 @@ func (p *Policy) score(v *policies.View, g, sig int) float64 {
 	p.window(v, g)
 	sl := &p.sl[g]
 	sc := 0.0
-	if n := len(sl.samples); n > 0 {
+	if !sl.use[sig] {
+		xs := p.xs[:0]
+		for _, x := range sl.samples {
+			xs = append(xs, signal(x, sig))
+		}
+		p.xs = xs
+		p.tmp = slices.Grow(p.tmp[:0], len(xs))
+		sc = policies.Score(xs, p.tmp)
+	} else if n := len(sl.samples); n > 0 {
 		alpha := 2 / float64(n+1)
 		ewma := signal(sl.samples[0], sig)
 		for _, x := range sl.samples[1:] {
@@ -250,6 +266,7 @@ type slider struct {
 	samples []policies.Sample // the window, oldest first
 	sorted  [4][]float64      // each signal's values in the window, ascending
 	buf     []policies.Sample // scratch
+	use     [4]bool           // the signals whose sorted values are kept
 }
 
 func (s *slider) update(v *policies.View, g, n int, anchored bool) {
@@ -267,6 +284,9 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 	if !steady || !s.ok || anchor != s.anchor || m >= n || m < 0 {
 		s.samples = colloc.Window(v, g, n, anchored, s.samples)
 		for sig := range s.sorted {
+			if !s.use[sig] {
+				continue
+			}
 			srt := s.sorted[sig][:0]
 			for _, x := range s.samples {
 				srt = append(srt, signal(x, sig))
@@ -284,15 +304,21 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 	for _, x := range s.buf {
 		s.samples = append(s.samples, x)
 		for sig := range s.sorted {
+			if !s.use[sig] {
+				continue
+			}
 			y := signal(x, sig)
-			i, _ := slices.BinarySearch(s.sorted[sig], y)
+			i := search(s.sorted[sig], y)
 			s.sorted[sig] = slices.Insert(s.sorted[sig], i, y)
 		}
 	}
 	drop := max(0, len(s.samples)-n)
 	for _, x := range s.samples[:drop] {
 		for sig := range s.sorted {
-			i, _ := slices.BinarySearch(s.sorted[sig], signal(x, sig))
+			if !s.use[sig] {
+				continue
+			}
+			i := search(s.sorted[sig], signal(x, sig))
 			s.sorted[sig] = slices.Delete(s.sorted[sig], i, i+1)
 		}
 	}
@@ -513,7 +539,7 @@ func (b *bounds) after(k, n int, lo, hi float64) (float64, float64) {
 	size := min(n, L+k)
 	for d := L + k - size; b.drop < d && b.drop < L; b.drop++ {
 		x := b.xs[b.drop]
-		i, _ := slices.BinarySearch(b.sorted, x)
+		i := search(b.sorted, x)
 		b.sorted = slices.Delete(b.sorted, i, i+1)
 		b.sum -= x
 	}
@@ -576,4 +602,19 @@ func insertionSort(s []float64) {
 		}
 		s[j] = x
 	}
+}
+
+// search returns the first index of s (ascending, no NaNs) whose value is
+// at least x.
+func search(s []float64, x float64) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }

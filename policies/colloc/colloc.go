@@ -170,6 +170,24 @@ type Scheduler struct {
 	// until is the earliest time at which this decision's answers could
 	// change without an event (Never: only an event changes them).
 	until time.Duration
+	acts  []policies.Action
+	// defers holds each GPU's last deferral, boxed, to hand out again while
+	// it repeats (no allocation per deferral).
+	defers []policies.Action
+}
+
+// deferral returns Defer{job, g, reason} as an Action, reusing GPU g's last
+// one when it is the same.
+func (s *Scheduler) deferral(job policies.JobID, g int, reason string) policies.Action {
+	if g >= len(s.defers) {
+		s.defers = append(s.defers, make([]policies.Action, g+1-len(s.defers))...)
+	}
+	if d, ok := s.defers[g].(policies.Defer); ok && d.Job == job && d.Reason == reason {
+		return s.defers[g]
+	}
+	a := policies.Action(policies.Defer{Job: job, GPU: g, Reason: reason})
+	s.defers[g] = a
+	return a
 }
 
 // New returns a scheduler named name applying rule under cfg.
@@ -203,7 +221,8 @@ func (s *Scheduler) Config() Config { return s.cfg }
 //     collocation: later jobs may backfill GPUs a blocked head cannot use
 //     (Horus's look-ahead), which can delay the head.
 func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
-	var acts []policies.Action
+	acts := s.acts[:0] // reused: the caller is done with it before the next decision
+	defer func() { s.acts = acts[:0] }()
 	if cap(s.busy) < len(v.GPUs) {
 		s.busy = make([]bool, len(v.GPUs))
 	}
@@ -227,7 +246,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	// consider tries to place one job and reports whether the jobs behind
 	// it must wait.
 	consider := func(j *policies.Job) (blocked bool) {
-		if gpus := s.idle(v, busy, j.GPUs); gpus != nil {
+		if gpus := v.IdleGPUs(busy, j.GPUs); gpus != nil {
 			acts = s.place(acts, busy, j, gpus)
 			return false
 		}
@@ -304,20 +323,6 @@ func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, 
 	return append(acts, policies.Place{Job: j.ID, GPUs: gpus})
 }
 
-// idle returns the n lowest-indexed GPUs that run no job and were not given
-// a job in this decision, or nil.
-func (s *Scheduler) idle(v *policies.View, busy []bool, n int) []int {
-	var gpus []int
-	for g := range v.GPUs {
-		if len(v.GPUs[g].Jobs) == 0 && !busy[g] {
-			if gpus = append(gpus, g); len(gpus) == n {
-				return gpus
-			}
-		}
-	}
-	return nil
-}
-
 type cand struct {
 	g     int
 	score float64
@@ -355,7 +360,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			}
 		}
 		if reason != "" {
-			acts = append(acts, policies.Defer{Job: j.ID, GPU: g, Reason: reason})
+			acts = append(acts, s.deferral(j.ID, g, reason))
 			continue
 		}
 		cands = append(cands, cand{g, s.rule.Score(v, j, g)})

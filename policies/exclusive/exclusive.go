@@ -31,7 +31,7 @@ func (*Policy) Schedule(v *policies.View) []policies.Action {
 			acts = append(acts, policies.Stop{Job: id, Reason: "failed exclusively: " + j.LastFailure.String()})
 			continue
 		}
-		gpus := Idle(v, taken, j.GPUs)
+		gpus := v.IdleGPUs(taken, j.GPUs)
 		if gpus == nil {
 			break // head-of-line blocking
 		}
@@ -41,19 +41,4 @@ func (*Policy) Schedule(v *policies.View) []policies.Action {
 		acts = append(acts, policies.Place{Job: id, GPUs: gpus})
 	}
 	return acts
-}
-
-// Idle returns the n lowest-indexed GPUs that run no job and are not taken,
-// or nil if fewer are idle.
-func Idle(v *policies.View, taken []bool, n int) []int {
-	var gpus []int
-	for g := range v.GPUs {
-		if len(v.GPUs[g].Jobs) == 0 && !taken[g] {
-			gpus = append(gpus, g)
-			if len(gpus) == n {
-				return gpus
-			}
-		}
-	}
-	return nil
 }

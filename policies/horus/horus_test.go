@@ -54,7 +54,7 @@ func world(n int, jobs ...on) *policies.View {
 // newHorus returns the rule and the scheduler that params configure.
 func newHorus(t *testing.T, params map[string]string) (horus.Rule, *colloc.Scheduler) {
 	t.Helper()
-	c, err := horus.ParseConfig(params)
+	c, err := horus.ReadConfig(policies.NewParams(params))
 	require.NoError(t, err)
 	s, err := horus.New(params)
 	require.NoError(t, err)
@@ -197,7 +197,7 @@ func TestNew(t *testing.T) {
 	} {
 		_, err := horus.New(params)
 		require.ErrorContains(t, err, msg)
-		_, err = horus.ParseConfig(params)
+		_, err = horus.ReadConfig(policies.NewParams(params))
 		require.ErrorContains(t, err, msg)
 		require.ErrorContains(t, err, "horus: ")
 	}

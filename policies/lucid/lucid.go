@@ -60,25 +60,20 @@ func DefaultConfig(variant string) Config {
 // applies. It keeps no state: everything it decides on is in the View.
 type Rule struct{ Config }
 
-// New builds the Lucid policy from key=value parameters (see ParseConfig):
+// New builds the Lucid policy from key=value parameters (see ReadConfig):
 // its Rule under the shared machinery.
 func New(params map[string]string) (*colloc.Scheduler, error) {
-	c, err := ParseConfig(params)
+	c, err := ReadConfig(policies.NewParams(params))
 	if err != nil {
 		return nil, err
 	}
 	return colloc.New("lucid", c.Config, Rule{c}), nil
 }
 
-// ParseConfig reads a configuration from key=value parameters: variant
+// ReadConfig reads a configuration from p: variant
 // (paper|original), guard_mib, priority_ratio, and the machinery's hold,
 // tick, lookahead and recovery.
-func ParseConfig(params map[string]string) (Config, error) {
-	return ReadConfig(policies.NewParams(params))
-}
-
-// ReadConfig reads a configuration from p (see ParseConfig); unknown keys
-// and bad values are errors.
+// Unknown keys and bad values are errors.
 func ReadConfig(p *policies.Params) (Config, error) {
 	variant := p.String("variant", Paper, "Lucid variant", Paper, Original)
 	def := DefaultConfig(variant)

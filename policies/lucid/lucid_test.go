@@ -71,7 +71,7 @@ func build(n int, specs ...spec) *policies.View {
 // policy returns the rule of a variant with default settings.
 func policy(t *testing.T, variant string) lucid.Rule {
 	t.Helper()
-	c, err := lucid.ParseConfig(map[string]string{"variant": variant})
+	c, err := lucid.ReadConfig(policies.NewParams(map[string]string{"variant": variant}))
 	require.NoError(t, err)
 	return lucid.Rule{Config: c}
 }
@@ -115,7 +115,7 @@ func TestAdmit(t *testing.T) {
 
 func TestPriorityRatioParam(t *testing.T) {
 	v := build(1, spec{class: tiny, peak: 100, solo: 100, at: []int{0}}, spec{class: tiny, peak: 100, solo: 300})
-	c, err := lucid.ParseConfig(map[string]string{"variant": "original", "priority_ratio": "3"})
+	c, err := lucid.ReadConfig(policies.NewParams(map[string]string{"variant": "original", "priority_ratio": "3"}))
 	require.NoError(t, err)
 	require.Equal(t, "", lucid.Rule{Config: c}.Admit(v, v.Job(1), 0))
 	require.Equal(t, "priority", policy(t, lucid.Original).Admit(v, v.Job(1), 0))
@@ -124,7 +124,7 @@ func TestPriorityRatioParam(t *testing.T) {
 
 func TestGuardParam(t *testing.T) {
 	v := build(1, spec{class: tiny, peak: 20000, at: []int{0}}, spec{class: tiny, peak: capMiB - 20000 - 100})
-	c, err := lucid.ParseConfig(map[string]string{"guard_mib": "100"})
+	c, err := lucid.ReadConfig(policies.NewParams(map[string]string{"guard_mib": "100"}))
 	require.NoError(t, err)
 	require.Equal(t, "", lucid.Rule{Config: c}.Admit(v, v.Job(1), 0))
 	require.Equal(t, "memory", policy(t, lucid.Paper).Admit(v, v.Job(1), 0))
@@ -196,7 +196,7 @@ func TestNew(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "lucid", s.Name())
 	require.Equal(t, 30*time.Second, s.Config().Hold)
-	c, err := lucid.ParseConfig(nil)
+	c, err := lucid.ReadConfig(policies.NewParams(nil))
 	require.NoError(t, err)
 	require.Equal(t, lucid.Paper, c.Variant)
 	require.Equal(t, 2, c.MaxJobs)
@@ -204,7 +204,7 @@ func TestNew(t *testing.T) {
 	require.Equal(t, 512.0, c.GuardMiB)
 	require.Equal(t, 2.0, c.PriorityRatio)
 	require.Equal(t, 1, c.Lookahead)
-	c, err = lucid.ParseConfig(map[string]string{"variant": "original", "hold": "5", "tick": "2s"})
+	c, err = lucid.ReadConfig(policies.NewParams(map[string]string{"variant": "original", "hold": "5", "tick": "2s"}))
 	require.NoError(t, err)
 	require.Equal(t, lucid.Original, c.Variant)
 	require.Equal(t, 5*time.Second, c.Hold)

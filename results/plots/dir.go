@@ -275,8 +275,9 @@ func (d *dirData) normalized() (*Figure, error) {
 		groups = append(slices.Delete(groups, k, k+1), "GeoMean")
 		gi = append(slices.Delete(gi, k, k+1), k)
 	}
-	mkB := Bars{Title: "makespan", YLabel: "makespan / normalizing config's", Groups: groups, Ref: 1}
-	jctB := Bars{Title: "job completion time", YLabel: "JCT / normalizing config's", Groups: groups, Ref: 1,
+	base := baseline(t, sweep)
+	mkB := Bars{Title: "makespan", YLabel: "makespan / " + base + "'s", Groups: groups, Ref: 1}
+	jctB := Bars{Title: "job completion time", YLabel: "JCT / " + base + "'s", Groups: groups, Ref: 1,
 		MarkerName: "p95 JCT"}
 	for s, name := range series.keys {
 		if allOne[s] && len(series.keys) > 1 {
@@ -291,7 +292,32 @@ func (d *dirData) normalized() (*Figure, error) {
 		mkB.Series = append(mkB.Series, BarSeries{Name: name, Values: a})
 		jctB.Series = append(jctB.Series, BarSeries{Name: name, Values: b, Markers: c})
 	}
-	return NormalizedBars(specTitle(t)+"makespan and JCT normalized to the baseline (bars: mean; diamonds: p95)", mkB, jctB)
+	return NormalizedBars(specTitle(t)+"makespan and JCT normalized to "+base, mkB, jctB)
+}
+
+// baseline names the normalizing configuration of normalized.csv: the
+// first series whose every metric is 1 ("the baseline" when none is).
+func baseline(t *runfiles.Table, sweep []string) string {
+	var series order
+	ones := map[int]bool{}
+	for i := range t.Len() {
+		s := series.at(seriesName(t, i, sweep))
+		if _, ok := ones[s]; !ok {
+			ones[s] = true
+		}
+		for _, c := range []string{"makespan_s", "mean_jct_s", "mean_queue_s", "mean_exec_s"} {
+			if t.Has(c) {
+				v, err := t.OptFloat(i, c)
+				ones[s] = ones[s] && err == nil && v == 1
+			}
+		}
+	}
+	for s, name := range series.keys {
+		if ones[s] {
+			return name
+		}
+	}
+	return "the baseline"
 }
 
 // queueExec draws Figure 5 from normalized.csv: per configuration the
@@ -337,7 +363,7 @@ func (d *dirData) queueExec() (*Figure, error) {
 		mean.Points = append(mean.Points, Point{Label: name, X: m.get(s, 0), Y: m.get(s, 1)})
 		p95.Points = append(p95.Points, Point{Label: name, X: m.get(s, 2), Y: m.get(s, 3)})
 	}
-	return Tradeoff(specTitle(t)+"queueing vs execution time (normalized to the baseline)", mean, p95)
+	return Tradeoff(specTitle(t)+"queueing vs execution time, normalized to "+baseline(t, sweep), mean, p95)
 }
 
 // jctCDF draws Figure 4 from jobs.csv: per-job JCT / solo time CDFs, one

@@ -492,8 +492,13 @@ func Thresholds(title string, pts []ThresholdPoint) (*Figure, error) {
 	}
 	add(a, knee, kneeLabel, star{}, vg.Points(4), colorOf(5))
 	add(a, kneeMax, "", star{}, vg.Points(4), colorOf(5))
-	add(b, defers, "threshold point", draw.CircleGlyph{}, vg.Points(2.5), light(colorOf(2)))
+	add(b, defers, "deferrals of a threshold point", draw.CircleGlyph{}, vg.Points(2.5), light(colorOf(2)))
 	add(b, kneeDef, kneeLabel, star{}, vg.Points(4), colorOf(5))
+	// A margin so points at the extremes stay clear of the axes.
+	xs := slices.Concat(mean, maxs)
+	x0, x1, y0, y1 := plotter.XYRange(xs)
+	dx, dy := max(x1-x0, 1e-3), max(y1-y0, 1e-3)
+	a.X.Min, a.X.Max, a.Y.Min, a.Y.Max = x0-0.04*dx, x1+0.04*dx, y0-0.04*dy, y1+0.04*dy
 	row := []*plot.Plot{a}
 	if len(defers) > 0 {
 		_, _, _, yb := plotter.XYRange(defers)

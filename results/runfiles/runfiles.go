@@ -7,13 +7,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
 )
 
 // Telemetry is a run's 1 Hz telemetry: S[g][k] is GPU g's sample at whole
-// second k (the zero sample where the file has no row).
+// second k (At = k s; a zero sample where the file has no row).
 type Telemetry struct {
 	S [][]policies.Sample
 }
@@ -84,8 +85,9 @@ func ParseTelemetry(name string, r io.Reader) (*Telemetry, error) {
 			tel.S = append(tel.S, nil)
 		}
 		for len(tel.S[g]) <= k {
-			tel.S[g] = append(tel.S[g], policies.Sample{})
+			tel.S[g] = append(tel.S[g], policies.Sample{At: time.Duration(len(tel.S[g])) * time.Second})
 		}
+		x.At = time.Duration(k) * time.Second
 		tel.S[g][k] = x
 	}
 	return tel, nil

@@ -149,6 +149,8 @@ func (r recorded) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 		if g < len(r.tel.S) && k < len(r.tel.S[g]) {
 			x = r.tel.S[g][k]
 		}
+		// The anchored window places samples by their time (Sample.At).
+		x.At = time.Duration(k) * time.Second
 		dst = append(dst, x)
 	}
 	return dst

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// aegis simulate --telemetry, then aegis plot on its directory, both formats.
+func TestPlotSimulateDir(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := aegis("simulate", "--trace", "demo", "--policy", "exclusive", "--seed", "1", "--out", dir, "--telemetry")
+	require.Equal(t, 0, code, errs)
+	tel, err := os.ReadFile(filepath.Join(dir, "telemetry.csv"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(tel), "gpu,t_s,smact,smocc,drama,util,used_mib\n0,0,"))
+	for _, format := range []string{"svg", "png"} {
+		code, out, errs := aegis("plot", dir, "--format", format)
+		require.Equal(t, 0, code, errs)
+		require.Equal(t, filepath.Join(dir, "jct-cdf."+format)+"\n"+filepath.Join(dir, "timeline."+format)+"\n", out)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "timeline.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "SM activity per GPU", "with telemetry the timeline shows SMACT")
+}
+
+func TestPlotErrors(t *testing.T) {
+	empty := t.TempDir()
+	bad := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bad, "stability.csv"), []byte("window_s,signal\n10,smact\n"), 0o644))
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no dir", []string{"plot"}, 2, "accepts 1 arg"},
+		{"bad format", []string{"plot", empty, "--format", "jpg"}, 2, `plot format "jpg"`},
+		{"nothing to plot", []string{"plot", empty}, 1, "nothing to plot"},
+		{"unknown figure", []string{"plot", empty, "--figure", "fig8"}, 1, `unknown figure "fig8"`},
+		{"missing column", []string{"plot", bad}, 1, `stability.csv:1: missing column "wmae"`},
+		{"telemetry without out", []string{"simulate", "--telemetry"}, 2, "--telemetry needs --out"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := aegis(tc.args...)
+			require.Equal(t, tc.code, code, errs)
+			require.Contains(t, errs, tc.want)
+		})
+	}
+}

@@ -1,0 +1,131 @@
+package calibration
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/experiments/stacking"
+	"github.com/aegis-sched/aegis/models"
+)
+
+func TestSpearman(t *testing.T) {
+	require.InDelta(t, 1, Spearman([]float64{1, 2, 3, 10}, []float64{5, 6, 7, 8}), 1e-12)
+	require.InDelta(t, -1, Spearman([]float64{1, 2, 3}, []float64{3, 2, 1}), 1e-12)
+	// Ties get their mean rank: ranks (1.5, 1.5, 3) vs (1, 2, 3).
+	require.InDelta(t, math.Sqrt(3)/2, Spearman([]float64{0, 0, 5}, []float64{1, 2, 3}), 1e-12)
+	require.True(t, math.IsNaN(Spearman([]float64{1, 1}, []float64{1, 2})))
+	require.True(t, math.IsNaN(Spearman([]float64{1}, []float64{1, 2})))
+}
+
+func TestSummarizeCategories(t *testing.T) {
+	g := func(meas, sim int) GridRow {
+		return GridRow{GridRun: stacking.GridRun{FirstRejected: meas, Deferrals: 10 * meas, MakespanS: 100}, SimFirstRejected: sim, SimDeferrals: 10 * sim, SimMakespanS: 110}
+	}
+	s := summarize([]SeqRow{{SimMakespanS: 110, MeasMakespanS: 100, SimMeanSlowdown: 1, MeasMeanSlowdown: 1, SimMaxSlowdown: 1.2, MeasMaxSlowdown: 1}},
+		[]GridRow{g(2, 2), g(0, 3), g(3, 2), g(2, 4), g(4, 0)})
+	require.Equal(t, Summary{Sequences: 1, MakespanMedianAPE: 0.1, MeanSlowdownAPE: 0, MaxSlowdownWithin10: 0, Settings: 5, FirstRight: 1,
+		SimOnly: 1, Earlier: 1, Later: 1, MeasOnly: 1, DeferralsSpearman: s.DeferralsSpearman, GridMakespanMedianAPE: 0.1}, s)
+}
+
+// seq is a synthetic launch sequence of embedded-catalog workloads.
+func seq(name string) stacking.Sequence {
+	return stacking.Sequence{Name: name, Jobs: []stacking.Job{
+		{Position: 1, Run: "a", Workload: "mobilenet_cifar100_bs64_20e_1gpu", SoloS: 300},
+		{Position: 2, Run: "b", Workload: "resnet50_imagenet_bs64_1gpu", SoloS: 200},
+		{Position: 3, Run: "c", Workload: "xception_imagenet_bs32_1gpu", SoloS: 160},
+		{Position: 4, Run: "d", Workload: "efficientnet_imagenet_bs64_1gpu", SoloS: 170},
+	}}
+}
+
+// synthetic measures the sequence under a known truth: its no-deferral
+// outcome and a threshold grid's first rejections and deferrals.
+func synthetic(t *testing.T, truth Model) *stacking.Data {
+	t.Helper()
+	s := seq("s")
+	d := &stacking.Data{Sequences: []stacking.Sequence{s}}
+	row, err := replayMean(s, truth, 1)
+	require.NoError(t, err)
+	d.Targets = []stacking.Target{{Sequence: "s", Group: "no_deferral", Runs: 1, Jobs: 4, MakespanS: row.SimMakespanS,
+		MeanSlowdown: row.SimMeanSlowdown, MaxSlowdown: row.SimMaxSlowdown}}
+	for _, t1 := range []float64{0.3, 0.5, 0.6, 0.7, 0.8, 0.9} {
+		for _, t2 := range []float64{0.2, 0.35, 0.5} {
+			for _, t3 := range []float64{0.2, 0.4, 0.6} {
+				th := [3]float64{t1, t2, t3}
+				r, err := stacking.Replay(s, stacking.Config{Thresholds: th, Interference: truth.Interference, Telemetry: &truth.Telemetry, Seed: 1})
+				require.NoError(t, err)
+				d.Grid = append(d.Grid, stacking.GridRun{Sequence: "s", Thresholds: th, FirstRejected: r.FirstRejected,
+					Deferrals: r.Deferrals, MakespanS: r.MakespanS, MeanSlowdown: r.MeanSlowdown, MaxSlowdown: r.MaxSlowdown})
+			}
+		}
+	}
+	return d
+}
+
+// The telemetry fit recovers a combination that reproduces every
+// admission decision of a known one, and the known one is among the best.
+func TestTelemetryFitRecoversTruth(t *testing.T) {
+	truth := Model{Interference: models.DefaultInterference(), Telemetry: models.TelemetryParams{Saturation: 1.1}}
+	d := synthetic(t, truth)
+	tt, err := newTelemetryTable(truth.Interference, d, 1)
+	require.NoError(t, err)
+	got := tt.best([]string{"s"})
+	rep, err := Evaluate(d, Model{Interference: truth.Interference, Telemetry: got}, 1)
+	require.NoError(t, err)
+	require.Equal(t, len(d.Grid), rep.FirstRight, "fitted %+v", got)
+	sum, err := Evaluate(d, Model{Interference: truth.Interference}, 1)
+	require.NoError(t, err)
+	require.Less(t, sum.FirstRight, len(d.Grid), "the plain sum does not reproduce them: the test can fail")
+}
+
+// The speed fit recovers ρ and κ from stacks measured under known ones.
+func TestSpeedFitRecoversTruth(t *testing.T) {
+	p := models.DefaultPressureParams()
+	p.NWayExponent, p.Capacity = 1.3, 0.9
+	d := synthetic(t, Model{Interference: &models.PressureModel{P: p}})
+	st, err := newSpeedTable(models.DefaultPressureParams(), nil, models.A100(), d, 1)
+	require.NoError(t, err)
+	got := st.best([]string{"s"})
+	require.InDelta(t, 1.3, got.NWayExponent, 0.11)
+	require.InDelta(t, 0.9, got.Capacity, 0.051)
+}
+
+func TestSharedDataRun(t *testing.T) {
+	if _, ok := stacking.DefaultDir(); !ok {
+		t.Skip("shared calibration data not found")
+	}
+	dir, _ := stacking.DefaultDir()
+	d, err := stacking.Load(dir)
+	require.NoError(t, err)
+	sets := workloadSets(d)
+	require.Len(t, sets, 2, "the 4-job orders share one set, the 5-job orders another")
+	require.Len(t, sets[0], 3)
+	require.Len(t, sets[1], 2)
+	var b bytes.Buffer
+	rep := &Report{Seqs: []SeqRow{{Sequence: "x", Jobs: 4, SimMakespanS: 1, MeasMakespanS: 1}},
+		Grid: []GridRow{{GridRun: stacking.GridRun{Sequence: "x", Thresholds: [3]float64{0.5, 0.2, 0.3}, FirstRejected: 2, Deferrals: 7}}}}
+	require.NoError(t, WriteReport(&b, rep))
+	require.Contains(t, b.String(), "| 0.5/0.2/0.3 | 2 | - | 7 | 0 |")
+}
+
+// The --json form carries the stacks part under "stacks" with one error
+// summary per validation.
+func TestResultJSON(t *testing.T) {
+	sum := Summary{Sequences: 5, Settings: 366, FirstRight: 200}
+	r := &Result{Pairs: &models.Calibration{HeldOut: []models.ModelError{{Model: "pressure", MedianAPE: 0.04}, {Model: "none"}, {Model: "flat20"}}, Pairs: 219, Folds: 5},
+		Stacks: &stacking.Data{}, Before: &Report{Summary: sum}, After: &Report{Summary: sum},
+		Validations: []Validation{{Name: "leave one sequence out", Summary: sum}}, Telemetry: models.TelemetryParams{Saturation: 1}}
+	b, err := json.Marshal(r.JSON())
+	require.NoError(t, err)
+	for _, want := range []string{`"stacks":{"sequences":5,"grid_settings":366,"errors":{`, `"before":{`, `"in_sample":{`, `"leave one sequence out":{`,
+		`"FirstRight":200`, `"telemetry":{"rate_weight":0,"saturation":1}`, `"heldout_median_ape":0.04`} {
+		require.Contains(t, string(b), want)
+	}
+	f, comment := r.File()
+	require.Equal(t, &models.TelemetryParams{Saturation: 1}, f.Telemetry)
+	require.Contains(t, comment, "telemetry on the threshold grid's admissions")
+	require.InDelta(t, 200.0/366, f.Fit.Admissions.FirstRejectedRight, 1e-6)
+}

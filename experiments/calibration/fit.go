@@ -1,0 +1,230 @@
+package calibration
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/aegis-sched/aegis/experiments/stacking"
+	"github.com/aegis-sched/aegis/models"
+)
+
+// Candidate values of the N-way speed parameters searched jointly on pairs
+// and stacks: the power-mean exponent ρ and the SM-activity capacity κ.
+var (
+	rhoGrid   = steps(0.5, 1.5, 0.1)
+	kappaGrid = steps(0.8, 1.5, 0.05)
+)
+
+// Candidate values of the telemetry combination: the rate weight α and the
+// saturation duty u0 (0 = no saturation).
+var (
+	alphaGrid = []float64{0, 0.5, 1}
+	u0Grid    = append([]float64{0}, steps(1, 3, 0.1)...)
+)
+
+func steps(lo, hi, d float64) []float64 {
+	var out []float64
+	for i := 0; ; i++ {
+		x := math.Round((lo+float64(i)*d)*1e6) / 1e6
+		if x > hi+1e-9 {
+			return out
+		}
+		out = append(out, x)
+	}
+}
+
+// speedTable holds, per candidate (ρ, κ), the pair loss and each
+// sequence's stack loss (squared log ratios of simulated to measured
+// makespan, mean and max slowdown, summed).
+type speedTable struct {
+	params []models.PressureParams
+	pair   []float64
+	stack  [][]float64 // [candidate][sequence index in seqs]
+	seqs   []string
+}
+
+func newSpeedTable(base models.PressureParams, pairs []models.PairRun, cat *models.Catalog, d *stacking.Data, seeds int) (*speedTable, error) {
+	t := &speedTable{}
+	var seqs []stacking.Sequence
+	var targets []stacking.Target
+	for _, s := range d.Sequences {
+		if tg, ok := d.Target(s.Name, "no_deferral"); ok {
+			seqs, targets = append(seqs, s), append(targets, tg)
+			t.seqs = append(t.seqs, s.Name)
+		}
+	}
+	tel := models.TelemetryParams{}
+	for _, rho := range rhoGrid {
+		for _, kappa := range kappaGrid {
+			p := base
+			p.NWayExponent, p.Capacity = rho, kappa
+			t.params = append(t.params, p)
+		}
+	}
+	t.pair = make([]float64, len(t.params))
+	t.stack = make([][]float64, len(t.params))
+	err := parallel(len(t.params), func(c int) error {
+		m := &models.PressureModel{P: t.params[c]}
+		if len(pairs) > 0 {
+			t.pair[c] = models.PairLoss(m, cat, pairs)
+		}
+		row := make([]float64, len(seqs))
+		for i, s := range seqs {
+			r, err := replayMean(s, Model{Interference: m, Telemetry: tel}, seeds)
+			if err != nil {
+				return err
+			}
+			tg := targets[i]
+			for _, q := range [][2]float64{{r.SimMakespanS, tg.MakespanS}, {r.SimMeanSlowdown, tg.MeanSlowdown}, {r.SimMaxSlowdown, tg.MaxSlowdown}} {
+				l := math.Log(q[0] / q[1])
+				row[i] += l * l
+			}
+		}
+		t.stack[c] = row
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// best returns the candidate minimizing the pair loss plus the mean stack
+// loss over the sequences in train (ties: the first candidate).
+func (t *speedTable) best(train []string) models.PressureParams {
+	bi, bl := 0, math.Inf(1)
+	for c := range t.params {
+		var sl float64
+		n := 0
+		for i, s := range t.seqs {
+			if slices.Contains(train, s) {
+				sl += t.stack[c][i]
+				n++
+			}
+		}
+		l := t.pair[c]
+		if n > 0 {
+			l += sl / float64(n)
+		}
+		if l < bl-1e-12 {
+			bi, bl = c, l
+		}
+	}
+	return t.params[bi]
+}
+
+// telemetryTable holds, per candidate combination, each grid sequence's
+// count of settings whose first rejected position the no-filter replays
+// predict right (summed over seeds) and their summed position error.
+type telemetryTable struct {
+	params []models.TelemetryParams
+	right  [][]int
+	perr   [][]float64
+	seqs   []string
+}
+
+func newTelemetryTable(inter models.Interference, d *stacking.Data, seeds int) (*telemetryTable, error) {
+	t := &telemetryTable{seqs: sequenceNames(d.Grid)}
+	for _, a := range alphaGrid {
+		for _, u0 := range u0Grid {
+			t.params = append(t.params, models.TelemetryParams{RateWeight: a, Saturation: u0})
+		}
+	}
+	t.right = make([][]int, len(t.params))
+	t.perr = make([][]float64, len(t.params))
+	err := parallel(len(t.params), func(c int) error {
+		p := t.params[c]
+		right := make([]int, len(t.seqs))
+		perr := make([]float64, len(t.seqs))
+		for i, name := range t.seqs {
+			s, _ := d.Sequence(name)
+			miss := len(s.Jobs) + 1 // "never" ranks after the last position
+			for seed := 1; seed <= seeds; seed++ {
+				r, err := stacking.Replay(s, stacking.Config{NoFilter: true, Interference: inter, Telemetry: &p, Seed: uint64(seed)})
+				if err != nil {
+					return err
+				}
+				for _, g := range d.Grid {
+					if g.Sequence != name {
+						continue
+					}
+					got, want := r.FirstRejectedAt(g.Thresholds), g.FirstRejected
+					if got == want {
+						right[i]++
+					}
+					if got == 0 {
+						got = miss
+					}
+					if want == 0 {
+						want = miss
+					}
+					perr[i] += math.Abs(float64(got - want))
+				}
+			}
+		}
+		t.right[c], t.perr[c] = right, perr
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// parallel calls f(0..n-1) on up to GOMAXPROCS goroutines and returns the
+// first error by index. Callers store results by index, so the outcome
+// does not depend on scheduling.
+func parallel(n int, f func(int) error) error {
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// best returns the candidate with the most right first rejections over the
+// grid sequences in train (ties: the smaller summed position error, then
+// the first candidate, i.e. the simpler one).
+func (t *telemetryTable) best(train []string) models.TelemetryParams {
+	bi, br, be := 0, -1, math.Inf(1)
+	for c := range t.params {
+		r, e := 0, 0.0
+		for i, s := range t.seqs {
+			if slices.Contains(train, s) {
+				r += t.right[c][i]
+				e += t.perr[c][i]
+			}
+		}
+		if r > br || (r == br && e < be-1e-9) {
+			bi, br, be = c, r, e
+		}
+	}
+	return t.params[bi]
+}
+
+// without returns names less the excluded ones.
+func without(names []string, out ...string) []string {
+	var r []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			r = append(r, n)
+		}
+	}
+	return r
+}

@@ -1,0 +1,261 @@
+package calibration
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/aegis-sched/aegis/models"
+)
+
+// JSON is the --json form of a Result.
+type JSON struct {
+	Model            string                 `json:"model"`
+	HeldOutMedianAPE float64                `json:"heldout_median_ape"`
+	HeldOutP90APE    float64                `json:"heldout_p90_ape"`
+	Baselines        map[string]APEJSON     `json:"baselines"`
+	InSample         InSampleJSON           `json:"in_sample"`
+	Pairs            int                    `json:"pairs"`
+	Folds            int                    `json:"folds"`
+	Params           models.PressureParams  `json:"params"`
+	Telemetry        models.TelemetryParams `json:"telemetry"`
+	// LOWO is present with --lowo only.
+	LOWO *LOWOJSON `json:"leave_one_workload_out,omitempty"`
+	// Stacks is present when the stacking data were used.
+	Stacks *StacksJSON `json:"stacks,omitempty"`
+}
+
+// LOWOJSON is the leave-one-workload-out part of JSON: the pressure model's
+// errors and the baselines', as at the top level.
+type LOWOJSON struct {
+	Model            string             `json:"model"`
+	HeldOutMedianAPE float64            `json:"heldout_median_ape"`
+	HeldOutP90APE    float64            `json:"heldout_p90_ape"`
+	Baselines        map[string]APEJSON `json:"baselines"`
+	Workloads        int                `json:"workloads"`
+	Predictions      int                `json:"predictions"`
+}
+
+// APEJSON is a held-out median and p90 APE.
+type APEJSON struct {
+	HeldOutMedianAPE float64 `json:"heldout_median_ape"`
+	HeldOutP90APE    float64 `json:"heldout_p90_ape"`
+}
+
+// InSampleJSON is the in-sample median and p90 APE.
+type InSampleJSON struct {
+	MedianAPE float64 `json:"median_ape"`
+	P90APE    float64 `json:"p90_ape"`
+}
+
+// StacksJSON holds the N-way errors: before (the embedded model), in-sample
+// and per validation, keyed by name.
+type StacksJSON struct {
+	Sequences int                `json:"sequences"`
+	Settings  int                `json:"grid_settings"`
+	Errors    map[string]Summary `json:"errors"`
+}
+
+// JSON returns the Result's --json form.
+func (r *Result) JSON() JSON {
+	c := r.Pairs
+	j := JSON{Model: c.HeldOut[0].Model, HeldOutMedianAPE: c.HeldOut[0].MedianAPE, HeldOutP90APE: c.HeldOut[0].P90APE,
+		Baselines: map[string]APEJSON{}, InSample: InSampleJSON{c.InSample.MedianAPE, c.InSample.P90APE},
+		Pairs: c.Pairs, Folds: c.Folds, Params: r.Params, Telemetry: r.Telemetry}
+	for _, b := range c.HeldOut[1:] {
+		j.Baselines[b.Model] = APEJSON{b.MedianAPE, b.P90APE}
+	}
+	if c.LOWO != nil {
+		l := &LOWOJSON{Model: c.LOWO[0].Model, HeldOutMedianAPE: c.LOWO[0].MedianAPE, HeldOutP90APE: c.LOWO[0].P90APE,
+			Baselines: map[string]APEJSON{}, Workloads: c.Workloads, Predictions: c.LOWO[0].N}
+		for _, b := range c.LOWO[1:] {
+			l.Baselines[b.Model] = APEJSON{b.MedianAPE, b.P90APE}
+		}
+		j.LOWO = l
+	}
+	if r.Stacks != nil {
+		s := &StacksJSON{Sequences: r.After.Sequences, Settings: r.After.Settings, Errors: map[string]Summary{
+			"before": r.Before.Summary, "in_sample": r.After.Summary}}
+		for _, v := range r.Validations {
+			s.Errors[v.Name] = v.Summary
+		}
+		j.Stacks = s
+	}
+	return j
+}
+
+// WriteText writes the Result as aligned tables.
+func (r *Result) WriteText(out io.Writer) error {
+	c := r.Pairs
+	fmt.Fprintf(out, "%d co-runs, %d-fold cross-validation grouped by catalog workload pair\n\n", c.Pairs, c.Folds)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\theld-out median APE\theld-out p90 APE\tpredictions")
+	for _, m := range c.HeldOut {
+		fmt.Fprintf(tw, "%s\t%.1f %%\t%.1f %%\t%d\n", m.Model, 100*m.MedianAPE, 100*m.P90APE, m.N)
+	}
+	fmt.Fprintf(tw, "pressure (in-sample)\t%.1f %%\t%.1f %%\t%d\n", 100*c.InSample.MedianAPE, 100*c.InSample.P90APE, c.InSample.N)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if c.LOWO != nil {
+		fmt.Fprintf(out, "\nleave-one-workload-out: %d workloads, each refitted without its co-runs and tested on all of them\n\n", c.Workloads)
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "model\tunseen-workload median APE\tunseen-workload p90 APE\tpredictions")
+		for _, m := range c.LOWO {
+			fmt.Fprintf(tw, "%s\t%.1f %%\t%.1f %%\t%d\n", m.Model, 100*m.MedianAPE, 100*m.P90APE, m.N)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if r.Stacks != nil {
+		fmt.Fprintf(out, "\nstacks: %d sequences of 4-5 jobs on one GPU (no-deferral runs), %d threshold-grid runs (%s)\n\n",
+			r.After.Sequences, r.After.Settings, r.Options.StacksDir)
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "model\tmakespan median APE\tmean slowdown median APE\tmax slowdown within 10 %\tfirst rejected right\tdeferrals Spearman\tgrid makespan median APE")
+		row := func(name string, s Summary) {
+			fmt.Fprintf(tw, "%s\t%.1f %%\t%.1f %%\t%d of %d\t%.1f %% (%d/%d)\t%.2f\t%.1f %%\n", name, 100*s.MakespanMedianAPE, 100*s.MeanSlowdownAPE,
+				s.MaxSlowdownWithin10, s.Sequences, 100*float64(s.FirstRight)/float64(max(1, s.Settings)), s.FirstRight, s.Settings,
+				s.DeferralsSpearman, 100*s.GridMakespanMedianAPE)
+		}
+		row("embedded model (as shipped)", r.Before.Summary)
+		row("fitted, in-sample", r.After.Summary)
+		for _, v := range r.Validations {
+			row("fitted, "+v.Name, v.Summary)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	p := r.Params
+	fmt.Fprintf(out, "\nfitted parameters (all data):\n")
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	kv := []struct {
+		k string
+		v float64
+	}{{"intercept", p.Intercept}, {"co_smact", p.CoSMACT}, {"co_drama", p.CoDRAMA}, {"co_mem_per_10gib", p.CoMem},
+		{"self_smact", p.SelfSMACT}, {"self_drama", p.SelfDRAMA}, {"self_mem_per_10gib", p.SelfMem},
+		{"capacity", p.Capacity}, {"nway_exponent", p.NWayExponent}}
+	if r.Stacks != nil {
+		kv = append(kv, struct {
+			k string
+			v float64
+		}{"telemetry.rate_weight", r.Telemetry.RateWeight}, struct {
+			k string
+			v float64
+		}{"telemetry.saturation", r.Telemetry.Saturation})
+	}
+	for _, e := range kv {
+		fmt.Fprintf(tw, "  %s\t%.4f\n", e.k, e.v)
+	}
+	return tw.Flush()
+}
+
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// File returns the fitted model as an interference model file and its
+// comment.
+func (r *Result) File() (*models.InterferenceFile, string) {
+	c := r.Pairs
+	rec := &models.FitRecord{Source: filepath.Base(r.Options.PairsPath), Pairs: c.Pairs, Folds: c.Folds,
+		HeldOut:  map[string]models.APE{},
+		InSample: models.APE{Median: round6(c.InSample.MedianAPE), P90: round6(c.InSample.P90APE)}}
+	for _, m := range c.HeldOut {
+		rec.HeldOut[m.Model] = models.APE{Median: round6(m.MedianAPE), P90: round6(m.P90APE)}
+	}
+	if c.LOWO != nil {
+		rec.LOWO = map[string]models.APE{}
+		for _, m := range c.LOWO {
+			rec.LOWO[m.Model] = models.APE{Median: round6(m.MedianAPE), P90: round6(m.P90APE)}
+		}
+	}
+	f := &models.InterferenceFile{Model: "pressure", GPU: r.Options.GPU, Params: r.Params, Fit: rec}
+	comment := "Interference truth model fitted by `aegis calibrate` (models.PressureModel).\n" +
+		"Data: the AEGIS artifact's measured co-runs (" + rec.Source + ", see NOTICE)\n" +
+		"and the workloads' solo pressure profiles from the catalog. Errors are absolute\n" +
+		"percentage errors of co-run time (fractions); heldout = k-fold cross-validation\n" +
+		"grouped by catalog workload pair.\n"
+	if rec.LOWO != nil {
+		comment += "leave_one_workload_out = one refit per workload without its co-runs (--lowo).\n"
+	}
+	if r.Stacks != nil {
+		tel := r.Telemetry
+		f.Telemetry = &tel
+		var loso *Validation
+		for i := range r.Validations {
+			if r.Validations[i].Name == "leave one sequence out" {
+				loso = &r.Validations[i]
+			}
+		}
+		if loso != nil {
+			s := loso.Summary
+			rec.Stacks = &models.StackRecord{Source: "nway/" + "progressive_*.csv", Sequences: s.Sequences,
+				MakespanMedianAPE: round6(s.MakespanMedianAPE), MeanSlowdownAPE: round6(s.MeanSlowdownAPE), MaxSlowdownWithin: s.MaxSlowdownWithin10}
+			rec.Admissions = &models.AdmissionRecord{Settings: s.Settings, FirstRejectedRight: round6(float64(s.FirstRight) / float64(max(1, s.Settings))),
+				DeferralsSpearman: round6(s.DeferralsSpearman), GridMakespanMedianAPE: round6(s.GridMakespanMedianAPE)}
+		}
+		comment += "capacity and nway_exponent are fitted jointly on the pairs and the progressive\n" +
+			"stacks (nway/), telemetry on the threshold grid's admissions; stacks and\n" +
+			"admissions = leave-one-sequence-out errors (see docs/nway.md).\n"
+	}
+	comment += "Regenerate: go run ./cmd/aegis calibrate --out models/data/interference_a100.yaml"
+	return f, comment
+}
+
+// WriteModel writes the fitted model as YAML (the format of
+// models/data/interference_a100.yaml).
+func (r *Result) WriteModel(path string) error {
+	f, comment := r.File()
+	var b bytes.Buffer
+	if err := models.WriteInterference(&b, f, comment); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
+}
+
+// WriteReport writes a Report as Markdown: the per-sequence comparison, the
+// summary and, per grid sequence, every setting's first rejected position
+// and deferral count.
+func WriteReport(w io.Writer, rep *Report) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "| sequence | jobs | makespan sim / measured (s) | mean slowdown sim / measured | max slowdown sim / measured | makespan sd sim / measured (s) |\n|---|---|---|---|---|---|\n")
+	for _, s := range rep.Seqs {
+		fmt.Fprintf(&b, "| %s | %d | %.0f / %.0f | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f |\n", s.Sequence, s.Jobs, s.SimMakespanS, s.MeasMakespanS,
+			s.SimMeanSlowdown, s.MeasMeanSlowdown, s.SimMaxSlowdown, s.MeasMaxSlowdown, s.SimMakespanSDS, s.MeasMakespanSDS)
+	}
+	s := rep.Summary
+	fmt.Fprintf(&b, "\n| measure | value |\n|---|---|\n")
+	fmt.Fprintf(&b, "| stacks: makespan median APE | %.1f %% |\n", 100*s.MakespanMedianAPE)
+	fmt.Fprintf(&b, "| stacks: mean slowdown median APE | %.1f %% |\n", 100*s.MeanSlowdownAPE)
+	fmt.Fprintf(&b, "| stacks: max slowdown within 10 %% | %d of %d |\n", s.MaxSlowdownWithin10, s.Sequences)
+	fmt.Fprintf(&b, "| grid: first rejected position right | %.1f %% (%d of %d) |\n", 100*float64(s.FirstRight)/float64(max(1, s.Settings)), s.FirstRight, s.Settings)
+	fmt.Fprintf(&b, "| grid: replay defers, testbed never did | %d (earlier %d, later %d, replay never but testbed did %d) |\n", s.SimOnly, s.Earlier, s.Later, s.MeasOnly)
+	fmt.Fprintf(&b, "| grid: deferral counts' Spearman | %.2f |\n", s.DeferralsSpearman)
+	fmt.Fprintf(&b, "| grid: makespan median APE | %.1f %% |\n", 100*s.GridMakespanMedianAPE)
+	var seqs []string
+	for _, g := range rep.Grid {
+		if indexOf(seqs, g.Sequence) < 0 {
+			seqs = append(seqs, g.Sequence)
+		}
+	}
+	for _, name := range seqs {
+		fmt.Fprintf(&b, "\n%s, per threshold setting (first rejected position, `-` = none; deferrals):\n\n", name)
+		fmt.Fprintf(&b, "| τ1/τ2/τ3 | first rejected measured | sim | deferrals measured | sim |\n|---|---|---|---|---|\n")
+		for _, g := range rep.Grid {
+			if g.Sequence != name {
+				continue
+			}
+			t := g.Thresholds
+			fmt.Fprintf(&b, "| %g/%g/%g | %s | %s | %d | %d |\n", t[0], t[1], t[2], position(g.FirstRejected), position(g.SimFirstRejected), g.Deferrals, g.SimDeferrals)
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,231 @@
+package calibration
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/aegis-sched/aegis/experiments/stacking"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
+	"gonum.org/v1/gonum/stat"
+)
+
+// Model is the part of the truth the stacking data tests: how fast
+// co-located jobs run and what telemetry they show together.
+type Model struct {
+	Interference models.Interference
+	Telemetry    models.TelemetryParams
+	// Truth overrides the simulator's default truth settings when not nil
+	// (e.g. speed_jitter, to compare the spread over seeds with the
+	// testbed's run-to-run spread).
+	Truth *sim.Truth
+}
+
+// SeqRow compares one sequence's no-deferral runs with their replay (the
+// replay averaged over seeds).
+type SeqRow struct {
+	Sequence                          string
+	Jobs                              int
+	SimMakespanS, MeasMakespanS       float64
+	SimMeanSlowdown, MeasMeanSlowdown float64
+	SimMaxSlowdown, MeasMaxSlowdown   float64
+	// Makespan standard deviation over the seeds and over the measured runs.
+	SimMakespanSDS, MeasMakespanSDS float64
+}
+
+// GridRow compares one measured run of the threshold grid with its replay
+// under the same thresholds (first seed).
+type GridRow struct {
+	stacking.GridRun
+	SimFirstRejected, SimDeferrals int
+	SimMakespanS                   float64
+}
+
+// Summary condenses a Report.
+type Summary struct {
+	// Stacks: median absolute percentage errors (fractions) of makespan and
+	// mean slowdown over the sequences, and how many sequences have their
+	// max slowdown within 10 %.
+	Sequences                          int
+	MakespanMedianAPE, MeanSlowdownAPE float64
+	MaxSlowdownWithin10                int
+	// Admissions: grid settings, how many got the first rejected position
+	// right, where the replay deferred although the testbed never did,
+	// deferred earlier or later than it, or never deferred although it did.
+	Settings, FirstRight              int
+	SimOnly, Earlier, Later, MeasOnly int
+	// DeferralsSpearman is the rank correlation of simulated and measured
+	// deferral counts; GridMakespanMedianAPE the grid runs' makespan error.
+	DeferralsSpearman, GridMakespanMedianAPE float64
+}
+
+// Report compares a model's replays with the stacking measurements.
+type Report struct {
+	Seqs []SeqRow
+	Grid []GridRow
+	Summary
+}
+
+// replayMean replays a sequence without filter under seeds 1..seeds and
+// averages makespan and slowdowns.
+func replayMean(seq stacking.Sequence, m Model, seeds int) (SeqRow, error) {
+	row := SeqRow{Sequence: seq.Name, Jobs: len(seq.Jobs)}
+	var ms []float64
+	for s := 1; s <= seeds; s++ {
+		r, err := stacking.Replay(seq, stacking.Config{NoFilter: true, Interference: m.Interference, Telemetry: &m.Telemetry, Truth: m.Truth, Seed: uint64(s)})
+		if err != nil {
+			return row, err
+		}
+		ms = append(ms, r.MakespanS)
+		row.SimMakespanS += r.MakespanS / float64(seeds)
+		row.SimMeanSlowdown += r.MeanSlowdown / float64(seeds)
+		row.SimMaxSlowdown += r.MaxSlowdown / float64(seeds)
+	}
+	if seeds > 1 {
+		row.SimMakespanSDS = stat.StdDev(ms, nil)
+	}
+	return row, nil
+}
+
+// Evaluate replays every sequence of d without filter (averaged over seeds
+// 1..seeds) and every grid run with its thresholds (seed 1), and compares
+// them with the measurements.
+func Evaluate(d *stacking.Data, m Model, seeds int) (*Report, error) {
+	rep := &Report{}
+	for _, s := range d.Sequences {
+		t, ok := d.Target(s.Name, "no_deferral")
+		if !ok {
+			continue
+		}
+		row, err := replayMean(s, m, seeds)
+		if err != nil {
+			return nil, err
+		}
+		row.MeasMakespanS, row.MeasMeanSlowdown, row.MeasMaxSlowdown = t.MakespanS, t.MeanSlowdown, t.MaxSlowdown
+		row.MeasMakespanSDS = t.MakespanSDS
+		rep.Seqs = append(rep.Seqs, row)
+	}
+	for _, g := range d.Grid {
+		s, _ := d.Sequence(g.Sequence)
+		r, err := stacking.Replay(s, stacking.Config{Thresholds: g.Thresholds, Interference: m.Interference, Telemetry: &m.Telemetry, Truth: m.Truth, Seed: 1})
+		if err != nil {
+			return nil, err
+		}
+		rep.Grid = append(rep.Grid, GridRow{GridRun: g, SimFirstRejected: r.FirstRejected, SimDeferrals: r.Deferrals, SimMakespanS: r.MakespanS})
+	}
+	rep.Summary = summarize(rep.Seqs, rep.Grid)
+	return rep, nil
+}
+
+func summarize(seqs []SeqRow, grid []GridRow) Summary {
+	var s Summary
+	var ms, mean []float64
+	for _, r := range seqs {
+		ms = append(ms, ape(r.SimMakespanS, r.MeasMakespanS))
+		mean = append(mean, ape(r.SimMeanSlowdown, r.MeasMeanSlowdown))
+		if ape(r.SimMaxSlowdown, r.MeasMaxSlowdown) <= 0.10 {
+			s.MaxSlowdownWithin10++
+		}
+	}
+	s.Sequences = len(seqs)
+	s.MakespanMedianAPE, s.MeanSlowdownAPE = median(ms), median(mean)
+	var sim, meas, gm []float64
+	for _, g := range grid {
+		s.Settings++
+		switch p, q := g.SimFirstRejected, g.FirstRejected; {
+		case p == q:
+			s.FirstRight++
+		case q == 0:
+			s.SimOnly++
+		case p == 0:
+			s.MeasOnly++
+		case p < q:
+			s.Earlier++
+		default:
+			s.Later++
+		}
+		sim = append(sim, float64(g.SimDeferrals))
+		meas = append(meas, float64(g.Deferrals))
+		gm = append(gm, ape(g.SimMakespanS, g.MakespanS))
+	}
+	s.DeferralsSpearman = Spearman(sim, meas)
+	s.GridMakespanMedianAPE = median(gm)
+	return s
+}
+
+func ape(sim, meas float64) float64 { return math.Abs(sim-meas) / meas }
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return policies.Quantile(xs, 0.5)
+}
+
+// Spearman is the rank correlation of x and y (ties get their mean rank);
+// NaN when either is constant or they differ in length.
+func Spearman(x, y []float64) float64 {
+	if len(x) != len(y) || len(x) < 2 {
+		return math.NaN()
+	}
+	rx, ry := ranks(x), ranks(y)
+	var mx, my float64
+	for i := range rx {
+		mx += rx[i] / float64(len(rx))
+		my += ry[i] / float64(len(ry))
+	}
+	var sxy, sxx, syy float64
+	for i := range rx {
+		a, b := rx[i]-mx, ry[i]-my
+		sxy += a * b
+		sxx += a * a
+		syy += b * b
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+// ranks returns the 1-based ranks of xs, ties averaged.
+func ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
+	r := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			r[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return r
+}
+
+// position prints a first rejected position ("-" for none).
+func position(p int) string {
+	if p == 0 {
+		return "-"
+	}
+	return fmt.Sprint(p)
+}
+
+// sequenceNames lists the distinct sequences of grid rows, in order.
+func sequenceNames(grid []stacking.GridRun) []string {
+	var out []string
+	for _, g := range grid {
+		if !slices.Contains(out, g.Sequence) {
+			out = append(out, g.Sequence)
+		}
+	}
+	return out
+}
