@@ -272,7 +272,7 @@ func cmpDur(a, b time.Duration) int {
 func (x *Executor) job(id policies.JobID) policies.Job {
 	sp := x.specs[id]
 	w, _ := x.cfg.Catalog.Get(sp.Workload)
-	prof := sim.ProfileOf(w)
+	prof := w.PolicyProfile()
 	if sp.SoloS > 0 {
 		prof.SoloS = sp.SoloS
 	}

@@ -858,7 +858,3 @@ func ReadTruth(p *policies.Params) (Truth, error) {
 	}
 	return t, nil
 }
-
-// ProfileOf is what profiling workload w alone would tell a scheduler (the
-// executor shows policies the same profiles as the simulator).
-func ProfileOf(w *models.Workload) policies.Profile { return profileOf(w) }
