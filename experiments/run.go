@@ -111,6 +111,9 @@ type Run struct {
 	// Interference is the truth model of co-location slowdown; nil means
 	// the default model.
 	Interference models.Interference
+	// Wrap, when not nil, wraps the policy before the run (diagnostics,
+	// e.g. PlacementDecisions).
+	Wrap func(policies.Policy) policies.Policy
 	// Truth overrides the default truth settings when non-nil.
 	Truth *sim.Truth
 	// Telemetry, when not nil, receives the run's telemetry.csv: every
@@ -176,6 +179,9 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	col := results.NewCollector(s.Jobs(), fwd...)
 	if t, ok := p.(policies.Ticker); ok {
 		col.SetDecisionGrid(t.Tick())
+	}
+	if r.Wrap != nil {
+		p = r.Wrap(p)
 	}
 	if err := loop.Run(s, p, col); err != nil {
 		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
