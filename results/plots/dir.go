@@ -406,7 +406,7 @@ func (d *dirData) jctCDF() (*Figure, error) {
 		if tr == "" {
 			title = "all jobs"
 		}
-		c := CDF{Title: title, XLabel: "JCT / solo runtime (log scale)", LogX: true}
+		c := CDF{Title: title, XLabel: "JCT / solo runtime (log scale)", YLabel: "fraction of jobs ≤ x", LogX: true}
 		for s, name := range series.keys {
 			if v := vals[[2]int{g, s}]; len(v) > 0 {
 				c.Series = append(c.Series, Dist{Name: name, Values: v})
@@ -454,7 +454,7 @@ func (d *dirData) seeds() (*Figure, error) {
 	var panels []CDF
 	for k, metric := range []string{"makespan (h)", "mean JCT (h)"} {
 		for g, tr := range traces.keys {
-			c := CDF{Title: "trace " + tr + ": " + strings.TrimSuffix(metric, " (h)"), XLabel: metric}
+			c := CDF{Title: "trace " + tr + ": " + strings.TrimSuffix(metric, " (h)"), XLabel: metric, YLabel: "fraction of seeds ≤ x"}
 			for s, name := range series.keys {
 				if v := vals[[3]int{g, s, k}]; len(v) > 0 {
 					c.Series = append(c.Series, Dist{Name: name, Values: v})

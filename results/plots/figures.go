@@ -175,6 +175,9 @@ type Dist struct {
 // CDF is one panel of empirical CDFs.
 type CDF struct {
 	Title, XLabel string
+	// YLabel names what the fraction counts ("fraction of jobs ≤ x");
+	// "fraction ≤ x" when empty.
+	YLabel string
 	// LogX puts the x axis on a log scale (values ≤ 0 are then left out).
 	LogX   bool
 	Series []Dist
@@ -204,7 +207,11 @@ func CDFs(title string, cols int, panels ...CDF) (*Figure, error) {
 }
 
 func cdfPlot(c CDF, lg *legend) (*plot.Plot, error) {
-	p := newPlot(c.Title, c.XLabel, "fraction of values ≤ x")
+	yl := c.YLabel
+	if yl == "" {
+		yl = "fraction ≤ x"
+	}
+	p := newPlot(c.Title, c.XLabel, yl)
 	p.Add(plotter.NewGrid())
 	p.Y.Min, p.Y.Max = 0, 1
 	n := 0
