@@ -169,11 +169,13 @@ type dcgmSource struct {
 	mu     sync.Mutex
 	latest map[int]dmonRecord
 	at     map[int]time.Time
-	fresh  chan struct{} // closed and replaced on every record or error
-	err    error         // a parse error not yet reported
-	ended  error         // why the stream ended; nil while it runs
-	closed bool
-	done   chan struct{} // closed when the reader goroutine returns
+	// seenValid holds the GPUs that gave at least one valid reading.
+	seenValid map[int]bool
+	fresh     chan struct{} // closed and replaced on every record or error
+	err       error         // a parse error not yet reported
+	ended     error         // why the stream ended; nil while it runs
+	closed    bool
+	done      chan struct{} // closed when the reader goroutine returns
 }
 
 // newDCGMSource reads dmon lines from r in a goroutine and overlays them on
@@ -183,7 +185,7 @@ func newDCGMSource(base Source, r io.Reader, stop func() error, now func() time.
 	if now == nil {
 		now = time.Now
 	}
-	s := &dcgmSource{base: base, now: now, stop: stop, latest: map[int]dmonRecord{}, at: map[int]time.Time{},
+	s := &dcgmSource{base: base, now: now, stop: stop, latest: map[int]dmonRecord{}, at: map[int]time.Time{}, seenValid: map[int]bool{},
 		fresh: make(chan struct{}), done: make(chan struct{})}
 	go s.read(r)
 	return s
@@ -202,6 +204,7 @@ func (s *dcgmSource) read(r io.Reader) {
 		}
 		if ok {
 			s.latest[rec.GPU], s.at[rec.GPU] = rec, s.now()
+			s.seenValid[rec.GPU] = s.seenValid[rec.GPU] || rec.Valid
 		}
 		if ok || err != nil {
 			close(s.fresh)
@@ -219,12 +222,18 @@ func (s *dcgmSource) read(r io.Reader) {
 	s.fresh = make(chan struct{})
 }
 
-// waitFirst waits until every GPU in gpus has a reading, the stream ends
-// or fails, or ctx is done.
+// waitFirst waits until every GPU in gpus has had a valid reading (not N/A),
+// the stream ends or fails, or ctx is done.
 func (s *dcgmSource) waitFirst(ctx context.Context, gpus []int) error {
 	for {
 		s.mu.Lock()
-		missing := slices.IndexFunc(gpus, func(g int) bool { _, ok := s.latest[g]; return !ok })
+		missing := slices.IndexFunc(gpus, func(g int) bool { return !s.seenValid[g] })
+		what := "no reading"
+		if missing >= 0 {
+			if _, ok := s.latest[gpus[missing]]; ok {
+				what = "only N/A readings"
+			}
+		}
 		err, ended, fresh := s.err, s.ended, s.fresh
 		s.mu.Unlock()
 		switch {
@@ -233,11 +242,11 @@ func (s *dcgmSource) waitFirst(ctx context.Context, gpus []int) error {
 		case missing < 0:
 			return nil
 		case ended != nil:
-			return fmt.Errorf("dcgm: no reading for GPU %d: %w", gpus[missing], ended)
+			return fmt.Errorf("dcgm: %s for GPU %d: %w", what, gpus[missing], ended)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("dcgm: no reading for GPU %d: %w", gpus[missing], ctx.Err())
+			return fmt.Errorf("dcgm: %s for GPU %d: %w", what, gpus[missing], ctx.Err())
 		case <-fresh:
 		}
 	}

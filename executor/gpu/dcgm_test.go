@@ -162,7 +162,16 @@ func TestDCGMSourceOverlay(t *testing.T) {
 	defer cancel()
 	require.ErrorContains(t, s.waitFirst(short, []int{0, 1}), "no reading for GPU 1")
 	st.send(t, "GPU 1 N/A N/A N/A")
+	short2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	require.ErrorContains(t, s.waitFirst(short2, []int{0, 1}), "only N/A readings for GPU 1", "N/A is not a first reading")
+	st.send(t, "GPU 1 0.1 0.1 0.1", "GPU 1 N/A N/A N/A")
 	require.NoError(t, s.waitFirst(ctx, []int{0, 1}))
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return !s.latest[1].Valid
+	}, 5*time.Second, time.Millisecond)
 
 	got, err := s.Sample(ctx)
 	require.NoError(t, err)
@@ -187,7 +196,7 @@ func TestDCGMSourceOverlay(t *testing.T) {
 		return s.latest[0].SMACT == 0.7
 	}, 5*time.Second, time.Millisecond)
 	_, err = s.Sample(ctx)
-	require.ErrorContains(t, err, "dcgm: dcgmi line 5: 2 values, the header names 3 columns")
+	require.ErrorContains(t, err, "dcgm: dcgmi line 7: 2 values, the header names 3 columns")
 	got, err = s.Sample(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 0.7, got[0].SMACT)

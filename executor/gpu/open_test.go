@@ -67,6 +67,8 @@ func TestOpen(t *testing.T) {
 			wantLog: "telemetry auto: using nvml: GPM unsupported on GPU 0 (NVIDIA H200), GPU 1 (NVIDIA H200): utilization only, Pressure false (GPM needs Hopper or newer; use --telemetry dcgm for pressure signals on older GPUs); dcgm unavailable: exec: \"dcgmi\""},
 		{name: "auto when dcgmi gives no reading", kind: "auto", lines: dmon[:3], wantName: "nvml",
 			wantLog: "dcgm unavailable: dcgm: no reading for GPU 1: context deadline exceeded"},
+		{name: "auto when dcgmi gives only N/A (no profiling)", kind: "auto", lines: []string{dmon[0], "GPU 0 N/A N/A N/A", "GPU 1 N/A N/A N/A"}, wantName: "nvml",
+			wantLog: "dcgm unavailable: dcgm: only N/A readings for GPU 0"},
 		{name: "nvml on Hopper", kind: "nvml", gpm: true, wantName: "nvml+gpm", pressure: true},
 		{name: "nvml without GPM says so", kind: "nvml", wantName: "nvml", wantLog: "telemetry nvml: using nvml: GPM unsupported on GPU 0"},
 		{name: "util ignores GPM", kind: "util", gpm: true, wantName: "nvml", wantLog: "GPM not requested"},
