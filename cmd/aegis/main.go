@@ -33,6 +33,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	var code exitCode
+	if errors.As(err, &code) { // a child's exit code, passed on silently
+		return int(code)
+	}
 	fmt.Fprintln(stderr, "aegis:", err)
 	var u usageError
 	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") {
@@ -57,6 +61,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
 	root.AddCommand(newGPUsCmd())
 	root.AddCommand(newPlotCmd())
+	root.AddCommand(newExecCmd(), newAttemptCmd(), newFakeTrainCmd())
 	return root
 }
 

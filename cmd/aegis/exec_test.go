@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// selfEnv makes this test binary act as the aegis binary when the executor
+// starts it (the attempt shim, fake-train, or a whole aegis exec).
+const selfEnv = "AEGIS_CMD_TEST_SELF"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(selfEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func smallTrace(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "small.csv")
+	require.NoError(t, os.WriteFile(p, []byte("submit_offset_s,workload_id,num_gpus,job_id,solo_s\n"+
+		"0,mnist_bs32_1gpu,1,a,40\n3,resnet18_cifar100_bs64_20e_1gpu,1,b,50\n6,mnist_bs32_1gpu,1,c,30\n"), 0o644))
+	return p
+}
+
+// killGroups kills the process groups a run's journal started (cleanup).
+func killGroups(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		for _, pid := range startedPIDs(dir) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	})
+}
+
+func startedPIDs(dir string) []int {
+	b, _ := os.ReadFile(filepath.Join(dir, "journal.jsonl"))
+	var pids []int
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		var r struct {
+			Type string `json:"type"`
+			PID  int    `json:"pid"`
+		}
+		if json.Unmarshal(line, &r) == nil && r.Type == "started" {
+			pids = append(pids, r.PID)
+		}
+	}
+	return pids
+}
+
+func TestExecEmulatedAndResume(t *testing.T) {
+	t.Setenv(selfEnv, "1")
+	out := filepath.Join(t.TempDir(), "run")
+	killGroups(t, out)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"exec", "--emulate", "a100-40gb:2", "--trace", smallTrace(t), "--speedup", "400", "--out", out}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	require.Contains(t, stdout.String(), "3 finished, 0 stopped, 3 total")
+	for _, f := range []string{"jobs.csv", "summary.csv", "deferrals.csv", "events.jsonl", "journal.jsonl"} {
+		require.FileExists(t, filepath.Join(out, f))
+	}
+	// Starting again in the same directory is refused; resuming a finished
+	// run ends at once with the same jobs.
+	require.Equal(t, 2, run([]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo", "--out", out}, &stdout, &stderr))
+	stdout.Reset()
+	require.Equal(t, 0, run([]string{"exec", "--resume", out}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "3 finished, 0 stopped, 3 total")
+}
+
+func TestExecUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"exec", "--trace", "demo", "--out", "x"}, "--workloads FILE is needed"},
+		{[]string{"exec", "--emulate", "a100-40gb:2", "--workloads", "w.yaml", "--trace", "demo", "--out", "x"}, "do not apply"},
+		{[]string{"exec", "--resume", "x", "--speedup", "3"}, "--resume takes no other flags"},
+		{[]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo"}, "--trace and --out are needed"},
+		{[]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo", "--out", "x", "--speedup", "0.5"}, "--speedup 0.5"},
+		{[]string{"exec", "--emulate", "nosuchgpu:2", "--trace", "demo", "--out", "x"}, "--emulate"},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, run(tc.args, &stdout, &stderr), tc.args)
+		require.Contains(t, stderr.String(), tc.err)
+	}
+}
+
+// SIGTERM to a running aegis exec: it stops launching, terminates the jobs,
+// writes the results and says how to resume; no job process is left.
+func TestExecSIGTERM(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "run")
+	killGroups(t, out)
+	cmd := exec.Command(exe, "exec", "--emulate", "a100-40gb:2", "--trace", smallTrace(t), "--speedup", "1", "--out", out, "--grace", "2s")
+	cmd.Env = append(os.Environ(), selfEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(30 * time.Second)
+	for len(startedPIDs(out)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Len(t, startedPIDs(out), 2, "two jobs started")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 1, ee.ExitCode())
+	require.Contains(t, stderr.String(), "interrupted")
+	require.Contains(t, stderr.String(), "--resume "+out)
+	require.FileExists(t, filepath.Join(out, "jobs.csv"))
+	for _, pid := range startedPIDs(out) {
+		require.Empty(t, live(pid), "process group %d", pid)
+	}
+}
+
+// live lists the live (not zombie) processes of process group pgid.
+func live(pgid int) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,195 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aegis-sched/aegis/executor/gpu"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
+)
+
+// Emulator models a server's GPUs for the executor with the simulator's
+// truth (sim.Sim driven by the executor's clock): job progress under
+// interference, the memory ramp, OOM and 1 Hz telemetry. The processes are
+// real (`aegis fake-train`): the emulator ends one with SIGUSR1 when the
+// model says its work is done and with SIGUSR2 (an OOM message on stderr)
+// when its GPU's memory overflows. It is the run's gpu.Source.
+//
+// A resumed run gets a fresh model: adopted attempts start over in it.
+type Emulator struct {
+	mu     sync.Mutex
+	srv    models.Server
+	s      *sim.Sim
+	x      *Executor
+	pids   map[policies.JobID]pending // the current attempt's shim
+	signal []pending                  // signals to send until the shim is gone
+	log    io.Writer
+}
+
+type pending struct {
+	pid   int
+	start uint64
+	sig   syscall.Signal
+}
+
+// NewEmulator builds an emulated server: srv's GPU type and count, its
+// catalog and interference model, truth settings and seed as the
+// simulator takes them.
+func NewEmulator(srv models.Server, cat *models.Catalog, inter models.Interference, truth sim.Truth, seed uint64, log io.Writer) (*Emulator, error) {
+	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: inter, Truth: truth, Seed: seed}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]pending{}, log: log}, nil
+}
+
+func (e *Emulator) attach(x *Executor) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.x = x
+}
+
+// submit mirrors a job the executor knows (same id).
+func (e *Emulator) submit(sp sim.JobSpec) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := e.s.Add(sp); err != nil {
+		fmt.Fprintf(e.log, "emulator: %v\n", err)
+	}
+}
+
+// placed mirrors an attempt launched at run time t.
+func (e *Emulator) placed(id policies.JobID, gpus []int, pid int, t time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advanceTo(max(t, e.s.Now()))
+	if err := e.s.Apply(policies.Place{Job: id, GPUs: gpus}); err != nil {
+		fmt.Fprintf(e.log, "emulator: %v\n", err)
+		return
+	}
+	st, err := readStat(pid)
+	if err != nil {
+		fmt.Fprintf(e.log, "emulator: job %d: process %d: %v\n", id, pid, err)
+		return
+	}
+	e.pids[id] = pending{pid: pid, start: st.start}
+}
+
+// now is the run time.
+func (e *Emulator) now() time.Duration {
+	if e.x == nil {
+		return e.s.Now()
+	}
+	return max(e.x.runTime(time.Now()), e.s.Now())
+}
+
+// advance drives the model to now and ends the processes it says end.
+func (e *Emulator) advance() { e.advanceTo(e.now()) }
+
+// advanceTo drives the model to t and ends the processes it says end.
+func (e *Emulator) advanceTo(t time.Duration) {
+	evs, err := e.s.Until(t)
+	if err != nil {
+		fmt.Fprintf(e.log, "emulator: %v\n", err)
+	}
+	for _, ev := range evs {
+		p, ok := e.pids[jobOf(ev)]
+		if !ok {
+			continue
+		}
+		switch ev.(type) {
+		case policies.JobFinished:
+			p.sig = syscall.SIGUSR1
+		case policies.JobFailed:
+			p.sig = syscall.SIGUSR2
+		default:
+			continue
+		}
+		e.signal = append(e.signal, p)
+	}
+	// A Go program drops SIGUSR1/2 that arrive before it asks for them, so
+	// a signal is sent again at every step until its process is gone (the
+	// shim passes it on to the job once the job catches it).
+	left := e.signal[:0]
+	for _, p := range e.signal {
+		st, err := readStat(p.pid)
+		if err != nil || st.start != p.start || st.state == 'Z' {
+			continue // gone
+		}
+		left = append(left, p)
+		if ok, err := catches(p.pid, p.sig); err == nil && ok {
+			syscall.Kill(p.pid, p.sig)
+		}
+	}
+	e.signal = left
+}
+
+// Name implements gpu.Source.
+func (e *Emulator) Name() string { return "emulated" }
+
+// Devices implements gpu.Source.
+func (e *Emulator) Devices() ([]gpu.Device, error) {
+	var ds []gpu.Device
+	for i := range e.srv.GPUs {
+		ds = append(ds, gpu.Device{Index: i, UUID: fmt.Sprintf("EMU-%s-%d", e.srv.Type.Name, i),
+			Name: "emulated " + e.srv.Type.Name, TotalMiB: e.srv.Type.MemoryMiB})
+	}
+	return ds, nil
+}
+
+// Sample implements gpu.Source: the model's telemetry of the current whole
+// second, with the processes of the jobs that hold GPU memory.
+func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.x == nil {
+		return nil, errors.New("emulator: not attached to an executor")
+	}
+	e.advance()
+	v := e.s.View()
+	out := make([]gpu.Sample, len(v.GPUs))
+	var buf []policies.Sample
+	for g := range v.GPUs {
+		buf = v.Telemetry.Samples(buf[:0], g, 1)
+		s := gpu.Sample{GPU: g, At: time.Now(), TotalMiB: e.srv.Type.MemoryMiB, Pressure: e.srv.Type.Pressure}
+		if len(buf) > 0 {
+			x := buf[len(buf)-1]
+			s.At = e.x.wallTime(x.At)
+			s.UsedMiB, s.UtilPct, s.SMACT, s.SMOCC, s.DRAMA = x.UsedMiB, x.UtilPct, x.SMACT, x.SMOCC, x.DRAMA
+		}
+		for _, id := range v.GPUs[g].Jobs {
+			if m := e.s.MemMiB(id, g); m > 0 && e.pids[id].pid > 0 {
+				s.Procs = append(s.Procs, gpu.Proc{PID: e.pids[id].pid, UsedMiB: m})
+			}
+		}
+		out[g] = s
+	}
+	return out, nil
+}
+
+// Close implements gpu.Source.
+func (e *Emulator) Close() error { return nil }
+
+// jobOf is the job an event of the model concerns (-1 for none).
+func jobOf(ev policies.Event) policies.JobID {
+	switch ev := ev.(type) {
+	case policies.JobFinished:
+		return ev.Job
+	case policies.JobFailed:
+		return ev.Job
+	}
+	return -1
+}

@@ -1,0 +1,925 @@
+// Package executor runs a trace on this machine's GPUs: a loop.Backend in
+// wall time. Each job is a real process (its workload's command, in its own
+// process group, with CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs) started
+// through a small shim that records how it ended; telemetry comes from an
+// executor/gpu Source; failures are classified from exit codes and stderr;
+// every event and action is journaled before it takes effect, so a killed
+// executor can be resumed. Emulated GPUs (Emulator) model the GPUs with the
+// simulator's truth while the processes, journal and classification stay
+// real.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aegis-sched/aegis/executor/gpu"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/sim"
+)
+
+// Config describes one executor run.
+type Config struct {
+	// Dir is the run directory: journal.jsonl, logs/, attempts/ and the
+	// results files.
+	Dir string
+	// Jobs are the jobs known at the start, in submission order; Submit is
+	// the offset from the run's start.
+	Jobs []sim.JobSpec
+	// Live, when not nil, delivers jobs submitted during the run (a live
+	// queue); it is closed when no more will come. A job arrives at its
+	// Submit offset or when it is received, whichever is later.
+	Live <-chan sim.JobSpec
+	// Catalog gives the profiles policies see (and checks the jobs).
+	Catalog *models.Catalog
+	// Workloads maps workload ids to commands. Nil means every job runs
+	// `Self fake-train --workload ID` (emulation).
+	Workloads map[string]*Workload
+	// Source reads the GPUs' telemetry; with emulated GPUs, the Emulator.
+	Source gpu.Source
+	// GPUs selects the Source's devices (by Device.Index) the run uses, in
+	// the order policies number them; nil uses all.
+	GPUs []int
+	// Speedup divides every run-time interval on the wall clock (1 for real
+	// runs; large values for demos and tests with emulated GPUs).
+	Speedup float64
+	// Self is the command that runs this program (e.g. [/usr/bin/aegis]);
+	// the executor appends "attempt ..." and "fake-train ...".
+	Self []string
+	// MPSPipeDir, when set, points every attempt at the MPS daemon the
+	// operator started (CUDA_MPS_PIPE_DIRECTORY).
+	MPSPipeDir string
+	// Grace is how long attempts get to exit after SIGTERM at shutdown
+	// before their process groups are killed (wall time; default 10 s).
+	Grace time.Duration
+	// Emulator, when set, is told about placements (it is also the Source).
+	Emulator *Emulator
+	// Log receives operator messages (nil: discarded).
+	Log io.Writer
+	// IdleHorizon ends a run in which nothing runs or is to arrive and only
+	// wake-ups remain for this long (run time; default 1 h).
+	IdleHorizon time.Duration
+	// Submitted, when set, is called with every job that becomes known
+	// during the run (live queue), before it arrives.
+	Submitted func(policies.Job)
+}
+
+// attempt is one running attempt of a job.
+type attempt struct {
+	job            policies.JobID
+	n              int
+	gpus           []int
+	pid            int
+	start          uint64
+	status, errLog string
+	own            bool      // a child of this executor: its end arrives on exits
+	exclusive      bool      // no other job ran on its GPUs when it started
+	base           []float64 // its GPUs' used memory at launch
+}
+
+// Executor is the real-world backend. Its state is touched only by the
+// goroutine running the loop; process waiters report on a channel.
+type Executor struct {
+	cfg        Config
+	j          *Journal
+	start      time.Time
+	devs       []gpu.Device
+	devIndex   map[int]int // Device.Index -> policy GPU index
+	view       policies.View
+	specs      []sim.JobSpec
+	att        []*attempt
+	waiting    []policies.JobID // not yet arrived, by submit time
+	wakes      []time.Duration
+	tel        []ring
+	exits      chan *attempt
+	out        []policies.Event
+	last       time.Duration
+	lastChange time.Duration
+	live       <-chan sim.JobSpec
+	nextPoll   time.Duration
+	pollErrs   int
+	timer      *time.Timer
+	replaying  bool // rebuilding the state from the journal: nothing is appended
+}
+
+// New starts a run in cfg.Dir, which must not hold a journal yet. settings
+// are recorded in the journal for a resume (see Run.Settings).
+func New(cfg Config, settings map[string]string) (*Executor, error) {
+	x, err := prepare(cfg, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("executor: %w", err)
+	}
+	if x.j, err = CreateJournal(filepath.Join(cfg.Dir, "journal.jsonl")); err != nil {
+		return nil, fmt.Errorf("executor: %w (resume it with --resume, or choose another directory)", err)
+	}
+	if err := x.j.Append(Record{Type: "run", Run: &Run{Start: x.start, Settings: settings}}); err != nil {
+		return nil, err
+	}
+	var recs []Record
+	for _, sp := range cfg.Jobs {
+		if err := x.check(sp); err != nil {
+			return nil, err
+		}
+		recs = append(recs, Record{Type: "job", Job: len(x.specs), Spec: specOf(sp)})
+		x.add(sp)
+	}
+	if err := x.j.Append(recs...); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+func prepare(cfg Config, start time.Time) (*Executor, error) {
+	if cfg.Catalog == nil || cfg.Source == nil {
+		return nil, errors.New("executor: no catalog or telemetry source")
+	}
+	if cfg.Speedup == 0 {
+		cfg.Speedup = 1
+	}
+	if !(cfg.Speedup >= 1) || math.IsInf(cfg.Speedup, 0) {
+		return nil, fmt.Errorf("executor: speedup %v: want a finite number >= 1", cfg.Speedup)
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	if cfg.IdleHorizon == 0 {
+		cfg.IdleHorizon = time.Hour
+	}
+	if len(cfg.Self) == 0 {
+		return nil, errors.New("executor: no command to run the attempt shim (Self)")
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	all, err := cfg.Source.Devices()
+	if err != nil {
+		return nil, fmt.Errorf("executor: telemetry %s: %w", cfg.Source.Name(), err)
+	}
+	x := &Executor{cfg: cfg, start: start, devIndex: map[int]int{}, exits: make(chan *attempt, 64), live: cfg.Live}
+	if cfg.GPUs == nil {
+		x.devs = all
+	} else {
+		for _, i := range cfg.GPUs {
+			k := slices.IndexFunc(all, func(d gpu.Device) bool { return d.Index == i })
+			if k < 0 {
+				return nil, fmt.Errorf("executor: GPU %d: not found (%s lists %d GPUs)", i, cfg.Source.Name(), len(all))
+			}
+			if slices.ContainsFunc(x.devs, func(d gpu.Device) bool { return d.Index == i }) {
+				return nil, fmt.Errorf("executor: GPU %d given twice", i)
+			}
+			x.devs = append(x.devs, all[k])
+		}
+	}
+	if len(x.devs) == 0 {
+		return nil, fmt.Errorf("executor: telemetry %s: no GPUs", cfg.Source.Name())
+	}
+	for g, d := range x.devs {
+		x.devIndex[d.Index] = g
+		x.view.GPUs = append(x.view.GPUs, policies.GPU{Index: g, CapacityMiB: d.TotalMiB})
+	}
+	x.tel = make([]ring, len(x.devs))
+	x.view.Telemetry = telemetry{x}
+	if cfg.Emulator != nil {
+		cfg.Emulator.attach(x)
+	}
+	// The pressure signals are there if every GPU reports them.
+	samples, err := cfg.Source.Sample(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("executor: telemetry %s: first sample: %w", cfg.Source.Name(), err)
+	}
+	x.view.Pressure = true
+	for _, s := range samples {
+		if _, ok := x.devIndex[s.GPU]; ok {
+			x.view.Pressure = x.view.Pressure && s.Pressure
+		}
+	}
+	if !x.view.Pressure {
+		fmt.Fprintf(cfg.Log, "telemetry %s: no SM activity/occupancy/DRAM pressure signals; policies see utilization and memory only\n", cfg.Source.Name())
+	}
+	for _, dir := range []string{"logs", "attempts"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, dir), 0o755); err != nil {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
+	}
+	return x, nil
+}
+
+func specOf(sp sim.JobSpec) *Spec {
+	return &Spec{Name: sp.Name, Workload: sp.Workload, GPUs: sp.GPUs, SubmitNs: int64(sp.Submit), SoloS: sp.SoloS}
+}
+
+// check reports why a job cannot run here.
+func (x *Executor) check(sp sim.JobSpec) error {
+	w, ok := x.cfg.Catalog.Get(sp.Workload)
+	switch {
+	case !ok:
+		return fmt.Errorf("job %s: workload %q is not in the catalog (see aegis workloads)", sp.Name, sp.Workload)
+	case w.GPUs != sp.GPUs:
+		return fmt.Errorf("job %s: %d GPUs, but workload %s needs %d", sp.Name, sp.GPUs, sp.Workload, w.GPUs)
+	case sp.GPUs > len(x.devs):
+		return fmt.Errorf("job %s needs %d GPUs; the run has %d", sp.Name, sp.GPUs, len(x.devs))
+	case sp.Submit < 0:
+		return fmt.Errorf("job %s: negative submit offset %v", sp.Name, sp.Submit)
+	case x.cfg.Workloads != nil && x.cfg.Workloads[sp.Workload] == nil:
+		return fmt.Errorf("job %s: workload %s has no command in the workloads file", sp.Name, sp.Workload)
+	}
+	return nil
+}
+
+// add makes a job known (waiting for its arrival).
+func (x *Executor) add(sp sim.JobSpec) policies.JobID {
+	id := policies.JobID(len(x.specs))
+	x.specs = append(x.specs, sp)
+	x.att = append(x.att, nil)
+	x.view.Jobs = append(x.view.Jobs, policies.Job{ID: id, State: policies.Waiting})
+	i, _ := slices.BinarySearchFunc(x.waiting, sp.Submit, func(a policies.JobID, t time.Duration) int {
+		return cmpDur(x.specs[a].Submit, t+1) // after equal submits: file order
+	})
+	x.waiting = slices.Insert(x.waiting, i, id)
+	if x.cfg.Emulator != nil {
+		x.cfg.Emulator.submit(sp)
+	}
+	return id
+}
+
+func cmpDur(a, b time.Duration) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// job is job id as submitted, with its profile.
+func (x *Executor) job(id policies.JobID) policies.Job {
+	sp := x.specs[id]
+	w, _ := x.cfg.Catalog.Get(sp.Workload)
+	prof := w.PolicyProfile()
+	if sp.SoloS > 0 {
+		prof.SoloS = sp.SoloS
+	}
+	return policies.Job{ID: id, Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit, Profile: prof, State: policies.Waiting}
+}
+
+// Jobs returns every job known so far as submitted (for recorders).
+func (x *Executor) Jobs() []policies.Job {
+	out := make([]policies.Job, len(x.specs))
+	for i := range x.specs {
+		out[i] = x.job(policies.JobID(i))
+	}
+	return out
+}
+
+// Devices returns the GPUs the run uses, in policy order.
+func (x *Executor) Devices() []gpu.Device { return slices.Clone(x.devs) }
+
+// runTime converts a wall-clock instant to run time.
+func (x *Executor) runTime(t time.Time) time.Duration {
+	d := float64(t.Sub(x.start)) * x.cfg.Speedup
+	return time.Duration(math.Round(d/1e3)) * time.Microsecond
+}
+
+// wallTime converts run time to a wall-clock instant.
+func (x *Executor) wallTime(d time.Duration) time.Time {
+	return x.start.Add(time.Duration(float64(d) / x.cfg.Speedup))
+}
+
+// clock is the run time now, never before the last event.
+func (x *Executor) clock() time.Duration { return max(x.runTime(time.Now()), x.last) }
+
+// Now is the run time now.
+func (x *Executor) Now() time.Duration { return x.clock() }
+
+func (x *Executor) emit(e policies.Event) {
+	x.last = max(x.last, e.At())
+	x.out = append(x.out, e)
+}
+
+func (x *Executor) journal(r Record) error {
+	if x.replaying {
+		return nil
+	}
+	return x.j.Append(r)
+}
+
+// View implements loop.Backend: the executor's own state; the loop hands
+// policies a snapshot of it.
+func (x *Executor) View() *policies.View {
+	x.view.Now = max(x.view.Now, x.last)
+	return &x.view
+}
+
+// Next implements loop.Backend.
+func (x *Executor) Next() ([]policies.Event, error) { return x.NextContext(context.Background()) }
+
+// NextContext implements loop.ContextBackend: it waits on the wall clock
+// until something happens (an arrival, a wake-up, a process's end, a
+// telemetry sample showing a job's first activity) and returns what did.
+func (x *Executor) NextContext(ctx context.Context) ([]policies.Event, error) {
+	if x.timer == nil {
+		x.timer = time.NewTimer(time.Hour)
+	}
+	for {
+		if len(x.out) > 0 {
+			evs := x.out
+			x.out = nil
+			x.view.Now = x.last
+			return evs, nil
+		}
+		now := x.clock()
+		x.view.Now = now
+		if err := x.due(ctx, now); err != nil {
+			return nil, err
+		}
+		if len(x.out) > 0 {
+			continue
+		}
+		if x.over(now) {
+			return nil, nil
+		}
+		wait := time.Duration(float64(x.nextDue()-now) / x.cfg.Speedup)
+		if !x.timer.Stop() {
+			select {
+			case <-x.timer.C:
+			default:
+			}
+		}
+		x.timer.Reset(max(wait, 0))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case a := <-x.exits:
+			if err := x.exited(a); err != nil {
+				return nil, err
+			}
+		case sp, ok := <-x.live:
+			if !ok {
+				x.live = nil
+				continue
+			}
+			if err := x.submit(sp); err != nil {
+				return nil, err
+			}
+		case <-x.timer.C:
+		}
+	}
+}
+
+// submit adds a job received during the run.
+func (x *Executor) submit(sp sim.JobSpec) error {
+	sp.Submit = max(sp.Submit, x.clock())
+	if err := x.check(sp); err != nil {
+		fmt.Fprintf(x.cfg.Log, "live queue: %v: job rejected\n", err)
+		return nil
+	}
+	if err := x.journal(Record{Type: "job", T: int64(x.clock()), Job: len(x.specs), Spec: specOf(sp)}); err != nil {
+		return err
+	}
+	id := x.add(sp)
+	if x.cfg.Submitted != nil {
+		x.cfg.Submitted(x.job(id))
+	}
+	return nil
+}
+
+// due handles what is due at now: arrivals, wake-ups, telemetry.
+func (x *Executor) due(ctx context.Context, now time.Duration) error {
+	for len(x.waiting) > 0 && x.specs[x.waiting[0]].Submit <= now {
+		id := x.waiting[0]
+		if err := x.journal(Record{Type: "arrived", T: int64(now), Job: int(id)}); err != nil {
+			return err
+		}
+		x.waiting = x.waiting[1:]
+		x.arrive(id, now)
+	}
+	if len(x.wakes) > 0 && x.wakes[0] <= now {
+		for len(x.wakes) > 0 && x.wakes[0] <= now {
+			x.wakes = x.wakes[1:]
+		}
+		x.emit(policies.Wakeup{T: now})
+	}
+	if now >= x.nextPoll {
+		x.nextPoll = now.Truncate(time.Second) + time.Second
+		return x.poll(ctx, now)
+	}
+	return nil
+}
+
+func (x *Executor) arrive(id policies.JobID, t time.Duration) {
+	pj := &x.view.Jobs[id]
+	*pj = x.job(id)
+	pj.State = policies.Pending
+	x.enqueue(id)
+	x.lastChange = t
+	x.emit(policies.JobArrived{T: t, Job: id})
+}
+
+func (x *Executor) enqueue(id policies.JobID) {
+	i, _ := slices.BinarySearch(x.view.Queue, id)
+	x.view.Queue = slices.Insert(x.view.Queue, i, id)
+}
+
+func (x *Executor) dequeue(id policies.JobID) {
+	if i, ok := slices.BinarySearch(x.view.Queue, id); ok {
+		x.view.Queue = slices.Delete(x.view.Queue, i, i+1)
+	}
+	if k := slices.Index(x.view.Failed, id); k >= 0 {
+		x.view.Failed = slices.Delete(x.view.Failed, k, k+1)
+	}
+}
+
+func (x *Executor) running() int {
+	n := 0
+	for _, a := range x.att {
+		if a != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// over reports whether the run has ended: nothing runs or is to arrive, and
+// every job is finished or stopped, or no wake-up is asked for, or only
+// wake-ups have happened for IdleHorizon.
+func (x *Executor) over(now time.Duration) bool {
+	if len(x.waiting) > 0 || x.live != nil || x.running() > 0 {
+		return false
+	}
+	final := true
+	for i := range x.view.Jobs {
+		s := x.view.Jobs[i].State
+		final = final && (s == policies.Done || s == policies.Stopped)
+	}
+	return final || len(x.wakes) == 0 || now-x.lastChange > x.cfg.IdleHorizon
+}
+
+// nextDue is the next run time at which something is due.
+func (x *Executor) nextDue() time.Duration {
+	t := x.nextPoll
+	if len(x.waiting) > 0 {
+		t = min(t, x.specs[x.waiting[0]].Submit)
+	}
+	if len(x.wakes) > 0 {
+		t = min(t, x.wakes[0])
+	}
+	return t
+}
+
+// poll reads one telemetry sample per GPU, records it, and looks for first
+// activity and for the end of adopted attempts. A failed read is a missed
+// sample: reported, not fatal.
+func (x *Executor) poll(ctx context.Context, now time.Duration) error {
+	for id, a := range x.att {
+		if a != nil && !a.own && !alive(a.pid, a.start) {
+			if err := x.exited(a); err != nil {
+				return err
+			}
+			_ = id
+		}
+	}
+	samples, err := x.cfg.Source.Sample(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if x.pollErrs++; x.pollErrs <= 5 || x.pollErrs%100 == 0 {
+			fmt.Fprintf(x.cfg.Log, "telemetry %s: sample missed at t=%v (%d so far): %v\n", x.cfg.Source.Name(), now, x.pollErrs, err)
+		}
+		return nil
+	}
+	for _, s := range samples {
+		g, ok := x.devIndex[s.GPU]
+		if !ok {
+			continue
+		}
+		at := min(x.runTime(s.At), now)
+		gp := &x.view.GPUs[g]
+		gp.UsedMiB = min(max(s.UsedMiB, 0), gp.CapacityMiB)
+		ps := policies.Sample{At: at, UtilPct: s.UtilPct, UsedMiB: s.UsedMiB}
+		if x.view.Pressure {
+			ps.SMACT, ps.SMOCC, ps.DRAMA = s.SMACT, s.SMOCC, s.DRAMA
+		}
+		x.tel[g].add(ps)
+		for _, id := range gp.Jobs {
+			pj := &x.view.Jobs[id]
+			if pj.Active {
+				continue
+			}
+			if a := x.att[id]; a != nil && x.showsActivity(a, g, s) {
+				if err := x.activate(id, max(at, x.last)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// showsActivity reports whether sample s of GPU g shows attempt a's first
+// activity: one of its processes (the shim or a process in its group) uses
+// the GPU, or, for an attempt that started alone on its GPUs, the GPU's
+// memory rose by more than a CUDA context's worth since the launch.
+func (x *Executor) showsActivity(a *attempt, g int, s gpu.Sample) bool {
+	for _, p := range s.Procs {
+		if p.PID == a.pid {
+			return true
+		}
+		if st, err := readStat(p.PID); err == nil && st.pgrp == a.pid {
+			return true
+		}
+	}
+	k := slices.Index(a.gpus, g)
+	return a.exclusive && k >= 0 && s.UsedMiB > a.base[k]+activityMiB
+}
+
+// activityMiB is the memory rise that shows a job's first activity when
+// processes cannot be matched (e.g. in a container with its own PIDs).
+const activityMiB = 256
+
+func (x *Executor) activate(id policies.JobID, t time.Duration) error {
+	pj := &x.view.Jobs[id]
+	if err := x.journal(Record{Type: "active", T: int64(t), Job: int(id), Attempt: pj.Attempts}); err != nil {
+		return err
+	}
+	pj.Active, pj.ActiveAt = true, t
+	x.lastChange = t
+	x.emit(policies.JobActive{T: t, Job: id, Attempt: pj.Attempts})
+	return nil
+}
+
+// exited ends attempt a: finished on exit code 0, else failed as Classify
+// says (its status file gone means the shim itself was killed).
+func (x *Executor) exited(a *attempt) error {
+	if x.att[a.job] != a {
+		return nil // already ended (shutdown)
+	}
+	st, ok, err := readStatus(a.status)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return x.fail(a, policies.OtherFailure, "the attempt's process ended without recording an exit status (killed?)")
+	}
+	if st.Code == 0 {
+		return x.finish(a)
+	}
+	oomCode := 0
+	if w := x.cfg.Workloads[x.specs[a.job].Workload]; w != nil && w.OOMExitCode != nil {
+		oomCode = *w.OOMExitCode
+	}
+	f := Classify(st.Code, tail(a.errLog, TailBytes), oomCode)
+	reason := "exit code " + strconv.Itoa(st.Code)
+	if st.Signal != "" {
+		reason = "killed by " + st.Signal
+	}
+	if st.Error != "" {
+		reason = st.Error
+	}
+	return x.fail(a, f, reason)
+}
+
+// tail returns the last n bytes of a file (nil when unreadable).
+func tail(path string, n int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(fi.Size()-n, 0)
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	return b
+}
+
+func (x *Executor) finish(a *attempt) error {
+	t := x.clock()
+	if err := x.journal(Record{Type: "finished", T: int64(t), Job: int(a.job), Attempt: a.n}); err != nil {
+		return err
+	}
+	x.release(a)
+	x.view.Jobs[a.job].State = policies.Done
+	x.emit(policies.JobFinished{T: t, Job: a.job, Attempt: a.n})
+	return nil
+}
+
+func (x *Executor) fail(a *attempt, f policies.Failure, reason string) error {
+	t := x.clock()
+	shared := false
+	for _, g := range a.gpus {
+		shared = shared || len(x.view.GPUs[g].Jobs) > 1
+	}
+	if err := x.journal(Record{Type: "failed", T: int64(t), Job: int(a.job), Attempt: a.n, Failure: f.String(),
+		GPU: a.gpus[0], Shared: shared, Reason: reason}); err != nil {
+		return err
+	}
+	fmt.Fprintf(x.cfg.Log, "t=%v job %s attempt %d failed (%s): %s; log %s\n", t, x.specs[a.job].Name, a.n, f, reason, a.errLog)
+	x.failed(a, f, shared, t)
+	return nil
+}
+
+// failed applies a failure to the state and emits it.
+func (x *Executor) failed(a *attempt, f policies.Failure, shared bool, t time.Duration) {
+	x.release(a)
+	pj := &x.view.Jobs[a.job]
+	pj.State = policies.Pending
+	if f == policies.OOM {
+		pj.OOMs++
+	}
+	pj.LastFailure, pj.FailedAt, pj.FailedShared = f, t, shared
+	x.enqueue(a.job)
+	x.view.Failed = append(x.view.Failed, a.job)
+	x.emit(policies.JobFailed{T: t, Job: a.job, Attempt: a.n, Reason: f, GPU: a.gpus[0]})
+}
+
+// release takes an attempt off its GPUs.
+func (x *Executor) release(a *attempt) {
+	pj := &x.view.Jobs[a.job]
+	for _, g := range a.gpus {
+		gj := x.view.GPUs[g].Jobs
+		if k := slices.Index(gj, a.job); k >= 0 {
+			x.view.GPUs[g].Jobs = slices.Delete(gj, k, k+1)
+		}
+	}
+	pj.On, pj.Active = nil, false
+	x.att[a.job] = nil
+	x.lastChange = x.last
+}
+
+// Apply implements loop.Backend.
+func (x *Executor) Apply(act policies.Action) error {
+	switch a := act.(type) {
+	case policies.Place:
+		return x.place(a)
+	case policies.Stop:
+		id := int(a.Job)
+		if id < 0 || id >= len(x.specs) || x.view.Jobs[id].State != policies.Pending {
+			return fmt.Errorf("executor: stop job %d: not a pending job", a.Job)
+		}
+		t := x.clock()
+		if err := x.journal(Record{Type: "stopped", T: int64(t), Job: id, Reason: a.Reason}); err != nil {
+			return err
+		}
+		x.dequeue(a.Job)
+		x.view.Jobs[id].State = policies.Stopped
+		x.lastChange = t
+		x.emit(policies.JobStopped{T: t, Job: a.Job, Reason: a.Reason})
+		return nil
+	case policies.Wake:
+		t := x.clock()
+		if a.At <= t {
+			if n := len(x.out); n == 0 || x.out[n-1] != policies.Event(policies.Wakeup{T: t}) {
+				x.emit(policies.Wakeup{T: t})
+			}
+			return nil
+		}
+		if i, ok := slices.BinarySearch(x.wakes, a.At); !ok {
+			x.wakes = slices.Insert(x.wakes, i, a.At)
+		}
+		return nil
+	case policies.Defer:
+		return nil
+	}
+	return fmt.Errorf("executor: unknown action %T", act)
+}
+
+func (x *Executor) place(p policies.Place) error {
+	id := int(p.Job)
+	if id < 0 || id >= len(x.specs) {
+		return fmt.Errorf("executor: place: no job %d", p.Job)
+	}
+	pj := &x.view.Jobs[id]
+	if pj.State != policies.Pending {
+		return fmt.Errorf("executor: place job %d: it is %s, not pending", p.Job, pj.State)
+	}
+	if len(p.GPUs) != pj.GPUs {
+		return fmt.Errorf("executor: place job %d on %d GPUs; it needs %d", p.Job, len(p.GPUs), pj.GPUs)
+	}
+	for i, g := range p.GPUs {
+		if g < 0 || g >= len(x.devs) || slices.Contains(p.GPUs[:i], g) {
+			return fmt.Errorf("executor: place job %d: bad GPU list %v", p.Job, p.GPUs)
+		}
+	}
+	t := x.clock()
+	a := &attempt{job: p.Job, n: pj.Attempts + 1, gpus: slices.Clone(p.GPUs), own: true, exclusive: true}
+	a.status, a.errLog = x.paths(a)
+	for _, g := range a.gpus {
+		a.exclusive = a.exclusive && len(x.view.GPUs[g].Jobs) == 0
+		a.base = append(a.base, x.view.GPUs[g].UsedMiB)
+	}
+	if err := x.journal(Record{Type: "launch", T: int64(t), Job: id, Attempt: a.n, GPUs: a.gpus}); err != nil {
+		return err
+	}
+	if err := x.launch(a); err != nil {
+		if jerr := x.journal(Record{Type: "place-failed", T: int64(t), Job: id, Attempt: a.n, GPUs: a.gpus, Reason: err.Error()}); jerr != nil {
+			return jerr
+		}
+		return &loop.PlaceError{T: t, Job: p.Job, GPUs: a.gpus, Err: err}
+	}
+	if err := x.journal(Record{Type: "started", T: int64(t), Job: id, Attempt: a.n, GPUs: a.gpus, PID: a.pid,
+		Start: a.start, Shared: !a.exclusive}); err != nil {
+		return err
+	}
+	x.started(a, t)
+	return nil
+}
+
+// started applies a started attempt to the state and emits it.
+func (x *Executor) started(a *attempt, t time.Duration) {
+	pj := &x.view.Jobs[a.job]
+	x.dequeue(a.job)
+	pj.State = policies.Running
+	pj.Attempts = a.n
+	pj.On = slices.Clone(a.gpus)
+	pj.Started, pj.Active, pj.ActiveAt = t, false, 0
+	for _, g := range a.gpus {
+		x.view.GPUs[g].Jobs = append(x.view.GPUs[g].Jobs, a.job)
+	}
+	x.att[a.job] = a
+	x.lastChange = t
+	x.emit(policies.JobStarted{T: t, Job: a.job, Attempt: a.n, GPUs: slices.Clone(a.gpus), Shared: !a.exclusive})
+	if x.cfg.Emulator != nil && !x.replaying {
+		x.cfg.Emulator.placed(a.job, a.gpus, a.pid, t)
+	}
+}
+
+// paths are an attempt's status file and stderr log.
+func (x *Executor) paths(a *attempt) (status, errLog string) {
+	base := fmt.Sprintf("job%d.%d", a.job, a.n)
+	return filepath.Join(x.cfg.Dir, "attempts", base+".exit"), filepath.Join(x.cfg.Dir, "logs", base+".err")
+}
+
+// launch starts an attempt's shim in a new process group.
+func (x *Executor) launch(a *attempt) error {
+	sp := x.specs[a.job]
+	var argv []string
+	env := os.Environ()
+	dir := ""
+	if w := x.cfg.Workloads[sp.Workload]; w != nil {
+		argv = w.Command
+		dir = w.Dir
+		for k, v := range w.Env {
+			env = append(env, k+"="+v)
+		}
+	} else {
+		argv = append(slices.Clone(x.cfg.Self), "fake-train", "--workload", sp.Workload)
+	}
+	var uuids []string
+	for _, g := range a.gpus {
+		uuids = append(uuids, x.devs[g].UUID)
+	}
+	env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(uuids, ","))
+	if x.cfg.MPSPipeDir != "" {
+		env = append(env, "CUDA_MPS_PIPE_DIRECTORY="+x.cfg.MPSPipeDir)
+	}
+	outLog := strings.TrimSuffix(a.errLog, ".err") + ".out"
+	stdout, err := os.Create(outLog)
+	if err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(a.errLog)
+	if err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	defer stderr.Close()
+	args := append(slices.Clone(x.cfg.Self[1:]), "attempt", "--status", a.status, "--")
+	cmd := exec.Command(x.cfg.Self[0], append(args, argv...)...)
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", x.cfg.Self[0], err)
+	}
+	a.pid = cmd.Process.Pid
+	st, err := readStat(a.pid)
+	if err != nil {
+		return fmt.Errorf("started process %d: %w", a.pid, err)
+	}
+	a.start = st.start
+	go func() {
+		cmd.Wait()
+		x.exits <- a
+	}()
+	return nil
+}
+
+// Shutdown ends every running attempt: SIGTERM to its process group, and
+// SIGKILL to groups still there after the grace period; it returns once no
+// process of any group remains (or after a further grace period, reporting
+// the groups left). Each attempt is journaled as interrupted first, so a
+// resumed run retries it.
+func (x *Executor) Shutdown() error {
+	var groups []*attempt
+	for _, a := range x.att {
+		if a == nil {
+			continue
+		}
+		if err := x.journal(Record{Type: "interrupted", T: int64(x.clock()), Job: int(a.job), Attempt: a.n}); err != nil {
+			return err
+		}
+		groups = append(groups, a)
+	}
+	var errs []error
+	for _, a := range groups {
+		errs = append(errs, signalGroup(a.pid, syscall.SIGTERM))
+	}
+	wait := func(d time.Duration) []*attempt {
+		deadline := time.Now().Add(d)
+		for {
+			var left []*attempt
+			for _, a := range groups {
+				if groupAlive(a.pid) {
+					left = append(left, a)
+				}
+			}
+			if len(left) == 0 || time.Now().After(deadline) {
+				return left
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if left := wait(x.cfg.Grace); len(left) > 0 {
+		for _, a := range left {
+			fmt.Fprintf(x.cfg.Log, "job %s attempt %d: still running %v after SIGTERM; killing process group %d\n",
+				x.specs[a.job].Name, a.n, x.cfg.Grace, a.pid)
+			errs = append(errs, signalGroup(a.pid, syscall.SIGKILL))
+		}
+		if left := wait(x.cfg.Grace); len(left) > 0 {
+			errs = append(errs, fmt.Errorf("executor: %d process group(s) survived SIGKILL", len(left)))
+		}
+	}
+	for _, a := range groups {
+		x.release(a)
+	}
+	return errors.Join(errs...)
+}
+
+// Close closes the journal.
+func (x *Executor) Close() error {
+	if x.timer != nil {
+		x.timer.Stop()
+	}
+	return x.j.Close()
+}
+
+// ring holds a GPU's recent samples, at most one per whole second, by time.
+type ring struct{ s []policies.Sample }
+
+const keepSamples = 4096
+
+func (r *ring) add(x policies.Sample) {
+	if n := len(r.s); n > 0 {
+		last := r.s[n-1].At
+		if x.At < last {
+			return // out of order: older than what is recorded
+		}
+		if x.At.Truncate(time.Second) == last.Truncate(time.Second) {
+			r.s[n-1] = x
+			return
+		}
+	}
+	if len(r.s) >= keepSamples {
+		r.s = append(r.s[:0], r.s[keepSamples/4:]...)
+	}
+	r.s = append(r.s, x)
+}
+
+type telemetry struct{ x *Executor }
+
+// Samples implements policies.Telemetry: the samples taken in the last n
+// whole seconds, by their timestamps (missed seconds are simply absent).
+func (t telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
+	s := t.x.tel[g].s
+	now := t.x.view.Now.Truncate(time.Second)
+	lo := now - time.Duration(n)*time.Second
+	i, _ := slices.BinarySearchFunc(s, lo+time.Second, func(x policies.Sample, t time.Duration) int {
+		return cmpDur(x.At.Truncate(time.Second), t)
+	})
+	for ; i < len(s) && s[i].At.Truncate(time.Second) <= now; i++ {
+		dst = append(dst, s[i])
+	}
+	return dst
+}

@@ -1,0 +1,107 @@
+package executor
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aegis-sched/aegis/sim"
+)
+
+// ReadLive reads job lines from r as they come (`aegis exec --trace -`):
+// a header naming at least submit_offset_s, workload_id and num_gpus
+// (job_id and solo_s optional, other columns ignored), then one job per
+// line, comma-separated without quoting. Each job is sent on the returned
+// channel, which is closed at the end of input. A bad line is reported on
+// log with its line number and column, and skipped: the queue stays live.
+func ReadLive(r io.Reader, name string, log io.Writer) <-chan sim.JobSpec {
+	ch := make(chan sim.JobSpec)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		var p *liveParser
+		line := 0
+		for sc.Scan() {
+			line++
+			text := strings.TrimSpace(sc.Text())
+			if text == "" || strings.HasPrefix(text, "#") {
+				continue
+			}
+			if p == nil {
+				var err error
+				if p, err = newLiveParser(text); err != nil {
+					fmt.Fprintf(log, "%s:%d: %v; no jobs read\n", name, line, err)
+					for sc.Scan() {
+					}
+					return
+				}
+				continue
+			}
+			sp, err := p.parse(text, line)
+			if err != nil {
+				fmt.Fprintf(log, "%s:%d: %v; line skipped\n", name, line, err)
+				continue
+			}
+			ch <- sp
+		}
+		if err := sc.Err(); err != nil {
+			fmt.Fprintf(log, "%s: %v\n", name, err)
+		}
+	}()
+	return ch
+}
+
+type liveParser struct{ col map[string]int }
+
+func newLiveParser(header string) (*liveParser, error) {
+	p := &liveParser{col: map[string]int{}}
+	for i, h := range strings.Split(header, ",") {
+		p.col[strings.TrimSpace(h)] = i
+	}
+	for _, need := range []string{"submit_offset_s", "workload_id", "num_gpus"} {
+		if _, ok := p.col[need]; !ok {
+			return nil, fmt.Errorf("header %q: missing column %s (want submit_offset_s,workload_id,num_gpus[,job_id,solo_s])", header, need)
+		}
+	}
+	return p, nil
+}
+
+func (p *liveParser) parse(text string, line int) (sim.JobSpec, error) {
+	f := strings.Split(text, ",")
+	get := func(name string) (string, bool) {
+		i, ok := p.col[name]
+		if !ok || i >= len(f) {
+			return "", false
+		}
+		return strings.TrimSpace(f[i]), true
+	}
+	var sp sim.JobSpec
+	s, _ := get("submit_offset_s")
+	sub, err := strconv.ParseFloat(s, 64)
+	if err != nil || sub < 0 || sub > 1e9 || math.IsNaN(sub) {
+		return sp, fmt.Errorf("column submit_offset_s: %q is not a number of seconds in [0, 1e9]", s)
+	}
+	sp.Submit = time.Duration(math.Round(sub * 1e9))
+	if sp.Workload, _ = get("workload_id"); sp.Workload == "" {
+		return sp, fmt.Errorf("column workload_id: empty")
+	}
+	s, _ = get("num_gpus")
+	if sp.GPUs, err = strconv.Atoi(s); err != nil || sp.GPUs < 1 {
+		return sp, fmt.Errorf("column num_gpus: %q is not a positive GPU count", s)
+	}
+	if s, ok := get("solo_s"); ok && s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0 && v <= 1e9) {
+			return sp, fmt.Errorf("column solo_s: %q is not a positive number of seconds up to 1e9", s)
+		}
+		sp.SoloS = v
+	}
+	if sp.Name, _ = get("job_id"); sp.Name == "" {
+		sp.Name = "line" + strconv.Itoa(line)
+	}
+	return sp, nil
+}

@@ -1,0 +1,117 @@
+package executor_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aegis-sched/aegis/executor"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/aegis"
+	"github.com/aegis-sched/aegis/sim"
+)
+
+// The test binary doubles as the aegis binary the executor starts: with
+// helperEnv set, its first argument selects the attempt shim, fake-train,
+// or a whole emulated executor run (for the kill-and-resume test).
+const helperEnv = "AEGIS_EXECUTOR_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" && len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "attempt":
+			os.Exit(executor.RunAttempt(os.Args[2:], os.Stderr))
+		case "fake-train":
+			os.Exit(executor.FakeTrain(os.Args[len(os.Args)-1], os.Stderr))
+		case "emulated-run":
+			os.Exit(emulatedRun(os.Args[2]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// self is the command that runs this binary as the aegis binary.
+func self(t testing.TB) []string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(helperEnv, "1")
+	return []string{exe}
+}
+
+// small is a short trace: five jobs of 40-90 solo seconds on 2 GPUs.
+func small() []sim.JobSpec {
+	ws := []string{"resnet18_cifar100_bs128_20e_1gpu", "mobilenet_cifar100_bs128_20e_1gpu", "mnist_bs32_1gpu",
+		"resnet18_cifar100_bs64_20e_1gpu", "mnist_bs32_1gpu"}
+	var specs []sim.JobSpec
+	for i, w := range ws {
+		specs = append(specs, sim.JobSpec{Name: "j" + strconv.Itoa(i), Workload: w, GPUs: 1,
+			Submit: time.Duration(i) * 5 * time.Second, SoloS: float64(40 + 10*i)})
+	}
+	return specs
+}
+
+// emulatedConfig is an executor run of jobs on emulated A100s.
+func emulatedConfig(dir string, selfCmd []string, jobs []sim.JobSpec, gpus int, speedup float64) (executor.Config, error) {
+	srv, err := models.ParseServer(fmt.Sprintf("a100-40gb:%d", gpus))
+	if err != nil {
+		return executor.Config{}, err
+	}
+	cat := models.A100()
+	inter, err := models.InterferenceFor(srv.Type)
+	if err != nil {
+		return executor.Config{}, err
+	}
+	emu, err := executor.NewEmulator(srv, cat, inter, sim.DefaultTruth(), 1, nil)
+	if err != nil {
+		return executor.Config{}, err
+	}
+	return executor.Config{Dir: dir, Jobs: jobs, Catalog: cat, Source: emu, Emulator: emu, Speedup: speedup,
+		Self: selfCmd, Grace: 2 * time.Second}, nil
+}
+
+func newAegis() policies.Policy {
+	p, err := aegis.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// emulatedRun runs (or resumes) the small trace on 2 emulated GPUs in dir;
+// the kill-and-resume test runs it as a separate process and kills it.
+func emulatedRun(dir string) int {
+	exe, _ := os.Executable()
+	cfg, err := emulatedConfig(dir, []string{exe}, small(), 2, 400)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var x *executor.Executor
+	if _, err := os.Stat(dir + "/journal.jsonl"); err == nil {
+		j, recs, err := executor.OpenJournal(dir + "/journal.jsonl")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		x, err = executor.Resume(cfg, j, recs)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	} else if x, err = executor.New(cfg, map[string]string{"test": "emulated-run"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := executor.Execute(context.Background(), x, newAegis()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,124 @@
+package executor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// procStat is what the executor reads of a process from /proc/PID/stat.
+type procStat struct {
+	state byte
+	pgrp  int
+	// start is the process start time in clock ticks since boot: with the
+	// PID it identifies a process, so a reused PID is not mistaken for it.
+	start uint64
+}
+
+// readStat reads /proc/PID/stat.
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, err
+	}
+	// The command name (field 2) is in parentheses and may hold anything.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	f := strings.Fields(string(b[i+2:]))
+	// f[0] is field 3 (state); field N is f[N-3].
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	pgrp, err := strconv.Atoi(f[2])
+	if err != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: pgrp: %w", pid, err)
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: starttime: %w", pid, err)
+	}
+	return procStat{state: f[0][0], pgrp: pgrp, start: start}, nil
+}
+
+// alive reports whether the process pid with start time start still runs
+// (a zombie has ended).
+func alive(pid int, start uint64) bool {
+	st, err := readStat(pid)
+	return err == nil && st.start == start && st.state != 'Z' && st.state != 'X'
+}
+
+// findByArg returns the PIDs of processes whose command line has arg as
+// one of its arguments.
+func findByArg(arg string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, a := range bytes.Split(b, []byte{0}) {
+			if string(a) == arg {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// groupMembers returns the live (not zombie) processes of process group
+// pgid. Zombies are dead: they wait only for a parent (or an init that may
+// not reap) to collect them.
+func groupMembers(pgid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// groupAlive reports whether any live process of process group pgid
+// remains.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	return len(groupMembers(pgid)) > 0
+}
+
+// signalGroup sends sig to process group pgid; a group that is gone is
+// not an error.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return fmt.Errorf("refusing to signal process group %d", pgid)
+	}
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %v to process group %d: %w", sig, pgid, err)
+	}
+	return nil
+}

@@ -1,0 +1,6 @@
+//go:build race
+
+package executor_test
+
+// raceEnabled: the race detector slows every process the tests start.
+const raceEnabled = true

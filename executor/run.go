@@ -1,0 +1,79 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/results"
+)
+
+// Result is what an executor run produced.
+type Result struct {
+	Jobs    []results.Job
+	Summary results.Summary
+}
+
+// ErrInterrupted is returned (wrapped) by Execute when its context ended the
+// run before every job was done.
+var ErrInterrupted = errors.New("interrupted")
+
+// Execute runs policy p on x until the run is over or ctx is done, then
+// ends every attempt still running (Shutdown), writes the run's jobs.csv,
+// summary.csv, deferrals.csv and events.jsonl into the run directory (the
+// files `aegis simulate --out` writes) and closes the journal and the
+// telemetry source. A run ended by ctx returns an error wrapping
+// ErrInterrupted; it can be resumed.
+func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, error) {
+	var events bytes.Buffer
+	elog := results.NewEventLog(&events)
+	col := results.NewCollector(x.Jobs(), elog)
+	x.cfg.Submitted = func(j policies.Job) {
+		if err := col.Add(j); err != nil {
+			fmt.Fprintf(x.cfg.Log, "results: %v\n", err)
+		}
+	}
+	runErr := loop.RunContext(ctx, x, p, col)
+	if ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
+		runErr = fmt.Errorf("executor: %w at t=%v; continue with aegis exec --resume %s", ErrInterrupted, x.clock(), x.cfg.Dir)
+	}
+	errs := []error{runErr}
+	errs = append(errs, x.Shutdown())
+	errs = append(errs, elog.Flush())
+	res := &Result{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals())}
+	errs = append(errs, writeResults(x.cfg.Dir, res, events.Bytes()))
+	errs = append(errs, x.Close(), x.cfg.Source.Close())
+	return res, errors.Join(errs...)
+}
+
+// writeResults writes the results files, each atomically.
+func writeResults(dir string, r *Result, events []byte) error {
+	var jobs, sum, defers bytes.Buffer
+	if err := results.WriteJobsCSV(&jobs, r.Jobs); err != nil {
+		return err
+	}
+	if err := results.WriteSummaryCSV(&sum, r.Summary); err != nil {
+		return err
+	}
+	if err := results.WriteDeferralsCSV(&defers, r.Summary); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{"jobs.csv", jobs.Bytes()}, {"summary.csv", sum.Bytes()}, {"deferrals.csv", defers.Bytes()}, {"events.jsonl", events}} {
+		path := filepath.Join(dir, f.name)
+		if err := os.WriteFile(path+".tmp", f.b, 0o644); err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+	}
+	return nil
+}
