@@ -69,6 +69,9 @@ func TestExecEmulatedAndResume(t *testing.T) {
 	for _, f := range []string{"jobs.csv", "summary.csv", "deferrals.csv", "events.jsonl", "journal.jsonl"} {
 		require.FileExists(t, filepath.Join(out, f))
 	}
+	// Everything that reads a simulation's directory reads this one.
+	require.Equal(t, 0, run([]string{"plot", out}, &stdout, &stderr), stderr.String())
+	require.FileExists(t, filepath.Join(out, "jct-cdf.svg"))
 	// Starting again in the same directory is refused; resuming a finished
 	// run ends at once with the same jobs.
 	require.Equal(t, 2, run([]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo", "--out", out}, &stdout, &stderr))
