@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,6 +79,9 @@ func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
+	// Cells are reused only when this very program made them: a changed
+	// simulator must not be answered with old outputs.
+	s.tool = executableHash()
 	cellsDir := filepath.Join(opt.Out, "cells")
 	if err := os.MkdirAll(cellsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output: %w", err)
@@ -203,8 +207,8 @@ func (s *Spec) cellKey(c Cell) string {
 		b, _ := json.Marshal(struct {
 			Sequence, Server string
 			Config           any
-			Model            string
-		}{s.trHash[c.trace], s.server.String(), cfg, modelHash(cfg.Interference)})
+			Model, Tool      string
+		}{s.trHash[c.trace], s.server.String(), cfg, modelHash(cfg.Interference), s.tool})
 		return hashBytes(b)
 	}
 	r, err := s.cellRun(c.config, c.Point)
@@ -220,8 +224,27 @@ func (s *Spec) cellKey(c Cell) string {
 		Model     string
 		Seed      uint64
 		Telemetry bool
-	}{s.trHash[c.trace], s.server.String(), c.Policy, r.Params, r.Truth, modelHash(r.Interference), c.Seed, s.Telemetry})
+		Tool      string
+	}{s.trHash[c.trace], s.server.String(), c.Policy, r.Params, r.Truth, modelHash(r.Interference), c.Seed, s.Telemetry, s.tool})
 	return hashBytes(b)
+}
+
+// executableHash hashes the running program's file ("" when unreadable).
+func executableHash() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func hashBytes(b []byte) string {

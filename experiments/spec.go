@@ -75,6 +75,7 @@ type Spec struct {
 	trs    []*traces.Trace
 	trHash []string     // sha256 of each trace in our CSV format
 	models []*modelFile // by config
+	tool   string       // hash of the program running the spec (cells' keys)
 
 	// A stacking spec's sequences, data folder and interference model.
 	seqs       []stacking.Sequence

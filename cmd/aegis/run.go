@@ -29,7 +29,8 @@ func newRunCmd() *cobra.Command {
 point × seed) is simulated, --jobs at a time; its outputs go to OUT/cells/ID/,
 written under a temporary name and renamed, so an interrupted run (Ctrl-C) leaves
 no half-written cell and the next run continues where it stopped: cells whose
-outputs exist for the same spec hash are skipped (--force redoes them). Then
+outputs exist for the same spec hash and the same aegis executable are skipped
+(--force redoes them). Then
 OUT/run.json (provenance), cells.csv, jobs.csv, normalized.csv and the spec's
 table (table.md, table.csv, table.tex) are written. The outputs are
 byte-identical whatever --jobs is.
