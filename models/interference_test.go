@@ -87,7 +87,7 @@ func TestPressureModelCapacity(t *testing.T) {
 	require.Greater(t, s, 1.0)
 }
 
-// TestNWayStacking is the table the README shows: per-job slowdown and GPU
+// TestNWayStacking is the table docs/models.md shows: per-job slowdown and GPU
 // throughput (relative to one job alone) of N identical jobs stacked on one
 // GPU, for the N-way exponent ρ assumed 0.5, 1 (default) and 2.
 func TestNWayStacking(t *testing.T) {

@@ -131,7 +131,7 @@ func TelemetryFor(t GPUType) (TelemetryParams, error) {
 // InterferenceFor is the interference truth for jobs on GPU type t: the
 // model in t.InterferenceFile when set, else DefaultInterference. The
 // A100-fitted parameters stand in for every built-in type (no co-run data
-// exists for the others; see the README).
+// exists for the others; see docs/models.md).
 func InterferenceFor(t GPUType) (Interference, error) {
 	if t.InterferenceFile != "" {
 		return LoadInterference(t.InterferenceFile)

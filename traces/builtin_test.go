@@ -15,7 +15,7 @@ import (
 
 // TestPaperTraces checks the three embedded paper traces: loadable by name,
 // 60 runnable jobs each (catalog workloads of the right GPU count), job ids
-// equal to the index column, and the README's arrival spans and 2-GPU
+// equal to the index column, and docs/traces.md's arrival spans and 2-GPU
 // minimums.
 func TestPaperTraces(t *testing.T) {
 	cat := models.A100()

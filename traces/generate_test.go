@@ -14,7 +14,7 @@ import (
 )
 
 // TestGeneratorsMatchReference checks each generator's whole-trace profile
-// at 200k jobs against the README table: runtime CDF points within 0.03, GPU
+// at 200k jobs against the reference table (ReferenceProfile): runtime CDF points within 0.03, GPU
 // mix within 0.01, inter-arrival p50/p95 within 15 %, and (looser, the
 // model's other targets) duration p50/p95 within 15 %, zero inter-arrival
 // fraction within 0.01 and GPU-service split within 0.03.
@@ -74,7 +74,7 @@ func TestGeneratorDeterministicAnySize(t *testing.T) {
 // round(pBig·n) jobs of 4 or 8 GPUs (half of them of 8 with max 8), where
 // pBig is the reference's share of source jobs outside its 1-/2-GPU jobs,
 // while the 1-/2-GPU jobs keep their profile (inter-arrivals recomputed
-// after filtering). It pins the mean GPUs per job the README quotes against
+// after filtering). It pins the mean GPUs per job docs/traces.md quotes against
 // the Helios summary.
 func TestGeneratorManyGPUs(t *testing.T) {
 	for _, tc := range []struct {
@@ -263,7 +263,7 @@ func TestGeneratorTolerancesAnySize(t *testing.T) {
 }
 
 // TestGeneratorTinyLogs checks what holds exactly at very small job counts
-// (README): the 2-GPU fraction within 1/(2n), the runtime CDF within 2/n,
+// (docs/traces.md): the 2-GPU fraction within 1/(2n), the runtime CDF within 2/n,
 // the zero-gap fraction within 1/(2(n−1)); from 60 jobs on, the
 // inter-arrival p50/p95 within 15 % as well.
 func TestGeneratorTinyLogs(t *testing.T) {

@@ -22,7 +22,7 @@ memory figure each memory input gives, and per GPU the peak memory, SMACT,
 SMOCC and DRAMA (mean and p95) and nvidia-smi utilization, plus its simulated
 slowdown when stacked with copies of itself under the default interference
 model. --gpu-type picks the catalog: a100-40gb (default), legacy-11gb,
-h200-141gb (A100 figures, see README), or a GPU type YAML file.`,
+h200-141gb (A100 figures, see docs/models.md), or a GPU type YAML file.`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			t, err := models.ResolveGPUType(gpuName)
