@@ -91,6 +91,7 @@ func TestExecUsageErrors(t *testing.T) {
 		{[]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo"}, "--trace and --out are needed"},
 		{[]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo", "--out", "x", "--speedup", "0.5"}, "--speedup 0.5"},
 		{[]string{"exec", "--emulate", "nosuchgpu:2", "--trace", "demo", "--out", "x"}, "--emulate"},
+		{[]string{"exec", "--emulate", "legacy-11gb:2", "--trace", "demo", "--out", "x"}, "filter=pressure needs"},
 	} {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 2, run(tc.args, &stdout, &stderr), tc.args)
