@@ -232,3 +232,14 @@ func FuzzReadTargets(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReplay measures one no-filter replay of a four-job sequence
+// (the unit of the calibration's grid searches).
+func BenchmarkReplay(b *testing.B) {
+	s := seq()
+	for i := 0; b.Loop(); i++ {
+		if _, err := Replay(s, Config{NoFilter: true, Seed: uint64(i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -640,34 +640,47 @@ func (d *dirData) timelineData() (Timeline, error) {
 		s.X, s.Y = append(s.X, end), append(s.Y, float64(n))
 		tl.Jobs = append(tl.Jobs, s)
 		if tel != nil && g < tel.GPUs() {
-			mem, smact := binned(tel.S[g], end)
-			mem.Name, smact.Name = s.Name, s.Name
-			for k := range mem.Y {
-				mem.Y[k] /= 1024
-			}
+			mem, smact, util := binned(tel.S[g], end)
+			mem.Name, smact.Name, util.Name = s.Name, s.Name, s.Name
 			tl.MemoryGiB = append(tl.MemoryGiB, mem)
 			tl.SMACT = append(tl.SMACT, smact)
+			tl.UtilPct = append(tl.UtilPct, util)
 		}
+	}
+	// Without pressure telemetry (a GPU type without DCGM) SMACT is 0
+	// throughout: show utilization instead.
+	pressure := false
+	for _, s := range tl.SMACT {
+		for _, y := range s.Y {
+			pressure = pressure || y > 0
+		}
+	}
+	if pressure {
+		tl.UtilPct = nil
+	} else {
+		tl.SMACT = nil
 	}
 	return tl, nil
 }
 
 // binned averages a GPU's samples over bins so a line has at most
-// timelineBins points; X is each bin's middle second.
-func binned(s []policies.Sample, end float64) (mem, smact Series) {
+// timelineBins points; X is each bin's middle second. Memory is in GiB.
+func binned(s []policies.Sample, end float64) (mem, smact, util Series) {
 	n := max(len(s), int(end))
 	bin := max(1, (n+timelineBins-1)/timelineBins)
 	for lo := 0; lo < len(s); lo += bin {
 		hi := min(lo+bin, len(s))
-		var m, a float64
+		var m, a, u float64
 		for _, x := range s[lo:hi] {
 			m += x.UsedMiB
 			a += x.SMACT
+			u += x.UtilPct
 		}
 		k := float64(hi - lo)
 		x := float64(lo+hi-1) / 2
-		mem.X, mem.Y = append(mem.X, x), append(mem.Y, m/k)
+		mem.X, mem.Y = append(mem.X, x), append(mem.Y, m/k/1024)
 		smact.X, smact.Y = append(smact.X, x), append(smact.Y, a/k)
+		util.X, util.Y = append(util.X, x), append(util.Y, u/k)
 	}
-	return mem, smact
+	return mem, smact, util
 }

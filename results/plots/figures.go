@@ -226,13 +226,8 @@ func cdfPlot(c CDF, lg *legend) (*plot.Plot, error) {
 		if len(xs) == 0 {
 			continue
 		}
-		slices.Sort(xs)
-		lo, hi = min(lo, xs[0]), max(hi, xs[len(xs)-1])
-		pts := make(plotter.XYs, 0, len(xs)+1)
-		pts = append(pts, plotter.XY{X: xs[0], Y: 0})
-		for k, x := range xs {
-			pts = append(pts, plotter.XY{X: x, Y: float64(k+1) / float64(len(xs))})
-		}
+		pts := cdfPoints(xs)
+		lo, hi = min(lo, pts[0].X), max(hi, pts[len(pts)-1].X)
 		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return nil, err
@@ -265,6 +260,20 @@ func cdfPlot(c CDF, lg *legend) (*plot.Plot, error) {
 		p.X.Min, p.X.Max = lo-0.04*d, hi+0.04*d
 	}
 	return p, nil
+}
+
+// cdfPoints returns the corners of the empirical CDF of xs (not empty):
+// (min, 0), then (x_k, k/n) for the sorted values, to be joined
+// horizontally then vertically (plotter.PostStep).
+func cdfPoints(xs []float64) plotter.XYs {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	pts := make(plotter.XYs, 0, len(xs)+1)
+	pts = append(pts, plotter.XY{X: xs[0], Y: 0})
+	for k, x := range xs {
+		pts = append(pts, plotter.XY{X: x, Y: float64(k+1) / float64(len(xs))})
+	}
+	return pts
 }
 
 // Point is a labelled point.
@@ -548,13 +557,14 @@ func cmpF(a, b float64) int {
 }
 
 // Timeline is one run's GPUs over time: per GPU the number of jobs on it,
-// and, when the run has telemetry, its used memory and SMACT. X values are
-// seconds; the figure shows hours.
+// and, when the run has telemetry, its used memory and SMACT or
+// utilization. X values are seconds; the figure shows hours.
 type Timeline struct {
 	Title     string
 	Jobs      []Series // one per GPU: jobs on it (a step function)
 	MemoryGiB []Series // one per GPU; may be empty
 	SMACT     []Series // one per GPU; may be empty
+	UtilPct   []Series // one per GPU, utilization in percent; may be empty
 }
 
 // GPUTimeline draws a Timeline as stacked panels sharing the time axis.
@@ -570,7 +580,7 @@ func GPUTimeline(t Timeline) (*Figure, error) {
 		step          bool
 	}
 	xmax := 0.0
-	for _, set := range [][]Series{t.Jobs, t.MemoryGiB, t.SMACT} {
+	for _, set := range [][]Series{t.Jobs, t.MemoryGiB, t.SMACT, t.UtilPct} {
 		for _, s := range set {
 			for _, x := range s.X {
 				xmax = max(xmax, x/3600)
@@ -579,7 +589,8 @@ func GPUTimeline(t Timeline) (*Figure, error) {
 	}
 	for _, pn := range []panel{{"jobs per GPU", "jobs on the GPU", t.Jobs, true},
 		{"used memory per GPU", "used memory (GiB)", t.MemoryGiB, false},
-		{"SM activity per GPU", "SMACT (fraction)", t.SMACT, false}} {
+		{"SM activity per GPU", "SMACT (fraction)", t.SMACT, false},
+		{"utilization per GPU", "utilization (%)", t.UtilPct, false}} {
 		if len(pn.series) == 0 {
 			continue
 		}

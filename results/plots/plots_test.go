@@ -216,3 +216,49 @@ func TestTimelineData(t *testing.T) {
 	}
 	require.Equal(t, "GPU 0,GPU 1", strings.Join(names, ","))
 }
+
+func TestCDFPoints(t *testing.T) {
+	got := cdfPoints([]float64{3, 1, 2, 2})
+	require.Equal(t, plotter.XYs{{X: 1, Y: 0}, {X: 1, Y: 0.25}, {X: 2, Y: 0.5}, {X: 2, Y: 0.75}, {X: 3, Y: 1}}, got)
+}
+
+func TestLogTicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (logTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"1", "10", "100"}, labels(0.9, 300), "wide ranges: decades only")
+	require.Equal(t, []string{"2", "5", "10"}, labels(1.2, 12), "narrow ranges: 1, 2, 5 × 10^k")
+	require.Equal(t, []string{"1.3", "1.4"}, labels(1.3, 1.4), "no label inside: the ends")
+	require.Empty(t, (logTicks{}).Ticks(0, 1))
+}
+
+// Without pressure telemetry (legacy GPUs) the timeline shows utilization.
+func TestTimelineWithoutPressure(t *testing.T) {
+	dir := copyDir(t, "testdata/run")
+	in, err := os.ReadFile(filepath.Join(dir, "telemetry.csv"))
+	require.NoError(t, err)
+	var out []string
+	for i, line := range strings.Split(strings.TrimSpace(string(in)), "\n") {
+		f := strings.Split(line, ",")
+		if i > 0 {
+			f[2], f[3], f[4] = "0", "0", "0"
+		}
+		out = append(out, strings.Join(f, ","))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "telemetry.csv"), []byte(strings.Join(out, "\n")+"\n"), 0o644))
+	tl, err := (&dirData{dir: dir}).timelineData()
+	require.NoError(t, err)
+	require.Empty(t, tl.SMACT)
+	require.Len(t, tl.UtilPct, 2)
+	require.InDelta(t, 90, tl.UtilPct[0].Y[6], 1e-9) // second 6: two jobs × 45 %
+	withP, err := (&dirData{dir: "testdata/run"}).timelineData()
+	require.NoError(t, err)
+	require.Empty(t, withP.UtilPct)
+	require.Len(t, withP.SMACT, 2)
+}
