@@ -71,6 +71,11 @@ func TestDrawDirAllFigures(t *testing.T) {
 				require.Greater(t, st.Size(), int64(1000), p)
 			}
 			require.Equal(t, tc.want, names)
+			ents, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range ents {
+				require.False(t, strings.HasPrefix(e.Name(), "."), "temporary file %s left behind", e.Name())
+			}
 		})
 	}
 }
