@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/aegis
 
-.PHONY: help build test fmtcheck bench benchstat demo fmt vet fuzz reproduce gpu-build gpu-check
+.PHONY: help build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -26,6 +26,10 @@ BENCH ?= .
 BENCHFLAGS ?= -count 1
 bench: ## run the benchmarks (BENCH=regexp), writing bench.txt
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(BENCHFLAGS) ./... > bench.txt; s=$$?; cat bench.txt; exit $$s
+
+growth-plot: ## run BenchmarkGrowth and draw docs/growth.csv and docs/growth.png
+	$(MAKE) bench BENCH=Growth
+	$(GO) run ./internal/growthplot -in bench.txt -out docs/growth
 
 benchstat: ## compare bench.txt with the committed baseline (bench/baseline.txt)
 	$(GO) tool benchstat bench/baseline.txt bench.txt

@@ -29,20 +29,29 @@ func likeTrace(b *testing.B, like string, n int, seed uint64) *traces.Trace {
 	return tr
 }
 
-// benchRun simulates tr on srv under policy and reports events per second.
+// benchRun simulates tr on srv under policy and reports events per second
+// and the CPU time per run (cpu-ns/op: user + system time of the whole
+// process, less sensitive than ns/op to other programs sharing the cores).
 func benchRun(b *testing.B, tr *traces.Trace, srv string, policy string, sets ...string) {
 	s, err := models.ParseServer(srv)
 	require.NoError(b, err)
 	params, err := policies.ParseSets(sets)
 	require.NoError(b, err)
-	events := 0
+	events, runs := 0, 0
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		o, err := Simulate(Run{Trace: tr, Server: s, Policy: policy, Params: params, Seed: 1}, io.Discard)
 		require.NoError(b, err)
 		events += o.Events
+		runs++
 	}
+	cpu := cpuTime() - cpu0
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs), "cpu-ns/op")
+		b.ReportMetric(float64(events)/cpu.Seconds(), "events/cpu-s")
+	}
 }
 
 // BenchmarkEngine is the simulator and loop under the simplest policy
@@ -98,5 +107,18 @@ func BenchmarkWindowScore(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		policies.Score(xs, buf)
+	}
+}
+
+// BenchmarkGrowth is wall time against trace size: Venus-like traces of
+// 1,000 to 100,000 jobs on 16 GPUs (docs/growth.png; make growth-plot).
+func BenchmarkGrowth(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		tr := likeTrace(b, "venus", n, 1)
+		for _, p := range []string{"exclusive", "horus", "lucid", "aegis"} {
+			b.Run(fmt.Sprintf("%s/jobs=%d", p, n), func(b *testing.B) {
+				benchRun(b, tr, "a100-40gb:16", p)
+			})
+		}
 	}
 }

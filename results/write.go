@@ -121,7 +121,9 @@ type EventLog struct {
 	now    time.Duration
 	err    error
 	defers map[deferKey]string // last logged reason per job and GPU
-	buf    []byte
+	// deferGPUs lists, per job, the GPUs with an entry in defers.
+	deferGPUs  map[policies.JobID][]int
+	buf, extra []byte
 }
 
 type deferKey struct {
@@ -131,10 +133,21 @@ type deferKey struct {
 
 // NewEventLog writes to w; call Flush at the end.
 func NewEventLog(w io.Writer) *EventLog {
-	return &EventLog{w: bufio.NewWriter(w), defers: map[deferKey]string{}}
+	return &EventLog{w: bufio.NewWriter(w), defers: map[deferKey]string{}, deferGPUs: map[policies.JobID][]int{}}
+}
+
+// attempt returns `,"attempt":N` in the scratch buffer.
+func (l *EventLog) attempt(n int) []byte {
+	l.extra = strconv.AppendInt(append(l.extra[:0], `,"attempt":`...), int64(n), 10)
+	return l.extra
 }
 
 func (l *EventLog) line(t time.Duration, kind string, job policies.JobID, extra string) {
+	l.extra = append(l.extra[:0], extra...)
+	l.lineBytes(t, kind, job, l.extra)
+}
+
+func (l *EventLog) lineBytes(t time.Duration, kind string, job policies.JobID, extra []byte) {
 	if l.err != nil {
 		return
 	}
@@ -167,16 +180,25 @@ func (l *EventLog) Event(e policies.Event) {
 		l.line(e.T, "arrived", e.Job, "")
 	case policies.JobStarted:
 		// A new attempt starts a new deferral history for the job.
-		for k := range l.defers {
-			if k.job == e.Job {
-				delete(l.defers, k)
-			}
+		for _, g := range l.deferGPUs[e.Job] {
+			delete(l.defers, deferKey{e.Job, g})
 		}
-		l.line(e.T, "started", e.Job, fmt.Sprintf(`,"attempt":%d,"gpus":%s,"shared":%t`, e.Attempt, ints(e.GPUs), e.Shared))
+		delete(l.deferGPUs, e.Job)
+		x := append(l.attempt(e.Attempt), `,"gpus":[`...)
+		for i, g := range e.GPUs {
+			if i > 0 {
+				x = append(x, ',')
+			}
+			x = strconv.AppendInt(x, int64(g), 10)
+		}
+		x = append(x, `],"shared":`...)
+		x = strconv.AppendBool(x, e.Shared)
+		l.extra = x
+		l.lineBytes(e.T, "started", e.Job, x)
 	case policies.JobActive:
-		l.line(e.T, "active", e.Job, fmt.Sprintf(`,"attempt":%d`, e.Attempt))
+		l.lineBytes(e.T, "active", e.Job, l.attempt(e.Attempt))
 	case policies.JobFinished:
-		l.line(e.T, "finished", e.Job, fmt.Sprintf(`,"attempt":%d`, e.Attempt))
+		l.lineBytes(e.T, "finished", e.Job, l.attempt(e.Attempt))
 	case policies.JobFailed:
 		l.line(e.T, "failed", e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Reason.String(), e.GPU))
 	case policies.JobStopped:
@@ -192,7 +214,10 @@ func (l *EventLog) Event(e policies.Event) {
 func (l *EventLog) Action(a policies.Action) {
 	if d, ok := a.(policies.Defer); ok {
 		k := deferKey{d.Job, d.GPU}
-		if l.defers[k] != d.Reason {
+		if last, ok := l.defers[k]; !ok || last != d.Reason {
+			if !ok {
+				l.deferGPUs[d.Job] = append(l.deferGPUs[d.Job], d.GPU)
+			}
 			l.defers[k] = d.Reason
 			l.line(l.now, "defer", d.Job, `,"gpu":`+strconv.Itoa(d.GPU)+`,"reason":`+strconv.Quote(d.Reason))
 		}

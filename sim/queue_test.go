@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/aegis-sched/aegis/policies"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -33,4 +34,24 @@ func TestQueueOrder(t *testing.T) {
 		want = append(want, it)
 	}
 	require.Equal(t, len(want), len(q))
+}
+
+// Invariants are checked on changed GPUs at once and on every GPU
+// periodically: a GPU listing a job that is not running is found either way.
+func TestCheckFindsUntouchedCorruption(t *testing.T) {
+	s := &Sim{cfg: Config{}, isTouched: make([]bool, 2)}
+	s.cfg.Server.Type.MemoryMiB = 100
+	s.view.GPUs = make([]policies.GPU, 2)
+	s.view.Jobs = []policies.Job{{ID: 0, State: policies.Pending}}
+	require.NoError(t, s.check(-1)) // the first check covers every GPU
+	s.view.GPUs[1].Jobs = []policies.JobID{0}
+	s.touch([]int{1})
+	require.ErrorContains(t, s.check(-1), "GPU 1 lists job 0")
+	var err error
+	for range 64 {
+		if err = s.check(-1); err != nil {
+			break
+		}
+	}
+	require.ErrorContains(t, err, "GPU 1 lists job 0", "the periodic full check")
 }

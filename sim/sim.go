@@ -187,6 +187,12 @@ type job struct {
 type gpu struct {
 	epoch uint32 // bumps when the pending OOM event goes stale
 	tel   history
+	// The last measured memory the view showed: its second, the history
+	// version it was read from, and whether it stays put until the
+	// history changes (no job ramping).
+	memK      int64
+	memVer    uint64
+	memSteady bool
 }
 
 // Sim is a simulated server running one trace. It implements the scheduling
@@ -217,6 +223,10 @@ type Sim struct {
 	comb           []models.TelemetryJob // scratch
 	emitted        int64                 // whole seconds already given to cfg.Samples
 	lastEvent      time.Duration         // the last instant that had events
+	// GPUs changed since the last invariant check, and how many checks ran.
+	touched   []int
+	isTouched []bool
+	checks    int
 }
 
 // New builds a simulator for the given jobs. Every job's workload must be in
@@ -236,6 +246,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	}
 	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
 	s.gpus = make([]gpu, cfg.Server.GPUs)
+	s.isTouched = make([]bool, cfg.Server.GPUs)
 	s.view.GPUs = make([]policies.GPU, cfg.Server.GPUs)
 	for i := range s.view.GPUs {
 		s.view.GPUs[i] = policies.GPU{Index: i, CapacityMiB: cfg.Server.Type.MemoryMiB}
@@ -314,7 +325,13 @@ func (s *Sim) View() *policies.View {
 	// Memory is measured at 1 Hz: the last whole second's sample.
 	k := int64(s.now / time.Second)
 	for g := range s.view.GPUs {
+		gp := &s.gpus[g]
+		if gp.memVer == gp.tel.version && (gp.memK == k || gp.memSteady) && gp.memVer != 0 {
+			continue // the same reading
+		}
 		s.view.GPUs[g].UsedMiB = s.usedAtSecond(g, k)
+		gp.memK, gp.memVer = k, gp.tel.version
+		gp.memSteady = telemetry{s}.UsedMiBUntil(g) == never
 	}
 	return &s.view
 }
@@ -518,6 +535,7 @@ func (s *Sim) release(id int) []int {
 	s.settle(id)
 	j.epoch++
 	on := pj.On
+	s.touch(on)
 	for _, g := range on {
 		gj := s.view.GPUs[g].Jobs
 		if k := slices.Index(gj, pj.ID); k >= 0 {
@@ -595,6 +613,7 @@ func (s *Sim) place(a policies.Place) error {
 	for _, g := range a.GPUs {
 		s.view.GPUs[g].Jobs = append(s.view.GPUs[g].Jobs, pj.ID)
 	}
+	s.touch(a.GPUs)
 	j := &s.jobs[id]
 	j.epoch++
 	u := unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x57a27)
@@ -633,6 +652,7 @@ func (s *Sim) settle(id int) {
 // changed re-times the jobs on GPUs whose set of active jobs changed, and
 // re-plans their OOM events and telemetry.
 func (s *Sim) changed(gpus []int) {
+	s.touch(gpus)
 	s.emitSamples(s.now)
 	s.lastChange = s.now
 	for _, g := range gpus {
@@ -794,10 +814,43 @@ func (s *Sim) checkActions(evs []policies.Event) error {
 	return nil
 }
 
-// check verifies the simulator's invariants on every GPU and on the job an
+// touch marks GPUs changed for the next check.
+func (s *Sim) touch(gpus []int) {
+	for _, g := range gpus {
+		if !s.isTouched[g] {
+			s.isTouched[g] = true
+			s.touched = append(s.touched, g)
+		}
+	}
+}
+
+func (s *Sim) untouch() {
+	for _, g := range s.touched {
+		s.isTouched[g] = false
+	}
+	s.touched = s.touched[:0]
+}
+
+// check verifies the simulator's invariants on the GPUs and on the job an
 // event concerned (-1 for none).
+//
+// GPUs are checked where something changed since the last check (a
+// placement, a release, a change of active jobs), and all of them every
+// 64th check, so that a memory total that crossed capacity without an
+// event is still found.
 func (s *Sim) check(job int) error {
-	for g := range s.view.GPUs {
+	s.checks++
+	all := s.checks%64 == 1
+	n := len(s.view.GPUs)
+	if !all {
+		n = len(s.touched)
+	}
+	defer s.untouch()
+	for i := range n {
+		g := i
+		if !all {
+			g = s.touched[i]
+		}
 		for _, id := range s.view.GPUs[g].Jobs {
 			pj := &s.view.Jobs[id]
 			if pj.State != policies.Running {

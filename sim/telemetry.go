@@ -33,6 +33,8 @@ type segment struct {
 
 type history struct {
 	segs []segment
+	// version counts recorded segments (0: none yet).
+	version uint64
 	// cache holds computed samples by whole second modulo its size, which
 	// grows to the longest window asked for (a power of two of at least
 	// minCache), so a window's samples are computed once. A sample is final
@@ -65,6 +67,7 @@ type cached struct {
 
 // record starts a new segment for GPU g at the current time.
 func (h *history) record(s *Sim, g int) {
+	h.version++
 	var jobs []segJob
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]
