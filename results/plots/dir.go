@@ -165,14 +165,16 @@ func sweepColumns(t *runfiles.Table, firstMetric []string) []string {
 }
 
 // seriesName names row i's configuration: its config label (or policy),
-// plus the swept parameters' values.
+// plus the swept parameters' values (those it has).
 func seriesName(t *runfiles.Table, i int, sweep []string) string {
 	name := t.String(i, "config")
 	if name == "" {
 		name = t.String(i, "policy")
 	}
 	for _, c := range sweep {
-		name = strings.TrimSpace(name + " " + c + "=" + t.String(i, c))
+		if v := t.String(i, c); v != "" { // empty: the config does not sweep
+			name = strings.TrimSpace(name + " " + c + "=" + v)
+		}
 	}
 	if name == "" {
 		name = "run"

@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -261,4 +264,21 @@ func TestTimelineWithoutPressure(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, withP.UtilPct)
 	require.Len(t, withP.SMACT, 2)
+}
+
+func TestSeriesNames(t *testing.T) {
+	in := "spec,trace,config,policy,seed,hold,window,makespan_s,extra\n" +
+		"s,philly,Exclusive,exclusive,1,,,1,x\n" +
+		"s,philly,AEGIS,aegis,1,30s,20,0.7,x\n" +
+		"s,philly,,horus,1,,,0.9,x\n"
+	tb, err := runfiles.ParseTable("normalized.csv", strings.NewReader(in))
+	require.NoError(t, err)
+	sweep := sweepColumns(tb, results.SummaryColumns)
+	require.Equal(t, []string{"hold", "window"}, sweep, "sweep columns lie between seed and the first metric")
+	var names []string
+	for i := range tb.Len() {
+		names = append(names, seriesName(tb, i, sweep))
+	}
+	require.Equal(t, []string{"Exclusive", "AEGIS hold=30s window=20", "horus"}, names)
+	require.Equal(t, "Exclusive", baseline(tb, sweep))
 }
