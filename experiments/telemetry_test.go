@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -112,4 +113,30 @@ func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
 		}
 	}
 	require.Greater(t, active, 50)
+}
+
+// BenchmarkTelemetry is the cost of writing telemetry.csv: AEGIS on the
+// Philly trace (3 × A100, about 27,700 simulated seconds) with and without it.
+func BenchmarkTelemetry(b *testing.B) {
+	tr, err := traces.Load("philly")
+	require.NoError(b, err)
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(b, err)
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				r := Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 42}
+				if on {
+					r.Telemetry = io.Discard
+				}
+				if _, err := Simulate(r, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

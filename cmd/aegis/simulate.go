@@ -127,19 +127,13 @@ func isYAML(name string) bool {
 }
 
 // writeRun writes a run's files into the existing directory dir: the
-// metrics and the extra files (name to content).
+// metrics (experiments.Outcome.Files, as every spec cell has them) and the
+// extra files (name to content).
 func writeRun(dir string, o *experiments.Outcome, extra map[string][]byte) error {
-	var jobs, sum, defers bytes.Buffer
-	if err := results.WriteJobsCSV(&jobs, o.Jobs); err != nil {
+	files, err := o.Files(extra["events.jsonl"])
+	if err != nil {
 		return err
 	}
-	if err := results.WriteSummaryCSV(&sum, o.Summary); err != nil {
-		return err
-	}
-	if err := results.WriteDeferralsCSV(&defers, o.Summary); err != nil {
-		return err
-	}
-	files := map[string][]byte{"jobs.csv": jobs.Bytes(), "summary.csv": sum.Bytes(), "deferrals.csv": defers.Bytes()}
 	maps.Copy(files, extra)
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {

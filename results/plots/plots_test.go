@@ -282,3 +282,24 @@ func TestSeriesNames(t *testing.T) {
 	require.Equal(t, []string{"Exclusive", "AEGIS hold=30s window=20", "horus"}, names)
 	require.Equal(t, "Exclusive", baseline(tb, sweep))
 }
+
+// BenchmarkDrawDir draws every figure of the test spec directory as SVG.
+func BenchmarkDrawDir(b *testing.B) {
+	for _, src := range []string{"testdata/spec", "testdata/run"} {
+		b.Run(filepath.Base(src), func(b *testing.B) {
+			dir := b.TempDir()
+			ents, err := os.ReadDir(src)
+			require.NoError(b, err)
+			for _, e := range ents {
+				data, err := os.ReadFile(filepath.Join(src, e.Name()))
+				require.NoError(b, err)
+				require.NoError(b, os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644))
+			}
+			for b.Loop() {
+				if _, err := DrawDir(dir, "svg"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
