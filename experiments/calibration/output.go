@@ -132,6 +132,18 @@ func (r *Result) WriteText(out io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		fmt.Fprintf(out, "\nparameters fitted without the held-out sequences:\n\n")
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "validation\theld out\tnway_exponent\tcapacity\trate_weight\tsaturation")
+		for _, v := range r.Validations {
+			for _, f := range v.Folds {
+				fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t%.1f\t%.1f\n", v.Name, strings.Join(f.HeldOut, " "), f.Speed.NWayExponent, f.Speed.Capacity,
+					f.Telemetry.RateWeight, f.Telemetry.Saturation)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	p := r.Params
 	fmt.Fprintf(out, "\nfitted parameters (all data):\n")
