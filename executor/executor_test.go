@@ -4,12 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/executor"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
 )
 
 // The small trace runs to completion on emulated GPUs: real processes,
@@ -31,4 +34,39 @@ func TestEmulatedRunCompletes(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)
 	}
+}
+
+// Jobs that were not known at the start (a live queue) arrive, run and are
+// collected; a job the run cannot take is rejected with a message.
+func TestLiveQueue(t *testing.T) {
+	dir := t.TempDir()
+	killLeftovers(t, dir)
+	jobs := small()
+	cfg, err := emulatedConfig(dir, self(t), jobs[:1], 2, 400)
+	require.NoError(t, err)
+	live := make(chan sim.JobSpec)
+	cfg.Live = live
+	var log strings.Builder
+	cfg.Log = &log
+	x, err := executor.New(cfg, nil)
+	require.NoError(t, err)
+	go func() {
+		for _, j := range jobs[1:] {
+			time.Sleep(20 * time.Millisecond)
+			live <- j
+		}
+		live <- sim.JobSpec{Name: "bad", Workload: "no_such_workload", GPUs: 1}
+		close(live)
+	}()
+	res, err := executor.Execute(context.Background(), x, newAegis())
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, len(jobs))
+	for i, j := range res.Jobs {
+		require.Equal(t, jobs[i].Name, j.Name)
+		require.Equal(t, policies.Done, j.State, j.Name)
+		if i > 0 {
+			require.GreaterOrEqual(t, j.Submit, jobs[i].Submit, "a live job is submitted when it is received at the earliest")
+		}
+	}
+	require.Contains(t, log.String(), `job bad: workload "no_such_workload" is not in the catalog`)
 }

@@ -203,6 +203,28 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 	return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on this machine's GPUs (%s), policy %s", cfg.Source.Name(), f.policy)}, nil
 }
 
+// checkPolicy refuses a policy that cannot run on the telemetry the source
+// gives (e.g. the pressure filter without SMACT/SMOCC/DRAMA) before the run
+// directory is created.
+func checkPolicy(ctx context.Context, s *setup) error {
+	v, ok := s.policy.(policies.Validator)
+	if !ok {
+		return nil
+	}
+	samples, err := s.cfg.Source.Sample(ctx)
+	if err != nil {
+		return fmt.Errorf("telemetry %s: %w", s.cfg.Source.Name(), err)
+	}
+	pressure := len(samples) > 0
+	for _, x := range samples {
+		pressure = pressure && x.Pressure
+	}
+	if err := v.Validate(&policies.View{Pressure: pressure}); err != nil {
+		return usageError{fmt.Errorf("policy %s with telemetry %s: %w", s.policy.Name(), s.cfg.Source.Name(), err)}
+	}
+	return nil
+}
+
 func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 	if f.out == "" || f.trace == "" {
 		return usageError{fmt.Errorf("%s: --trace and --out are needed (or --resume DIR)", c.CommandPath())}
@@ -213,6 +235,14 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 	s, err := prepare(c, f, f.out)
 	if err != nil {
 		return err
+	}
+	if s.cfg.Emulator == nil {
+		if err := checkPolicy(ctx, s); err != nil {
+			s.cfg.Source.Close()
+			return err
+		}
+	} else if err := experiments.CheckPolicy(f.policy, mustSets(f.sets), mustServer(f.emulate)); err != nil {
+		return usageError{err}
 	}
 	name := "standard input"
 	if f.trace == "-" {
@@ -314,3 +344,13 @@ out-of-memory message on stderr, exit 1). SIGTERM and SIGINT end it.`,
 type exitCode int
 
 func (e exitCode) Error() string { return "exit code " + strconv.Itoa(int(e)) }
+
+func mustSets(sets []string) map[string]string {
+	m, _ := policies.ParseSets(sets) // already checked by prepare
+	return m
+}
+
+func mustServer(s string) models.Server {
+	srv, _ := models.ParseServer(s) // already checked by prepare
+	return srv
+}

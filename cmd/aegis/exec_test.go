@@ -69,6 +69,9 @@ func TestExecEmulatedAndResume(t *testing.T) {
 	for _, f := range []string{"jobs.csv", "summary.csv", "deferrals.csv", "events.jsonl", "journal.jsonl"} {
 		require.FileExists(t, filepath.Join(out, f))
 	}
+	// Everything that reads a simulation's directory reads this one.
+	require.Equal(t, 0, run([]string{"plot", out}, &stdout, &stderr), stderr.String())
+	require.FileExists(t, filepath.Join(out, "jct-cdf.svg"))
 	// Starting again in the same directory is refused; resuming a finished
 	// run ends at once with the same jobs.
 	require.Equal(t, 2, run([]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo", "--out", out}, &stdout, &stderr))
@@ -88,6 +91,7 @@ func TestExecUsageErrors(t *testing.T) {
 		{[]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo"}, "--trace and --out are needed"},
 		{[]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo", "--out", "x", "--speedup", "0.5"}, "--speedup 0.5"},
 		{[]string{"exec", "--emulate", "nosuchgpu:2", "--trace", "demo", "--out", "x"}, "--emulate"},
+		{[]string{"exec", "--emulate", "legacy-11gb:2", "--trace", "demo", "--out", "x"}, "filter=pressure needs"},
 	} {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 2, run(tc.args, &stdout, &stderr), tc.args)

@@ -1,0 +1,34 @@
+package executor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// The executor keeps at most one sample per whole second, by timestamp; a
+// missed second is a gap, not a shift; the window is the samples of the
+// last n whole seconds by their timestamps.
+func TestTelemetryWindowByTimestamp(t *testing.T) {
+	x := &Executor{tel: make([]ring, 1)}
+	x.view.Telemetry = telemetry{x}
+	ms := time.Millisecond
+	for _, at := range []time.Duration{1000 * ms, 2100 * ms, 2900 * ms /* same second: replaces */, 4050 * ms, 3500 * ms /* late, out of order: dropped */, 5000 * ms} {
+		x.tel[0].add(policies.Sample{At: at, UtilPct: float64(at / ms)})
+	}
+	got := func(now time.Duration, n int) []float64 {
+		x.view.Now = now
+		var out []float64
+		for _, s := range x.view.Telemetry.Samples(nil, 0, n) {
+			out = append(out, s.UtilPct)
+		}
+		return out
+	}
+	require.Equal(t, []float64{1000, 2900, 4050, 5000}, got(5400*ms, 10))
+	require.Equal(t, []float64{4050, 5000}, got(5400*ms, 3), "seconds 3, 4 and 5: 3 was missed")
+	require.Equal(t, []float64{2900}, got(2500*ms, 1))
+	require.Empty(t, got(500*ms, 5))
+}
