@@ -183,7 +183,7 @@ func TestRunSpecInterrupted(t *testing.T) {
 // reduced shrinks a loaded spec for a quick end-to-end run: its first seed,
 // the first jobs of each trace, the first values of each sweep axis.
 func reduced(s *Spec, jobs, values int) {
-	s.Seeds = s.Seeds[:1]
+	s.Seeds = s.Seeds[:min(2, len(s.Seeds))] // two show the seeds' spread
 	for i, t := range s.trs {
 		cp := *t
 		cp.Jobs = t.Jobs[:min(jobs, len(t.Jobs))]

@@ -446,6 +446,9 @@ func (s *Spec) checkOutputs(a at) error {
 		if j := slices.Index(s.Figures, f); j < i {
 			return a.errf([]any{"figures", i}, "%q repeats figures[%d]", f, j)
 		}
+		if f == plots.FigSeeds && len(s.Seeds) < 2 {
+			return a.errf([]any{"figures", i}, "%s shows the spread over seeds: give at least two seeds", f)
+		}
 	}
 	return nil
 }

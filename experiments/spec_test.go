@@ -127,6 +127,7 @@ func TestBadSpecs(t *testing.T) {
 		{"unknown table", repl("table: normalized", "table: fancy"), `t.yaml:24: table: unknown table "fancy"`},
 		{"normalized table without normalize", repl("normalize: Exclusive\n", ""), "t.yaml:23: table: the normalized table needs normalize"},
 		{"bad plots", repl("table: normalized", "table: normalized\nplots: gif"), `t.yaml:25: plots: "gif"`},
+		{"seeds figure with one seed", strings.Replace(repl("table: normalized", "table: normalized\nfigures: [seeds-cdf]"), "seeds: [1, 2]", "seeds: [1]", 1), `t.yaml:25: figures[0]: seeds-cdf shows the spread over seeds`},
 		{"unknown figure", repl("table: normalized", "table: normalized\nfigures: [normalized, pie]"), `t.yaml:25: figures[1]: unknown figure "pie"`},
 		{"missing model file", repl("    policy: aegis\n", "    policy: aegis\n    model: nosuch.yaml\n"), "t.yaml:16: configs[1].model: open nosuch.yaml"},
 	} {
