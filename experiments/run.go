@@ -21,47 +21,47 @@ import (
 	"github.com/aegis-sched/aegis/traces"
 )
 
-// factories builds each known policy from its parameters.
-func factories() map[string]func(map[string]string) (policies.Policy, error) {
-	return map[string]func(map[string]string) (policies.Policy, error){
-		"exclusive": func(p map[string]string) (policies.Policy, error) { return exclusive.New(p) },
-		"aegis":     func(p map[string]string) (policies.Policy, error) { return aegis.New(p) },
-		"horus":     func(p map[string]string) (policies.Policy, error) { return horus.New(p) },
-		"lucid":     func(p map[string]string) (policies.Policy, error) { return lucid.New(p) },
+// policy is a known policy: its one-line summary, its constructor, and the
+// code that reads its parameters (the constructor's first step, run alone
+// to list them).
+type policy struct {
+	summary string
+	build   func(map[string]string) (policies.Policy, error)
+	read    func(*policies.Params) error
+}
+
+// known lists the policies by name: the one place a policy is registered.
+func known() map[string]policy {
+	return map[string]policy{
+		"exclusive": {"strict FIFO, each job alone on idle GPUs (the baseline)",
+			func(p map[string]string) (policies.Policy, error) { return exclusive.New(p) },
+			exclusive.ReadConfig},
+		"aegis": {"runtime-guided collocation: memory feasibility, observation hold, activity-anchored telemetry window, pressure filter, placement",
+			func(p map[string]string) (policies.Policy, error) { return aegis.New(p) },
+			func(p *policies.Params) error { _, err := aegis.ReadConfig(p); return err }},
+		"horus": {"Horus (TPDS 2021): collocation by summed profiled utilization (paper) or its cost model (original)",
+			func(p map[string]string) (policies.Policy, error) { return horus.New(p) },
+			func(p *policies.Params) error { _, err := horus.ReadConfig(p); return err }},
+		"lucid": {"Lucid (ASPLOS 2023): pairs jobs of complementary sharing classes within memory",
+			func(p map[string]string) (policies.Policy, error) { return lucid.New(p) },
+			func(p *policies.Params) error { _, err := lucid.ReadConfig(p); return err }},
 	}
 }
 
-// readers read each known policy's parameters from a Params, as its
-// constructor does.
-func readers() map[string]func(*policies.Params) error {
-	return map[string]func(*policies.Params) error{
-		"exclusive": exclusive.ReadConfig,
-		"aegis":     func(p *policies.Params) error { _, err := aegis.ReadConfig(p); return err },
-		"horus":     func(p *policies.Params) error { _, err := horus.ReadConfig(p); return err },
-		"lucid":     func(p *policies.Params) error { _, err := lucid.ReadConfig(p); return err },
-	}
-}
-
-// PolicySummary is a one-line description of each known policy.
-func PolicySummary(name string) string {
-	return map[string]string{
-		"exclusive": "strict FIFO, each job alone on idle GPUs (the baseline)",
-		"aegis":     "runtime-guided collocation: memory feasibility, observation hold, activity-anchored telemetry window, pressure filter, placement",
-		"horus":     "Horus (TPDS 2021): collocation by summed profiled utilization (paper) or its cost model (original)",
-		"lucid":     "Lucid (ASPLOS 2023): pairs jobs of complementary sharing classes within memory",
-	}[name]
-}
+// PolicySummary is a one-line description of a known policy ("" for
+// others).
+func PolicySummary(name string) string { return known()[name].summary }
 
 // PolicyParams lists a policy's parameters with their defaults and valid
 // values, read from the policy's own parameter code with settings (nil: all
 // defaults; e.g. {"variant": "original"} shows that variant's defaults).
 func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef, error) {
-	read, ok := readers()[name]
+	k, ok := known()[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
 	}
 	p := policies.NewParams(settings)
-	if err := read(p); err != nil {
+	if err := k.read(p); err != nil {
 		return nil, err
 	}
 	return p.Defs(), nil
@@ -70,7 +70,7 @@ func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef,
 // PolicyNames lists the known policies.
 func PolicyNames() []string {
 	var s []string
-	for n := range factories() {
+	for n := range known() {
 		s = append(s, n)
 	}
 	sort.Strings(s)
@@ -79,11 +79,11 @@ func PolicyNames() []string {
 
 // NewPolicy builds a policy by name with key=value parameters.
 func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
-	f, ok := factories()[name]
+	k, ok := known()[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
 	}
-	return f(params)
+	return k.build(params)
 }
 
 // CheckPolicy builds a policy by name and checks that it can run on the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -393,4 +394,28 @@ func TestTraceGPUTypeLegacyWorkflow(t *testing.T) {
 	code, _, errs = runTrace(t, "trace", "map", "--input", log, "--gpu-type", "nope")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--gpu-type")
+}
+
+// trace gen streams a log longer than one generator block: mapped onto the
+// catalog block by block, written whole, and identical to the in-memory
+// generator's log.
+func TestTraceGenStreamsBlocks(t *testing.T) {
+	n := traces.GenerateBlock + 100
+	out := filepath.Join(t.TempDir(), "big.csv")
+	code, _, errs := runTrace(t, "trace", "gen", "--like", "saturn", "--jobs", strconv.Itoa(n), "--seed", "4", "--out", out)
+	require.Equal(t, 0, code, errs)
+	l, err := traces.ReadLogFile(out, traces.FormatCSV, models.A100())
+	require.NoError(t, err)
+	want, err := traces.GenerateLike("saturn", n, 4, 0)
+	require.NoError(t, err)
+	require.Len(t, l.Jobs, n)
+	for i, j := range l.Jobs {
+		w := want.Jobs[i]
+		if j.ID != w.ID || j.Submit != w.Submit || j.Duration != w.Duration || j.GPUs != w.GPUs {
+			t.Fatalf("job %d: %+v, want %+v", i, j, w)
+		}
+	}
+	tr, err := traces.Load(out)
+	require.NoError(t, err)
+	require.Len(t, tr.Jobs, n, "every job has a catalog workload")
 }
