@@ -253,3 +253,25 @@ func TestDocsFigure(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, string(want) == string(got), "%s is out of date (run make docs-tables)", figure)
 }
+
+var linkRE = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+
+// TestDocsLinks keeps the README a front page (at most 250 lines) and every
+// relative link of README.md and docs/*.md pointing at a file that exists.
+func TestDocsLinks(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	require.LessOrEqual(t, strings.Count(string(readme), "\n"), 250, "README.md is a front page: move reference material to docs/")
+	for _, page := range pages(t) {
+		b, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, m := range linkRE.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			_, err := os.Stat(filepath.Join(filepath.Dir(page), target))
+			require.NoError(t, err, "%s links to %s, which does not exist", page, target)
+		}
+	}
+}

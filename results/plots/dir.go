@@ -51,8 +51,9 @@ var labelColumns = []string{"spec", "trace", "config", "policy", "seed"}
 //
 // With no figure names it draws every figure whose file is present, and
 // leaves out the seeds CDF when no cell has more than one seed; it is an
-// error when none can be drawn. Named figures must all be drawable. A bad
-// file is an error naming the file, line and column.
+// error when none can be drawn. Named figures are all drawn (a seeds CDF
+// of one seed is a step at that value) and their files must be there. A
+// bad file is an error naming the file, line and column.
 func DrawDir(dir, format string, figures ...string) ([]string, error) {
 	if err := CheckFormat(format); err != nil {
 		return nil, err
@@ -73,7 +74,7 @@ func DrawDir(dir, format string, figures ...string) ([]string, error) {
 			return nil, fmt.Errorf("%s: nothing to plot: none of normalized.csv, jobs.csv, cells.csv, stability.csv, thresholds.csv, events.jsonl", dir)
 		}
 	}
-	d := &dirData{dir: dir}
+	d := &dirData{dir: dir, named: named}
 	var out []string
 	for _, name := range FigureNames {
 		if !slices.Contains(figures, name) {
@@ -101,6 +102,7 @@ var errSkip = errors.New("nothing to show")
 // dirData reads a directory's files once each.
 type dirData struct {
 	dir    string
+	named  bool // the caller named the figures
 	tables map[string]*runfiles.Table
 }
 
@@ -450,7 +452,7 @@ func (d *dirData) seeds() (*Figure, error) {
 			}
 		}
 	}
-	if most < 2 {
+	if most < 2 && !d.named {
 		return nil, fmt.Errorf("%s: every cell has one seed: %w", t.Name, errSkip)
 	}
 	var panels []CDF

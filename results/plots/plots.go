@@ -7,6 +7,7 @@ package plots
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -70,14 +71,26 @@ func (f *Figure) WriteTo(w io.Writer, format string) error {
 	return err
 }
 
-// Save writes the figure to path, in the format its extension names.
+// Save writes the figure to path, in the format its extension names. The
+// file appears whole or not at all (written beside it, then renamed).
 func (f *Figure) Save(path string) error {
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	var b bytes.Buffer
 	if err := f.WriteTo(&b, format); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	_, werr := tmp.Write(b.Bytes())
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("plot: %w", err)
 	}
 	return nil
