@@ -112,9 +112,20 @@ func row(s results.Summary) string {
 		s.FailedAttempts, s.RecoveredAttempts)
 }
 
+// paperTable is a table of make reproduce's committed results (see
+// experiments.TestPaperResultsCurrent), without its heading.
+func paperTable(t *testing.T, name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "results", "paper", name, "table.md"))
+	require.NoError(t, err)
+	_, body, _ := strings.Cut(string(b), "\n\n")
+	return body + "\nMade by `make reproduce` (`aegis run experiments/" + name + ".yaml --out results/paper/" + name + "`).\n"
+}
+
 // generators produce each named block's content.
 func generators(r *runs) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
+		// README: the paper's Table 2 from results/paper.
+		"readme-paper-table2": func(t *testing.T) string { return paperTable(t, "table2") },
 		// README: the four policies on the paper's three traces.
 		"readme-policies": func(t *testing.T) string {
 			cs := []config{exclusive, aegis, horus, lucid}

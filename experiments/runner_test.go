@@ -287,3 +287,17 @@ func TestBadStackingSpecs(t *testing.T) {
 		})
 	}
 }
+
+// TestPaperResultsCurrent reruns Table 2's spec and compares its table with
+// the committed results/paper/table2 (shown in the README): a change of the
+// simulator's outputs needs make reproduce.
+func TestPaperResultsCurrent(t *testing.T) {
+	s, err := LoadSpec("table2.yaml")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	got := mustReadString(t, filepath.Join(dir, "table.md"))
+	want := mustReadString(t, filepath.Join("..", "results", "paper", "table2", "table.md"))
+	require.Equal(t, want, got, "results/paper is out of date: run make reproduce (and make docs-tables)")
+}
