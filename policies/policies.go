@@ -161,6 +161,9 @@ type Telemetry interface {
 // at every tick.
 type SteadyTelemetry interface {
 	UsedMiBUntil(gpu int) time.Duration
+	// SampleRange bounds, field by field, every sample of the GPU from now
+	// until the next event.
+	SampleRange(gpu int) (lo, hi Sample)
 }
 
 // View is the read-only world a policy decides on.

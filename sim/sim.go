@@ -221,6 +221,7 @@ type Sim struct {
 	lastChange     time.Duration
 	co             []models.Profile      // scratch
 	comb           []models.TelemetryJob // scratch
+	combLo, combHi []models.TelemetryJob // scratch of SampleRange
 	emitted        int64                 // whole seconds already given to cfg.Samples
 	lastEvent      time.Duration         // the last instant that had events
 	// GPUs changed since the last invariant check, and how many checks ran.

@@ -270,3 +270,60 @@ func (tm telemetry) UsedMiBUntil(g int) time.Duration {
 
 // never is a time no run reaches.
 const never = time.Duration(math.MaxInt64)
+
+// SampleRange implements policies.SteadyTelemetry: every sample of GPU g
+// from now until the next change of its jobs lies within [lo, hi], field by
+// field. Each active job's draw is bounded by its distribution (a normal
+// clipped at ±4σ and at 0, or a bursty signal's two levels), and the
+// combination of the jobs' draws (models.TelemetryParams) grows with each
+// draw, so the bounds of the draws give the bounds of the sample.
+func (tm telemetry) SampleRange(g int) (lo, hi policies.Sample) {
+	s := tm.s
+	h := &s.gpus[g].tel
+	if len(h.segs) == 0 {
+		return lo, hi
+	}
+	seg := &h.segs[len(h.segs)-1]
+	noise := s.cfg.Truth.Noise
+	cl, ch := s.combLo[:0], s.combHi[:0]
+	defer func() { s.combLo, s.combHi = cl, ch }()
+	var ulo, uhi float64
+	for _, j := range seg.jobs {
+		p := j.prof
+		al, ah := drawRange(p.SMACT, noise)
+		ol, oh := drawRange(p.SMOCC, noise)
+		dl, dh := drawRange(p.DRAMA, noise)
+		cl = append(cl, models.TelemetryJob{SMACT: al, SMOCC: ol, DRAMA: dl, Util: p.UtilPct / 100, Rate: j.rate})
+		ch = append(ch, models.TelemetryJob{SMACT: ah, SMOCC: oh, DRAMA: dh, Util: p.UtilPct / 100, Rate: j.rate})
+		if p.SMACT.Mean > 0 {
+			ulo += p.UtilPct * al / p.SMACT.Mean
+			uhi += p.UtilPct * ah / p.SMACT.Mean
+		} else {
+			ulo += p.UtilPct
+			uhi += p.UtilPct
+		}
+	}
+	if s.view.Pressure {
+		lo.SMACT, lo.SMOCC, lo.DRAMA = s.cfg.Telemetry.CombineTelemetry(cl)
+		hi.SMACT, hi.SMOCC, hi.DRAMA = s.cfg.Telemetry.CombineTelemetry(ch)
+	}
+	lo.UtilPct, hi.UtilPct = min(max(ulo, 0), 100), min(max(uhi, 0), 100)
+	// A margin for rounding in the samples' arithmetic.
+	const eps = 1e-9
+	lo.SMACT, lo.SMOCC, lo.DRAMA, lo.UtilPct = lo.SMACT-eps, lo.SMOCC-eps, lo.DRAMA-eps, lo.UtilPct-eps
+	hi.SMACT, hi.SMOCC, hi.DRAMA, hi.UtilPct = hi.SMACT+eps, hi.SMOCC+eps, hi.DRAMA+eps, hi.UtilPct+eps
+	return lo, hi
+}
+
+// drawRange bounds draw(st, u, noise) over every u.
+func drawRange(st models.Stat, noise float64) (float64, float64) {
+	if noise == 0 || st.P95 <= st.Mean {
+		return st.Mean, st.Mean
+	}
+	if st.P95-st.Mean > st.Mean {
+		a, b := draw(st, 0, noise), draw(st, 1-1e-12, noise)
+		return min(a, b), max(a, b)
+	}
+	c := noise * (st.P95 - st.Mean) / 1.6449
+	return math.Max(0, st.Mean-4*c), st.Mean + 4*c
+}

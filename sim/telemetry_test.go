@@ -181,3 +181,57 @@ func TestTelemetryCombinationUsesRates(t *testing.T) {
 		})
 	}
 }
+
+// Every sample a GPU gives between two events lies within the range its
+// telemetry announced at the first: two co-located jobs, ten minutes of
+// samples, for several workload pairs and seeds.
+func TestSampleRangeHoldsUntilTheNextEvent(t *testing.T) {
+	pairs := [][2]string{
+		{"resnet50_imagenet_bs64_1gpu", "bert_base_wiki_bs32_1gpu"},
+		{"dlrm_criteo_bs32768_1gpu", "mobilenet_cifar100_bs64_20e_1gpu"},
+		{"vgg16_imagenet_bs128_1gpu", "resnet18_cifar100_bs32_20e_1gpu"},
+	}
+	for _, pair := range pairs {
+		for seed := range uint64(3) {
+			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: sim.DefaultTruth(), Seed: seed},
+				[]sim.JobSpec{{Name: "a", Workload: pair[0], GPUs: 1}, {Name: "b", Workload: pair[1], GPUs: 1}})
+			require.NoError(t, err)
+			_, err = s.Next()
+			require.NoError(t, err)
+			require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+			require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
+			at := 120 * time.Second // both active, ramps done
+			require.NoError(t, s.Apply(policies.Wake{At: at}))
+			for s.Now() < at {
+				_, err := s.Next()
+				require.NoError(t, err)
+			}
+			lo, hi := s.View().Telemetry.(policies.SteadyTelemetry).SampleRange(0)
+			require.Positive(t, hi.SMACT)
+			end := at + 600*time.Second
+			require.NoError(t, s.Apply(policies.Wake{At: end}))
+			next := end // the next event's time
+			for s.Now() < end {
+				evs, err := s.Next()
+				require.NoError(t, err)
+				for _, e := range evs {
+					if _, wake := e.(policies.Wakeup); !wake {
+						next = min(next, e.At())
+					}
+				}
+			}
+			checked := 0
+			for _, x := range s.View().Telemetry.Samples(nil, 0, 600) {
+				if x.At >= next {
+					break
+				}
+				checked++
+				for i, v := range [4][3]float64{{lo.SMACT, x.SMACT, hi.SMACT}, {lo.SMOCC, x.SMOCC, hi.SMOCC},
+					{lo.DRAMA, x.DRAMA, hi.DRAMA}, {lo.UtilPct, x.UtilPct, hi.UtilPct}} {
+					require.True(t, v[0] <= v[1] && v[1] <= v[2], "%v seed %d t=%v signal %d: %v", pair, seed, x.At, i, v)
+				}
+			}
+			require.Greater(t, checked, 100)
+		}
+	}
+}

@@ -447,10 +447,18 @@ func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
 	n := p.cfg.Window
 	b := &p.bnd
 	const eps = 1e-9
+	// The range of every future sample: the contract's, or tighter when
+	// the backend knows it.
+	lo, hi := policies.Sample{}, policies.Sample{SMACT: 1, SMOCC: 1, DRAMA: 1, UtilPct: 100}
+	if st, ok := telemetryOf(v).(policies.SteadyTelemetry); ok {
+		l, h := st.SampleRange(g)
+		lo = policies.Sample{SMACT: max(l.SMACT, 0), SMOCC: max(l.SMOCC, 0), DRAMA: max(l.DRAMA, 0), UtilPct: max(l.UtilPct, 0)}
+		hi = policies.Sample{SMACT: min(h.SMACT, 1), SMOCC: min(h.SMOCC, 1), DRAMA: min(h.DRAMA, 1), UtilPct: min(h.UtilPct, 100)}
+	}
 	if p.cfg.Filter == "util" {
 		b[0].reset(win, p.sl[g].sorted[util], util, n)
 		for k := 1; k <= len(win)+n; k++ {
-			lb, ub := b[0].after(k, n, 0, 100)
+			lb, ub := b[0].after(k, n, lo.UtilPct, hi.UtilPct)
 			if (reject && lb < p.cfg.UtilPct+eps) || (!reject && ub >= p.cfg.UtilPct-eps) {
 				return k
 			}
@@ -462,15 +470,15 @@ func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
 	}
 	t := p.cfg.Thresholds
 	for k := 1; k <= len(win)+n; k++ {
-		la, ua := b[0].after(k, n, 0, 1)
+		la, ua := b[0].after(k, n, lo.SMACT, hi.SMACT)
 		if reject {
 			if la < t[0]+eps {
 				return k
 			}
-			if lo, _ := b[1].after(k, n, 0, 1); lo >= t[1]+eps {
+			if lo2, _ := b[1].after(k, n, lo.SMOCC, hi.SMOCC); lo2 >= t[1]+eps {
 				continue
 			}
-			if ld, _ := b[2].after(k, n, 0, 1); ld < t[2]+eps {
+			if ld, _ := b[2].after(k, n, lo.DRAMA, hi.DRAMA); ld < t[2]+eps {
 				return k
 			}
 			continue
@@ -478,8 +486,8 @@ func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
 		if ua < t[0]-eps {
 			continue
 		}
-		_, uo := b[1].after(k, n, 0, 1)
-		_, ud := b[2].after(k, n, 0, 1)
+		_, uo := b[1].after(k, n, lo.SMOCC, hi.SMOCC)
+		_, ud := b[2].after(k, n, lo.DRAMA, hi.DRAMA)
 		if uo >= t[1]-eps || ud >= t[2]-eps {
 			return k
 		}
@@ -549,9 +557,10 @@ func (b *bounds) after(k, n int, lo, hi float64) (float64, float64) {
 		return lo, hi
 	}
 	// Order statistic i of the new window lies between the old remaining
-	// ones at ranks i−added and i.
+	// ones at ranks i−added and i (past the ends: the lowest or highest of
+	// the old values and the new samples' range).
 	stat := func(i int) (float64, float64) {
-		l, u := lo, hi
+		l, u := min(lo, b.sorted[0]), max(hi, b.sorted[r-1])
 		if i-added >= 0 {
 			l = b.sorted[i-added]
 		}
@@ -617,4 +626,12 @@ func search(s []float64, x float64) int {
 		}
 	}
 	return lo
+}
+
+// telemetryOf is v's telemetry reader, nil without a view.
+func telemetryOf(v *policies.View) policies.Telemetry {
+	if v == nil {
+		return nil
+	}
+	return v.Telemetry
 }

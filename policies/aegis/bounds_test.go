@@ -124,6 +124,9 @@ func (s steady) Samples(dst []policies.Sample, _, n int) []policies.Sample {
 	return dst
 }
 func (steady) UsedMiBUntil(int) time.Duration { return 0 }
+func (steady) SampleRange(int) (lo, hi policies.Sample) {
+	return lo, policies.Sample{SMACT: 1, SMOCC: 1, DRAMA: 1, UtilPct: 100}
+}
 
 // The window kept across decisions (new samples only, sorted values updated
 // in place) scores exactly as one rebuilt from scratch, as decisions come at
