@@ -792,25 +792,21 @@ func (s *Sim) oomVictim(g int) int {
 	return victim
 }
 
-// checkActions checks the invariants for the jobs that the events of a
-// policy's actions (started, stopped) name.
+// checkActions checks the invariants of the jobs that the events of a
+// policy's actions (started, stopped) name; the GPUs they touched are
+// checked at the end of the next instant.
 func (s *Sim) checkActions(evs []policies.Event) error {
-	job := -1
 	for _, e := range evs {
+		var err error
 		switch e := e.(type) {
 		case policies.JobStarted:
-			job = int(e.Job)
+			err = s.checkJob(int(e.Job))
 		case policies.JobStopped:
-			job = int(e.Job)
-		default:
-			continue
+			err = s.checkJob(int(e.Job))
 		}
-		if err := s.check(job); err != nil {
+		if err != nil {
 			return err
 		}
-	}
-	if job < 0 {
-		return s.check(-1)
 	}
 	return nil
 }
@@ -871,20 +867,26 @@ func (s *Sim) check(job int) error {
 		}
 	}
 	if job >= 0 {
-		i := job
-		pj := &s.view.Jobs[i]
-		if pj.State == policies.Running {
-			if len(pj.On) != pj.GPUs {
-				return fmt.Errorf("job %d runs on %v, needs %d GPUs", i, pj.On, pj.GPUs)
-			}
-			for _, g := range pj.On {
-				if !slices.Contains(s.view.GPUs[g].Jobs, pj.ID) {
-					return fmt.Errorf("job %d runs on GPU %d, which does not list it", i, g)
-				}
-			}
-		} else if len(pj.On) > 0 {
-			return fmt.Errorf("job %d is %s but holds GPUs %v", i, pj.State, pj.On)
+		return s.checkJob(job)
+	}
+	return nil
+}
+
+// checkJob verifies job i's bookkeeping: a running job is on as many GPUs
+// as it needs and each of them lists it; any other holds no GPU.
+func (s *Sim) checkJob(i int) error {
+	pj := &s.view.Jobs[i]
+	if pj.State == policies.Running {
+		if len(pj.On) != pj.GPUs {
+			return fmt.Errorf("job %d runs on %v, needs %d GPUs", i, pj.On, pj.GPUs)
 		}
+		for _, g := range pj.On {
+			if !slices.Contains(s.view.GPUs[g].Jobs, pj.ID) {
+				return fmt.Errorf("job %d runs on GPU %d, which does not list it", i, g)
+			}
+		}
+	} else if len(pj.On) > 0 {
+		return fmt.Errorf("job %d is %s but holds GPUs %v", i, pj.State, pj.On)
 	}
 	return nil
 }
