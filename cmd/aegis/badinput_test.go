@@ -167,6 +167,22 @@ func TestBadInput(t *testing.T) {
 		{name: "map without input", args: []string{"trace", "map"}, code: 2, msg: "--input is required"},
 		{name: "map unknown GPU type", args: []string{"trace", "map", "--input", "philly", "--gpu-type", "v100"}, code: 2, msg: "--gpu-type"},
 		{name: "unknown command", args: []string{"simulat"}, code: 2, msg: `unknown command "simulat"`, lines: 5},
+
+		// policies
+		{name: "policies unknown policy", args: []string{"policies", "magic"}, code: 2, msg: `unknown policy "magic" (known: aegis, exclusive, horus, lucid)`},
+		{name: "policies two policies", args: []string{"policies", "aegis", "horus"}, code: 2, msg: "aegis policies: want at most one policy, got 2 arguments"},
+
+		// experiments and plots (commands of the experiments engineers)
+		{name: "run without spec", args: []string{"run"}, code: 2, msg: "aegis run: give at least one spec file"},
+		{name: "run without --out", args: []string{"run", "{gpu.yaml}"}, code: 2, msg: "--out DIR is required"},
+		{name: "run a GPU type file as a spec", args: []string{"run", "--out", "{dir}/res", "{gpu.yaml}"}, code: 1, msg: `gpu.yaml:2: unknown key "memory_mib"; valid keys: name,`, lines: 2, creates: "res"},
+		{name: "validate missing spec", args: []string{"validate", "{dir}/none.yaml"}, code: 1, msg: "none.yaml: no such file"},
+		{name: "validate a GPU type file", args: []string{"validate", "{gpu.yaml}"}, code: 1, msg: `gpu.yaml:2: unknown key "memory_mib"`, lines: 2},
+		{name: "merge without shards", args: []string{"merge"}, code: 2, msg: "aegis merge: give the shard directories"},
+		{name: "plot without a folder", args: []string{"plot"}, code: 2, msg: "aegis plot: accepts 1 arg(s), received 0"},
+		{name: "plot a folder without results", args: []string{"plot", "{dir}"}, code: 1, msg: "nothing to plot"},
+		{name: "plot format gif", args: []string{"plot", "--format", "gif", "{dir}"}, code: 2, msg: `plot format "gif": want one of svg, png`},
+		{name: "gpus unknown telemetry", args: []string{"gpus", "--telemetry", "bogus"}, code: 1, msg: `unknown telemetry "bogus" (want auto, nvml, dcgm, util)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
