@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +42,18 @@ on each GPU. Needs a binary built with cgo on Linux (make gpu-build).`,
 			if err != nil {
 				return err
 			}
-			err = printGPUs(c.Context(), c.OutOrStdout(), src, samples, time.Second)
+			// SIGINT/SIGTERM end the readings early but still close the
+			// source (and stop a dcgmi child).
+			ctx := c.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			err = printGPUs(ctx, c.OutOrStdout(), src, samples, time.Second)
+			if ctx.Err() != nil {
+				err = nil
+			}
 			if cerr := src.Close(); err == nil {
 				err = cerr
 			}
@@ -54,9 +68,6 @@ on each GPU. Needs a binary built with cgo on Linux (make gpu-build).`,
 
 // printGPUs prints src's devices and n samples taken every interval.
 func printGPUs(ctx context.Context, w io.Writer, src gpu.Source, n int, interval time.Duration) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	devs, err := src.Devices()
 	if err != nil {
 		return err
