@@ -263,7 +263,7 @@ func validate(name string, folds [][]string, d *stacking.Data, st *speedTable, t
 		inter := &models.PressureModel{P: speed}
 		fold := Fold{HeldOut: out, Speed: speed}
 		gridSeqs := sequenceNames(d.Grid)
-		if train := without(gridSeqs, out...); len(train) > 0 && len(train) < len(gridSeqs) {
+		if train := without(gridSeqs, out...); len(train) > 0 {
 			tt := tables[speed]
 			if tt == nil {
 				var err error

@@ -129,3 +129,20 @@ func TestResultJSON(t *testing.T) {
 	require.Contains(t, comment, "telemetry on the threshold grid's admissions")
 	require.InDelta(t, 200.0/366, f.Fit.Admissions.FirstRejectedRight, 1e-6)
 }
+
+func TestContradictions(t *testing.T) {
+	g := func(seq string, t1, t2, t3 float64, first int) stacking.GridRun {
+		return stacking.GridRun{Sequence: seq, Thresholds: [3]float64{t1, t2, t3}, FirstRejected: first}
+	}
+	rows, pairs := Contradictions([]stacking.GridRun{
+		g("a", 0.1, 0.1, 0.4, 0), // lower thresholds, never rejected ...
+		g("a", 0.5, 0.2, 0.4, 2), // ... while higher ones rejected position 2
+		g("a", 0.5, 0.2, 0.3, 2), // not comparable with the first (τ3 lower)
+		g("a", 0.9, 0.9, 0.9, 0),
+		g("b", 0.5, 0.5, 0.5, 3),
+		g("b", 0.6, 0.5, 0.5, 2), // contradicts the run above
+		g("b", 0.4, 0.5, 0.5, 4), // contradicts both above
+	})
+	require.Equal(t, map[string]int{"a": 2, "b": 3}, rows)
+	require.Equal(t, 2, pairs)
+}

@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -130,6 +132,18 @@ func (r *Result) WriteText(out io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		fmt.Fprintf(out, "\nparameters fitted without the held-out sequences:\n\n")
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "validation\theld out\tnway_exponent\tcapacity\trate_weight\tsaturation")
+		for _, v := range r.Validations {
+			for _, f := range v.Folds {
+				fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t%.1f\t%.1f\n", v.Name, strings.Join(f.HeldOut, " "), f.Speed.NWayExponent, f.Speed.Capacity,
+					f.Telemetry.RateWeight, f.Telemetry.Saturation)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	p := r.Params
 	fmt.Fprintf(out, "\nfitted parameters (all data):\n")
@@ -239,6 +253,18 @@ func WriteReport(w io.Writer, rep *Report) error {
 	fmt.Fprintf(&b, "| grid: replay defers, testbed never did | %d (earlier %d, later %d, replay never but testbed did %d) |\n", s.SimOnly, s.Earlier, s.Later, s.MeasOnly)
 	fmt.Fprintf(&b, "| grid: deferral counts' Spearman | %.2f |\n", s.DeferralsSpearman)
 	fmt.Fprintf(&b, "| grid: makespan median APE | %.1f %% |\n", 100*s.GridMakespanMedianAPE)
+	var measured []stacking.GridRun
+	for _, g := range rep.Grid {
+		measured = append(measured, g.GridRun)
+	}
+	if rows, pairs := Contradictions(measured); len(measured) > 0 {
+		var parts []string
+		for _, name := range sequenceNames(measured) {
+			parts = append(parts, fmt.Sprintf("%s %d", name, rows[name]))
+		}
+		fmt.Fprintf(&b, "| grid: measured runs contradicted by another run of their sequence | %s |\n", strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "| grid: disjoint contradicting pairs (so at most this share is reachable) | %d (%.1f %%) |\n", pairs, 100*(1-float64(pairs)/float64(len(measured))))
+	}
 	var seqs []string
 	for _, g := range rep.Grid {
 		if indexOf(seqs, g.Sequence) < 0 {

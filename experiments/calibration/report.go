@@ -229,3 +229,48 @@ func sequenceNames(grid []stacking.GridRun) []string {
 	}
 	return out
 }
+
+// Contradictions counts, per sequence of a threshold grid, the runs that
+// contradict another run of the same sequence: lower thresholds (all three
+// at most the other's) can only make the rule reject at the same or an
+// earlier position, so a run with lower thresholds that rejected later (or
+// never) and the other run cannot both be predicted by a model that gives
+// each position fixed window scores. Pairs is the size of a greedy set of
+// disjoint contradicting pairs: at least that many runs are mispredicted
+// by any such model.
+func Contradictions(grid []stacking.GridRun) (rows map[string]int, pairs int) {
+	rows = map[string]int{}
+	pos := func(g stacking.GridRun) int {
+		if g.FirstRejected == 0 {
+			return math.MaxInt
+		}
+		return g.FirstRejected
+	}
+	for _, name := range sequenceNames(grid) {
+		var rs []stacking.GridRun
+		for _, g := range grid {
+			if g.Sequence == name {
+				rs = append(rs, g)
+			}
+		}
+		bad := make([]bool, len(rs))
+		used := make([]bool, len(rs))
+		for i, a := range rs {
+			for j, b := range rs {
+				if a.Thresholds[0] <= b.Thresholds[0] && a.Thresholds[1] <= b.Thresholds[1] && a.Thresholds[2] <= b.Thresholds[2] && pos(a) > pos(b) {
+					bad[i], bad[j] = true, true
+					if !used[i] && !used[j] {
+						used[i], used[j] = true, true
+						pairs++
+					}
+				}
+			}
+		}
+		for _, b := range bad {
+			if b {
+				rows[name]++
+			}
+		}
+	}
+	return rows, pairs
+}
