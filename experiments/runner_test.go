@@ -301,3 +301,24 @@ func TestPaperResultsCurrent(t *testing.T) {
 	want := mustReadString(t, filepath.Join("..", "results", "paper", "table2", "table.md"))
 	require.Equal(t, want, got, "results/paper is out of date: run make reproduce (and make docs-tables)")
 }
+
+// A spec's trace file is found relative to the spec, and its per-job
+// lengths (solo_s) reach the results.
+func TestSpecTraceFileWithSoloS(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "tr"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tr", "short.csv"), []byte(
+		"submit_offset_s,workload_id,num_gpus,job_id,solo_s\n0,resnet18_cifar100_bs128_20e_1gpu,1,a,60\n5,resnet18_cifar100_bs128_20e_1gpu,1,b,\n"), 0o644))
+	spec := filepath.Join(dir, "s.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: s\nserver: a100-40gb:1\ntraces: [{trace: tr/short.csv}]\nseeds: [1]\n"+
+		"configs: [{label: E, policy: exclusive, truth: {startup_jitter: 0}}]\n"), 0o644))
+	s, err := LoadSpec(spec)
+	require.NoError(t, err)
+	require.Equal(t, "short", s.Traces[0].Name)
+	out := filepath.Join(dir, "out")
+	_, err = RunSpec(context.Background(), s, RunOptions{Out: out})
+	require.NoError(t, err)
+	jobs := mustReadString(t, filepath.Join(out, "jobs.csv"))
+	require.Contains(t, jobs, "\ns,short,E,exclusive,1,a,resnet18_cifar100_bs128_20e_1gpu,1,done,0.000,0.000,60.000,")
+	require.Contains(t, jobs, "\ns,short,E,exclusive,1,b,resnet18_cifar100_bs128_20e_1gpu,1,done,5.000,60.000,")
+}
