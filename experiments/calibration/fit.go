@@ -14,7 +14,7 @@ import (
 // Candidate values of the N-way speed parameters searched jointly on pairs
 // and stacks: the power-mean exponent ρ and the SM-activity capacity κ.
 var (
-	rhoGrid   = steps(0.5, 1.5, 0.1)
+	rhoGrid   = steps(0.2, 2, 0.1)
 	kappaGrid = steps(0.8, 1.5, 0.05)
 )
 
