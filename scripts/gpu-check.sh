@@ -13,7 +13,7 @@
 #   GPU_CHECK_DIR    where to write the run (default: a new temp directory)
 #   AEGIS_BIN        a prebuilt aegis binary to use instead of building one
 #
-# The four jobs (scripts/gpu-check/train.py, random data):
+# The four jobs (scripts/gpu-check/{trace.csv,workloads.yaml,train.py}, random data):
 #   big-a  t=0s  holds 55% of the GPU's memory, light compute, 40 s
 #   big-b  t=2s  the same: fits alone, not beside big-a -> OOM when collocated,
 #                then recovered by the policy (exclusive retry)
@@ -65,25 +65,13 @@ if grep -q '^telemetry [a-z]*: using nvml:' "$work/gpus.txt"; then
 fi
 
 say "workloads and trace"
-train=$repo/scripts/gpu-check/train.py
-cat >"$work/workloads.yaml" <<YAML
-# Catalog workload ids mapped to tiny jobs (see scripts/gpu-check.sh).
-workloads:
-  - id: gpt2_xl_wiki_bs2_1gpu
-    command: [python3, "$train", --seconds, "40", --hidden, "256", --batch, "64", --mem-frac, "0.55", --duty, "0.2"]
-  - id: bert_base_wiki_bs32_1gpu
-    command: [python3, "$train", --seconds, "25", --hidden, "4096", --batch, "2048"]
-  - id: efficientnet_cifar100_bs128_20e_1gpu
-    command: [python3, "$train", --seconds, "20", --hidden, "512", --batch, "256", --duty, "0.5"]
-YAML
-cat >"$work/trace.csv" <<CSV
-job_id,submit_offset_s,workload_id,num_gpus
-big-a,0,gpt2_xl_wiki_bs2_1gpu,1
-big-b,2,gpt2_xl_wiki_bs2_1gpu,1
-heavy,4,bert_base_wiki_bs32_1gpu,1
-light,6,efficientnet_cifar100_bs128_20e_1gpu,1
-CSV
+sed "s|@TRAIN@|$repo/scripts/gpu-check/train.py|g" "$repo/scripts/gpu-check/workloads.yaml" >"$work/workloads.yaml"
+cp "$repo/scripts/gpu-check/trace.csv" "$work/trace.csv"
 cat "$work/workloads.yaml" "$work/trace.csv"
+gputype=()
+if grep -q 'H200' "$work/gpus.txt"; then
+	gputype=(--gpu-type h200-141gb) # the catalog whose profiles the policy sees
+fi
 
 say "aegis exec (policy aegis, GPU $gpu, telemetry $telemetry)"
 # An independent 1 Hz NVML sampler beside the executor, for the printout.
@@ -93,7 +81,7 @@ trap 'kill "$sampler" 2>/dev/null || true' EXIT
 set +e
 timeout --signal=INT --kill-after=30 420 \
 	"$aegis" exec --trace "$work/trace.csv" --workloads "$work/workloads.yaml" --policy aegis \
-	--gpus "$gpu" --telemetry "$telemetry" "${sets[@]}" --out "$out" 2>&1 | tee "$work/exec.txt"
+	--gpus "$gpu" --telemetry "$telemetry" ${gputype[@]+"${gputype[@]}"} "${sets[@]}" --out "$out" 2>&1 | tee "$work/exec.txt"
 rc=${PIPESTATUS[0]}
 set -e
 kill "$sampler" 2>/dev/null || true

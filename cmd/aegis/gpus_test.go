@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/executor"
 	"github.com/aegis-sched/aegis/executor/gpu"
 )
 
@@ -86,4 +87,39 @@ func TestGPUCheckScripts(t *testing.T) {
 	out, err = exec.Command("python3", filepath.Join(root, "scripts", "gpu-check", "report.py"), "--run", dir, "--samples", samples).CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "no failure was classified as OOM")
+}
+
+// TestGPUCheckInputs runs make gpu-check's workloads file, trace and policy
+// settings through the real parsers and, on emulated GPUs, through aegis
+// exec, and its report on that run: what the GPU machine will run is at
+// least accepted here. (An emulated H200 holds both big jobs, so no OOM.)
+func TestGPUCheckInputs(t *testing.T) {
+	dir := filepath.Join("..", "..", "scripts", "gpu-check")
+	raw, err := os.ReadFile(filepath.Join(dir, "workloads.yaml"))
+	require.NoError(t, err)
+	ws, err := executor.ParseWorkloads(bytes.ReplaceAll(raw, []byte("@TRAIN@"), []byte("/repo/scripts/gpu-check/train.py")), "workloads.yaml")
+	require.NoError(t, err)
+	require.Len(t, ws, 3)
+	require.Equal(t, []string{"python3", "/repo/scripts/gpu-check/train.py"}, ws["gpt2_xl_wiki_bs2_1gpu"].Command[:2])
+
+	t.Setenv(selfEnv, "1")
+	out := filepath.Join(t.TempDir(), "run")
+	killGroups(t, out)
+	var so, se bytes.Buffer
+	// The settings scripts/gpu-check.sh passes.
+	code := run([]string{"exec", "--emulate", "h200-141gb:1", "--trace", filepath.Join(dir, "trace.csv"), "--policy", "aegis",
+		"--set", "hold=10s", "--set", "window=5", "--speedup", "500", "--out", out}, &so, &se)
+	require.Equal(t, 0, code, se.String())
+	require.Contains(t, so.String(), "4 finished, 0 stopped, 4 total")
+
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3: report.py not run")
+	}
+	samples := filepath.Join(t.TempDir(), "samples.txt")
+	require.NoError(t, os.WriteFile(samples, nil, 0o644))
+	rep, err := exec.Command("python3", filepath.Join(dir, "report.py"), "--run", out, "--samples", samples).CombinedOutput()
+	require.Error(t, err, "no OOM and no samples: the check fails")
+	for _, want := range []string{"job 1: started attempt=1 gpus=[0]", "big-b", "no NVML sample was read", "no failure was classified as OOM"} {
+		require.Contains(t, string(rep), want)
+	}
 }
