@@ -1,6 +1,7 @@
 // Package experiments is the composition root: it builds policies by name,
 // wires traces, models, a policy and the simulator into runs, and collects
-// their results.
+// their results; its experiment specs (Spec, RunSpec, Merge) run many such
+// runs and combine them into tables, figures and provenance.
 package experiments
 
 import (

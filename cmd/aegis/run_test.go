@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,6 +63,18 @@ func TestRunAndMerge(t *testing.T) {
 		require.Equal(t, tc.code, code, errs)
 		require.Contains(t, errs, tc.msg)
 	}
+	// Several specs go to OUT/NAME each; two with one name would collide.
+	spec2 := filepath.Join(dir, "s2.yaml")
+	b2, err := os.ReadFile(spec)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(spec2, []byte(strings.Replace(string(b2), "name: s\n", "name: s2\n", 1)), 0o644))
+	code, _, errs = aegis("run", spec, spec2, "--out", filepath.Join(dir, "many"))
+	require.Equal(t, 0, code, errs)
+	require.FileExists(t, filepath.Join(dir, "many", "s", "table.md"))
+	require.FileExists(t, filepath.Join(dir, "many", "s2", "table.md"))
+	code, _, errs = aegis("run", spec, spec, "--out", filepath.Join(dir, "dup"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, `are both named "s"`)
 	code, out, _ = aegis("--version")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "aegis ")
