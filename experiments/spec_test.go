@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
 )
 
 const goodSpec = `name: t
@@ -69,6 +71,14 @@ func TestSweepTruthAndModel(t *testing.T) {
 	require.Equal(t, 0.5, r.Truth.Noise, "config truth kept")
 	require.NotContains(t, r.Params, "truth.peak_jitter")
 	require.Equal(t, map[string]string{"noise": "0.5", "peak_jitter": "0.2"}, s.truthSettings(c))
+	pm, ok := r.Interference.(*models.PressureModel)
+	require.True(t, ok)
+	require.Equal(t, 2.0, pm.P.NWayExponent, "ρ swept")
+	base, ok := s.models[c.config].inter.(*models.PressureModel)
+	require.True(t, ok)
+	def, err := models.InterferenceFor(s.server.Type)
+	require.NoError(t, err)
+	require.Equal(t, def.(*models.PressureModel).P.NWayExponent, base.P.NWayExponent, "the config's model is left as it was")
 }
 
 // Every kind of bad spec gives an error naming the file, the line and the
