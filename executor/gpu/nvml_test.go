@@ -282,9 +282,6 @@ func TestNVMLOpenErrors(t *testing.T) {
 		{"UUID", 1, "nvml: nvmlDeviceGetUUID on GPU 1: Unknown Error"},
 		{"Name", 0, "nvml: nvmlDeviceGetName on GPU 0: Unknown Error"},
 		{"Memory", 1, "nvml: nvmlDeviceGetMemoryInfo on GPU 1: Unknown Error"},
-		{"GPMSupported", 1, "nvml: nvmlGpmQueryDeviceSupport on GPU 1: Unknown Error"},
-		{"GPMSampleAlloc", -1, "nvml: nvmlGpmSampleAlloc on GPU 0: Unknown Error"},
-		{"GPMSampleGet", 1, "nvml: nvmlGpmSampleGet on GPU 1: Unknown Error"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.call, func(t *testing.T) {
@@ -301,6 +298,38 @@ func TestNVMLOpenErrors(t *testing.T) {
 	}
 	_, err := newNVMLSource(&fakeNVML{failDev: -1}, quick(nvmlConfig{}))
 	require.ErrorContains(t, err, "no GPU found")
+}
+
+// TestNVMLGPMProbeFailureFallsBack: a GPM failure while opening (no
+// permission, MIG, a VM) means utilization only, with the reason, not an
+// error.
+func TestNVMLGPMProbeFailureFallsBack(t *testing.T) {
+	tests := []struct {
+		call  string
+		dev   int
+		match string
+	}{
+		{"GPMSupported", 1, "GPM unavailable (nvml: nvmlGpmQueryDeviceSupport on GPU 1: Insufficient Permissions)"},
+		{"GPMSampleAlloc", -1, "GPM unavailable (nvml: nvmlGpmSampleAlloc on GPU 0: Insufficient Permissions)"},
+		{"GPMSampleGet", 1, "GPM unavailable (nvml: nvmlGpmSampleGet on GPU 1: Insufficient Permissions)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.call, func(t *testing.T) {
+			lib := twoGPUs(true)
+			lib.fail[tc.call], lib.failDev = errors.New("Insufficient Permissions"), tc.dev
+			s, err := newNVMLSource(lib, quick(nvmlConfig{}))
+			require.NoError(t, err)
+			require.Equal(t, "nvml", s.Name())
+			require.Contains(t, s.Note(), tc.match)
+			require.Contains(t, s.Note(), "utilization only, Pressure false")
+			require.Zero(t, lib.live(), "GPM buffers taken before the failure are freed")
+			got, err := s.Sample(context.Background())
+			require.NoError(t, err)
+			require.False(t, got[0].Pressure)
+			require.NoError(t, s.Close())
+			require.Zero(t, lib.live())
+		})
+	}
 }
 
 func TestNVMLSampleErrors(t *testing.T) {
