@@ -402,3 +402,23 @@ func quick(cfg nvmlConfig) nvmlConfig {
 	cfg.now, cfg.sleep = clk.now, clk.sleep
 	return cfg
 }
+
+// BenchmarkNVMLSample measures the source's own work per 1 Hz reading of
+// eight GPUs with GPM (the fake NVML answers at once).
+func BenchmarkNVMLSample(b *testing.B) {
+	lib := twoGPUs(true)
+	lib.devs[0].drama = 50
+	for len(lib.devs) < 8 {
+		lib.devs = append(lib.devs, lib.devs[0])
+	}
+	s, err := newNVMLSource(lib, quick(nvmlConfig{}))
+	require.NoError(b, err)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Sample(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	require.NoError(b, s.Close())
+}
