@@ -7,12 +7,15 @@ package experiments
 import (
 	"fmt"
 	"io"
+	"maps"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
+	"github.com/aegis-sched/aegis/policies/cluster"
 	"github.com/aegis-sched/aegis/policies/exclusive"
 	"github.com/aegis-sched/aegis/policies/horus"
 	"github.com/aegis-sched/aegis/policies/loop"
@@ -121,6 +124,10 @@ type Run struct {
 	// GPU's 1 Hz sample (results.TelemetryWriter). Other outputs do not
 	// change.
 	Telemetry io.Writer
+	// Cluster, when not nil, runs the trace on a cluster instead of
+	// Server: its GPUs as one pool (server 0's first), one instance of the
+	// policy per server behind a cluster.Dispatcher (parameter dispatch).
+	Cluster *models.Cluster
 }
 
 // Outcome is what a run produced.
@@ -128,12 +135,25 @@ type Outcome struct {
 	Jobs    []results.Job
 	Summary results.Summary
 	Events  int // backend events processed (arrivals, starts, ticks, ...)
+	// Servers holds, in a cluster run only, each job's server(s) as
+	// jobs.csv's server column shows them.
+	Servers []string
 }
 
 // Simulate runs r, writing the event log to events when it is not nil.
 func Simulate(r Run, events io.Writer) (*Outcome, error) {
-	p, err := NewPolicy(r.Policy, r.Params)
-	if err != nil {
+	var (
+		p    policies.Policy
+		disp *cluster.Dispatcher
+		err  error
+	)
+	if r.Cluster != nil {
+		r.Server = r.Cluster.Server()
+		if disp, err = NewDispatcher(r.Policy, r.Params, *r.Cluster); err != nil {
+			return nil, err
+		}
+		p = disp
+	} else if p, err = NewPolicy(r.Policy, r.Params); err != nil {
 		return nil, err
 	}
 	cat, err := models.CatalogFor(r.Server.Type)
@@ -150,7 +170,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if r.Truth != nil {
 		truth = *r.Truth
 	}
-	if err := Check(r.Trace, r.Server, cat); err != nil {
+	if err := check(r.Trace, r.Server, cat, r.Cluster != nil); err != nil {
 		return nil, err
 	}
 	specs := make([]sim.JobSpec, len(r.Trace.Jobs))
@@ -161,7 +181,8 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: r.Seed}
+	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: r.Seed,
+		GPUsPerProfile: r.Cluster != nil}
 	var tel *results.TelemetryWriter
 	if r.Telemetry != nil {
 		tel = results.NewTelemetryWriter(r.Telemetry)
@@ -176,6 +197,11 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if events != nil {
 		log = results.NewEventLog(events)
 		fwd = append(fwd, log)
+	}
+	var where *serverRecorder
+	if disp != nil {
+		where = &serverRecorder{d: disp, servers: make([]string, len(specs))}
+		fwd = append(fwd, where)
 	}
 	col := results.NewCollector(s.Jobs(), fwd...)
 	if t, ok := p.(policies.Ticker); ok {
@@ -197,8 +223,77 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 	}
-	return &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}, nil
+	o := &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}
+	if where != nil {
+		o.Servers = where.servers
+	}
+	return o, nil
 }
+
+// NewDispatcher builds a cluster dispatcher running policy name with
+// params on each of the cluster's servers; params may also hold the
+// dispatcher's own key, dispatch (cluster.ReadConfig).
+func NewDispatcher(name string, params map[string]string, c models.Cluster) (*cluster.Dispatcher, error) {
+	strategy, rest, err := splitDispatch(params)
+	if err != nil {
+		return nil, err
+	}
+	return cluster.New(strategy, c.Servers, func() (policies.Policy, error) { return NewPolicy(name, rest) })
+}
+
+// WithoutDispatch returns params without the dispatcher's key when
+// cluster is true (what each server's policy gets), else params.
+func WithoutDispatch(params map[string]string, cluster bool) map[string]string {
+	if !cluster {
+		return params
+	}
+	rest := maps.Clone(params)
+	delete(rest, "dispatch")
+	return rest
+}
+
+// splitDispatch reads the dispatch parameter and returns the others.
+func splitDispatch(params map[string]string) (string, map[string]string, error) {
+	rest := maps.Clone(params)
+	delete(rest, "dispatch")
+	own := map[string]string{}
+	if v, ok := params["dispatch"]; ok {
+		own["dispatch"] = v
+	}
+	p := policies.NewParams(own)
+	strategy := cluster.ReadConfig(p)
+	if err := p.Done("cluster"); err != nil {
+		return "", nil, err
+	}
+	return strategy, rest, nil
+}
+
+// serverRecorder records the server(s) of each job's latest attempt.
+type serverRecorder struct {
+	d       *cluster.Dispatcher
+	servers []string
+}
+
+func (r *serverRecorder) Event(e policies.Event) {
+	st, ok := e.(policies.JobStarted)
+	if !ok || int(st.Job) >= len(r.servers) {
+		return
+	}
+	var b strings.Builder
+	last := -1
+	for _, g := range st.GPUs {
+		if s := r.d.ServerOf(g); s != last {
+			if last >= 0 {
+				b.WriteByte('+')
+			}
+			b.WriteString(strconv.Itoa(s))
+			last = s
+		}
+	}
+	r.servers[st.Job] = b.String()
+}
+
+func (r *serverRecorder) Action(policies.Action) {}
 
 // WorkloadsCommand is the command that lists GPU type gpuType's workload
 // catalog, for error messages.
@@ -214,12 +309,20 @@ func WorkloadsCommand(gpuType string) string {
 // with the workload's, or more GPUs than the server has. Errors name the
 // trace file and line when known.
 func Check(t *traces.Trace, srv models.Server, cat *models.Catalog) error {
+	return check(t, srv, cat, false)
+}
+
+// check is Check; perProfile admits a job of a multiple of its workload's
+// GPU count (sim.Config.GPUsPerProfile, cluster runs).
+func check(t *traces.Trace, srv models.Server, cat *models.Catalog, perProfile bool) error {
 	for i, j := range t.Jobs {
 		w, ok := cat.Get(j.Workload)
 		switch {
 		case !ok:
 			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see %s)", t.Where(i), j.Workload, srv.Type.Name, WorkloadsCommand(srv.Type.Name))
-		case w.GPUs != j.GPUs:
+		case perProfile && w.GPUs != j.GPUs && (j.GPUs < w.GPUs || j.GPUs%w.GPUs != 0):
+			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d (a cluster run takes a multiple of it, its profile repeated per GPU)", t.Where(i), j.GPUs, j.Workload, w.GPUs)
+		case !perProfile && w.GPUs != j.GPUs:
 			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", t.Where(i), j.GPUs, j.Workload, w.GPUs)
 		case j.GPUs > srv.GPUs:
 			return fmt.Errorf("%s: column num_gpus: %d GPUs, but the server %s has %d", t.Where(i), j.GPUs, srv, srv.GPUs)

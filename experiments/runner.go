@@ -310,7 +310,11 @@ func (s *Spec) runCell(dir string, c Cell) error {
 // deferrals.csv and, given the event log's bytes, events.jsonl.
 func (o *Outcome) Files(events []byte) (map[string][]byte, error) {
 	var jobs, sum, defers bytes.Buffer
-	if err := results.WriteJobsCSV(&jobs, o.Jobs); err != nil {
+	write := results.WriteJobsCSV
+	if o.Servers != nil {
+		write = func(w io.Writer, jobs []results.Job) error { return results.WriteClusterJobsCSV(w, jobs, o.Servers) }
+	}
+	if err := write(&jobs, o.Jobs); err != nil {
 		return nil, err
 	}
 	if err := results.WriteSummaryCSV(&sum, o.Summary); err != nil {

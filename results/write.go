@@ -26,9 +26,25 @@ var JobColumns = []string{"job_id", "workload", "gpus", "state", "submit_s", "st
 
 // WriteJobsCSV writes one row per job. Start and finish are empty for jobs
 // that never started or finished.
-func WriteJobsCSV(w io.Writer, jobs []Job) error {
+func WriteJobsCSV(w io.Writer, jobs []Job) error { return writeJobs(w, jobs, nil) }
+
+// WriteClusterJobsCSV writes jobs.csv of a cluster run: JobColumns plus a
+// last column, server, the server(s) of each job's last attempt (servers
+// joined by "+" for a job on several; empty when it never started).
+func WriteClusterJobsCSV(w io.Writer, jobs []Job, servers []string) error {
+	if len(servers) != len(jobs) {
+		return fmt.Errorf("jobs.csv: %d jobs but %d servers", len(jobs), len(servers))
+	}
+	return writeJobs(w, jobs, servers)
+}
+
+func writeJobs(w io.Writer, jobs []Job, servers []string) error {
 	cw := csv.NewWriter(w)
-	cw.Write(JobColumns)
+	if servers == nil {
+		cw.Write(JobColumns)
+	} else {
+		cw.Write(append(slices.Clone(JobColumns), "server"))
+	}
 	for i := range jobs {
 		j := &jobs[i]
 		start, finish, jct, queue, norm := "", "", "", "", ""
@@ -38,9 +54,13 @@ func WriteJobsCSV(w io.Writer, jobs []Job) error {
 		if j.Finish >= 0 {
 			finish, jct, queue, norm = secs(j.Finish), secs(j.JCT()), secs(j.Queue()), num(j.NormJCT())
 		}
-		cw.Write([]string{j.Name, j.Workload, strconv.Itoa(j.GPUs), j.State.String(), secs(j.Submit),
+		row := []string{j.Name, j.Workload, strconv.Itoa(j.GPUs), j.State.String(), secs(j.Submit),
 			start, finish, jct, secs(j.Exec), queue, strconv.Itoa(j.Attempts), strconv.Itoa(j.Failed),
-			num(j.SoloS), norm})
+			num(j.SoloS), norm}
+		if servers != nil {
+			row = append(row, servers[i])
+		}
+		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()

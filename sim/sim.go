@@ -83,6 +83,13 @@ type Config struct {
 	// to the last whole second of the run. Asking for samples changes
 	// nothing else the run produces.
 	Samples func(gpu int, second int64, x policies.Sample)
+	// GPUsPerProfile, when true, admits a job of a multiple of its
+	// workload's GPU count (cluster runs: a 64-GPU job on a 1-GPU
+	// workload): GPU k of the job runs the workload's profile of its GPU
+	// k mod the workload's GPU count, for the job's length (its solo_s, else
+	// the workload's solo time). When false, a job's GPU count must equal
+	// its workload's.
+	GPUsPerProfile bool
 }
 
 // JobSpec is a job to simulate.
@@ -273,7 +280,7 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	switch {
 	case !ok:
 		return 0, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
-	case w.GPUs != sp.GPUs:
+	case w.GPUs != sp.GPUs && !(cfg.GPUsPerProfile && sp.GPUs > w.GPUs && sp.GPUs%w.GPUs == 0):
 		return 0, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
 	case sp.GPUs > cfg.Server.GPUs:
 		return 0, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
@@ -633,10 +640,12 @@ func (s *Sim) place(a policies.Place) error {
 	return nil
 }
 
-// profileOn is job id's profile on GPU g (the k-th of its GPUs).
+// profileOn is job id's profile on GPU g (the k-th of its GPUs; see
+// Config.GPUsPerProfile).
 func (s *Sim) profileOn(id, g int) *models.Profile {
 	k := slices.Index(s.view.Jobs[id].On, g)
-	return &s.jobs[id].w.PerGPU[k]
+	pg := s.jobs[id].w.PerGPU
+	return &pg[k%len(pg)]
 }
 
 // settle accounts the progress a running, active job made since it was last
@@ -692,7 +701,7 @@ func (s *Sim) retime(id int) {
 			}
 		}
 		s.co = co
-		rate = min(rate, s.cfg.Interference.Rate(j.w.PerGPU[k], co))
+		rate = min(rate, s.cfg.Interference.Rate(j.w.PerGPU[k%len(j.w.PerGPU)], co))
 	}
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
 		if s.fault == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/cluster"
 	"github.com/aegis-sched/aegis/sim"
 )
 
@@ -60,6 +61,12 @@ that reads the parameters. A variant that changes defaults shows them as
 					return err
 				}
 				fmt.Fprintln(w, "simulator truth (aegis simulate --truth key=value):")
+				if err := writeParamDefs(w, p.Defs(), nil); err != nil {
+					return err
+				}
+				p = policies.NewParams(nil)
+				cluster.ReadConfig(p)
+				fmt.Fprintln(w, "\ncluster dispatcher (aegis simulate --cluster, with any policy's --set key=value):")
 				return writeParamDefs(w, p.Defs(), nil)
 			}
 			return nil

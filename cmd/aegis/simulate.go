@@ -21,6 +21,7 @@ import (
 func newSimulateCmd() *cobra.Command {
 	var (
 		trace, policy, server, out string
+		clusterSpec                string
 		seed                       uint64
 		sets, truths               []string
 		telemetry                  bool
@@ -37,12 +38,32 @@ with --set key=value (repeatable), simulator truth settings with --truth
 key=value; aegis policies lists both with their defaults and valid values.
 With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
 DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
-(gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws the run.`,
+(gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws the run.
+
+--cluster TYPE:GPUSxSERVERS (e.g. a100-40gb:8x16, groups of one GPU type joined
+by commas) replaces --server: one instance of the policy per server behind a
+dispatcher (--set dispatch=bestfit|firstfit|leastloaded); a job of at most a
+server's GPUs runs inside one server, a larger one on whole idle servers, and a
+job of a multiple of its workload's GPU count repeats the workload's profile per
+GPU. jobs.csv gains a server column. See docs/simulator.md, "Clusters".`,
 		Example: "  aegis simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1 --out out/",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			srv, err := models.ParseServer(server)
-			if err != nil {
+			var (
+				srv models.Server
+				cl  *models.Cluster
+				err error
+			)
+			if c.Flags().Changed("cluster") {
+				if c.Flags().Changed("server") {
+					return usageError{fmt.Errorf("--cluster and --server: give one (a cluster's servers are in --cluster)")}
+				}
+				x, err := models.ParseCluster(clusterSpec)
+				if err != nil {
+					return usageError{fmt.Errorf("--cluster: %w", err)}
+				}
+				cl, srv = &x, x.Server()
+			} else if srv, err = models.ParseServer(server); err != nil {
 				if name, _, _ := strings.Cut(server, ":"); isYAML(name) {
 					return err // the GPU type file's content is at fault
 				}
@@ -52,7 +73,13 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 			if err != nil {
 				return usageError{err}
 			}
-			if err := experiments.CheckPolicy(policy, params, srv); err != nil {
+			if cl != nil {
+				_, err = experiments.NewDispatcher(policy, params, *cl)
+			}
+			if err == nil {
+				err = experiments.CheckPolicy(policy, experiments.WithoutDispatch(params, cl != nil), srv)
+			}
+			if err != nil {
 				return usageError{err}
 			}
 			tm, err := policies.ParseFlagSets("--truth", truths)
@@ -83,7 +110,7 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 				return err
 			}
 			var events, tel bytes.Buffer
-			r := experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth}
+			r := experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth, Cluster: cl}
 			if telemetry {
 				r.Telemetry = &tel
 			}
@@ -91,7 +118,11 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 			if err != nil {
 				return err
 			}
-			title := fmt.Sprintf("trace %s (%d jobs) on %s, policy %s, seed %d", tr.Name, len(tr.Jobs), srv, policy, seed)
+			where := srv.String()
+			if cl != nil {
+				where = fmt.Sprintf("cluster %s (%d servers, %d GPUs)", cl, len(cl.Servers), cl.GPUs())
+			}
+			title := fmt.Sprintf("trace %s (%d jobs) on %s, policy %s, seed %d", tr.Name, len(tr.Jobs), where, policy, seed)
 			if err := results.WriteSummaryTable(c.OutOrStdout(), title, o.Summary); err != nil {
 				return err
 			}
@@ -112,6 +143,7 @@ DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 	f.StringVar(&trace, "trace", "demo", "built-in trace name or CSV file")
 	f.StringVar(&policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", experiments.PolicyNames()))
 	f.StringVar(&server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
+	f.StringVar(&clusterSpec, "cluster", "", "cluster as TYPE:GPUSxSERVERS[,...] instead of --server, e.g. a100-40gb:8x16")
 	f.Uint64Var(&seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")
 	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable; see aegis policies)")
 	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable; see aegis policies)")

@@ -1,0 +1,71 @@
+package models
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseCluster(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		servers []int
+		str     string
+		err     string
+	}{
+		{in: "a100-40gb:8x16", servers: []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, str: "a100-40gb:8x16"},
+		{in: "a100-40gb:8x2,a100-40gb:4x1", servers: []int{8, 8, 4}, str: "a100-40gb:8x2,a100-40gb:4x1"},
+		{in: "A100-40GB:2x1", servers: []int{2}, str: "a100-40gb:2x1"},
+		{in: "", err: "want TYPE:GPUSxSERVERS"},
+		{in: "a100-40gb", err: `cluster group "a100-40gb": want TYPE:GPUSxSERVERS`},
+		{in: "v100:8x2", err: `unknown GPU type "v100"`},
+		{in: "a100-40gb:8", err: `size "8": want GPUSxSERVERS`},
+		{in: "a100-40gb:0x4", err: `GPUs per server "0" is not a whole number in 1..1024`},
+		{in: "a100-40gb:8x0", err: `server count "0" is not a whole number in 1..16384`},
+		{in: "a100-40gb:8x-1", err: `server count "-1"`},
+		{in: "a100-40gb:08x2", err: `GPUs per server "08"`},
+		{in: "a100-40gb:8xx2", err: `server count "x2"`},
+		{in: "a100-40gb:8x2,", err: `cluster group "": want TYPE:GPUSxSERVERS`},
+		{in: "a100-40gb:1024x100", err: "more than 65536 GPUs"},
+		{in: "a100-40gb:8x8,h200-141gb:8x4", err: "groups of GPU types a100-40gb and h200-141gb: the simulator runs GPUs of one type per run"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			c, err := ParseCluster(tc.in)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.servers, c.Servers)
+			require.Equal(t, tc.str, c.String())
+			total := 0
+			for _, n := range tc.servers {
+				total += n
+			}
+			require.Equal(t, total, c.GPUs())
+			require.Equal(t, Server{Type: c.Type, GPUs: total}, c.Server())
+		})
+	}
+}
+
+// FuzzParseCluster checks that any input parses into a sane cluster or
+// fails with an error, never panics.
+func FuzzParseCluster(f *testing.F) {
+	for _, s := range []string{"a100-40gb:8x16", "a100-40gb:8x2,a100-40gb:4x1", "x:1x1", ":", "a100-40gb:8x", ","} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCluster(s)
+		if err != nil {
+			return
+		}
+		require.NotEmpty(t, c.Servers)
+		require.LessOrEqual(t, c.GPUs(), maxClusterGPUs)
+		for _, n := range c.Servers {
+			require.True(t, n >= 1 && n <= 1024)
+		}
+		back, err := ParseCluster(c.String())
+		require.NoError(t, err)
+		require.Equal(t, c.Servers, back.Servers)
+	})
+}

@@ -1,0 +1,372 @@
+// Package cluster is the cluster dispatcher: it runs one instance of a
+// per-server policy for each server of a cluster, gives each a View
+// restricted to its server's GPUs (numbered from 0), routes the pending jobs
+// among the servers, and places jobs larger than a server on whole idle
+// servers itself.
+//
+// The backend simulates the cluster's GPUs as one pool, server 0's GPUs
+// first; the dispatcher keeps every job inside one server unless it needs
+// more GPUs than the largest server has.
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// Dispatch strategies: which server receives a job that fits on the idle
+// GPUs of several.
+const (
+	// BestFit picks the server with the fewest idle GPUs that still hold
+	// the job (the tightest fit, like Lucid's consolidating placer).
+	BestFit = "bestfit"
+	// FirstFit picks the lowest-numbered server whose idle GPUs hold it.
+	FirstFit = "firstfit"
+	// LeastLoaded picks the server with the most idle GPUs.
+	LeastLoaded = "leastloaded"
+)
+
+// ReadConfig reads the dispatcher's own parameter, dispatch, from p and
+// returns the strategy.
+func ReadConfig(p *policies.Params) string {
+	return p.String("dispatch", BestFit, "cluster runs: which server gets a job that fits on several servers' idle GPUs",
+		BestFit, FirstFit, LeastLoaded)
+}
+
+// Dispatcher is a policies.Policy over a cluster: one per-server policy per
+// server behind a router.
+type Dispatcher struct {
+	strategy string
+	servers  []server
+	maxGPUs  int   // GPUs of the largest server
+	ofGPU    []int // server of each cluster GPU
+	wake     time.Duration
+
+	// Scratch reused across decisions.
+	jobs   []policies.Job // the servers' views' jobs (reachable entries only)
+	idle   []int          // per server: idle GPUs not yet promised in this decision
+	whole  []bool         // per server: every GPU idle and none promised
+	on     []int
+	dest   []int // per job: its server in this decision, or unrouted or dispatched
+}
+
+// Routing marks of a job in a decision besides a server number.
+const (
+	unrouted   = -1
+	dispatched = -2 // larger than a server: placed (or left waiting) by the dispatcher
+)
+
+type server struct {
+	first, n int // its GPUs: first .. first+n-1
+	p        policies.Policy
+	view     policies.View
+	queue    []policies.JobID
+	failed   []policies.JobID
+}
+
+// New returns a dispatcher with the given strategy over servers of the given
+// GPU counts (in cluster order), building each server's policy with build.
+func New(strategy string, sizes []int, build func() (policies.Policy, error)) (*Dispatcher, error) {
+	switch strategy {
+	case BestFit, FirstFit, LeastLoaded:
+	default:
+		return nil, fmt.Errorf("cluster: dispatch %q: want %s, %s or %s", strategy, BestFit, FirstFit, LeastLoaded)
+	}
+	if len(sizes) == 0 {
+		return nil, fmt.Errorf("cluster: no servers")
+	}
+	d := &Dispatcher{strategy: strategy}
+	first := 0
+	for i, n := range sizes {
+		if n < 1 {
+			return nil, fmt.Errorf("cluster: server %d has %d GPUs", i, n)
+		}
+		p, err := build()
+		if err != nil {
+			return nil, err
+		}
+		d.servers = append(d.servers, server{first: first, n: n, p: p})
+		for range n {
+			d.ofGPU = append(d.ofGPU, i)
+		}
+		first += n
+		d.maxGPUs = max(d.maxGPUs, n)
+	}
+	d.idle = make([]int, len(sizes))
+	d.whole = make([]bool, len(sizes))
+	return d, nil
+}
+
+// Name implements policies.Policy: the per-server policy's name.
+func (d *Dispatcher) Name() string { return d.servers[0].p.Name() }
+
+// Tick implements policies.Ticker: the per-server policy's grid, 0 when it
+// has none.
+func (d *Dispatcher) Tick() time.Duration {
+	if t, ok := d.servers[0].p.(policies.Ticker); ok {
+		return t.Tick()
+	}
+	return 0
+}
+
+// Validate implements policies.Validator by asking the per-server policy.
+func (d *Dispatcher) Validate(v *policies.View) error {
+	if val, ok := d.servers[0].p.(policies.Validator); ok {
+		return val.Validate(v)
+	}
+	return nil
+}
+
+// ServerOf returns the server of cluster GPU g.
+func (d *Dispatcher) ServerOf(g int) int { return d.ofGPU[g] }
+
+// Schedule implements policies.Policy. One decision:
+//  1. Each server's idle GPUs are counted.
+//  2. The pending jobs are routed in order, the failed ones first (by
+//     failure), then the queue (by submission). A job of at most the
+//     largest server's GPUs goes to a server whose idle GPUs hold it, chosen
+//     by the strategy, and those GPUs count as promised; when none holds
+//     it, to the server with the most idle GPUs (lowest number on ties),
+//     whose policy may collocate it or keep it waiting. A larger job is
+//     placed here on the lowest-numbered whole idle servers it needs (its
+//     GPUs in cluster order), or waits; jobs behind it are not held back.
+//  3. Each server's policy decides on its restricted view holding the jobs
+//     routed to it; its actions are returned with cluster GPU numbers, and
+//     the earliest Wake of all servers.
+func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
+	if len(v.GPUs) != len(d.ofGPU) {
+		// A backend of another size: nothing sensible to route.
+		return []policies.Action{policies.Wake{At: v.Now + time.Hour}}
+	}
+	for i := range d.servers {
+		s := &d.servers[i]
+		s.queue, s.failed = s.queue[:0], s.failed[:0]
+		d.idle[i] = 0
+		for g := s.first; g < s.first+s.n; g++ {
+			if len(v.GPUs[g].Jobs) == 0 {
+				d.idle[i]++
+			}
+		}
+		d.whole[i] = d.idle[i] == s.n
+	}
+	var acts []policies.Action
+	if len(d.dest) < len(v.Jobs) {
+		d.dest = append(d.dest, make([]int, len(v.Jobs)-len(d.dest))...)
+	}
+	for _, id := range v.Queue {
+		d.dest[id] = unrouted
+	}
+	route := func(id policies.JobID) {
+		if d.dest[id] != unrouted {
+			return
+		}
+		d.dest[id] = dispatched
+		if j := v.Job(id); j.GPUs > d.maxGPUs {
+			if a, ok := d.big(j); ok {
+				acts = append(acts, a)
+			}
+			return
+		}
+		d.dest[id] = d.pick(v.Job(id).GPUs)
+	}
+	for _, id := range v.Failed {
+		route(id)
+	}
+	for _, id := range v.Queue {
+		route(id)
+	}
+	// Each server's queue keeps submission order, its failed list failure
+	// order.
+	for _, id := range v.Queue {
+		if s := d.dest[id]; s >= 0 {
+			d.servers[s].queue = append(d.servers[s].queue, id)
+		}
+	}
+	for _, id := range v.Failed {
+		if s := d.dest[id]; s >= 0 {
+			d.servers[s].failed = append(d.servers[s].failed, id)
+		}
+	}
+	d.wake = -1
+	for i := range d.servers {
+		acts = d.decide(v, i, acts)
+	}
+	if d.wake >= 0 {
+		acts = append(acts, policies.Wake{At: d.wake})
+	}
+	return acts
+}
+
+// pick chooses the server for a job of n GPUs and promises its GPUs.
+func (d *Dispatcher) pick(n int) int {
+	best := -1
+	for i := range d.servers {
+		if d.idle[i] < n || d.servers[i].n < n {
+			continue
+		}
+		switch {
+		case best < 0:
+			best = i
+		case d.strategy == BestFit && d.idle[i] < d.idle[best]:
+			best = i
+		case d.strategy == LeastLoaded && d.idle[i] > d.idle[best]:
+			best = i
+		}
+	}
+	if best >= 0 {
+		d.idle[best] -= n
+		d.whole[best] = false
+		return best
+	}
+	// No server's idle GPUs hold it: the most idle server that is large
+	// enough, where it may collocate or wait.
+	for i := range d.servers {
+		if d.servers[i].n >= n && (best < 0 || d.idle[i] > d.idle[best]) {
+			best = i
+		}
+	}
+	d.idle[best] = 0
+	d.whole[best] = false
+	return best
+}
+
+// big places job j, larger than any server, on the lowest-numbered whole
+// idle servers that together hold it, if there are enough.
+func (d *Dispatcher) big(j *policies.Job) (policies.Action, bool) {
+	var take []int
+	have := 0
+	for i := range d.servers {
+		if d.whole[i] {
+			take = append(take, i)
+			if have += d.servers[i].n; have >= j.GPUs {
+				break
+			}
+		}
+	}
+	if have < j.GPUs {
+		return nil, false
+	}
+	if j.Attempts > 0 && j.LastFailure != policies.NoFailure {
+		// It failed alone on whole servers: retrying cannot help.
+		return policies.Stop{Job: j.ID, Reason: "failed on whole servers: " + j.LastFailure.String()}, true
+	}
+	gpus := make([]int, 0, j.GPUs)
+	for _, i := range take {
+		d.whole[i], d.idle[i] = false, 0
+		for g := d.servers[i].first; g < d.servers[i].first+d.servers[i].n && len(gpus) < j.GPUs; g++ {
+			gpus = append(gpus, g)
+		}
+	}
+	return policies.Place{Job: j.ID, GPUs: gpus}, true
+}
+
+// decide runs server i's policy on its restricted view and appends its
+// actions in cluster numbering.
+func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []policies.Action {
+	s := &d.servers[i]
+	if len(s.queue) == 0 {
+		return acts // nothing pending to decide on
+	}
+	if len(d.jobs) < len(v.Jobs) {
+		d.jobs = append(d.jobs, make([]policies.Job, len(v.Jobs)-len(d.jobs))...)
+	}
+	sv := &s.view
+	sv.Now, sv.Pressure = v.Now, v.Pressure
+	sv.Jobs = d.jobs[:len(v.Jobs)]
+	sv.Queue, sv.Failed = s.queue, s.failed
+	sv.Telemetry = restrict(v.Telemetry, s.first)
+	if cap(sv.GPUs) < s.n {
+		sv.GPUs = make([]policies.GPU, s.n)
+	}
+	sv.GPUs = sv.GPUs[:s.n]
+	d.on = d.on[:0]
+	for k := range s.n {
+		g := v.GPUs[s.first+k]
+		g.Index = k
+		sv.GPUs[k] = g
+		for _, id := range g.Jobs {
+			d.copyJob(v, s, id)
+		}
+	}
+	for _, id := range s.queue {
+		d.copyJob(v, s, id)
+	}
+	for _, a := range s.p.Schedule(sv) {
+		switch a := a.(type) {
+		case policies.Place:
+			gpus := make([]int, len(a.GPUs))
+			for k, g := range a.GPUs {
+				gpus[k] = g + s.first
+			}
+			acts = append(acts, policies.Place{Job: a.Job, GPUs: gpus})
+		case policies.Defer:
+			if a.GPU >= 0 {
+				a.GPU += s.first
+			}
+			acts = append(acts, a)
+		case policies.Wake:
+			if d.wake < 0 || a.At < d.wake {
+				d.wake = a.At
+			}
+		default:
+			acts = append(acts, a)
+		}
+	}
+	return acts
+}
+
+// copyJob copies job id into the servers' jobs with its GPUs on server s
+// renumbered from 0 (GPUs of other servers, which only a job larger than a
+// server has, left out).
+func (d *Dispatcher) copyJob(v *policies.View, s *server, id policies.JobID) {
+	j := v.Jobs[id]
+	if len(j.On) > 0 {
+		start := len(d.on)
+		for _, g := range j.On {
+			if g >= s.first && g < s.first+s.n {
+				d.on = append(d.on, g-s.first)
+			}
+		}
+		j.On = slices.Clip(d.on[start:])
+	}
+	d.jobs[id] = j
+}
+
+// restrict returns t with GPU numbers shifted by first.
+func restrict(t policies.Telemetry, first int) policies.Telemetry {
+	if t == nil {
+		return nil
+	}
+	if st, ok := t.(steady); ok {
+		return steadyShift{shift{t, first}, st}
+	}
+	return shift{t, first}
+}
+
+type steady interface {
+	policies.Telemetry
+	policies.SteadyTelemetry
+}
+
+type shift struct {
+	t     policies.Telemetry
+	first int
+}
+
+func (s shift) Samples(dst []policies.Sample, gpu, n int) []policies.Sample {
+	return s.t.Samples(dst, gpu+s.first, n)
+}
+
+type steadyShift struct {
+	shift
+	st policies.SteadyTelemetry
+}
+
+func (s steadyShift) UsedMiBUntil(gpu int) time.Duration { return s.st.UsedMiBUntil(gpu + s.first) }
+
+func (s steadyShift) SampleRange(gpu int) (lo, hi policies.Sample) {
+	return s.st.SampleRange(gpu + s.first)
+}

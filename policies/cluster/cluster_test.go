@@ -1,0 +1,198 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// greedy places each queued job on idle GPUs when enough are, else defers it
+// on GPU 0 and asks for a decision in a minute; it records what it saw.
+type greedy struct {
+	seen []seen
+}
+
+type seen struct {
+	gpus  []int                    // the view's GPU indices
+	queue []policies.JobID         // its queue
+	on    map[policies.JobID][]int // running jobs' GPUs as it sees them
+	tel   []int                    // the GPU Samples was asked for, per view GPU
+}
+
+func (*greedy) Name() string { return "greedy" }
+
+func (p *greedy) Schedule(v *policies.View) []policies.Action {
+	s := seen{queue: append([]policies.JobID(nil), v.Queue...), on: map[policies.JobID][]int{}}
+	for i, g := range v.GPUs {
+		s.gpus = append(s.gpus, g.Index)
+		for _, id := range g.Jobs {
+			s.on[id] = append([]int(nil), v.Job(id).On...)
+		}
+		if v.Telemetry != nil {
+			x := v.Telemetry.Samples(nil, i, 1)
+			s.tel = append(s.tel, int(x[0].UsedMiB))
+		}
+	}
+	p.seen = append(p.seen, s)
+	var acts []policies.Action
+	taken := make([]bool, len(v.GPUs))
+	for _, id := range v.Queue {
+		gpus := v.IdleGPUs(taken, v.Job(id).GPUs)
+		if gpus == nil {
+			acts = append(acts, policies.Defer{Job: id, GPU: 0, Reason: "busy"}, policies.Wake{At: v.Now + time.Minute})
+			break
+		}
+		for _, g := range gpus {
+			taken[g] = true
+		}
+		acts = append(acts, policies.Place{Job: id, GPUs: gpus})
+	}
+	return acts
+}
+
+// gpuTel answers each GPU's sample with UsedMiB = the GPU asked for.
+type gpuTel struct{}
+
+func (gpuTel) Samples(dst []policies.Sample, gpu, n int) []policies.Sample {
+	return append(dst, policies.Sample{UsedMiB: float64(gpu)})
+}
+
+// view builds a cluster view of n GPUs where running[id] are the GPUs of a
+// running job and queue the pending jobs with their GPU counts.
+func view(n int, running map[policies.JobID][]int, queue [][2]int) *policies.View {
+	v := &policies.View{Now: time.Hour, GPUs: make([]policies.GPU, n), Telemetry: gpuTel{}}
+	for g := range v.GPUs {
+		v.GPUs[g] = policies.GPU{Index: g, CapacityMiB: 40960}
+	}
+	for id := range policies.JobID(len(running) + len(queue)) {
+		v.Jobs = append(v.Jobs, policies.Job{ID: id})
+	}
+	for id, gpus := range running {
+		j := &v.Jobs[id]
+		j.State, j.GPUs, j.On = policies.Running, len(gpus), gpus
+		for _, g := range gpus {
+			v.GPUs[g].Jobs = append(v.GPUs[g].Jobs, id)
+		}
+	}
+	for _, q := range queue {
+		id := policies.JobID(q[0])
+		v.Jobs[id].State, v.Jobs[id].GPUs = policies.Pending, q[1]
+		v.Queue = append(v.Queue, id)
+	}
+	return v
+}
+
+func newGreedy(t *testing.T, strategy string, sizes []int) (*Dispatcher, []*greedy) {
+	var ps []*greedy
+	d, err := New(strategy, sizes, func() (policies.Policy, error) {
+		p := &greedy{}
+		ps = append(ps, p)
+		return p, nil
+	})
+	require.NoError(t, err)
+	return d, ps
+}
+
+func places(acts []policies.Action) map[policies.JobID][]int {
+	m := map[policies.JobID][]int{}
+	for _, a := range acts {
+		if p, ok := a.(policies.Place); ok {
+			m[p.Job] = p.GPUs
+		}
+	}
+	return m
+}
+
+// TestStrategies: servers of 4 GPUs with 2, 4 and 3 idle; one job of n
+// GPUs goes where the strategy says.
+func TestStrategies(t *testing.T) {
+	running := map[policies.JobID][]int{0: {0, 1}, 1: {8}}
+	for _, tc := range []struct {
+		strategy string
+		gpus     int
+		want     []int
+	}{
+		{BestFit, 2, []int{2, 3}},
+		{FirstFit, 2, []int{2, 3}},
+		{LeastLoaded, 2, []int{4, 5}},
+		{BestFit, 3, []int{9, 10, 11}},
+		{FirstFit, 3, []int{4, 5, 6}},
+		{LeastLoaded, 3, []int{4, 5, 6}},
+		{BestFit, 1, []int{2}},
+		{LeastLoaded, 4, []int{4, 5, 6, 7}},
+	} {
+		t.Run(tc.strategy, func(t *testing.T) {
+			d, _ := newGreedy(t, tc.strategy, []int{4, 4, 4})
+			acts := d.Schedule(view(12, running, [][2]int{{2, tc.gpus}}))
+			require.Equal(t, map[policies.JobID][]int{2: tc.want}, places(acts))
+		})
+	}
+}
+
+// TestPromises: jobs routed in one decision take the idle GPUs they were
+// promised, so best fit spreads a queue over servers instead of sending
+// every job to the same tight server.
+func TestPromises(t *testing.T) {
+	d, _ := newGreedy(t, BestFit, []int{4, 4})
+	acts := d.Schedule(view(8, map[policies.JobID][]int{0: {0, 1}}, [][2]int{{1, 2}, {2, 2}, {3, 4}, {4, 1}}))
+	// Job 1 fits server 0 tightly, job 2 then only server 1, job 3 nowhere
+	// (it goes to the most idle server, 1, and waits there), job 4 too.
+	require.Equal(t, map[policies.JobID][]int{1: {2, 3}, 2: {4, 5}}, places(acts))
+}
+
+// TestRestrictedView: each server's policy sees its own GPUs numbered from
+// 0, its running jobs' GPUs renumbered, its telemetry shifted, and only the
+// jobs routed to it; its Defer and Wake come back in cluster terms.
+func TestRestrictedView(t *testing.T) {
+	d, ps := newGreedy(t, FirstFit, []int{2, 3})
+	v := view(5, map[policies.JobID][]int{0: {0, 1}, 1: {3}}, [][2]int{{2, 1}, {3, 2}})
+	acts := d.Schedule(v)
+	require.Equal(t, map[policies.JobID][]int{2: {2}}, places(acts))
+	require.Empty(t, ps[0].seen, "server 0 has nothing routed to it")
+	require.Len(t, ps[1].seen, 1)
+	s := ps[1].seen[0]
+	require.Equal(t, []int{0, 1, 2}, s.gpus)
+	require.Equal(t, []int{2, 3, 4}, s.tel)
+	require.Equal(t, []policies.JobID{2, 3}, s.queue)
+	require.Equal(t, map[policies.JobID][]int{1: {1}}, s.on)
+	require.Contains(t, acts, policies.Action(policies.Defer{Job: 3, GPU: 2, Reason: "busy"}))
+	require.Contains(t, acts, policies.Action(policies.Wake{At: v.Now + time.Minute}))
+	require.Equal(t, []int{0, 1}, v.Jobs[0].On, "the cluster view is not modified")
+}
+
+// TestBigJobs: a job larger than a server takes the lowest-numbered whole
+// idle servers, or waits without holding back smaller jobs; a big job that
+// failed alone is stopped.
+func TestBigJobs(t *testing.T) {
+	d, _ := newGreedy(t, BestFit, []int{4, 4, 4, 4})
+	acts := d.Schedule(view(16, map[policies.JobID][]int{0: {5}}, [][2]int{{1, 6}, {2, 12}, {3, 1}}))
+	require.Equal(t, map[policies.JobID][]int{1: {0, 1, 2, 3, 8, 9}, 3: {4}}, places(acts))
+
+	v := view(16, nil, [][2]int{{0, 16}})
+	v.Jobs[0].Attempts, v.Jobs[0].LastFailure = 1, policies.OOM
+	v.Failed = []policies.JobID{0}
+	require.Equal(t, []policies.Action{policies.Stop{Job: 0, Reason: "failed on whole servers: oom"}}, d.Schedule(v))
+}
+
+func TestNewErrors(t *testing.T) {
+	build := func() (policies.Policy, error) { return &greedy{}, nil }
+	_, err := New("random", []int{8}, build)
+	require.ErrorContains(t, err, `dispatch "random": want bestfit, firstfit or leastloaded`)
+	_, err = New(BestFit, nil, build)
+	require.ErrorContains(t, err, "no servers")
+	_, err = New(BestFit, []int{8, 0}, build)
+	require.ErrorContains(t, err, "server 1 has 0 GPUs")
+}
+
+func TestReadConfig(t *testing.T) {
+	p := policies.NewParams(map[string]string{"dispatch": "leastloaded"})
+	require.Equal(t, LeastLoaded, ReadConfig(p))
+	require.NoError(t, p.Done("cluster"))
+	p = policies.NewParams(map[string]string{"dispatch": "worst"})
+	ReadConfig(p)
+	require.ErrorContains(t, p.Done("cluster"), "worst")
+	require.Equal(t, BestFit, ReadConfig(policies.NewParams(nil)))
+}
