@@ -215,15 +215,14 @@ func WorkloadsCommand(gpuType string) string {
 // trace file and line when known.
 func Check(t *traces.Trace, srv models.Server, cat *models.Catalog) error {
 	for i, j := range t.Jobs {
-		where := t.Where(i)
 		w, ok := cat.Get(j.Workload)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see %s)", where, j.Workload, srv.Type.Name, WorkloadsCommand(srv.Type.Name))
+			return fmt.Errorf("%s: column workload_id: %q is not in the %s catalog (see %s)", t.Where(i), j.Workload, srv.Type.Name, WorkloadsCommand(srv.Type.Name))
 		case w.GPUs != j.GPUs:
-			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", where, j.GPUs, j.Workload, w.GPUs)
+			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", t.Where(i), j.GPUs, j.Workload, w.GPUs)
 		case j.GPUs > srv.GPUs:
-			return fmt.Errorf("%s: column num_gpus: %d GPUs, but the server %s has %d", where, j.GPUs, srv, srv.GPUs)
+			return fmt.Errorf("%s: column num_gpus: %d GPUs, but the server %s has %d", t.Where(i), j.GPUs, srv, srv.GPUs)
 		}
 	}
 	return nil

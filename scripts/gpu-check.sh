@@ -5,7 +5,8 @@
 #
 # Needs: Linux, an NVIDIA GPU with its driver, python3 with torch (CUDA), and
 # either Go (to build bin/aegis with cgo) or a bin/aegis built that way
-# elsewhere (make gpu-build). Takes 3-5 minutes; aborts after 8.
+# elsewhere (make gpu-build). Planned to take about 3 minutes (not yet measured:
+# written without a GPU); aborts after 8.
 #
 # Settings (environment):
 #   AEGIS_GPU        the GPU index to use (default 0)

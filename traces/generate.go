@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,7 +61,15 @@ type Generator struct {
 	pZero   float64   // P(gap = 0)
 	mu, sig float64   // lognormal of the positive gaps (seconds)
 	pBig    float64   // P(a job needs > 2 GPUs)
+	// inverses caches newInverse1's tables by (p2, a) (at most
+	// maxInverses): drawing many small logs (spec checks, fuzzing) rebuilt
+	// the same 4,097-point table every time, half of checking a spec.
+	inverses sync.Map // [2]float64 → *inverse1 (read-only; copied for use)
+	nInverse atomic.Int32
 }
+
+// maxInverses bounds a generator's cache of inverse tables.
+const maxInverses = 256
 
 // maxDurationS is the generators' longest run time (14 days).
 const maxDurationS = 14 * 24 * 3600
@@ -97,7 +106,7 @@ func NewGenerator(like string, maxGPUs int) (*Generator, error) {
 	return g, nil
 }
 
-// generators caches NewGenerator's generators (immutable; solving the skew
+// generators caches NewGenerator's generators (safe for concurrent use; solving the skew
 // takes milliseconds).
 var generators sync.Map // generatorKey → *Generator
 
@@ -352,6 +361,20 @@ func (g *Generator) newInverse1(p2, a float64) *inverse1 {
 	if p2 == 0 || a == 1 {
 		return &inverse1{}
 	}
+	key := [2]float64{p2, a}
+	if c, ok := g.inverses.Load(key); ok {
+		t := c.(*inverse1)
+		return &inverse1{u: t.u, v: t.v, i: 1}
+	}
+	inv := g.buildInverse1(p2, a)
+	if g.nInverse.Add(1) <= maxInverses {
+		g.inverses.Store(key, inv)
+	}
+	return &inverse1{u: inv.u, v: inv.v, i: 1}
+}
+
+// buildInverse1 computes newInverse1's table.
+func (g *Generator) buildInverse1(p2, a float64) *inverse1 {
 	us := make([]float64, 0, inverse1Size+1+len(g.qu))
 	for i := range inverse1Size + 1 {
 		us = append(us, float64(i)/inverse1Size)

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aegis-sched/aegis/experiments/calibration"
-	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/sim"
@@ -84,7 +83,14 @@ this command's output on the shipped data).`,
 				if err != nil {
 					return usageError{fmt.Errorf("--truth: %w", err)}
 				}
-				return calibrateReport(c, o, modelPath, &truth)
+				rep, err := calibration.ReportModel(o.StacksDir, modelPath, &truth, o.Seeds)
+				if errors.Is(err, calibration.ErrNoData) {
+					return usageError{err}
+				}
+				if err != nil {
+					return err
+				}
+				return calibration.WriteReport(out, rep)
 			}
 			res, err := calibration.Run(o)
 			if errors.Is(err, calibration.ErrNoData) {
@@ -127,32 +133,4 @@ this command's output on the shipped data).`,
 	c.Flags().StringVar(&modelPath, "model", "", "with --report: the model YAML to compare (default: the embedded model)")
 	c.Flags().StringArrayVar(&truths, "truth", nil, "with --report: simulator truth setting key=value (repeatable), e.g. speed_jitter=0.03")
 	return c
-}
-
-// calibrateReport prints the Markdown comparison of a model with the
-// stacking data.
-func calibrateReport(c *cobra.Command, o calibration.Options, modelPath string, truth *sim.Truth) error {
-	dir := o.StacksDir
-	if dir == "" {
-		var ok bool
-		if dir, ok = stacking.DefaultDir(); !ok {
-			return usageError{fmt.Errorf("%w: %w; or give --stacks\n\n%s", calibration.ErrNoData, models.SharedDirError(), calibration.DataHelp)}
-		}
-	}
-	d, err := stacking.Load(dir)
-	if err != nil {
-		return err
-	}
-	m := calibration.EmbeddedModel()
-	if modelPath != "" {
-		if m, err = calibration.ModelFromFile(modelPath); err != nil {
-			return err
-		}
-	}
-	m.Truth = truth
-	rep, err := calibration.Evaluate(d, m, o.Seeds)
-	if err != nil {
-		return err
-	}
-	return calibration.WriteReport(c.OutOrStdout(), rep)
 }

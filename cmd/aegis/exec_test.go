@@ -146,3 +146,18 @@ func live(pgid int) []string {
 	}
 	return out
 }
+
+// --trace - reads job lines from standard input while the run goes on.
+func TestExecTraceFromStdin(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "run")
+	killGroups(t, out)
+	cmd := exec.Command(exe, "exec", "--emulate", "a100-40gb:2", "--trace", "-", "--speedup", "400", "--out", out)
+	cmd.Env = append(os.Environ(), selfEnv+"=1")
+	cmd.Stdin = strings.NewReader("submit_offset_s,workload_id,num_gpus,job_id,solo_s\n0,mnist_bs32_1gpu,1,a,40\n1,mnist_bs32_1gpu,1,b,30\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	require.Contains(t, stdout.String(), "2 finished, 0 stopped, 2 total")
+}

@@ -132,8 +132,9 @@ func nvmlErr(call string, dev int, err error) error {
 
 // newNVMLSource initialises lib, lists the devices and, unless cfg.noGPM,
 // probes GPM on each and takes the first GPM sample of every device. GPM is
-// used only if every selected device supports it; otherwise the source reads
-// utilization only and Note says why. On error lib is shut down again.
+// used only if every selected device supports it and the probing succeeds;
+// otherwise the source reads utilization only and Note says why. On error
+// lib is shut down again.
 func newNVMLSource(lib nvmlLib, cfg nvmlConfig) (_ *nvmlSource, err error) {
 	if err := lib.Init(); err != nil {
 		return nil, nvmlErr("nvmlInit", -1, err)
@@ -185,11 +186,15 @@ func newNVMLSource(lib nvmlLib, cfg nvmlConfig) (_ *nvmlSource, err error) {
 		s.note = "utilization only (GPM not requested): Pressure false"
 		return s, nil
 	}
+	// GPM is used only if every device supports it and gives a first
+	// sample; any failure while probing means utilization only, with the
+	// reason in the note (e.g. no permission, MIG, a VM without GPM).
 	var without []string
 	for _, d := range s.devices {
 		ok, err := lib.GPMSupported(d.Index)
 		if err != nil {
-			return nil, nvmlErr("nvmlGpmQueryDeviceSupport", d.Index, err)
+			s.note = fmt.Sprintf("GPM unavailable (%v): utilization only, Pressure false", nvmlErr("nvmlGpmQueryDeviceSupport", d.Index, err))
+			return s, nil
 		}
 		if !ok {
 			without = append(without, fmt.Sprintf("GPU %d (%s)", d.Index, d.Name))
@@ -204,7 +209,12 @@ func newNVMLSource(lib nvmlLib, cfg nvmlConfig) (_ *nvmlSource, err error) {
 	for j, d := range s.devices {
 		h, err := s.gpmTake(d.Index)
 		if err != nil {
-			return nil, err
+			if ferr := s.freeGPM(); ferr != nil {
+				return nil, errors.Join(err, ferr)
+			}
+			s.prev, s.prevAt = nil, nil
+			s.note = fmt.Sprintf("GPM unavailable (%v): utilization only, Pressure false", err)
+			return s, nil
 		}
 		s.prev[j], s.prevAt[j] = h, s.now()
 	}

@@ -282,9 +282,6 @@ func TestNVMLOpenErrors(t *testing.T) {
 		{"UUID", 1, "nvml: nvmlDeviceGetUUID on GPU 1: Unknown Error"},
 		{"Name", 0, "nvml: nvmlDeviceGetName on GPU 0: Unknown Error"},
 		{"Memory", 1, "nvml: nvmlDeviceGetMemoryInfo on GPU 1: Unknown Error"},
-		{"GPMSupported", 1, "nvml: nvmlGpmQueryDeviceSupport on GPU 1: Unknown Error"},
-		{"GPMSampleAlloc", -1, "nvml: nvmlGpmSampleAlloc on GPU 0: Unknown Error"},
-		{"GPMSampleGet", 1, "nvml: nvmlGpmSampleGet on GPU 1: Unknown Error"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.call, func(t *testing.T) {
@@ -301,6 +298,38 @@ func TestNVMLOpenErrors(t *testing.T) {
 	}
 	_, err := newNVMLSource(&fakeNVML{failDev: -1}, quick(nvmlConfig{}))
 	require.ErrorContains(t, err, "no GPU found")
+}
+
+// TestNVMLGPMProbeFailureFallsBack: a GPM failure while opening (no
+// permission, MIG, a VM) means utilization only, with the reason, not an
+// error.
+func TestNVMLGPMProbeFailureFallsBack(t *testing.T) {
+	tests := []struct {
+		call  string
+		dev   int
+		match string
+	}{
+		{"GPMSupported", 1, "GPM unavailable (nvml: nvmlGpmQueryDeviceSupport on GPU 1: Insufficient Permissions)"},
+		{"GPMSampleAlloc", -1, "GPM unavailable (nvml: nvmlGpmSampleAlloc on GPU 0: Insufficient Permissions)"},
+		{"GPMSampleGet", 1, "GPM unavailable (nvml: nvmlGpmSampleGet on GPU 1: Insufficient Permissions)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.call, func(t *testing.T) {
+			lib := twoGPUs(true)
+			lib.fail[tc.call], lib.failDev = errors.New("Insufficient Permissions"), tc.dev
+			s, err := newNVMLSource(lib, quick(nvmlConfig{}))
+			require.NoError(t, err)
+			require.Equal(t, "nvml", s.Name())
+			require.Contains(t, s.Note(), tc.match)
+			require.Contains(t, s.Note(), "utilization only, Pressure false")
+			require.Zero(t, lib.live(), "GPM buffers taken before the failure are freed")
+			got, err := s.Sample(context.Background())
+			require.NoError(t, err)
+			require.False(t, got[0].Pressure)
+			require.NoError(t, s.Close())
+			require.Zero(t, lib.live())
+		})
+	}
 }
 
 func TestNVMLSampleErrors(t *testing.T) {
@@ -372,4 +401,24 @@ func quick(cfg nvmlConfig) nvmlConfig {
 	clk := &testClock{t: time.Unix(0, 0)}
 	cfg.now, cfg.sleep = clk.now, clk.sleep
 	return cfg
+}
+
+// BenchmarkNVMLSample measures the source's own work per 1 Hz reading of
+// eight GPUs with GPM (the fake NVML answers at once).
+func BenchmarkNVMLSample(b *testing.B) {
+	lib := twoGPUs(true)
+	lib.devs[0].drama = 50
+	for len(lib.devs) < 8 {
+		lib.devs = append(lib.devs, lib.devs[0])
+	}
+	s, err := newNVMLSource(lib, quick(nvmlConfig{}))
+	require.NoError(b, err)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Sample(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	require.NoError(b, s.Close())
 }

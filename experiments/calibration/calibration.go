@@ -15,6 +15,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/sim"
 )
 
 // Options say what to fit and on which data.
@@ -325,4 +326,28 @@ func ModelFromFile(path string) (Model, error) {
 		m.Telemetry = *f.Telemetry
 	}
 	return m, nil
+}
+
+// ReportModel compares a model with the stacking data in dir (empty: the
+// shared folder): the model file at modelPath (empty: the embedded model),
+// replayed under truth (nil: the default truth) with seeds 1..seeds.
+func ReportModel(dir, modelPath string, truth *sim.Truth, seeds int) (*Report, error) {
+	if dir == "" {
+		var ok bool
+		if dir, ok = stacking.DefaultDir(); !ok {
+			return nil, fmt.Errorf("%w: %w; or give --stacks\n\n%s", ErrNoData, models.SharedDirError(), DataHelp)
+		}
+	}
+	d, err := stacking.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := EmbeddedModel()
+	if modelPath != "" {
+		if m, err = ModelFromFile(modelPath); err != nil {
+			return nil, err
+		}
+	}
+	m.Truth = truth
+	return Evaluate(d, m, seeds)
 }
