@@ -151,9 +151,9 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	comb := s.comb[:0]
 	for _, j := range seg.jobs {
 		p := j.prof
-		u := func(sig uint64) float64 {
-			return unit(s.cfg.Seed, uint64(g)<<40|uint64(k), noiseKey(j.id, j.attempt), sig)
-		}
+		// unit(seed, GPU and second, job, signal), its common prefix hashed once.
+		pre := unitPrefix(s.cfg.Seed, uint64(g)<<40|uint64(k), noiseKey(j.id, j.attempt))
+		u := func(sig uint64) float64 { return unitFrom(pre, sig) }
 		sm := draw(p.SMACT, u(1), noise)
 		comb = append(comb, models.TelemetryJob{SMACT: sm, SMOCC: draw(p.SMOCC, u(2), noise),
 			DRAMA: draw(p.DRAMA, u(3), noise), Util: p.UtilPct / 100, Rate: j.rate})
@@ -230,10 +230,18 @@ func draw(st models.Stat, u, noise float64) float64 {
 // unit maps its inputs to a uniform number in (0, 1), deterministically
 // (splitmix64 finalizers chained over the inputs).
 func unit(seed, a, b, c uint64) float64 {
+	return unitFrom(unitPrefix(seed, a, b), c)
+}
+
+// unitPrefix hashes unit's first three inputs; unitFrom finishes it.
+func unitPrefix(seed, a, b uint64) uint64 {
 	h := mix(seed ^ 0x9e3779b97f4a7c15)
 	h = mix(h ^ a)
-	h = mix(h ^ b)
-	h = mix(h ^ c)
+	return mix(h ^ b)
+}
+
+func unitFrom(prefix, c uint64) float64 {
+	h := mix(prefix ^ c)
 	return (float64(h>>11) + 0.5) / (1 << 53)
 }
 
