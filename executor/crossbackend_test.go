@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ func (s *starts) Action(policies.Action) {}
 
 // crossTolerance bounds the relative makespan difference between the
 // simulator and the emulated executor on the same trace, policy, truth and
-// seed. The executor's events come later than the model's by the wall-clock
+// seed (at 50×, or at 10× on a machine too busy for 50×). The executor's events come later than the model's by the wall-clock
 // latency of signals, process exits, fsyncs and 1 Hz polling, multiplied by
 // the speedup: at 50×, 20 ms of wall-clock latency (a loaded 2-core
 // machine) is 1 s of run time per event, a few seconds over the chain of
@@ -49,38 +50,55 @@ func TestCrossBackend(t *testing.T) {
 	require.NoError(t, loop.Run(s, newAegis(), simCol))
 	simSum := results.Summarize(simCol.Jobs(), nil)
 
+	// A machine busy enough to stall processes for hundreds of
+	// milliseconds (a shared CI runner) skews the run at 50×: then the
+	// comparison is repeated once at 10×, where the same stalls cost a
+	// fifth of the run time.
+	var exeMakespan float64
+	for _, speedup := range []float64{50, 10} {
+		exeMakespan = crossRun(t, jobs, speedup, simDone(simCol.Jobs()), simOrder.order)
+		t.Logf("makespan at %g×: simulator %.1f s, emulated executor %.1f s", speedup, simSum.MakespanS, exeMakespan)
+		if raceEnabled {
+			t.Log("race detector on: processes start too slowly for the makespan tolerance; not checked")
+			return
+		}
+		if math.Abs(exeMakespan-simSum.MakespanS) <= crossTolerance*simSum.MakespanS {
+			return
+		}
+	}
+	require.InEpsilon(t, simSum.MakespanS, exeMakespan, crossTolerance)
+}
+
+func simDone(jobs []results.Job) []string {
+	var done []string
+	for _, j := range jobs {
+		if j.State == policies.Done {
+			done = append(done, j.Name)
+		}
+	}
+	return done
+}
+
+// crossRun runs jobs on the emulated executor, checks that the finished
+// jobs and the placement order are the simulator's, and returns the
+// makespan.
+func crossRun(t *testing.T, jobs []sim.JobSpec, speedup float64, wantDone []string, wantOrder [][2]int) float64 {
 	dir := t.TempDir()
 	killLeftovers(t, dir)
-	cfg, err := emulatedConfig(dir, self(t), jobs, 2, 50)
+	cfg, err := emulatedConfig(dir, self(t), jobs, 2, speedup)
 	require.NoError(t, err)
 	x, err := executor.New(cfg, nil)
 	require.NoError(t, err)
 	res, err := executor.Execute(context.Background(), x, newAegis())
 	require.NoError(t, err)
-
-	var simDone, exeDone []string
-	for i := range jobs {
-		if simCol.Jobs()[i].State == policies.Done {
-			simDone = append(simDone, jobs[i].Name)
-		}
-		if res.Jobs[i].State == policies.Done {
-			exeDone = append(exeDone, jobs[i].Name)
-		}
-	}
-	require.Equal(t, simDone, exeDone, "finished jobs")
-	require.Len(t, exeDone, len(jobs))
+	require.Equal(t, wantDone, simDone(res.Jobs), "finished jobs")
+	require.Len(t, wantDone, len(jobs))
 	var exeOrder [][2]int
-	events := readEvents(t, cfg.Dir)
-	for _, e := range events {
+	for _, e := range readEvents(t, cfg.Dir) {
 		if e["event"] == "started" {
 			exeOrder = append(exeOrder, [2]int{int(e["job"].(float64)), int(e["attempt"].(float64))})
 		}
 	}
-	require.Equal(t, simOrder.order, exeOrder, "placement order")
-	t.Logf("makespan: simulator %.1f s, emulated executor %.1f s", simSum.MakespanS, res.Summary.MakespanS)
-	if raceEnabled {
-		t.Log("race detector on: processes start too slowly for the makespan tolerance; not checked")
-		return
-	}
-	require.InEpsilon(t, simSum.MakespanS, res.Summary.MakespanS, crossTolerance)
+	require.Equal(t, wantOrder, exeOrder, "placement order")
+	return res.Summary.MakespanS
 }

@@ -594,14 +594,42 @@ func (s *Spec) checkSweep(a at) error {
 		case len(ax.Values) == 0:
 			return a.errf(p("values"), "missing: list the values to sweep")
 		}
-		vals := ax.values()
-		for k, v := range vals {
-			if j := slices.Index(vals, v); j < k {
-				return a.errf(p("values"), "value %q given twice", v)
+		if ax.size() > maxCells {
+			return a.errf(p("product"), "more than %d values", maxCells)
+		}
+	}
+	// Bound the grid before expanding it.
+	n := max(len(s.Seeds), 1) * max(len(s.Traces), 1)
+	for i := range s.Sweep {
+		if n *= s.Sweep[i].size(); n > maxCells {
+			return a.errf([]any{"sweep"}, "the grid has more than %d cells", maxCells)
+		}
+	}
+	for i := range s.Sweep {
+		seenV := map[string]bool{}
+		for _, v := range s.Sweep[i].values() {
+			if seenV[v] {
+				return a.errf([]any{"sweep", i, "values"}, "value %q given twice", v)
 			}
+			seenV[v] = true
 		}
 	}
 	return nil
+}
+
+// size is the number of an axis's values, at most maxCells+1.
+func (ax *Axis) size() int {
+	if len(ax.Product) == 0 {
+		return len(ax.Values)
+	}
+	n := 1
+	for _, comp := range ax.Product {
+		n *= len(comp)
+		if n > maxCells {
+			return maxCells + 1
+		}
+	}
+	return n
 }
 
 // values lists an axis's values: Values, or Product's combinations joined

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 const goodSpec = `name: t
@@ -129,6 +130,8 @@ func TestBadSpecs(t *testing.T) {
 		{"sweep values and product", repl("    values: [10s, 30s]\n", "    values: [10s, 30s]\n    product: [[1]]\n"), "t.yaml:21: sweep[0].product: give values or product"},
 		{"sweep param twice", repl("param: thresholds", "param: hold"), `t.yaml:21: sweep[1].param: "hold" repeats sweep[0]`},
 		{"sweep value twice", repl("values: [10s, 30s]", "values: [10s, 10s]"), `t.yaml:20: sweep[0].values: value "10s" given twice`},
+		{"huge grid", repl("product: [[0.6, 0.7], [0.35], [0.5]]", "product: [[1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10]]"), "t.yaml:22: sweep[1].product: more than 1000000 values"},
+		{"huge total grid", repl("product: [[0.6, 0.7], [0.35], [0.5]]", "product: [[1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10], [1,2,3,4,5,6,7,8,9,10]]"), "t.yaml:18: sweep: the grid has more than 1000000 cells"},
 		{"unknown model parameter", repl("param: thresholds", "param: model.capacity"), `t.yaml:21: sweep[1].param: "model.capacity": the only model parameter is model.nway_exponent`},
 		{"bad rho", repl("    policy: aegis\n", "    policy: aegis\n    nway_exponent: -1\n"), "t.yaml:16: configs[1].nway_exponent: ρ -1"},
 		{"normalize unknown", repl("normalize: Exclusive", "normalize: Excl"), `t.yaml:23: normalize: "Excl" is not a config label (have Exclusive, AEGIS)`},
@@ -161,8 +164,23 @@ func FuzzParseSpec(f *testing.F) {
 		}
 		// Generated traces are bounded so that a fuzzed spec stays quick.
 		for _, ts := range s.Traces {
-			if ts.Jobs > 200 {
+			if ts.Jobs > 200 || ts.Trace != "" && !strings.Contains(traces.BuiltinNames(), ts.Trace) {
+				return // big generated traces are slow; files are not the decoder's business
+			}
+		}
+		for _, c := range s.Configs {
+			if c.Model != "" {
 				return
+			}
+		}
+		if s.Stacking != nil || isYAMLFile(strings.Split(s.Server, ":")[0]) {
+			return
+		}
+		grid := 1
+		for i := range s.Sweep {
+			grid *= max(s.Sweep[i].size(), 1)
+			if grid > 1000 {
+				return // a big grid is valid but slow to check
 			}
 		}
 		if err := s.check(root); err != nil {
