@@ -46,11 +46,11 @@ type Dispatcher struct {
 	wake     time.Duration
 
 	// Scratch reused across decisions.
-	jobs   []policies.Job // the servers' views' jobs (reachable entries only)
-	idle   []int          // per server: idle GPUs not yet promised in this decision
-	whole  []bool         // per server: every GPU idle and none promised
-	on     []int
-	dest   []int // per job: its server in this decision, or unrouted or dispatched
+	jobs  []policies.Job // the servers' views' jobs (reachable entries only)
+	idle  []int          // per server: idle GPUs not yet promised in this decision
+	whole []bool         // per server: every GPU idle and none promised
+	on    []int
+	dest  []int // per job: its server in this decision, or unrouted or dispatched
 }
 
 // Routing marks of a job in a decision besides a server number.
