@@ -61,4 +61,3 @@ func BenchmarkCluster(b *testing.B) {
 		})
 	}
 }
-
