@@ -234,11 +234,11 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 // params on each of the cluster's servers; params may also hold the
 // dispatcher's own key, dispatch (cluster.ReadConfig).
 func NewDispatcher(name string, params map[string]string, c models.Cluster) (*cluster.Dispatcher, error) {
-	strategy, rest, err := splitDispatch(params)
+	cfg, rest, err := splitDispatch(params)
 	if err != nil {
 		return nil, err
 	}
-	return cluster.New(strategy, c.Servers, func() (policies.Policy, error) { return NewPolicy(name, rest) })
+	return cluster.New(cfg, c.Servers, func() (policies.Policy, error) { return NewPolicy(name, rest) })
 }
 
 // WithoutDispatch returns params without the dispatcher's key when
@@ -248,24 +248,29 @@ func WithoutDispatch(params map[string]string, cluster bool) map[string]string {
 		return params
 	}
 	rest := maps.Clone(params)
-	delete(rest, "dispatch")
+	for _, k := range dispatchKeys {
+		delete(rest, k)
+	}
 	return rest
 }
 
-// splitDispatch reads the dispatch parameter and returns the others.
-func splitDispatch(params map[string]string) (string, map[string]string, error) {
-	rest := maps.Clone(params)
-	delete(rest, "dispatch")
+// dispatchKeys are the dispatcher's own parameters (cluster.ReadConfig).
+var dispatchKeys = []string{"dispatch", "route_depth"}
+
+// splitDispatch reads the dispatcher's parameters and returns the others.
+func splitDispatch(params map[string]string) (cluster.Config, map[string]string, error) {
 	own := map[string]string{}
-	if v, ok := params["dispatch"]; ok {
-		own["dispatch"] = v
+	for _, k := range dispatchKeys {
+		if v, ok := params[k]; ok {
+			own[k] = v
+		}
 	}
 	p := policies.NewParams(own)
-	strategy := cluster.ReadConfig(p)
+	cfg := cluster.ReadConfig(p)
 	if err := p.Done("cluster"); err != nil {
-		return "", nil, err
+		return cluster.Config{}, nil, err
 	}
-	return strategy, rest, nil
+	return cfg, WithoutDispatch(params, true), nil
 }
 
 // serverRecorder records the server(s) of each job's latest attempt.

@@ -29,11 +29,25 @@ const (
 	LeastLoaded = "leastloaded"
 )
 
-// ReadConfig reads the dispatcher's own parameter, dispatch, from p and
-// returns the strategy.
-func ReadConfig(p *policies.Params) string {
-	return p.String("dispatch", BestFit, "cluster runs: which server gets a job that fits on several servers' idle GPUs",
-		BestFit, FirstFit, LeastLoaded)
+// Config is the dispatcher's settings.
+type Config struct {
+	// Strategy is BestFit, FirstFit or LeastLoaded.
+	Strategy string
+	// Depth bounds routing: per decision a server is given at most its GPU
+	// count plus Depth queued jobs (see Dispatcher.Schedule). A per-server
+	// policy trying more unplaced jobs per decision (a lookahead above
+	// Depth) sees a shortened queue.
+	Depth int
+}
+
+// ReadConfig reads the dispatcher's own parameters, dispatch and
+// route_depth, from p.
+func ReadConfig(p *policies.Params) Config {
+	return Config{
+		Strategy: p.String("dispatch", BestFit, "cluster runs: which server gets a job that fits on several servers' idle GPUs",
+			BestFit, FirstFit, LeastLoaded),
+		Depth: p.Int("route_depth", 16, 1, 1000, "cluster runs: queued jobs offered to a server per decision beyond its GPU count (>= the policy's lookahead)"),
+	}
 }
 
 // Dispatcher is a policies.Policy over a cluster: one per-server policy per
@@ -46,11 +60,26 @@ type Dispatcher struct {
 	wake     time.Duration
 
 	// Scratch reused across decisions.
-	jobs  []policies.Job // the servers' views' jobs (reachable entries only)
-	idle  []int          // per server: idle GPUs not yet promised in this decision
-	whole []bool         // per server: every GPU idle and none promised
-	on    []int
-	dest  []int // per job: its server in this decision, or unrouted or dispatched
+	idle     []int  // per server: idle GPUs not yet promised in this decision
+	whole    []bool // per server: every GPU idle and none promised
+	on       []int
+	dest     []int32  // per job: its server in this decision, or unrouted or dispatched
+	stamp    []uint32 // per job: the decision whose dest it holds
+	epoch    uint32   // the decision
+	open     int      // servers not yet given their GPUs plus depth jobs
+	depth    int
+	counting bool // routed jobs count towards a server's fill
+	rr       int  // the server that got the decision's last job fitting nowhere, -1 before
+	// idleSum is the sum of idle: no job of more GPUs fits anywhere.
+	idleSum int
+	saved   []saved
+}
+
+// saved is a running job's GPUs in cluster numbering while a server's
+// policy sees them renumbered.
+type saved struct {
+	id policies.JobID
+	on []int
 }
 
 // Routing marks of a job in a decision besides a server number.
@@ -65,20 +94,24 @@ type server struct {
 	view     policies.View
 	queue    []policies.JobID
 	failed   []policies.JobID
+	got      int // jobs routed to it in this decision
 }
 
-// New returns a dispatcher with the given strategy over servers of the given
+// New returns a dispatcher with the given settings over servers of the given
 // GPU counts (in cluster order), building each server's policy with build.
-func New(strategy string, sizes []int, build func() (policies.Policy, error)) (*Dispatcher, error) {
-	switch strategy {
+func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispatcher, error) {
+	switch cfg.Strategy {
 	case BestFit, FirstFit, LeastLoaded:
 	default:
-		return nil, fmt.Errorf("cluster: dispatch %q: want %s, %s or %s", strategy, BestFit, FirstFit, LeastLoaded)
+		return nil, fmt.Errorf("cluster: dispatch %q: want %s, %s or %s", cfg.Strategy, BestFit, FirstFit, LeastLoaded)
+	}
+	if cfg.Depth < 1 {
+		return nil, fmt.Errorf("cluster: route_depth %d: want at least 1", cfg.Depth)
 	}
 	if len(sizes) == 0 {
 		return nil, fmt.Errorf("cluster: no servers")
 	}
-	d := &Dispatcher{strategy: strategy}
+	d := &Dispatcher{strategy: cfg.Strategy, depth: cfg.Depth}
 	first := 0
 	for i, n := range sizes {
 		if n < 1 {
@@ -128,12 +161,20 @@ func (d *Dispatcher) ServerOf(g int) int { return d.ofGPU[g] }
 //  2. The pending jobs are routed in order, the failed ones first (by
 //     failure), then the queue (by submission). A job of at most the
 //     largest server's GPUs goes to a server whose idle GPUs hold it, chosen
-//     by the strategy, and those GPUs count as promised; when none holds
-//     it, to the server with the most idle GPUs (lowest number on ties),
-//     whose policy may collocate it or keep it waiting. A larger job is
-//     placed here on the lowest-numbered whole idle servers it needs (its
-//     GPUs in cluster order), or waits; jobs behind it are not held back.
-//  3. Each server's policy decides on its restricted view holding the jobs
+//     by the strategy, and those GPUs count as promised. One that fits no
+//     server's idle GPUs goes, if it is the decision's first such job, to
+//     the server with the most idle GPUs (lowest number on ties), else to
+//     the next server in turn after the last one that got such a job; its
+//     policy may collocate it or keep it waiting. A larger job is placed
+//     here on the lowest-numbered whole idle servers it needs (its GPUs in
+//     cluster order), or waits; jobs behind it are not held back.
+//  3. Routing stops once every server has been given its GPU count plus
+//     depth queued jobs (failed ones not counted): a server's policy places
+//     at most one job per GPU in a decision, so one that tries at most depth
+//     unplaced jobs (lookahead <= depth) decides as it would on the whole
+//     queue, and the decision costs O(servers × (GPUs + depth)), not
+//     O(queue).
+//  4. Each server's policy decides on its restricted view holding the jobs
 //     routed to it; its actions are returned with cluster GPU numbers, and
 //     the earliest Wake of all servers.
 func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
@@ -141,9 +182,10 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 		// A backend of another size: nothing sensible to route.
 		return []policies.Action{policies.Wake{At: v.Now + time.Hour}}
 	}
+	d.idleSum, d.open = 0, len(d.servers)
 	for i := range d.servers {
 		s := &d.servers[i]
-		s.queue, s.failed = s.queue[:0], s.failed[:0]
+		s.queue, s.failed, s.got = s.queue[:0], s.failed[:0], 0
 		d.idle[i] = 0
 		for g := s.first; g < s.first+s.n; g++ {
 			if len(v.GPUs[g].Jobs) == 0 {
@@ -151,36 +193,43 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 			}
 		}
 		d.whole[i] = d.idle[i] == s.n
+		d.idleSum += d.idle[i]
 	}
 	var acts []policies.Action
 	if len(d.dest) < len(v.Jobs) {
-		d.dest = append(d.dest, make([]int, len(v.Jobs)-len(d.dest))...)
+		d.dest = append(d.dest, make([]int32, len(v.Jobs)-len(d.dest))...)
+		d.stamp = append(d.stamp, make([]uint32, len(v.Jobs)-len(d.stamp))...)
 	}
-	for _, id := range v.Queue {
-		d.dest[id] = unrouted
-	}
+	d.epoch++
 	route := func(id policies.JobID) {
-		if d.dest[id] != unrouted {
+		if d.stamp[id] == d.epoch {
 			return
 		}
-		d.dest[id] = dispatched
+		d.stamp[id], d.dest[id] = d.epoch, dispatched
 		if j := v.Job(id); j.GPUs > d.maxGPUs {
 			if a, ok := d.big(j); ok {
 				acts = append(acts, a)
 			}
 			return
 		}
-		d.dest[id] = d.pick(v.Job(id).GPUs)
+		d.dest[id] = int32(d.pick(v.Job(id).GPUs))
 	}
+	d.rr, d.counting = -1, false
 	for _, id := range v.Failed {
 		route(id)
 	}
-	for _, id := range v.Queue {
+	d.counting = true
+	stop := len(v.Queue)
+	for k, id := range v.Queue {
+		if d.open == 0 {
+			stop = k
+			break
+		}
 		route(id)
 	}
 	// Each server's queue keeps submission order, its failed list failure
-	// order.
-	for _, id := range v.Queue {
+	// order (failed jobs past the stop at the end).
+	for _, id := range v.Queue[:stop] {
 		if s := d.dest[id]; s >= 0 {
 			d.servers[s].queue = append(d.servers[s].queue, id)
 		}
@@ -188,6 +237,9 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 	for _, id := range v.Failed {
 		if s := d.dest[id]; s >= 0 {
 			d.servers[s].failed = append(d.servers[s].failed, id)
+			if d.dest[id] >= 0 && !slices.Contains(d.servers[s].queue, id) {
+				d.servers[s].queue = append(d.servers[s].queue, id)
+			}
 		}
 	}
 	d.wake = -1
@@ -200,10 +252,25 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 	return acts
 }
 
-// pick chooses the server for a job of n GPUs and promises its GPUs.
+// give records that server i got one more routed job.
+func (d *Dispatcher) give(i int) {
+	s := &d.servers[i]
+	if !d.counting {
+		return // failed jobs are not in the policies' lookahead
+	}
+	if s.got++; s.got == s.n+d.depth {
+		d.open--
+	}
+}
+
+// pick chooses the server for a job of n GPUs and promises its GPUs, or
+// returns unrouted when every server able to hold it has its fill.
 func (d *Dispatcher) pick(n int) int {
 	best := -1
 	for i := range d.servers {
+		if d.idleSum < n {
+			break // no server's idle GPUs can hold it
+		}
 		if d.idle[i] < n || d.servers[i].n < n {
 			continue
 		}
@@ -217,19 +284,38 @@ func (d *Dispatcher) pick(n int) int {
 		}
 	}
 	if best >= 0 {
+		d.idleSum -= n
 		d.idle[best] -= n
 		d.whole[best] = false
+		d.give(best)
 		return best
 	}
-	// No server's idle GPUs hold it: the most idle server that is large
-	// enough, where it may collocate or wait.
-	for i := range d.servers {
-		if d.servers[i].n >= n && (best < 0 || d.idle[i] > d.idle[best]) {
-			best = i
+	// No server's idle GPUs hold it: the first such job of the decision
+	// goes to the most idle server that is large enough, each later one to
+	// the next large enough server in turn, where it may collocate or wait.
+	open := func(i int) bool { return d.servers[i].n >= n && d.servers[i].got < d.servers[i].n+d.depth }
+	if d.rr < 0 {
+		for i := range d.servers {
+			if open(i) && (best < 0 || d.idle[i] > d.idle[best]) {
+				best = i
+			}
+		}
+	} else {
+		for k := 1; k <= len(d.servers); k++ {
+			if i := (d.rr + k) % len(d.servers); open(i) {
+				best = i
+				break
+			}
 		}
 	}
+	if best < 0 {
+		return unrouted
+	}
+	d.rr = best
+	d.idleSum -= d.idle[best]
 	d.idle[best] = 0
 	d.whole[best] = false
+	d.give(best)
 	return best
 }
 
@@ -255,6 +341,7 @@ func (d *Dispatcher) big(j *policies.Job) (policies.Action, bool) {
 	}
 	gpus := make([]int, 0, j.GPUs)
 	for _, i := range take {
+		d.idleSum -= d.idle[i]
 		d.whole[i], d.idle[i] = false, 0
 		for g := d.servers[i].first; g < d.servers[i].first+d.servers[i].n && len(gpus) < j.GPUs; g++ {
 			gpus = append(gpus, g)
@@ -270,30 +357,32 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 	if len(s.queue) == 0 {
 		return acts // nothing pending to decide on
 	}
-	if len(d.jobs) < len(v.Jobs) {
-		d.jobs = append(d.jobs, make([]policies.Job, len(v.Jobs)-len(d.jobs))...)
-	}
 	sv := &s.view
 	sv.Now, sv.Pressure = v.Now, v.Pressure
-	sv.Jobs = d.jobs[:len(v.Jobs)]
+	sv.Jobs = v.Jobs
 	sv.Queue, sv.Failed = s.queue, s.failed
 	sv.Telemetry = restrict(v.Telemetry, s.first)
 	if cap(sv.GPUs) < s.n {
 		sv.GPUs = make([]policies.GPU, s.n)
 	}
 	sv.GPUs = sv.GPUs[:s.n]
-	d.on = d.on[:0]
+	// The running jobs' GPUs are renumbered in place for the decision and
+	// restored after it: the view handed in is the same when Schedule
+	// returns, and no job is copied.
+	d.on, d.saved = d.on[:0], d.saved[:0]
 	for k := range s.n {
 		g := v.GPUs[s.first+k]
 		g.Index = k
 		sv.GPUs[k] = g
 		for _, id := range g.Jobs {
-			d.copyJob(v, s, id)
+			d.renumber(v, s, id)
 		}
 	}
-	for _, id := range s.queue {
-		d.copyJob(v, s, id)
-	}
+	defer func() {
+		for _, x := range d.saved {
+			v.Jobs[x.id].On = x.on
+		}
+	}()
 	for _, a := range s.p.Schedule(sv) {
 		switch a := a.(type) {
 		case policies.Place:
@@ -318,21 +407,24 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 	return acts
 }
 
-// copyJob copies job id into the servers' jobs with its GPUs on server s
-// renumbered from 0 (GPUs of other servers, which only a job larger than a
-// server has, left out).
-func (d *Dispatcher) copyJob(v *policies.View, s *server, id policies.JobID) {
-	j := v.Jobs[id]
-	if len(j.On) > 0 {
-		start := len(d.on)
-		for _, g := range j.On {
-			if g >= s.first && g < s.first+s.n {
-				d.on = append(d.on, g-s.first)
-			}
+// renumber gives running job id its GPUs on server s numbered from 0 (GPUs
+// of other servers, which only a job larger than a server has, left out),
+// saving its cluster GPUs in d.saved, once per decision.
+func (d *Dispatcher) renumber(v *policies.View, s *server, id policies.JobID) {
+	for _, x := range d.saved {
+		if x.id == id {
+			return
 		}
-		j.On = slices.Clip(d.on[start:])
 	}
-	d.jobs[id] = j
+	j := &v.Jobs[id]
+	d.saved = append(d.saved, saved{id, j.On})
+	start := len(d.on)
+	for _, g := range j.On {
+		if g >= s.first && g < s.first+s.n {
+			d.on = append(d.on, g-s.first)
+		}
+	}
+	j.On = slices.Clip(d.on[start:])
 }
 
 // restrict returns t with GPU numbers shifted by first.

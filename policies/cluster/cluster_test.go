@@ -87,7 +87,7 @@ func view(n int, running map[policies.JobID][]int, queue [][2]int) *policies.Vie
 
 func newGreedy(t *testing.T, strategy string, sizes []int) (*Dispatcher, []*greedy) {
 	var ps []*greedy
-	d, err := New(strategy, sizes, func() (policies.Policy, error) {
+	d, err := New(Config{Strategy: strategy, Depth: 16}, sizes, func() (policies.Policy, error) {
 		p := &greedy{}
 		ps = append(ps, p)
 		return p, nil
@@ -179,20 +179,43 @@ func TestBigJobs(t *testing.T) {
 
 func TestNewErrors(t *testing.T) {
 	build := func() (policies.Policy, error) { return &greedy{}, nil }
-	_, err := New("random", []int{8}, build)
+	_, err := New(Config{Strategy: "random", Depth: 1}, []int{8}, build)
 	require.ErrorContains(t, err, `dispatch "random": want bestfit, firstfit or leastloaded`)
-	_, err = New(BestFit, nil, build)
+	_, err = New(Config{Strategy: BestFit, Depth: 1}, nil, build)
 	require.ErrorContains(t, err, "no servers")
-	_, err = New(BestFit, []int{8, 0}, build)
+	_, err = New(Config{Strategy: BestFit, Depth: 1}, []int{8, 0}, build)
 	require.ErrorContains(t, err, "server 1 has 0 GPUs")
+	_, err = New(Config{Strategy: BestFit}, []int{8}, build)
+	require.ErrorContains(t, err, "route_depth 0: want at least 1")
 }
 
 func TestReadConfig(t *testing.T) {
-	p := policies.NewParams(map[string]string{"dispatch": "leastloaded"})
-	require.Equal(t, LeastLoaded, ReadConfig(p))
+	p := policies.NewParams(map[string]string{"dispatch": "leastloaded", "route_depth": "3"})
+	require.Equal(t, Config{LeastLoaded, 3}, ReadConfig(p))
 	require.NoError(t, p.Done("cluster"))
 	p = policies.NewParams(map[string]string{"dispatch": "worst"})
 	ReadConfig(p)
 	require.ErrorContains(t, p.Done("cluster"), "worst")
-	require.Equal(t, BestFit, ReadConfig(policies.NewParams(nil)))
+	require.Equal(t, Config{BestFit, 16}, ReadConfig(policies.NewParams(nil)))
+}
+
+// TestDepth: with no idle GPU, a server is offered its GPU count plus
+// depth queued jobs per decision, the rest stay unrouted.
+func TestDepth(t *testing.T) {
+	var queue [][2]int
+	for id := 2; id < 40; id++ {
+		queue = append(queue, [2]int{id, 1})
+	}
+	var ps []*greedy
+	d, err := New(Config{Strategy: BestFit, Depth: 3}, []int{2, 2}, func() (policies.Policy, error) {
+		p := &greedy{}
+		ps = append(ps, p)
+		return p, nil
+	})
+	require.NoError(t, err)
+	d.Schedule(view(4, map[policies.JobID][]int{0: {0, 1}, 1: {2, 3}}, queue))
+	// Round robin from server 0 (both equally idle): 2, 4, 6, 8, 10 to
+	// server 0; 3, 5, 7, 9, 11 to server 1; then routing stops.
+	require.Equal(t, []policies.JobID{2, 4, 6, 8, 10}, ps[0].seen[0].queue)
+	require.Equal(t, []policies.JobID{3, 5, 7, 9, 11}, ps[1].seen[0].queue)
 }
