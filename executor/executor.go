@@ -513,11 +513,9 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 		at := min(x.runTime(s.At), now)
 		gp := &x.view.GPUs[g]
 		gp.UsedMiB = min(max(s.UsedMiB, 0), gp.CapacityMiB)
-		ps := policies.Sample{At: at, UtilPct: s.UtilPct, UsedMiB: s.UsedMiB}
-		if x.view.Pressure {
-			ps.SMACT, ps.SMOCC, ps.DRAMA = s.SMACT, s.SMOCC, s.DRAMA
+		if ps, ok := windowSample(x.view.Pressure, s, at); ok {
+			x.tel[g].add(ps)
 		}
-		x.tel[g].add(ps)
 		for _, id := range gp.Jobs {
 			pj := &x.view.Jobs[id]
 			if pj.Active {
@@ -531,6 +529,22 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// windowSample is the policies' telemetry sample for reading s taken at run
+// time at. In a run with pressure signals, a reading without them (a stale or
+// N/A DCGM value, a failed GPM sample) is a missed sample (ok false): its
+// zeros would make a busy GPU look idle to the pressure filter. The reading
+// still updates the GPU's measured memory and shows first activity.
+func windowSample(pressure bool, s gpu.Sample, at time.Duration) (ps policies.Sample, ok bool) {
+	if pressure && !s.Pressure {
+		return policies.Sample{}, false
+	}
+	ps = policies.Sample{At: at, UtilPct: s.UtilPct, UsedMiB: s.UsedMiB}
+	if pressure {
+		ps.SMACT, ps.SMOCC, ps.DRAMA = s.SMACT, s.SMOCC, s.DRAMA
+	}
+	return ps, true
 }
 
 // showsActivity reports whether sample s of GPU g shows attempt a's first

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/executor/gpu"
 	"github.com/aegis-sched/aegis/policies"
 )
 
@@ -31,4 +32,30 @@ func TestTelemetryWindowByTimestamp(t *testing.T) {
 	require.Equal(t, []float64{4050, 5000}, got(5400*ms, 3), "seconds 3, 4 and 5: 3 was missed")
 	require.Equal(t, []float64{2900}, got(2500*ms, 1))
 	require.Empty(t, got(500*ms, 5))
+}
+
+// A reading without pressure signals in a run that has them is a missed
+// sample, not a sample of an idle GPU; without pressure signals the run
+// keeps utilization and memory only.
+func TestWindowSample(t *testing.T) {
+	busy := gpu.Sample{UtilPct: 90, UsedMiB: 1000, Pressure: true, SMACT: 0.8, SMOCC: 0.4, DRAMA: 0.6}
+	stale := gpu.Sample{UtilPct: 90, UsedMiB: 1000}
+	for _, c := range []struct {
+		name     string
+		pressure bool
+		in       gpu.Sample
+		want     policies.Sample
+		ok       bool
+	}{
+		{"pressure run, full reading", true, busy, policies.Sample{At: time.Second, UtilPct: 90, UsedMiB: 1000, SMACT: 0.8, SMOCC: 0.4, DRAMA: 0.6}, true},
+		{"pressure run, reading without pressure", true, stale, policies.Sample{}, false},
+		{"utilization run, full reading", false, busy, policies.Sample{At: time.Second, UtilPct: 90, UsedMiB: 1000}, true},
+		{"utilization run, plain reading", false, stale, policies.Sample{At: time.Second, UtilPct: 90, UsedMiB: 1000}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := windowSample(c.pressure, c.in, time.Second)
+			require.Equal(t, c.ok, ok)
+			require.Equal(t, c.want, got)
+		})
+	}
 }
