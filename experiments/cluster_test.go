@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -106,5 +107,31 @@ func TestClusterErrors(t *testing.T) {
 			_, err := Simulate(Run{Trace: tc.trace, Cluster: &c, Policy: "aegis", Params: tc.params, Seed: 1}, nil)
 			require.ErrorContains(t, err, tc.err)
 		})
+	}
+}
+
+// TestClusterSkipChangesNothing: skipping the servers whose view did not
+// change (which needs the dispatcher to observe events) gives the same
+// bytes as asking every server at every decision (a wrapper that hides
+// Observe), on four servers under every policy.
+func TestClusterSkipChangesNothing(t *testing.T) {
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	c, err := models.ParseCluster("a100-40gb:1x4")
+	require.NoError(t, err)
+	type hide struct{ policies.Policy }
+	for _, policy := range PolicyNames() {
+		var ev1, ev2 bytes.Buffer
+		o1, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 3}, &ev1)
+		require.NoError(t, err)
+		o2, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 3,
+			Wrap: func(p policies.Policy) policies.Policy { return hide{p} }}, &ev2)
+		require.NoError(t, err)
+		require.Equal(t, ev2.String(), ev1.String(), policy)
+		f1, err := o1.Files(nil)
+		require.NoError(t, err)
+		f2, err := o2.Files(nil)
+		require.NoError(t, err)
+		require.Equal(t, f2, f1, policy)
 	}
 }

@@ -68,8 +68,10 @@ type Dispatcher struct {
 	epoch    uint32   // the decision
 	open     int      // servers not yet given their GPUs plus depth jobs
 	depth    int
-	counting bool // routed jobs count towards a server's fill
-	rr       int  // the server that got the decision's last job fitting nowhere, -1 before
+	observed bool    // Observe has been called: skipping unchanged servers is safe
+	jobSrv   [][]int // per job: the servers of its latest attempt
+	counting bool    // routed jobs count towards a server's fill
+	rr       int     // the server that got the decision's last job fitting nowhere, -1 before
 	// idleSum is the sum of idle: no job of more GPUs fits anywhere.
 	idleSum int
 	saved   []saved
@@ -95,6 +97,13 @@ type server struct {
 	queue    []policies.JobID
 	failed   []policies.JobID
 	got      int // jobs routed to it in this decision
+	// What its policy decided on last: the jobs routed to it, whether an
+	// event touched it since, the Wake it asked for (-1: none), its Defer
+	// actions (cluster numbering).
+	lastQueue, lastFailed []policies.JobID
+	dirty                 bool
+	wake                  time.Duration
+	defers                []policies.Action
 }
 
 // New returns a dispatcher with the given settings over servers of the given
@@ -121,7 +130,7 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 		if err != nil {
 			return nil, err
 		}
-		d.servers = append(d.servers, server{first: first, n: n, p: p})
+		d.servers = append(d.servers, server{first: first, n: n, p: p, dirty: true, wake: -1})
 		for range n {
 			d.ofGPU = append(d.ofGPU, i)
 		}
@@ -151,6 +160,50 @@ func (d *Dispatcher) Validate(v *policies.View) error {
 		return val.Validate(v)
 	}
 	return nil
+}
+
+// Observe implements policies.Observer: it notes which servers an event
+// touched, so that a server whose view did not change is not asked again
+// before the time it asked for (its policy would decide the same: its
+// Defer actions are repeated for it). It forwards nothing: the per-server
+// policies of this package's contract are pure.
+func (d *Dispatcher) Observe(e policies.Event) {
+	d.observed = true
+	switch e := e.(type) {
+	case policies.JobStarted:
+		for int(e.Job) >= len(d.jobSrv) {
+			d.jobSrv = append(d.jobSrv, nil)
+		}
+		srv := d.jobSrv[e.Job][:0]
+		for _, g := range e.GPUs {
+			if g >= 0 && g < len(d.ofGPU) && !slices.Contains(srv, d.ofGPU[g]) {
+				srv = append(srv, d.ofGPU[g])
+			}
+		}
+		d.jobSrv[e.Job] = srv
+		d.touch(e.Job)
+	case policies.JobActive:
+		d.touch(e.Job)
+	case policies.JobFinished:
+		d.touch(e.Job)
+	case policies.JobFailed:
+		d.touch(e.Job)
+	case policies.PlaceFailed:
+		for _, g := range e.GPUs {
+			if g >= 0 && g < len(d.ofGPU) {
+				d.servers[d.ofGPU[g]].dirty = true
+			}
+		}
+	}
+}
+
+// touch marks the servers of job id's latest attempt.
+func (d *Dispatcher) touch(id policies.JobID) {
+	if int(id) < len(d.jobSrv) {
+		for _, i := range d.jobSrv[id] {
+			d.servers[i].dirty = true
+		}
+	}
 }
 
 // ServerOf returns the server of cluster GPU g.
@@ -355,8 +408,21 @@ func (d *Dispatcher) big(j *policies.Job) (policies.Action, bool) {
 func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []policies.Action {
 	s := &d.servers[i]
 	if len(s.queue) == 0 {
+		s.lastQueue, s.lastFailed, s.wake, s.defers = s.lastQueue[:0], s.lastFailed[:0], -1, s.defers[:0]
 		return acts // nothing pending to decide on
 	}
+	if d.observed && !s.dirty && (s.wake < 0 || s.wake > v.Now) &&
+		slices.Equal(s.queue, s.lastQueue) && slices.Equal(s.failed, s.lastFailed) {
+		// Nothing it sees changed and its time has not come: it would
+		// decide as it did.
+		if s.wake >= 0 && (d.wake < 0 || s.wake < d.wake) {
+			d.wake = s.wake
+		}
+		return append(acts, s.defers...)
+	}
+	s.dirty, s.wake, s.defers = false, -1, s.defers[:0]
+	s.lastQueue = append(s.lastQueue[:0], s.queue...)
+	s.lastFailed = append(s.lastFailed[:0], s.failed...)
 	sv := &s.view
 	sv.Now, sv.Pressure = v.Now, v.Pressure
 	sv.Jobs = v.Jobs
@@ -386,6 +452,7 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 	for _, a := range s.p.Schedule(sv) {
 		switch a := a.(type) {
 		case policies.Place:
+			s.dirty = true // its placements are its next view's change
 			gpus := make([]int, len(a.GPUs))
 			for k, g := range a.GPUs {
 				gpus[k] = g + s.first
@@ -396,7 +463,11 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 				a.GPU += s.first
 			}
 			acts = append(acts, a)
+			s.defers = append(s.defers, a)
 		case policies.Wake:
+			if s.wake < 0 || a.At < s.wake {
+				s.wake = a.At
+			}
 			if d.wake < 0 || a.At < d.wake {
 				d.wake = a.At
 			}

@@ -219,3 +219,29 @@ func TestDepth(t *testing.T) {
 	require.Equal(t, []policies.JobID{2, 4, 6, 8, 10}, ps[0].seen[0].queue)
 	require.Equal(t, []policies.JobID{3, 5, 7, 9, 11}, ps[1].seen[0].queue)
 }
+
+// TestSkipUnchanged: once it observes events, the dispatcher does not ask
+// a server again while nothing it sees changed and its Wake has not come,
+// repeating its Defer actions; an event on its GPUs or its Wake time makes
+// it decide again.
+func TestSkipUnchanged(t *testing.T) {
+	d, ps := newGreedy(t, BestFit, []int{2, 2})
+	running := map[policies.JobID][]int{0: {0, 1}, 1: {2, 3}}
+	d.Observe(policies.JobStarted{Job: 0, GPUs: []int{0, 1}})
+	d.Observe(policies.JobStarted{Job: 1, GPUs: []int{2, 3}})
+	v := view(4, running, [][2]int{{2, 1}})
+	first := d.Schedule(v)
+	require.Len(t, ps[0].seen, 1)
+	v.Now += time.Second
+	require.Equal(t, first, d.Schedule(v))
+	require.Len(t, ps[0].seen, 1, "nothing changed: not asked")
+	d.Observe(policies.JobActive{Job: 1})
+	d.Schedule(v)
+	require.Len(t, ps[0].seen, 1, "an event on server 1 does not concern server 0")
+	d.Observe(policies.JobFinished{Job: 0})
+	d.Schedule(v)
+	require.Len(t, ps[0].seen, 2, "an event on its GPUs")
+	v.Now += time.Minute
+	d.Schedule(v)
+	require.Len(t, ps[0].seen, 3, "its Wake came")
+}
