@@ -100,7 +100,7 @@ func TestClusterErrors(t *testing.T) {
 	}{
 		{"unknown dispatch", one("mnist_bs32_1gpu", 1), map[string]string{"dispatch": "random"}, `"random"`},
 		{"policy key still checked", one("mnist_bs32_1gpu", 1), map[string]string{"holdd": "1s"}, "holdd"},
-		{"more GPUs than the cluster", one("mnist_bs32_1gpu", 16), nil, "num_gpus: 16 GPUs, but the server a100-40gb:8 has 8"},
+		{"more GPUs than the cluster", one("mnist_bs32_1gpu", 16), nil, "num_gpus: 16 GPUs, but the cluster has 8"},
 		{"not a multiple of the workload", one("gpt2_large_wiki_bs8_2gpu", 3), nil, "t.csv:2: job 0: column num_gpus: 3, but workload gpt2_large_wiki_bs8_2gpu needs 2 (a cluster run takes a multiple of it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -330,6 +330,9 @@ func check(t *traces.Trace, srv models.Server, cat *models.Catalog, perProfile b
 		case !perProfile && w.GPUs != j.GPUs:
 			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", t.Where(i), j.GPUs, j.Workload, w.GPUs)
 		case j.GPUs > srv.GPUs:
+			if perProfile {
+				return fmt.Errorf("%s: column num_gpus: %d GPUs, but the cluster has %d", t.Where(i), j.GPUs, srv.GPUs)
+			}
 			return fmt.Errorf("%s: column num_gpus: %d GPUs, but the server %s has %d", t.Where(i), j.GPUs, srv, srv.GPUs)
 		}
 	}
