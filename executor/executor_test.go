@@ -34,6 +34,11 @@ func TestEmulatedRunCompletes(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)
 	}
+	// Deferral episodes carry the decisions they spanned, as in a simulation.
+	require.NotEmpty(t, res.Summary.Deferrals, "the small trace collocates and defers")
+	for reason, n := range res.Summary.Deferrals {
+		require.GreaterOrEqual(t, res.Summary.DeferralDecisions[reason], n, reason)
+	}
 }
 
 // Jobs that were not known at the start (a live queue) arrive, run and are

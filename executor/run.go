@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/loop"
@@ -33,6 +35,9 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 	var events bytes.Buffer
 	elog := results.NewEventLog(&events)
 	col := results.NewCollector(x.Jobs(), elog)
+	if t, ok := p.(policies.Ticker); ok {
+		col.SetDecisionGrid(t.Tick())
+	}
 	x.cfg.Submitted = func(j policies.Job) {
 		if err := col.Add(j); err != nil {
 			fmt.Fprintf(x.cfg.Log, "results: %v\n", err)
@@ -45,7 +50,7 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 	errs := []error{runErr}
 	errs = append(errs, x.Shutdown())
 	errs = append(errs, elog.Flush())
-	res := &Result{Jobs: col.Jobs(), Summary: results.Summarize(col.Jobs(), col.Deferrals())}
+	res := &Result{Jobs: col.Jobs(), Summary: col.Summary()}
 	errs = append(errs, writeResults(x.cfg.Dir, res, events.Bytes()))
 	errs = append(errs, x.Close(), x.cfg.Source.Close())
 	return res, errors.Join(errs...)
@@ -53,26 +58,17 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 
 // writeResults writes the results files, each atomically.
 func writeResults(dir string, r *Result, events []byte) error {
-	var jobs, sum, defers bytes.Buffer
-	if err := results.WriteJobsCSV(&jobs, r.Jobs); err != nil {
+	files, err := results.RunFiles(r.Jobs, nil, r.Summary, events)
+	if err != nil {
 		return err
 	}
-	if err := results.WriteSummaryCSV(&sum, r.Summary); err != nil {
-		return err
-	}
-	if err := results.WriteDeferralsCSV(&defers, r.Summary); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{"jobs.csv", jobs.Bytes()}, {"summary.csv", sum.Bytes()}, {"deferrals.csv", defers.Bytes()}, {"events.jsonl", events}} {
-		path := filepath.Join(dir, f.name)
-		if err := os.WriteFile(path+".tmp", f.b, 0o644); err != nil {
-			return fmt.Errorf("results: %w", err)
-		}
-		if err := os.Rename(path+".tmp", path); err != nil {
-			return fmt.Errorf("results: %w", err)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		err := results.WriteFile(filepath.Join(dir, name), func(w io.Writer) error {
+			_, err := w.Write(files[name])
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -309,22 +309,7 @@ func (s *Spec) runCell(dir string, c Cell) error {
 // Files returns a run's output files by name: jobs.csv, summary.csv,
 // deferrals.csv and, given the event log's bytes, events.jsonl.
 func (o *Outcome) Files(events []byte) (map[string][]byte, error) {
-	var jobs, sum, defers bytes.Buffer
-	write := results.WriteJobsCSV
-	if o.Servers != nil {
-		write = func(w io.Writer, jobs []results.Job) error { return results.WriteClusterJobsCSV(w, jobs, o.Servers) }
-	}
-	if err := write(&jobs, o.Jobs); err != nil {
-		return nil, err
-	}
-	if err := results.WriteSummaryCSV(&sum, o.Summary); err != nil {
-		return nil, err
-	}
-	if err := results.WriteDeferralsCSV(&defers, o.Summary); err != nil {
-		return nil, err
-	}
-	return map[string][]byte{"jobs.csv": jobs.Bytes(), "summary.csv": sum.Bytes(),
-		"deferrals.csv": defers.Bytes(), "events.jsonl": events}, nil
+	return results.RunFiles(o.Jobs, o.Servers, o.Summary, events)
 }
 
 // writeDirAtomic writes a cell's files into dir all or nothing

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -250,4 +251,29 @@ func (l *EventLog) Flush() error {
 		return l.err
 	}
 	return l.w.Flush()
+}
+
+// RunFiles returns a run's output files by name: jobs.csv (with a server
+// column when servers is not nil: a cluster run), summary.csv,
+// deferrals.csv and events.jsonl (the event log's bytes). Simulated and
+// executed runs write the same files with it.
+func RunFiles(jobs []Job, servers []string, sum Summary, events []byte) (map[string][]byte, error) {
+	var jb, sb, db bytes.Buffer
+	var err error
+	if servers != nil {
+		err = WriteClusterJobsCSV(&jb, jobs, servers)
+	} else {
+		err = WriteJobsCSV(&jb, jobs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteSummaryCSV(&sb, sum); err != nil {
+		return nil, err
+	}
+	if err := WriteDeferralsCSV(&db, sum); err != nil {
+		return nil, err
+	}
+	return map[string][]byte{"jobs.csv": jb.Bytes(), "summary.csv": sb.Bytes(),
+		"deferrals.csv": db.Bytes(), "events.jsonl": events}, nil
 }
