@@ -721,22 +721,11 @@ func (x *Executor) Apply(act policies.Action) error {
 }
 
 func (x *Executor) place(p policies.Place) error {
+	if err := x.view.CheckPlace(p); err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
 	id := int(p.Job)
-	if id < 0 || id >= len(x.specs) {
-		return fmt.Errorf("executor: place: no job %d", p.Job)
-	}
 	pj := &x.view.Jobs[id]
-	if pj.State != policies.Pending {
-		return fmt.Errorf("executor: place job %d: it is %s, not pending", p.Job, pj.State)
-	}
-	if len(p.GPUs) != pj.GPUs {
-		return fmt.Errorf("executor: place job %d on %d GPUs; it needs %d", p.Job, len(p.GPUs), pj.GPUs)
-	}
-	for i, g := range p.GPUs {
-		if g < 0 || g >= len(x.devs) || slices.Contains(p.GPUs[:i], g) {
-			return fmt.Errorf("executor: place job %d: bad GPU list %v", p.Job, p.GPUs)
-		}
-	}
 	t := x.clock()
 	a := &attempt{job: p.Job, n: pj.Attempts + 1, gpus: slices.Clone(p.GPUs), own: true, exclusive: true}
 	a.status, a.errLog = x.paths(a)

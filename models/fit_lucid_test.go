@@ -27,6 +27,7 @@ func TestSpearman(t *testing.T) {
 	}
 	require.True(t, math.IsNaN(Spearman([]float64{1, 1}, []float64{1, 2})))
 	require.True(t, math.IsNaN(Spearman([]float64{1}, []float64{1})))
+	require.True(t, math.IsNaN(Spearman([]float64{1}, []float64{1, 2})), "lengths differ")
 }
 
 const lucidSingle = `model,dataset,batchsize,amp,speed,gpu_util,gmem_util,gmem,label

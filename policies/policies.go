@@ -8,6 +8,7 @@ package policies
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -125,6 +126,32 @@ func (v *View) IdleGPUs(taken []bool, n int) []int {
 			if gpus = append(gpus, g); len(gpus) == n {
 				return gpus
 			}
+		}
+	}
+	return nil
+}
+
+// CheckPlace says why a backend cannot carry out p in this view: the job
+// does not exist or is not pending, or the GPU list has the wrong length, a
+// GPU that does not exist or one GPU twice. Both backends check placements
+// with it before acting.
+func (v *View) CheckPlace(p Place) error {
+	if p.Job < 0 || int(p.Job) >= len(v.Jobs) {
+		return fmt.Errorf("place: no job %d", p.Job)
+	}
+	j := &v.Jobs[p.Job]
+	if j.State != Pending {
+		return fmt.Errorf("place job %d: it is %s, not pending", p.Job, j.State)
+	}
+	if len(p.GPUs) != j.GPUs {
+		return fmt.Errorf("place job %d on %d GPUs; it needs %d", p.Job, len(p.GPUs), j.GPUs)
+	}
+	for i, g := range p.GPUs {
+		if g < 0 || g >= len(v.GPUs) {
+			return fmt.Errorf("place job %d: no GPU %d", p.Job, g)
+		}
+		if slices.Contains(p.GPUs[:i], g) {
+			return fmt.Errorf("place job %d: GPU %d given twice", p.Job, g)
 		}
 	}
 	return nil

@@ -590,25 +590,11 @@ func (s *Sim) Apply(a policies.Action) error {
 }
 
 func (s *Sim) place(a policies.Place) error {
+	if err := s.view.CheckPlace(a); err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
 	id := int(a.Job)
-	if id < 0 || id >= len(s.jobs) {
-		return fmt.Errorf("sim: place: no job %d", a.Job)
-	}
 	pj := &s.view.Jobs[id]
-	if pj.State != policies.Pending {
-		return fmt.Errorf("sim: place job %d: it is %s, not pending", a.Job, pj.State)
-	}
-	if len(a.GPUs) != pj.GPUs {
-		return fmt.Errorf("sim: place job %d on %d GPUs; it needs %d", a.Job, len(a.GPUs), pj.GPUs)
-	}
-	for i, g := range a.GPUs {
-		if g < 0 || g >= len(s.gpus) {
-			return fmt.Errorf("sim: place job %d: no GPU %d", a.Job, g)
-		}
-		if slices.Contains(a.GPUs[:i], g) {
-			return fmt.Errorf("sim: place job %d: GPU %d given twice", a.Job, g)
-		}
-	}
 	s.dequeue(a.Job)
 	pj.State = policies.Running
 	pj.Attempts++

@@ -3,7 +3,6 @@ package calibration
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,15 +10,6 @@ import (
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
 )
-
-func TestSpearman(t *testing.T) {
-	require.InDelta(t, 1, Spearman([]float64{1, 2, 3, 10}, []float64{5, 6, 7, 8}), 1e-12)
-	require.InDelta(t, -1, Spearman([]float64{1, 2, 3}, []float64{3, 2, 1}), 1e-12)
-	// Ties get their mean rank: ranks (1.5, 1.5, 3) vs (1, 2, 3).
-	require.InDelta(t, math.Sqrt(3)/2, Spearman([]float64{0, 0, 5}, []float64{1, 2, 3}), 1e-12)
-	require.True(t, math.IsNaN(Spearman([]float64{1, 1}, []float64{1, 2})))
-	require.True(t, math.IsNaN(Spearman([]float64{1}, []float64{1, 2})))
-}
 
 func TestSummarizeCategories(t *testing.T) {
 	g := func(meas, sim int) GridRow {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
@@ -151,7 +150,7 @@ func summarize(seqs []SeqRow, grid []GridRow) Summary {
 		meas = append(meas, float64(g.Deferrals))
 		gm = append(gm, ape(g.SimMakespanS, g.MakespanS))
 	}
-	s.DeferralsSpearman = Spearman(sim, meas)
+	s.DeferralsSpearman = models.Spearman(sim, meas)
 	s.GridMakespanMedianAPE = median(gm)
 	return s
 }
@@ -163,52 +162,6 @@ func median(xs []float64) float64 {
 		return math.NaN()
 	}
 	return policies.Quantile(xs, 0.5)
-}
-
-// Spearman is the rank correlation of x and y (ties get their mean rank);
-// NaN when either is constant or they differ in length.
-func Spearman(x, y []float64) float64 {
-	if len(x) != len(y) || len(x) < 2 {
-		return math.NaN()
-	}
-	rx, ry := ranks(x), ranks(y)
-	var mx, my float64
-	for i := range rx {
-		mx += rx[i] / float64(len(rx))
-		my += ry[i] / float64(len(ry))
-	}
-	var sxy, sxx, syy float64
-	for i := range rx {
-		a, b := rx[i]-mx, ry[i]-my
-		sxy += a * b
-		sxx += a * a
-		syy += b * b
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
-// ranks returns the 1-based ranks of xs, ties averaged.
-func ranks(xs []float64) []float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
-	r := make([]float64, len(xs))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
-			j++
-		}
-		for k := i; k <= j; k++ {
-			r[idx[k]] = float64(i+j)/2 + 1
-		}
-		i = j + 1
-	}
-	return r
 }
 
 // position prints a first rejected position ("-" for none).
