@@ -59,3 +59,13 @@ func TestSimulateCluster(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(b), "server")
 }
+
+// TestPoliciesListsDispatcher: aegis policies lists the dispatcher's
+// parameters, read from its code.
+func TestPoliciesListsDispatcher(t *testing.T) {
+	code, out, errs := aegis("policies")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "cluster dispatcher (aegis simulate --cluster")
+	require.Regexp(t, `dispatch +bestfit +bestfit\|firstfit\|leastloaded`, out)
+	require.Regexp(t, `route_depth +16 `, out)
+}
