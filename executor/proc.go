@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,52 +55,39 @@ func alive(pid int, start uint64) bool {
 	return err == nil && st.start == start && st.state != 'Z' && st.state != 'X'
 }
 
-// findByArg returns the PIDs of processes whose command line has arg as
-// one of its arguments.
-func findByArg(arg string) []int {
+// pids returns the PIDs of the processes in /proc for which keep is true
+// (nil if /proc cannot be read).
+func pids(keep func(pid int) bool) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var pids []int
+	var out []int
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, a := range bytes.Split(b, []byte{0}) {
-			if string(a) == arg {
-				pids = append(pids, pid)
-				break
-			}
+		if pid, err := strconv.Atoi(e.Name()); err == nil && keep(pid) {
+			out = append(out, pid)
 		}
 	}
-	return pids
+	return out
+}
+
+// findByArg returns the PIDs of processes whose command line has arg as
+// one of its arguments.
+func findByArg(arg string) []int {
+	return pids(func(pid int) bool {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		return err == nil && slices.ContainsFunc(bytes.Split(b, []byte{0}), func(a []byte) bool { return string(a) == arg })
+	})
 }
 
 // groupMembers returns the live (not zombie) processes of process group
 // pgid. Zombies are dead: they wait only for a parent (or an init that may
 // not reap) to collect them.
 func groupMembers(pgid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return pids(func(pid int) bool {
+		st, err := readStat(pid)
+		return err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X'
+	})
 }
 
 // groupAlive reports whether any live process of process group pgid
