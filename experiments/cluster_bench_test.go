@@ -61,3 +61,21 @@ func BenchmarkCluster(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClusterSmall is BenchmarkCluster's AEGIS case reduced for
+// profiling: a 2,000-job Venus-like trace on 4 servers of 8 A100s, as
+// with a backlog of months like the full run, in about 20 s, not minutes.
+func BenchmarkClusterSmall(b *testing.B) {
+	tr := clusterTrace(b, 2000, 1)
+	c, err := models.ParseCluster("a100-40gb:8x4")
+	require.NoError(b, err)
+	events := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		o, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: "aegis", Params: map[string]string{}, Seed: 1}, io.Discard)
+		require.NoError(b, err)
+		events += o.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+}
