@@ -46,10 +46,11 @@ import (
 // of 20 seeds, by up to 19 %.) The gap values thus depend on m only; the
 // seed decides which gaps are 0 and their order.
 //
-// With MaxGPUs 4 or 8, jobs of 4 (and 8) GPUs are added, round(pBig·n) of
-// the n jobs, where pBig is the share of the reference's source jobs
-// outside its 1-/2-GPU jobs (half of them of 8 GPUs with MaxGPUs 8: an
-// assumption, the table gives no split), each submitted at a random time
+// With MaxGPUs 4 to 64, jobs of 4 to MaxGPUs GPUs (powers of two) are
+// added, round(pBig·n) of the n jobs, where pBig is the share of the
+// reference's source jobs outside its 1-/2-GPU jobs, split evenly between
+// the GPU counts (each count above 4 gets ⌊big/k⌋ of them for k counts, 4
+// GPUs the rest: an assumption, the table gives no split), each submitted at a random time
 // inside a random gap between the 1-/2-GPU jobs so that those keep their
 // inter-arrival profile, with durations distributed like 2-GPU jobs'.
 type Generator struct {
@@ -79,7 +80,7 @@ const maxGapS = 24 * 3600
 
 // NewGenerator returns the generator for "philly", "saturn" or "venus"
 // (a "-like" suffix is accepted), for jobs of at most maxGPUs GPUs: 2 (0
-// means 2: the reference's 1- and 2-GPU jobs only), 4 or 8.
+// means 2: the reference's 1- and 2-GPU jobs only), 4, 8, 16, 32 or 64.
 func NewGenerator(like string, maxGPUs int) (*Generator, error) {
 	if len(like) > 5 && like[len(like)-5:] == "-like" {
 		like = like[:len(like)-5]
@@ -91,8 +92,8 @@ func NewGenerator(like string, maxGPUs int) (*Generator, error) {
 	if maxGPUs == 0 {
 		maxGPUs = 2
 	}
-	if maxGPUs != 2 && maxGPUs != 4 && maxGPUs != 8 {
-		return nil, fmt.Errorf("generator: max GPUs %d: want 2, 4 or 8", maxGPUs)
+	if !ValidMaxGPUs(maxGPUs) {
+		return nil, fmt.Errorf("generator: max GPUs %d: want %s", maxGPUs, MaxGPUsChoices)
 	}
 	key := generatorKey{like, maxGPUs}
 	if g, ok := generators.Load(key); ok {
@@ -104,6 +105,18 @@ func NewGenerator(like string, maxGPUs int) (*Generator, error) {
 	}
 	generators.Store(key, g)
 	return g, nil
+}
+
+// MaxGPUsLimit is the largest GPU count a generated job may ask for.
+const MaxGPUsLimit = 64
+
+// MaxGPUsChoices lists the generators' accepted largest GPU counts.
+const MaxGPUsChoices = "2, 4, 8, 16, 32 or 64"
+
+// ValidMaxGPUs reports whether a generator accepts jobs of at most maxGPUs
+// GPUs: a power of two from 2 to MaxGPUsLimit.
+func ValidMaxGPUs(maxGPUs int) bool {
+	return maxGPUs >= 2 && maxGPUs <= MaxGPUsLimit && maxGPUs&(maxGPUs-1) == 0
 }
 
 // generators caches NewGenerator's generators (safe for concurrent use; solving the skew
@@ -453,22 +466,26 @@ type bigJob struct {
 	off int64
 }
 
-// big draws n jobs of 4 (and, with MaxGPUs 8, half of them of 8) GPUs,
-// durations stratified like 2-GPU jobs', each at a uniform time inside a
-// uniformly chosen one of the gaps, sorted by gap and time.
+// big draws n jobs of 4 to MaxGPUs GPUs (powers of two; with k such
+// counts, ⌊n/k⌋ of each count above 4 and the rest of 4), durations
+// stratified like 2-GPU jobs', each at a uniform time inside a uniformly
+// chosen one of the gaps, sorted by gap and time.
 func (g *Generator) big(n int, gaps []int32, r *rand.Rand) []bigJob {
 	if n == 0 {
 		return nil
 	}
 	out := make([]bigJob, n)
-	n8 := 0
-	if g.maxGPUs == 8 {
-		n8 = n / 2
+	counts := 0 // GPU counts 4, 8, …, maxGPUs
+	for c := 4; c <= g.maxGPUs; c *= 2 {
+		counts++
 	}
+	per := n / counts
 	for k := range out {
 		out[k].gpus = 4
-		if k < n8 {
-			out[k].gpus = 8
+		// The first per jobs get maxGPUs, the next per maxGPUs/2, …
+		// (with 8: the first n/2 get 8).
+		if c := g.maxGPUs >> (k / max(per, 1)); per > 0 && c > 4 {
+			out[k].gpus = c
 		}
 	}
 	r.Shuffle(n, func(i, j int) { out[i].gpus, out[j].gpus = out[j].gpus, out[i].gpus })
@@ -498,7 +515,7 @@ func (g *Generator) job(i int, at int64, gpus int, d int64) LogJob {
 
 // GenerateLike draws a synthetic log of n jobs like the reference "philly",
 // "saturn" or "venus" (see Generator), with jobs of at most maxGPUs GPUs (0
-// or 2, 4, 8), seeded: the same arguments give the same log.
+// or 2, 4, 8, 16, 32, 64), seeded: the same arguments give the same log.
 func GenerateLike(like string, n int, seed uint64, maxGPUs int) (*Log, error) {
 	var jobs []LogJob
 	name, err := StreamLike(like, n, seed, maxGPUs, func(block []LogJob) error {

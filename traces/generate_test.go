@@ -128,7 +128,7 @@ func TestGeneratorErrors(t *testing.T) {
 	_, err := GenerateLike("earth", 10, 1, 0)
 	require.ErrorContains(t, err, `no reference profile "earth" (have [philly saturn venus])`)
 	_, err = GenerateLike("venus", 10, 1, 3)
-	require.ErrorContains(t, err, "max GPUs 3: want 2, 4 or 8")
+	require.ErrorContains(t, err, "max GPUs 3: want 2, 4, 8, 16, 32 or 64")
 	_, err = GenerateLike("venus", 0, 1, 0)
 	require.ErrorContains(t, err, "0 jobs: want at least 1")
 }
@@ -333,4 +333,45 @@ func TestGenerateStreamsBlocks(t *testing.T) {
 	calls := 0
 	require.ErrorIs(t, g.Stream(n, rand.New(rand.NewPCG(5, 6)), func([]LogJob) error { calls++; return stop }), stop)
 	require.Equal(t, 1, calls)
+}
+
+// TestGeneratorClusterGPUs: with max 16, 32 or 64 the round(pBig·n) big
+// jobs split evenly over 4, 8, …, max GPUs (⌊nBig/k⌋ of each count above 4,
+// 4 GPUs the rest), the 1-/2-GPU jobs keep their profile, and the same seed
+// gives the same log; other maxima are refused.
+func TestGeneratorClusterGPUs(t *testing.T) {
+	for _, tc := range []struct {
+		max    int
+		counts []int
+	}{{16, []int{4, 8, 16}}, {32, []int{4, 8, 16, 32}}, {64, []int{4, 8, 16, 32, 64}}} {
+		t.Run(strconv.Itoa(tc.max), func(t *testing.T) {
+			const n = 2000
+			l, err := GenerateLike("venus", n, 5, tc.max)
+			require.NoError(t, err)
+			require.Len(t, l.Jobs, n)
+			checkLog(t, l)
+			ref, _ := ReferenceProfile("venus")
+			nBig := int(math.Round((1 - float64(ref.JobCount)/float64(ref.SourceJobs)) * n))
+			count := map[int]int{}
+			for _, j := range l.Jobs {
+				count[j.GPUs]++
+			}
+			per := nBig / len(tc.counts)
+			want := map[int]int{1: count[1], 2: count[2], 4: nBig - per*(len(tc.counts)-1)}
+			for _, c := range tc.counts[1:] {
+				want[c] = per
+			}
+			require.Equal(t, want, count)
+			e := profileError(t, "venus", l.Jobs)
+			require.Less(t, e.cdf, 0.03)
+			require.Less(t, e.mix, 0.01)
+			again, err := GenerateLike("venus", n, 5, tc.max)
+			require.NoError(t, err)
+			require.Equal(t, l.Jobs, again.Jobs)
+		})
+	}
+	for _, bad := range []int{3, 12, 128, -2} {
+		_, err := NewGenerator("venus", bad)
+		require.ErrorContains(t, err, "want 2, 4, 8, 16, 32 or 64", bad)
+	}
 }

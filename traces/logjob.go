@@ -401,18 +401,34 @@ func WriteLogCSV(w io.Writer, jobs []LogJob, workloads []string) error {
 // LogWriter writes our CSV log (see WriteLogCSV) piece by piece, for logs
 // too long to hold in memory.
 type LogWriter struct {
-	cw  *csv.Writer
-	rec []string
+	cw   *csv.Writer
+	rec  []string
+	wl   bool // a workload_id column
+	solo bool // a solo_s column (the duration)
+}
+
+// NewLogWriterSolo is NewLogWriter with workloads, plus a last column solo_s
+// repeating each job's duration_s, so that the jobs run for their logged
+// lengths rather than their workloads' solo runtimes.
+func NewLogWriterSolo(w io.Writer) (*LogWriter, error) {
+	return newLogWriter(w, true, true)
 }
 
 // NewLogWriter writes the header of a CSV log to w, with a workload_id
 // column when workloads is true.
 func NewLogWriter(w io.Writer, workloads bool) (*LogWriter, error) {
+	return newLogWriter(w, workloads, false)
+}
+
+func newLogWriter(w io.Writer, workloads, solo bool) (*LogWriter, error) {
 	head := []string{"job_id", "submit_offset_s", "num_gpus", "duration_s", "status"}
 	if workloads {
 		head = append(head, "workload_id")
 	}
-	lw := &LogWriter{cw: csv.NewWriter(w), rec: make([]string, len(head))}
+	if solo {
+		head = append(head, "solo_s")
+	}
+	lw := &LogWriter{cw: csv.NewWriter(w), rec: make([]string, len(head)), wl: workloads, solo: solo}
 	if err := lw.cw.Write(head); err != nil {
 		return nil, fmt.Errorf("write log: %w", err)
 	}
@@ -422,7 +438,7 @@ func NewLogWriter(w io.Writer, workloads bool) (*LogWriter, error) {
 // Write appends jobs, with one workload id per job when the log has a
 // workload_id column (nil otherwise).
 func (lw *LogWriter) Write(jobs []LogJob, workloads []string) error {
-	withWL := len(lw.rec) == 6
+	withWL := lw.wl
 	if withWL != (workloads != nil) || (withWL && len(workloads) != len(jobs)) {
 		return fmt.Errorf("write log: %d workloads for %d jobs", len(workloads), len(jobs))
 	}
@@ -435,6 +451,9 @@ func (lw *LogWriter) Write(jobs []LogJob, workloads []string) error {
 		rec[4] = j.Status
 		if withWL {
 			rec[5] = workloads[i]
+		}
+		if lw.solo {
+			rec[6] = rec[3]
 		}
 		if err := lw.cw.Write(rec); err != nil {
 			return fmt.Errorf("write log: %w", err)

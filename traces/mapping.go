@@ -20,6 +20,21 @@ import (
 // has one workload id per job, in job order. It fails, naming the job, when
 // the catalog has no workload of a job's GPU count.
 func MapWorkloads(jobs []LogJob, cat *models.Catalog) ([]string, error) {
+	return mapWorkloads(jobs, cat, false)
+}
+
+// MapWorkloadsDividing maps like MapWorkloads, except that a job of G GPUs
+// gets a workload of the largest GPU count of the catalog that divides G
+// (G itself when the catalog has it), by the job's duration quantile among
+// the jobs of G GPUs. Such a job runs only on a cluster, where a job may ask
+// for any multiple of its workload's GPU count (the simulator's rule
+// gpus_per_profile). It fails, naming the job, when no catalog GPU count
+// divides a job's.
+func MapWorkloadsDividing(jobs []LogJob, cat *models.Catalog) ([]string, error) {
+	return mapWorkloads(jobs, cat, true)
+}
+
+func mapWorkloads(jobs []LogJob, cat *models.Catalog, dividing bool) ([]string, error) {
 	// Catalog workloads by GPU count, sorted by solo runtime then id.
 	pool := map[int][]*models.Workload{}
 	for _, id := range cat.IDs() {
@@ -39,6 +54,18 @@ func MapWorkloads(jobs []LogJob, cat *models.Catalog) ([]string, error) {
 	out := make([]string, len(jobs))
 	for _, g := range slices.Sorted(maps.Keys(byGPUs)) {
 		idx, ws := byGPUs[g], pool[g]
+		if dividing && len(ws) == 0 {
+			for d := g / 2; d >= 1; d-- { // the largest catalog count dividing g
+				if g%d == 0 && len(pool[d]) > 0 {
+					ws = pool[d]
+					break
+				}
+			}
+			if len(ws) == 0 {
+				j := jobs[idx[0]]
+				return nil, fmt.Errorf("map: job %s needs %d GPUs, but no GPU count of the catalog's workloads divides %d (%d such jobs)", j.ID, g, g, len(idx))
+			}
+		}
 		if len(ws) == 0 {
 			j := jobs[idx[0]]
 			return nil, fmt.Errorf("map: job %s needs %d GPUs, but the catalog has no %d-GPU workload (%d such jobs)", j.ID, g, g, len(idx))

@@ -98,3 +98,29 @@ func TestMapGeneratedLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tr.Jobs, again.Jobs)
 }
+
+// TestMapWorkloadsDividing: a job of G GPUs maps onto the catalog's largest
+// GPU count dividing G, by its quantile among the jobs of G GPUs; counts the
+// catalog has map as MapWorkloads does; no divisor is an error naming the job.
+func TestMapWorkloadsDividing(t *testing.T) {
+	cat, err := models.ReadCatalog(strings.NewReader(tinyCatalog), "tiny")
+	require.NoError(t, err)
+	j := func(id string, gpus int, d time.Duration) LogJob { return LogJob{ID: id, GPUs: gpus, Duration: d} }
+	jobs := []LogJob{j("0", 2, 10), j("1", 1, 7), j("2", 64, 1), j("3", 1, 3), j("4", 64, 9), j("5", 3, 4), j("6", 3, 1), j("7", 3, 2), j("8", 3, 3)}
+	got, err := MapWorkloadsDividing(jobs, cat)
+	require.NoError(t, err)
+	// 64 → 2-GPU workloads (y short, x long); 3 → 1-GPU workloads by rank.
+	require.Equal(t, []string{"y", "c", "y", "a", "x", "d", "a", "b", "c"}, got)
+	plain, err := MapWorkloads(jobs[:2], cat)
+	require.NoError(t, err)
+	div, err := MapWorkloadsDividing(jobs[:2], cat)
+	require.NoError(t, err)
+	require.Equal(t, plain, div)
+
+	_, err = MapWorkloads(jobs, cat)
+	require.ErrorContains(t, err, "job 5 needs 3 GPUs, but the catalog has no 3-GPU workload")
+	only2, err := models.ReadCatalog(strings.NewReader(strings.Split(tinyCatalog, "\n")[0]+"\n"+strings.Join(strings.Split(tinyCatalog, "\n")[5:], "\n")), "only2")
+	require.NoError(t, err)
+	_, err = MapWorkloadsDividing([]LogJob{j("9", 8, 1), j("10", 3, 1)}, only2)
+	require.ErrorContains(t, err, "map: job 10 needs 3 GPUs, but no GPU count of the catalog's workloads divides 3 (1 such jobs)")
+}

@@ -545,12 +545,17 @@ reference for philly, saturn or venus: the runtime CDF, GPU mix, inter-arrival
 p50/p95 and burstiness at any --jobs (sampling is stratified), the GPU-service split
 from about 10,000 jobs on. The output is CSV (job_id,submit_offset_s,num_gpus,
 duration_s,status, plus workload_id unless --map=false, which makes it a runnable
-trace). --max-gpus 4 or 8 adds multi-GPU jobs for cluster-scale studies (in the
-reference's share of jobs of more than 2 GPUs, split evenly between 4 and 8 GPUs:
-an assumption, not Helios's GPU-count mix). The A100 catalog has no such workloads:
-use --map=false (checked before generating).`,
+trace). --max-gpus 4, 8, 16, 32 or 64 adds multi-GPU jobs for cluster-scale studies
+(in the reference's share of jobs of more than 2 GPUs, split evenly between 4, 8, ...
+--max-gpus GPUs: an assumption, not Helios's GPU-count mix). With 4 or 8 the A100
+catalog has no such workloads: use --map=false (checked before generating). From 16
+on, the trace is for clusters (aegis simulate --cluster): a job of G GPUs gets a
+workload of the largest catalog GPU count dividing G (by nearest duration quantile
+among the jobs of G GPUs), and a last column solo_s repeats duration_s, so every job
+runs for its generated length.`,
 		Example: `  aegis trace gen --like venus --jobs 100000 --seed 7 --out big.csv
-  aegis trace gen --like philly --jobs 1000000 --max-gpus 8 --map=false --out cluster.csv`,
+  aegis trace gen --like philly --jobs 1000000 --max-gpus 8 --map=false --out cluster.csv
+  aegis trace gen --like venus --jobs 2000 --max-gpus 64 --seed 1 --out c64.csv`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := checkLike(like, false); err != nil {
@@ -559,10 +564,13 @@ use --map=false (checked before generating).`,
 			if jobs < 1 || jobs > maxGenJobs {
 				return usageError{fmt.Errorf("--jobs %d: want 1 to %d (a billion jobs are about 40 GB of CSV)", jobs, maxGenJobs)}
 			}
-			if maxGPUs != 2 && maxGPUs != 4 && maxGPUs != 8 {
-				return usageError{fmt.Errorf("--max-gpus %d: want 2, 4 or 8", maxGPUs)}
+			if !traces.ValidMaxGPUs(maxGPUs) {
+				return usageError{fmt.Errorf("--max-gpus %d: want %s", maxGPUs, traces.MaxGPUsChoices)}
 			}
-			if mapWL {
+			// From 16 GPUs on, the trace is for clusters: jobs map onto
+			// workloads whose GPU count divides theirs, with solo_s.
+			dividing := maxGPUs > 8
+			if mapWL && !dividing {
 				// Check before generating that every GPU count can be mapped.
 				cat, err := traceCatalog(c)
 				if err != nil {
@@ -595,14 +603,22 @@ use --map=false (checked before generating).`,
 				last float64
 			)
 			gen := func(w io.Writer) error {
-				lw, err := traces.NewLogWriter(w, mapWL)
+				newWriter := traces.NewLogWriter
+				if mapWL && dividing {
+					newWriter = func(w io.Writer, _ bool) (*traces.LogWriter, error) { return traces.NewLogWriterSolo(w) }
+				}
+				lw, err := newWriter(w, mapWL)
 				if err != nil {
 					return err
+				}
+				mapFn := traces.MapWorkloads
+				if dividing {
+					mapFn = traces.MapWorkloadsDividing
 				}
 				name, err = traces.StreamLike(like, jobs, seed, maxGPUs, func(block []traces.LogJob) error {
 					var wl []string
 					if mapWL {
-						if wl, err = traces.MapWorkloads(block, cat); err != nil {
+						if wl, err = mapFn(block, cat); err != nil {
 							return fmt.Errorf("%w (use --map=false to write durations only)", err)
 						}
 					}
@@ -625,7 +641,7 @@ use --map=false (checked before generating).`,
 	fl.StringVar(&like, "like", "", "reference trace: philly, saturn or venus (required)")
 	fl.IntVar(&jobs, "jobs", 1000, "number of jobs")
 	fl.Uint64Var(&seed, "seed", 1, "seed")
-	fl.IntVar(&maxGPUs, "max-gpus", 2, "largest GPU count: 2, 4 or 8")
+	fl.IntVar(&maxGPUs, "max-gpus", 2, "largest GPU count: "+traces.MaxGPUsChoices)
 	fl.BoolVar(&mapWL, "map", true, "add catalog workloads (workload_id) so the log is a runnable trace")
 	fl.StringVar(&out, "out", "", "output CSV file (default stdout)")
 	return c

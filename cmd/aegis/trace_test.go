@@ -343,7 +343,7 @@ func TestTraceErrors(t *testing.T) {
 		{"stats missing", []string{"trace", "stats", filepath.Join(dir, "none.csv")}, 1, "no such file"},
 		{"gen no like", []string{"trace", "gen"}, 2, `--like "": want one of philly, saturn, venus`},
 		{"gen bad jobs", []string{"trace", "gen", "--like", "venus", "--jobs", "0"}, 2, "--jobs 0: want 1 to 1000000000"},
-		{"gen bad max", []string{"trace", "gen", "--like", "venus", "--max-gpus", "16"}, 2, "--max-gpus 16: want 2, 4 or 8"},
+		{"gen bad max", []string{"trace", "gen", "--like", "venus", "--max-gpus", "128"}, 2, "--max-gpus 128: want 2, 4, 8, 16, 32 or 64"},
 		{"gen unmappable", []string{"trace", "gen", "--like", "venus", "--max-gpus", "4"}, 2, "--max-gpus 4: the a100-40gb catalog has no 4-GPU workload to map jobs onto; use --map=false"},
 		{"gen unmappable 8", []string{"trace", "gen", "--like", "venus", "--max-gpus", "8", "--jobs", "1"}, 2, "--max-gpus 8: the a100-40gb catalog has no 4-GPU workload"},
 		{"select negative mix", []string{"trace", "select", "--input", "philly", "--max-gpu-mix", "-0.1"}, 2, "--max-gpu-mix -0.1: want a distance of at least 0"},
@@ -418,4 +418,61 @@ func TestTraceGenStreamsBlocks(t *testing.T) {
 	tr, err := traces.Load(out)
 	require.NoError(t, err)
 	require.Len(t, tr.Jobs, n, "every job has a catalog workload")
+}
+
+// TestTraceGenClusterRunnable: a --max-gpus 64 trace maps every job onto a
+// workload whose GPU count divides the job's, carries its durations as
+// solo_s, and simulates on a 128-GPU cluster with every job finished for its
+// generated length.
+func TestTraceGenClusterRunnable(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "t.csv")
+	code, _, errs := runTrace(t, "trace", "gen", "--like", "venus", "--jobs", "40", "--max-gpus", "64", "--seed", "2", "--out", tr)
+	require.Equal(t, 0, code, errs)
+	b, err := os.ReadFile(tr)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Equal(t, "job_id,submit_offset_s,num_gpus,duration_s,status,workload_id,solo_s", lines[0])
+	require.Len(t, lines, 41)
+	solo := map[string]string{}
+	maxGPUs := 0
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		g, err := strconv.Atoi(f[2])
+		require.NoError(t, err)
+		maxGPUs = max(maxGPUs, g)
+		wg := 1
+		if strings.HasSuffix(f[5], "_2gpu") {
+			wg = 2
+		}
+		require.Zero(t, g%wg, l)
+		require.Equal(t, f[3], f[6], l)
+		solo[f[0]] = f[3]
+	}
+	require.Greater(t, maxGPUs, 8)
+
+	out := filepath.Join(dir, "out")
+	code, stdout, errs := aegis("simulate", "--trace", tr, "--cluster", "a100-40gb:8x16", "--policy", "exclusive", "--out", out)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, stdout, "40 finished, 0 stopped, 40 total")
+	jb, err := os.ReadFile(filepath.Join(out, "jobs.csv"))
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSpace(string(jb)), "\n")
+	require.Len(t, rows, 41)
+	head := strings.Split(rows[0], ",")
+	col := func(name string) int { return slices.Index(head, name) }
+	for _, r := range rows[1:] {
+		f := strings.Split(r, ",")
+		require.Equal(t, "done", f[col("state")], r)
+		want, err := strconv.ParseFloat(solo[f[col("job_id")]], 64)
+		require.NoError(t, err)
+		got, err := strconv.ParseFloat(f[col("solo_s")], 64)
+		require.NoError(t, err)
+		require.Equal(t, want, got, r)
+	}
+
+	// --map=false still writes durations only.
+	code, c, _ := runTrace(t, "trace", "gen", "--like", "venus", "--jobs", "10", "--max-gpus", "16", "--map=false")
+	require.Equal(t, 0, code)
+	require.True(t, strings.HasPrefix(c, "job_id,submit_offset_s,num_gpus,duration_s,status\n"), c)
 }

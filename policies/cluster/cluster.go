@@ -62,6 +62,7 @@ type Dispatcher struct {
 	// Scratch reused across decisions.
 	idle     []int  // per server: idle GPUs not yet promised in this decision
 	whole    []bool // per server: every GPU idle and none promised
+	gone     []bool // per server: given whole to a larger job in this decision
 	on       []int
 	dest     []int32  // per job: its server in this decision, or unrouted or dispatched
 	stamp    []uint32 // per job: the decision whose dest it holds
@@ -139,6 +140,7 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 	}
 	d.idle = make([]int, len(sizes))
 	d.whole = make([]bool, len(sizes))
+	d.gone = make([]bool, len(sizes))
 	return d, nil
 }
 
@@ -246,6 +248,7 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 			}
 		}
 		d.whole[i] = d.idle[i] == s.n
+		d.gone[i] = false
 		d.idleSum += d.idle[i]
 	}
 	var acts []policies.Action
@@ -346,7 +349,11 @@ func (d *Dispatcher) pick(n int) int {
 	// No server's idle GPUs hold it: the first such job of the decision
 	// goes to the most idle server that is large enough, each later one to
 	// the next large enough server in turn, where it may collocate or wait.
-	open := func(i int) bool { return d.servers[i].n >= n && d.servers[i].got < d.servers[i].n+d.depth }
+	// A server given whole to a larger job in this decision is not: its
+	// policy would still see its GPUs idle and place a job beside it.
+	open := func(i int) bool {
+		return d.servers[i].n >= n && d.servers[i].got < d.servers[i].n+d.depth && !d.gone[i]
+	}
 	if d.rr < 0 {
 		for i := range d.servers {
 			if open(i) && (best < 0 || d.idle[i] > d.idle[best]) {
@@ -395,7 +402,7 @@ func (d *Dispatcher) big(j *policies.Job) (policies.Action, bool) {
 	gpus := make([]int, 0, j.GPUs)
 	for _, i := range take {
 		d.idleSum -= d.idle[i]
-		d.whole[i], d.idle[i] = false, 0
+		d.whole[i], d.idle[i], d.gone[i] = false, 0, true
 		for g := d.servers[i].first; g < d.servers[i].first+d.servers[i].n && len(gpus) < j.GPUs; g++ {
 			gpus = append(gpus, g)
 		}

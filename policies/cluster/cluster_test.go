@@ -171,6 +171,13 @@ func TestBigJobs(t *testing.T) {
 	acts := d.Schedule(view(16, map[policies.JobID][]int{0: {5}}, [][2]int{{1, 6}, {2, 12}, {3, 1}}))
 	require.Equal(t, map[policies.JobID][]int{1: {0, 1, 2, 3, 8, 9}, 3: {4}}, places(acts))
 
+	// A small job that fits no idle GPU is not routed to a server a big
+	// job took whole in the same decision (its policy would place it
+	// beside the big job, on GPUs it still sees idle).
+	two, _ := newGreedy(t, BestFit, []int{4, 4})
+	acts = two.Schedule(view(8, nil, [][2]int{{0, 8}, {1, 1}}))
+	require.Equal(t, map[policies.JobID][]int{0: {0, 1, 2, 3, 4, 5, 6, 7}}, places(acts))
+
 	v := view(16, nil, [][2]int{{0, 16}})
 	v.Jobs[0].Attempts, v.Jobs[0].LastFailure = 1, policies.OOM
 	v.Failed = []policies.JobID{0}
