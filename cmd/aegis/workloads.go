@@ -21,14 +21,7 @@ or a GPU type YAML file. aegis workloads show ID prints one workload in full.`,
 		Example: "  aegis workloads --gpu-type legacy-11gb",
 		Args:    subcommands,
 		RunE: func(c *cobra.Command, _ []string) error {
-			t, err := models.ResolveGPUType(gpuName)
-			if err != nil {
-				if isYAML(gpuName) {
-					return err // the GPU type file's content is at fault
-				}
-				return usageError{fmt.Errorf("--gpu-type: %w", err)}
-			}
-			cat, err := models.CatalogFor(t)
+			_, cat, err := gpuCatalog(gpuName)
 			if err != nil {
 				return err
 			}
@@ -46,4 +39,18 @@ or a GPU type YAML file. aegis workloads show ID prints one workload in full.`,
 	c.Flags().StringVar(&gpuName, "gpu-type", "a100-40gb", "GPU type name or GPU type YAML file")
 	c.AddCommand(newWorkloadsShowCmd())
 	return c
+}
+
+// gpuCatalog resolves the --gpu-type flag and its workload catalog: a bad
+// name is a usage error, a faulty GPU type file an input error.
+func gpuCatalog(name string) (models.GPUType, *models.Catalog, error) {
+	t, err := models.ResolveGPUType(name)
+	if err != nil {
+		if isYAML(name) {
+			return t, nil, err // the GPU type file's content is at fault
+		}
+		return t, nil, usageError{fmt.Errorf("--gpu-type: %w", err)}
+	}
+	cat, err := models.CatalogFor(t)
+	return t, cat, err
 }

@@ -25,14 +25,7 @@ model. --gpu-type picks the catalog: a100-40gb (default), legacy-11gb,
 h200-141gb (A100 figures, see docs/models.md), or a GPU type YAML file.`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			t, err := models.ResolveGPUType(gpuName)
-			if err != nil {
-				if isYAML(gpuName) {
-					return err // the GPU type file's content is at fault
-				}
-				return usageError{fmt.Errorf("--gpu-type: %w", err)}
-			}
-			cat, err := models.CatalogFor(t)
+			t, cat, err := gpuCatalog(gpuName)
 			if err != nil {
 				return err
 			}
