@@ -235,6 +235,11 @@ type Sim struct {
 	touched   []int
 	isTouched []bool
 	checks    int
+	// unsteady lists the GPUs whose measured memory in the view may differ
+	// from the last reading (View): a telemetry segment recorded since, or
+	// a job still ramping; onUnsteady marks them.
+	unsteady   []int
+	onUnsteady []bool
 }
 
 // New builds a simulator for the given jobs. Every job's workload must be in
@@ -255,6 +260,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
 	s.gpus = make([]gpu, cfg.Server.GPUs)
 	s.isTouched = make([]bool, cfg.Server.GPUs)
+	s.onUnsteady = make([]bool, cfg.Server.GPUs)
 	s.view.GPUs = make([]policies.GPU, cfg.Server.GPUs)
 	for i := range s.view.GPUs {
 		s.view.GPUs[i] = policies.GPU{Index: i, CapacityMiB: cfg.Server.Type.MemoryMiB}
@@ -263,6 +269,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	s.view.Pressure = cfg.Server.Type.Pressure
 	s.jobs = make([]job, 0, len(specs))
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
+	s.q = make(queue, 0, len(specs)+cfg.Server.GPUs)
 	for _, sp := range specs {
 		if _, err := s.Add(sp); err != nil {
 			return nil, err
@@ -331,17 +338,34 @@ func (s *Sim) Jobs() []policies.Job {
 func (s *Sim) View() *policies.View {
 	s.view.Now = s.now
 	// Memory is measured at 1 Hz: the last whole second's sample.
+	// Only GPUs with a segment recorded since their last reading, or
+	// still ramping, can read otherwise (a GPU with no segment reads 0).
 	k := int64(s.now / time.Second)
-	for g := range s.view.GPUs {
+	n := 0
+	for _, g := range s.unsteady {
 		gp := &s.gpus[g]
-		if gp.memVer == gp.tel.version && (gp.memK == k || gp.memSteady) && gp.memVer != 0 {
-			continue // the same reading
+		if !(gp.memVer == gp.tel.version && (gp.memK == k || gp.memSteady)) {
+			s.view.GPUs[g].UsedMiB = s.usedAtSecond(g, k)
+			gp.memK, gp.memVer = k, gp.tel.version
+			gp.memSteady = telemetry{s}.UsedMiBUntil(g) == never
 		}
-		s.view.GPUs[g].UsedMiB = s.usedAtSecond(g, k)
-		gp.memK, gp.memVer = k, gp.tel.version
-		gp.memSteady = telemetry{s}.UsedMiBUntil(g) == never
+		if gp.memSteady {
+			s.onUnsteady[g] = false
+			continue
+		}
+		s.unsteady[n] = g
+		n++
 	}
+	s.unsteady = s.unsteady[:n]
 	return &s.view
+}
+
+// unsteadied marks GPU g's measured memory as possibly changed (View).
+func (s *Sim) unsteadied(g int) {
+	if !s.onUnsteady[g] {
+		s.onUnsteady[g] = true
+		s.unsteady = append(s.unsteady, g)
+	}
 }
 
 // Next advances virtual time to the next instant at which something happens,
