@@ -119,7 +119,7 @@ func TestAheadForeseesSamples(t *testing.T) {
 	require.Equal(t, ahead, tm.Samples(nil, 0, 20), "the foreseen samples come")
 	require.Equal(t, before, tm.Regime(0))
 
-	later := tm.Ahead(nil, 0, 60) // up to 180 s, as if a ran alone
+	later := tm.Ahead(nil, 0, 60)       // up to 180 s, as if a ran alone
 	_, err = s.Until(150 * time.Second) // b arrives
 	require.NoError(t, err)
 	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
