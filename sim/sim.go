@@ -189,6 +189,10 @@ type job struct {
 	work    float64       // remaining solo-speed seconds of work once active
 	rate    float64       // current progress rate
 	since   time.Duration // when work was last settled
+
+	// shown holds its per-GPU profiles as telemetry shows them (nil:
+	// w.PerGPU; see models.TelemetryParams.Scale).
+	shown []models.Profile
 }
 
 type gpu struct {
@@ -301,6 +305,13 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	}
 	i := len(s.jobs)
 	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo})
+	if _, ok := cfg.Telemetry.Scale[w.ID]; ok {
+		sh := make([]models.Profile, len(w.PerGPU))
+		for k, p := range w.PerGPU {
+			sh[k] = cfg.Telemetry.Shown(w.ID, p)
+		}
+		s.jobs[i].shown = sh
+	}
 	prof := w.PolicyProfile()
 	prof.SoloS = solo
 	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
@@ -654,6 +665,17 @@ func (s *Sim) place(a policies.Place) error {
 func (s *Sim) profileOn(id, g int) *models.Profile {
 	k := slices.Index(s.view.Jobs[id].On, g)
 	pg := s.jobs[id].w.PerGPU
+	return &pg[k%len(pg)]
+}
+
+// shownOn is the profile job id shows in GPU g's telemetry: profileOn's,
+// corrected by the telemetry model's scale for its workload.
+func (s *Sim) shownOn(id, g int) *models.Profile {
+	pg := s.jobs[id].shown
+	if pg == nil {
+		return s.profileOn(id, g)
+	}
+	k := slices.Index(s.view.Jobs[id].On, g)
 	return &pg[k%len(pg)]
 }
 
