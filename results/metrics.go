@@ -199,6 +199,9 @@ func (c *Collector) StreamJobs(w io.Writer, server func(policies.JobID) string) 
 		return fmt.Errorf("results: StreamJobs after the run began")
 	}
 	c.stream = &jobStream{w: csv.NewWriter(w), server: server}
+	n := len(c.jobs) // the values of every job known now, allocated once
+	c.done.jct, c.done.queue = make([]float64, 0, n), make([]float64, 0, n)
+	c.done.exec, c.done.norm = make([]float64, 0, n), make([]float64, 0, n)
 	head := JobColumns
 	if server != nil {
 		head = append(slices.Clone(JobColumns), "server")

@@ -273,6 +273,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	s.view.Pressure = cfg.Server.Type.Pressure
 	s.jobs = make([]job, 0, len(specs))
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
+	s.q = make(queue, 0, len(specs)+cfg.Server.GPUs)
 	for _, sp := range specs {
 		if _, err := s.Add(sp); err != nil {
 			return nil, err
