@@ -120,7 +120,7 @@ func TestMixedClusterSoloTimes(t *testing.T) {
 }
 
 // TestMixedClusterSameBytes: a run on two GPU types gives the same bytes
-// every time.
+// every time, and streams the jobs.csv it writes at the end.
 func TestMixedClusterSameBytes(t *testing.T) {
 	tr, err := traces.Load("venus")
 	require.NoError(t, err)
@@ -139,6 +139,12 @@ func TestMixedClusterSameBytes(t *testing.T) {
 		}
 		require.Equal(t, first, f)
 	}
+	// Streamed, jobs.csv is the same with its server and gpu_type columns.
+	var jobs bytes.Buffer
+	_, err = Simulate(Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4, Jobs: &jobs}, nil)
+	require.NoError(t, err)
+	require.Equal(t, string(first["jobs.csv"]), jobs.String())
+	require.Contains(t, jobs.String(), ",server,gpu_type\n")
 }
 
 func TestMixedClusterErrors(t *testing.T) {

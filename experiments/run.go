@@ -135,6 +135,11 @@ type Run struct {
 	// GPU's 1 Hz sample (results.TelemetryWriter). Other outputs do not
 	// change.
 	Telemetry io.Writer
+	// Jobs, when not nil, receives the run's jobs.csv while the run goes
+	// on (results.Collector.StreamJobs: the same bytes as Outcome.Files
+	// writes, each row once its job and every earlier one are final), and
+	// the Outcome then holds no jobs: memory for a million jobs.
+	Jobs io.Writer
 	// Cluster, when not nil, runs the trace on a cluster instead of
 	// Server: its GPUs as one pool (server 0's first), one instance of the
 	// policy per server behind a cluster.Dispatcher (parameter dispatch).
@@ -143,11 +148,13 @@ type Run struct {
 
 // Outcome is what a run produced.
 type Outcome struct {
+	// Jobs holds every job's outcome (none when Run.Jobs streamed them).
 	Jobs    []results.Job
 	Summary results.Summary
 	Events  int // backend events processed (arrivals, starts, ticks, ...)
 	// Servers holds, in a cluster run only, each job's server(s) as
-	// jobs.csv's server column shows them.
+	// jobs.csv's server column shows them (none when Run.Jobs streamed
+	// them).
 	Servers []string
 	// GPUTypes holds, in a run on a cluster of several GPU types only,
 	// the GPU type of each job's latest attempt (jobs.csv's gpu_type
@@ -242,6 +249,21 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if t, ok := p.(policies.Ticker); ok {
 		col.SetDecisionGrid(t.Tick())
 	}
+	if r.Jobs != nil {
+		var names []string
+		var add func([]string, policies.JobID) []string
+		switch {
+		case where != nil && where.types != nil:
+			names = []string{"server", "gpu_type"}
+			add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id], where.types[id]) }
+		case where != nil:
+			names = []string{"server"}
+			add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id]) }
+		}
+		if err := col.StreamJobsWith(r.Jobs, names, add); err != nil {
+			return nil, err
+		}
+	}
 	if r.Wrap != nil {
 		p = r.Wrap(p)
 	}
@@ -258,7 +280,14 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 	}
-	o := &Outcome{Jobs: col.Jobs(), Summary: col.Summary(), Events: col.Events()}
+	o := &Outcome{Summary: col.Summary(), Events: col.Events()}
+	if r.Jobs != nil {
+		if err := col.FlushJobs(); err != nil {
+			return nil, err
+		}
+		return o, nil
+	}
+	o.Jobs = col.Jobs()
 	if where != nil {
 		o.Servers, o.GPUTypes = where.servers, where.types
 	}

@@ -3,7 +3,9 @@
 package results
 
 import (
+	"encoding/csv"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"time"
@@ -45,9 +47,20 @@ func (j *Job) NormJCT() float64 { return j.JCT().Seconds() / j.SoloS }
 
 // Collector builds per-job outcomes and counters from a run's events and
 // actions. It implements the loop's Recorder.
+//
+// By default it keeps every job's outcome until the end (Jobs). After
+// StreamJobs it writes each job's jobs.csv row as soon as the job and every
+// job of a lower id have reached a final state (done or stopped), folds the
+// job into the summary and forgets it, so that its memory stays in
+// proportion to the jobs not yet final.
 type Collector struct {
+	// jobs[i] and started[i] are job base+i's outcome and current
+	// attempt's launch; jobs below base have been streamed and forgotten.
 	jobs    []Job
-	started []time.Duration // current attempt's launch, per job
+	started []time.Duration
+	base    int
+	stream  *jobStream
+	done    summaryAcc // the streamed jobs
 	stops   int
 	events  int
 	forward []Recorder
@@ -83,7 +96,8 @@ type Recorder interface {
 // recorders, in order.
 func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
 	c := &Collector{jobs: make([]Job, len(jobs)), started: make([]time.Duration, len(jobs)),
-		forward: forward, openAt: map[deferKey]int{}, episodes: map[string]int{}, spans: map[string]int{}}
+		forward: forward, openAt: map[deferKey]int{}, episodes: map[string]int{}, spans: map[string]int{},
+		done: newSummaryAcc()}
 	for i, j := range jobs {
 		c.jobs[i] = Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
 			Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting}
@@ -94,8 +108,8 @@ func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
 // Add registers a job submitted after the run started (a live queue), as
 // the backend lists it; its id must be the next index.
 func (c *Collector) Add(j policies.Job) error {
-	if int(j.ID) != len(c.jobs) {
-		return fmt.Errorf("results: added job %d (%s), expected id %d", j.ID, j.Name, len(c.jobs))
+	if n := c.base + len(c.jobs); int(j.ID) != n {
+		return fmt.Errorf("results: added job %d (%s), expected id %d", j.ID, j.Name, n)
 	}
 	c.jobs = append(c.jobs, Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
 		Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting})
@@ -103,44 +117,150 @@ func (c *Collector) Add(j policies.Job) error {
 	return nil
 }
 
+// job returns job id's outcome, or nil when it was streamed already (no
+// event concerns a job after its final one) or is unknown.
+func (c *Collector) job(id policies.JobID) *Job {
+	i := int(id) - c.base
+	if i < 0 || i >= len(c.jobs) {
+		return nil
+	}
+	return &c.jobs[i]
+}
+
 // Event implements the Recorder.
 func (c *Collector) Event(e policies.Event) {
 	c.events++
 	switch e := e.(type) {
 	case policies.JobArrived:
-		c.jobs[e.Job].State = policies.Pending
+		if j := c.job(e.Job); j != nil {
+			j.State = policies.Pending
+		}
 	case policies.JobStarted:
-		j := &c.jobs[e.Job]
-		if j.Start < 0 {
-			j.Start = e.T
-		}
-		j.Attempts++
-		j.State = policies.Running
-		if e.Attempt > 1 {
-			if e.Shared {
-				j.SharedRetries++
-			} else {
-				j.ExclusiveRetries++
+		if j := c.job(e.Job); j != nil {
+			if j.Start < 0 {
+				j.Start = e.T
 			}
+			j.Attempts++
+			j.State = policies.Running
+			if e.Attempt > 1 {
+				if e.Shared {
+					j.SharedRetries++
+				} else {
+					j.ExclusiveRetries++
+				}
+			}
+			c.started[int(e.Job)-c.base] = e.T
 		}
-		c.started[e.Job] = e.T
 	case policies.JobFinished:
-		j := &c.jobs[e.Job]
-		j.Exec += e.T - c.started[e.Job]
-		j.Finish = e.T
-		j.State = policies.Done
+		if j := c.job(e.Job); j != nil {
+			j.Exec += e.T - c.started[int(e.Job)-c.base]
+			j.Finish = e.T
+			j.State = policies.Done
+		}
 	case policies.JobFailed:
-		j := &c.jobs[e.Job]
-		j.Exec += e.T - c.started[e.Job]
-		j.Failed++
-		j.State = policies.Pending
+		if j := c.job(e.Job); j != nil {
+			j.Exec += e.T - c.started[int(e.Job)-c.base]
+			j.Failed++
+			j.State = policies.Pending
+		}
 	case policies.JobStopped:
-		c.jobs[e.Job].State = policies.Stopped
+		if j := c.job(e.Job); j != nil {
+			j.State = policies.Stopped
+		}
 		c.stops++
 	}
 	for _, f := range c.forward {
 		f.Event(e)
 	}
+	if c.stream != nil {
+		switch e.(type) {
+		case policies.JobFinished, policies.JobStopped:
+			c.flush()
+		}
+	}
+}
+
+// jobStream writes jobs.csv rows as jobs become final.
+type jobStream struct {
+	w   *csv.Writer
+	add func(row []string, id policies.JobID) []string // the extra columns' fields, or nil
+	row []string
+}
+
+// StreamJobs makes the collector write jobs.csv to w while the run goes on:
+// the header now, then each job's row (WriteJobsCSV's bytes, or with
+// server not nil WriteClusterJobsCSV's, server giving a job's server
+// column) once it and every job of a lower id are final, so that the rows
+// come in id order. Streamed jobs are forgotten (Jobs no longer lists
+// them); Summary still covers them. Call FlushJobs at the end. It must be
+// called before the first event.
+func (c *Collector) StreamJobs(w io.Writer, server func(policies.JobID) string) error {
+	if server == nil {
+		return c.StreamJobsWith(w, nil, nil)
+	}
+	return c.StreamJobsWith(w, []string{"server"}, func(row []string, id policies.JobID) []string {
+		return append(row, server(id))
+	})
+}
+
+// StreamJobsWith is StreamJobs with extra last columns (WriteJobsCSVWith's
+// bytes): their names, and add appending a job's fields of them to its row.
+func (c *Collector) StreamJobsWith(w io.Writer, names []string, add func(row []string, id policies.JobID) []string) error {
+	if c.events > 0 || c.stream != nil {
+		return fmt.Errorf("results: StreamJobs after the run began")
+	}
+	if (len(names) > 0) != (add != nil) {
+		return fmt.Errorf("results: StreamJobsWith: %d extra columns but add is nil: %v", len(names), add == nil)
+	}
+	c.stream = &jobStream{w: csv.NewWriter(w), add: add}
+	head := JobColumns
+	if len(names) > 0 {
+		head = append(slices.Clone(JobColumns), names...)
+	}
+	c.stream.w.Write(head)
+	return c.stream.w.Error()
+}
+
+// flush streams the final jobs at the front of the window.
+func (c *Collector) flush() {
+	st := c.stream
+	k := 0
+	for k < len(c.jobs) && (c.jobs[k].State == policies.Done || c.jobs[k].State == policies.Stopped) {
+		j := &c.jobs[k]
+		st.row = appendJobRow(st.row[:0], j)
+		if st.add != nil {
+			st.row = st.add(st.row, j.ID)
+		}
+		st.w.Write(st.row)
+		c.done.add(j)
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	c.base += k
+	// Forget the streamed jobs; the backing arrays are reallocated once
+	// most of them are dead, so memory follows the window.
+	if rest := len(c.jobs) - k; k >= 1024 && rest < k {
+		c.jobs = slices.Clone(c.jobs[k:])
+		c.started = slices.Clone(c.started[k:])
+	} else {
+		c.jobs = c.jobs[k:]
+		c.started = c.started[k:]
+	}
+}
+
+// FlushJobs writes out the rows streamed so far (StreamJobs) and reports the
+// first write error. Jobs not final at the end of a run are not written.
+func (c *Collector) FlushJobs() error {
+	if c.stream == nil {
+		return nil
+	}
+	c.stream.w.Flush()
+	if err := c.stream.w.Error(); err != nil {
+		return fmt.Errorf("jobs.csv: %w", err)
+	}
+	return nil
 }
 
 // SetDecisionGrid sets the policy's decision grid (policies.Ticker): the
@@ -230,7 +350,9 @@ func (c *Collector) deferral(d policies.Defer) {
 	c.episodes[d.Reason]++
 }
 
-// Jobs returns the per-job outcomes, by job id.
+// Jobs returns the per-job outcomes, by job id: every job's, or after
+// StreamJobs those of the jobs not streamed yet (from the lowest id not
+// final, in id order).
 func (c *Collector) Jobs() []Job { return c.jobs }
 
 // Events returns how many backend events the run had.
@@ -260,7 +382,11 @@ func (c *Collector) DeferralDecisions() map[string]int {
 // Summary summarizes the run so far: Summarize over the jobs, with the
 // deferral episodes and the decisions they spanned.
 func (c *Collector) Summary() Summary {
-	s := Summarize(c.Jobs(), c.Deferrals())
+	a := c.done.clone()
+	for i := range c.jobs {
+		a.add(&c.jobs[i])
+	}
+	s := a.summary(c.Deferrals())
 	s.DeferralDecisions = c.DeferralDecisions()
 	return s
 }
@@ -288,37 +414,67 @@ type Summary struct {
 
 // Summarize computes the run metrics over the jobs that finished.
 func Summarize(jobs []Job, deferrals map[string]int) Summary {
-	s := Summary{Jobs: len(jobs), Deferrals: deferrals}
-	var jct, queue, exec, norm []float64
-	first, last := time.Duration(-1), time.Duration(-1)
+	a := newSummaryAcc()
 	for i := range jobs {
-		j := &jobs[i]
-		if first < 0 || j.Submit < first {
-			first = j.Submit
-		}
-		s.FailedAttempts += j.Failed
-		s.ExclusiveRetries += j.ExclusiveRetries
-		s.SharedRetries += j.SharedRetries
-		switch j.State {
-		case policies.Stopped:
-			s.Stopped++
-		case policies.Done:
-			s.Finished++
-			s.RecoveredAttempts += j.Failed
-			last = max(last, j.Finish)
-			jct = append(jct, j.JCT().Seconds())
-			queue = append(queue, j.Queue().Seconds())
-			exec = append(exec, j.Exec.Seconds())
-			norm = append(norm, j.NormJCT())
-		}
+		a.add(&jobs[i])
 	}
-	if last >= 0 {
-		s.MakespanS = (last - first).Seconds()
+	return a.summary(deferrals)
+}
+
+// summaryAcc accumulates Summarize's metrics job by job, in any order: the
+// counts and extremes as they come, and the finished jobs' values, which
+// summary sorts before taking means and quantiles (so the result does not
+// depend on the order, to the bit).
+type summaryAcc struct {
+	s                      Summary
+	jct, queue, exec, norm []float64
+	first, last            time.Duration
+}
+
+func newSummaryAcc() summaryAcc { return summaryAcc{first: -1, last: -1} }
+
+func (a *summaryAcc) add(j *Job) {
+	s := &a.s
+	s.Jobs++
+	if a.first < 0 || j.Submit < a.first {
+		a.first = j.Submit
 	}
-	s.MeanJCTS, s.P95JCTS = meanP95(jct)
-	s.MeanQueueS, s.P95QueueS = meanP95(queue)
-	s.MeanExecS, s.P95ExecS = meanP95(exec)
-	s.MeanNormJCT, _ = meanP95(norm)
+	s.FailedAttempts += j.Failed
+	s.ExclusiveRetries += j.ExclusiveRetries
+	s.SharedRetries += j.SharedRetries
+	switch j.State {
+	case policies.Stopped:
+		s.Stopped++
+	case policies.Done:
+		s.Finished++
+		s.RecoveredAttempts += j.Failed
+		a.last = max(a.last, j.Finish)
+		a.jct = append(a.jct, j.JCT().Seconds())
+		a.queue = append(a.queue, j.Queue().Seconds())
+		a.exec = append(a.exec, j.Exec.Seconds())
+		a.norm = append(a.norm, j.NormJCT())
+	}
+}
+
+// clone returns a copy sharing no memory with a.
+func (a *summaryAcc) clone() summaryAcc {
+	b := *a
+	b.jct, b.queue = slices.Clone(a.jct), slices.Clone(a.queue)
+	b.exec, b.norm = slices.Clone(a.exec), slices.Clone(a.norm)
+	return b
+}
+
+// summary returns the metrics of the jobs added (it sorts a's values).
+func (a *summaryAcc) summary(deferrals map[string]int) Summary {
+	s := a.s
+	s.Deferrals = deferrals
+	if a.last >= 0 {
+		s.MakespanS = (a.last - a.first).Seconds()
+	}
+	s.MeanJCTS, s.P95JCTS = meanP95(a.jct)
+	s.MeanQueueS, s.P95QueueS = meanP95(a.queue)
+	s.MeanExecS, s.P95ExecS = meanP95(a.exec)
+	s.MeanNormJCT, _ = meanP95(a.norm)
 	return s
 }
 

@@ -64,18 +64,9 @@ func writeJobs(w io.Writer, jobs []Job, cols []ExtraColumn) error {
 		}
 	}
 	cw.Write(head)
+	var row []string
 	for i := range jobs {
-		j := &jobs[i]
-		start, finish, jct, queue, norm := "", "", "", "", ""
-		if j.Start >= 0 {
-			start = secs(j.Start)
-		}
-		if j.Finish >= 0 {
-			finish, jct, queue, norm = secs(j.Finish), secs(j.JCT()), secs(j.Queue()), num(j.NormJCT())
-		}
-		row := []string{j.Name, j.Workload, strconv.Itoa(j.GPUs), j.State.String(), secs(j.Submit),
-			start, finish, jct, secs(j.Exec), queue, strconv.Itoa(j.Attempts), strconv.Itoa(j.Failed),
-			num(j.SoloS), norm}
+		row = appendJobRow(row[:0], &jobs[i])
 		for _, c := range cols {
 			row = append(row, c.Values[i])
 		}
@@ -83,6 +74,20 @@ func writeJobs(w io.Writer, jobs []Job, cols []ExtraColumn) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// appendJobRow appends job j's jobs.csv fields (JobColumns) to row.
+func appendJobRow(row []string, j *Job) []string {
+	start, finish, jct, queue, norm := "", "", "", "", ""
+	if j.Start >= 0 {
+		start = secs(j.Start)
+	}
+	if j.Finish >= 0 {
+		finish, jct, queue, norm = secs(j.Finish), secs(j.JCT()), secs(j.Queue()), num(j.NormJCT())
+	}
+	return append(row, j.Name, j.Workload, strconv.Itoa(j.GPUs), j.State.String(), secs(j.Submit),
+		start, finish, jct, secs(j.Exec), queue, strconv.Itoa(j.Attempts), strconv.Itoa(j.Failed),
+		num(j.SoloS), norm)
 }
 
 // SummaryColumns is the header of summary.csv. Its first nine columns are

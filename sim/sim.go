@@ -262,6 +262,11 @@ type Sim struct {
 	types    []TypeTruth
 	typeOf   []uint8
 	typeGPUs []int
+	// unsteady lists the GPUs whose measured memory in the view may differ
+	// from the last reading (View): a telemetry segment recorded since, or
+	// a job still ramping; onUnsteady marks them.
+	unsteady   []int
+	onUnsteady []bool
 }
 
 // typ is GPU g's type.
@@ -287,6 +292,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	}
 	s.gpus = make([]gpu, cfg.Server.GPUs)
 	s.isTouched = make([]bool, cfg.Server.GPUs)
+	s.onUnsteady = make([]bool, cfg.Server.GPUs)
 	s.view.GPUs = make([]policies.GPU, cfg.Server.GPUs)
 	s.view.Pressure = true
 	for i := range s.view.GPUs {
@@ -524,17 +530,34 @@ func (s *Sim) Jobs() []policies.Job {
 func (s *Sim) View() *policies.View {
 	s.view.Now = s.now
 	// Memory is measured at 1 Hz: the last whole second's sample.
+	// Only GPUs with a segment recorded since their last reading, or
+	// still ramping, can read otherwise (a GPU with no segment reads 0).
 	k := int64(s.now / time.Second)
-	for g := range s.view.GPUs {
+	n := 0
+	for _, g := range s.unsteady {
 		gp := &s.gpus[g]
-		if gp.memVer == gp.tel.version && (gp.memK == k || gp.memSteady) && gp.memVer != 0 {
-			continue // the same reading
+		if !(gp.memVer == gp.tel.version && (gp.memK == k || gp.memSteady)) {
+			s.view.GPUs[g].UsedMiB = s.usedAtSecond(g, k)
+			gp.memK, gp.memVer = k, gp.tel.version
+			gp.memSteady = telemetry{s}.UsedMiBUntil(g) == never
 		}
-		s.view.GPUs[g].UsedMiB = s.usedAtSecond(g, k)
-		gp.memK, gp.memVer = k, gp.tel.version
-		gp.memSteady = telemetry{s}.UsedMiBUntil(g) == never
+		if gp.memSteady {
+			s.onUnsteady[g] = false
+			continue
+		}
+		s.unsteady[n] = g
+		n++
 	}
+	s.unsteady = s.unsteady[:n]
 	return &s.view
+}
+
+// unsteadied marks GPU g's measured memory as possibly changed (View).
+func (s *Sim) unsteadied(g int) {
+	if !s.onUnsteady[g] {
+		s.onUnsteady[g] = true
+		s.unsteady = append(s.unsteady, g)
+	}
 }
 
 // Next advances virtual time to the next instant at which something happens,

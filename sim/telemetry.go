@@ -68,6 +68,7 @@ type cached struct {
 // record starts a new segment for GPU g at the current time.
 func (h *history) record(s *Sim, g int) {
 	h.version++
+	s.unsteadied(g)
 	var jobs []segJob
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]

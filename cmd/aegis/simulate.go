@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"maps"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,12 +121,36 @@ docs/simulator.md, "Clusters".`,
 			if err != nil {
 				return err
 			}
-			var events, tel bytes.Buffer
 			r := experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth, Cluster: cl}
-			if telemetry {
-				r.Telemetry = &tel
+			// The big files stream into the output directory while the
+			// run goes on; summary.csv and deferrals.csv follow at the end.
+			var events io.Writer
+			var files []*os.File
+			defer func() {
+				for _, f := range files {
+					f.Close()
+				}
+			}()
+			create := func(name string) (io.Writer, error) {
+				f, err := os.Create(filepath.Join(od.Path(), name))
+				if err != nil {
+					return nil, fmt.Errorf("output: %w", err)
+				}
+				files = append(files, f)
+				return f, nil
 			}
-			o, err := experiments.Simulate(r, &events)
+			if od != nil {
+				if events, err = create("events.jsonl"); err == nil {
+					r.Jobs, err = create("jobs.csv")
+				}
+				if err == nil && telemetry {
+					r.Telemetry, err = create("telemetry.csv")
+				}
+				if err != nil {
+					return err
+				}
+			}
+			o, err := experiments.Simulate(r, events)
 			if err != nil {
 				return err
 			}
@@ -141,11 +165,13 @@ docs/simulator.md, "Clusters".`,
 			if od == nil {
 				return nil
 			}
-			files := map[string][]byte{"events.jsonl": events.Bytes()}
-			if telemetry {
-				files["telemetry.csv"] = tel.Bytes()
+			for _, f := range files {
+				if err := f.Close(); err != nil {
+					return fmt.Errorf("output: %w", err)
+				}
 			}
-			if err := writeRun(od.Path(), o, files); err != nil {
+			files = nil
+			if err := writeSummary(od.Path(), o.Summary); err != nil {
 				return err
 			}
 			return od.Commit()
@@ -170,16 +196,17 @@ func isYAML(name string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// writeRun writes a run's files into the existing directory dir: the
-// metrics (experiments.Outcome.Files, as every spec cell has them) and the
-// extra files (name to content).
-func writeRun(dir string, o *experiments.Outcome, extra map[string][]byte) error {
-	files, err := o.Files(extra["events.jsonl"])
-	if err != nil {
+// writeSummary writes a run's summary.csv and deferrals.csv into the
+// existing directory dir (the files a run does not stream).
+func writeSummary(dir string, sum results.Summary) error {
+	var sb, db bytes.Buffer
+	if err := results.WriteSummaryCSV(&sb, sum); err != nil {
 		return err
 	}
-	maps.Copy(files, extra)
-	for name, b := range files {
+	if err := results.WriteDeferralsCSV(&db, sum); err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"summary.csv": sb.Bytes(), "deferrals.csv": db.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("output: %w", err)
 		}

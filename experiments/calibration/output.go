@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results"
 )
 
 // JSON is the --json form of a Result.
@@ -221,14 +221,13 @@ func (r *Result) File() (*models.InterferenceFile, string) {
 }
 
 // WriteModel writes the fitted model as YAML (the format of
-// models/data/interference_a100.yaml).
+// models/data/interference_a100.yaml), all or nothing: on error path is
+// left as it was.
 func (r *Result) WriteModel(path string) error {
 	f, comment := r.File()
-	var b bytes.Buffer
-	if err := models.WriteInterference(&b, f, comment); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := results.WriteFile(path, func(w io.Writer) error {
+		return models.WriteInterference(w, f, comment)
+	}); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil

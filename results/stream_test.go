@@ -1,0 +1,131 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// streamRun feeds n jobs whose finishes come in a scrambled order (job i
+// finishes at a time that is not monotonic in i; every 7th is stopped,
+// every 5th fails once) to a collector, streaming when stream is true.
+func streamRun(t *testing.T, n int, stream bool, servers bool) (*Collector, []byte) {
+	t.Helper()
+	jobs := make([]policies.Job, n)
+	for i := range jobs {
+		jobs[i] = policies.Job{ID: policies.JobID(i), Name: fmt.Sprint("j", i), GPUs: 1 + i%2, Submit: sec * 10 * dur(int64(i)),
+			Profile: policies.Profile{Workload: "w", SoloS: float64(50 + i%13)}}
+	}
+	var out bytes.Buffer
+	c := NewCollector(jobs)
+	server := func(id policies.JobID) string { return fmt.Sprint(int(id) % 3) }
+	if stream {
+		if servers {
+			require.NoError(t, c.StreamJobs(&out, server))
+		} else {
+			require.NoError(t, c.StreamJobs(&out, nil))
+		}
+	}
+	// Finish times: later jobs may finish before earlier ones.
+	fin := func(i int) int64 { return 10*int64(i) + int64((i*37)%101) + 1 }
+	var evs []policies.Event
+	for i := range n {
+		id := policies.JobID(i)
+		evs = append(evs, policies.JobArrived{T: sec * 10 * dur(int64(i)), Job: id})
+		if i%7 == 3 {
+			evs = append(evs, policies.JobStopped{T: sec * (10*dur(int64(i)) + 1), Job: id, Reason: "x"})
+			continue
+		}
+		evs = append(evs, policies.JobStarted{T: sec * 10 * dur(int64(i)), Job: id, Attempt: 1, GPUs: []int{0}})
+		if i%5 == 0 {
+			evs = append(evs, policies.JobFailed{T: sec * (10*dur(int64(i)) + 1), Job: id, Attempt: 1, Reason: policies.OOM},
+				policies.JobStarted{T: sec * (10*dur(int64(i)) + 1), Job: id, Attempt: 2, GPUs: []int{0}, Shared: i%10 == 0})
+		}
+		evs = append(evs, policies.JobFinished{T: sec * dur(fin(i)), Job: id, Attempt: 1})
+	}
+	// Deliver in time order (stable: ties keep their order above).
+	sortEvents(evs)
+	for _, e := range evs {
+		c.Event(e)
+	}
+	if !stream {
+		var err error
+		if servers {
+			ss := make([]string, n)
+			for i := range ss {
+				ss[i] = server(policies.JobID(i))
+			}
+			err = WriteClusterJobsCSV(&out, c.Jobs(), ss)
+		} else {
+			err = WriteJobsCSV(&out, c.Jobs())
+		}
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.FlushJobs())
+	return c, out.Bytes()
+}
+
+// dur converts a count of seconds for sec *.
+func dur(n int64) time.Duration { return time.Duration(n) }
+
+func sortEvents(evs []policies.Event) {
+	for i := 1; i < len(evs); i++ { // insertion sort: stable
+		for k := i; k > 0 && evs[k].At() < evs[k-1].At(); k-- {
+			evs[k], evs[k-1] = evs[k-1], evs[k]
+		}
+	}
+}
+
+// TestStreamJobs: streaming jobs.csv gives the bytes WriteJobsCSV (and
+// WriteClusterJobsCSV) writes at the end, the same summary, and forgets
+// the streamed jobs.
+func TestStreamJobs(t *testing.T) {
+	for _, servers := range []bool{false, true} {
+		t.Run(fmt.Sprint("servers=", servers), func(t *testing.T) {
+			n := 3000
+			all, want := streamRun(t, n, false, servers)
+			st, got := streamRun(t, n, true, servers)
+			require.Equal(t, string(want), string(got))
+			require.Equal(t, all.Summary(), st.Summary())
+			require.Empty(t, st.Jobs(), "every job final: all streamed and forgotten")
+			require.Less(t, cap(st.jobs), n, "the window's memory was released")
+			sum := Summarize(all.Jobs(), map[string]int{})
+			sum.DeferralDecisions = map[string]int{}
+			require.Equal(t, sum, st.Summary())
+		})
+	}
+}
+
+// TestStreamJobsPartial: jobs not final at the end are not written, and
+// Summary still counts them (as Summarize over every job does).
+func TestStreamJobsPartial(t *testing.T) {
+	jobs := []policies.Job{{ID: 0, Name: "a", GPUs: 1, Profile: policies.Profile{Workload: "w", SoloS: 10}},
+		{ID: 1, Name: "b", GPUs: 1, Profile: policies.Profile{Workload: "w", SoloS: 10}},
+		{ID: 2, Name: "c", GPUs: 1, Profile: policies.Profile{Workload: "w", SoloS: 10}}}
+	var out bytes.Buffer
+	c := NewCollector(jobs)
+	require.NoError(t, c.StreamJobs(&out, nil))
+	ref := NewCollector(jobs)
+	for _, e := range []policies.Event{
+		policies.JobArrived{T: 0, Job: 0}, policies.JobArrived{T: 0, Job: 1}, policies.JobArrived{T: 0, Job: 2},
+		policies.JobStarted{T: 0, Job: 0, Attempt: 1, GPUs: []int{0}},
+		policies.JobStarted{T: 0, Job: 2, Attempt: 1, GPUs: []int{1}},
+		policies.JobFinished{T: 5 * sec, Job: 2, Attempt: 1},
+		policies.JobFinished{T: 9 * sec, Job: 0, Attempt: 1},
+	} {
+		c.Event(e)
+		ref.Event(e)
+	}
+	require.NoError(t, c.FlushJobs())
+	var want bytes.Buffer
+	require.NoError(t, WriteJobsCSV(&want, ref.Jobs()[:1]))
+	require.Equal(t, want.String(), out.String(), "job 0 streamed; job 2 waits for job 1")
+	require.Len(t, c.Jobs(), 2)
+	require.Equal(t, ref.Summary(), c.Summary())
+	require.Error(t, c.StreamJobs(&out, nil), "only before the run")
+}
