@@ -9,6 +9,7 @@ package calibration
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,6 +72,9 @@ type Result struct {
 	Before      *Report
 	After       *Report
 	Validations []Validation
+	// Reach is what any (ρ, κ) of the search could reach on the stacks'
+	// max slowdown.
+	Reach SpeedReach
 }
 
 // Defaults fills in Options' defaults and the shared data paths.
@@ -180,6 +184,7 @@ func Run(opt Options) (*Result, error) {
 		return nil, err
 	}
 	speed := st.best(st.seqs)
+	res.Reach = st.reach(workloadSets(d))
 	// Stage 3: the coefficients refitted with κ and ρ fixed; the pair
 	// cross-validation reports their held-out error.
 	fo.NWayExponent, fo.Capacity = speed.NWayExponent, speed.Capacity
@@ -196,6 +201,15 @@ func Run(opt Options) (*Result, error) {
 	res.Telemetry = tt.best(tt.seqs)
 	if res.After, err = Evaluate(d, Model{Interference: final, Telemetry: res.Telemetry}, opt.Seeds); err != nil {
 		return nil, err
+	}
+	for i, o := range res.Reach.Orders {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range res.After.Seqs {
+			if slices.Contains(o.Sequences, r.Sequence) {
+				lo, hi = min(lo, r.SimMaxSlowdown), max(hi, r.SimMaxSlowdown)
+			}
+		}
+		res.Reach.Orders[i].Fitted = hi - lo
 	}
 	// Validations: leave one sequence out, leave one workload set out.
 	var loso, lowso [][]string

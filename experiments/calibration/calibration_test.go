@@ -3,6 +3,7 @@ package calibration
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,8 @@ func TestSummarizeCategories(t *testing.T) {
 	s := summarize([]SeqRow{{SimMakespanS: 110, MeasMakespanS: 100, SimMeanSlowdown: 1, MeasMeanSlowdown: 1, SimMaxSlowdown: 1.2, MeasMaxSlowdown: 1}},
 		[]GridRow{g(2, 2), g(0, 3), g(3, 2), g(2, 4), g(4, 0)})
 	require.Equal(t, Summary{Sequences: 1, MakespanMedianAPE: 0.1, MeanSlowdownAPE: 0, MaxSlowdownWithin10: 0, Settings: 5, FirstRight: 1,
-		SimOnly: 1, Earlier: 1, Later: 1, MeasOnly: 1, DeferralsSpearman: s.DeferralsSpearman, GridMakespanMedianAPE: 0.1}, s)
+		SimOnly: 1, Earlier: 1, Later: 1, MeasOnly: 1, DeferralsSpearman: s.DeferralsSpearman, GridMakespanMedianAPE: 0.1,
+		SimPositionSpearman: s.SimPositionSpearman, MeasPositionSpearman: s.MeasPositionSpearman}, s)
 }
 
 // seq is a synthetic launch sequence of embedded-catalog workloads.
@@ -81,6 +83,38 @@ func TestSpeedFitRecoversTruth(t *testing.T) {
 	got := st.best([]string{"s"})
 	require.InDelta(t, 1.3, got.NWayExponent, 0.11)
 	require.InDelta(t, 0.9, got.Capacity, 0.051)
+	// The truth is among the candidates, so one reaches the measured max
+	// slowdown; a measured spread across launch orders is compared with
+	// the largest any candidate gives.
+	r := seq("r")
+	slices.Reverse(r.Jobs)
+	d.Sequences = append(d.Sequences, r)
+	d.Targets = append(d.Targets, stacking.Target{Sequence: "r", Group: "no_deferral", Runs: 1, Jobs: 4, MakespanS: d.Targets[0].MakespanS,
+		MeanSlowdown: d.Targets[0].MeanSlowdown, MaxSlowdown: d.Targets[0].MaxSlowdown + 1})
+	st, err = newSpeedTable(models.DefaultPressureParams(), nil, models.A100(), d, 1)
+	require.NoError(t, err)
+	reach := st.reach([][]string{{"s", "r"}, {"x"}})
+	require.Equal(t, len(rhoGrid)*len(kappaGrid), reach.Candidates)
+	require.Equal(t, 1, reach.BestWithin10, "s is reachable; r's max slowdown is 1 higher than s's, out of reach")
+	require.Len(t, reach.Orders, 1, "a set with one order has no spread")
+	require.InDelta(t, 1, reach.Orders[0].Measured, 1e-9)
+	require.Greater(t, reach.Orders[0].Largest, 0.0)
+	require.Less(t, reach.Orders[0].Largest, 1.0)
+}
+
+// The measured counts' rank correlation with the first rejected position
+// alone: 1 when counts fall with the position (none lowest), and the
+// simulated positions' correlation follows them.
+func TestPositionSpearman(t *testing.T) {
+	g := func(meas, deferrals, sim int) GridRow {
+		return GridRow{GridRun: stacking.GridRun{FirstRejected: meas, Deferrals: deferrals, MakespanS: 1}, SimFirstRejected: sim, SimMakespanS: 1}
+	}
+	s := summarize(nil, []GridRow{g(2, 300, 2), g(3, 200, 3), g(4, 100, 4), g(0, 0, 0)})
+	require.InDelta(t, 1, s.MeasPositionSpearman, 1e-12)
+	require.InDelta(t, 1, s.SimPositionSpearman, 1e-12)
+	s = summarize(nil, []GridRow{g(2, 300, 0), g(3, 200, 4), g(4, 100, 3), g(0, 0, 2)})
+	require.InDelta(t, 1, s.MeasPositionSpearman, 1e-12)
+	require.InDelta(t, -1, s.SimPositionSpearman, 1e-12)
 }
 
 func TestSharedDataRun(t *testing.T) {

@@ -44,6 +44,10 @@ type speedTable struct {
 	pair   []float64
 	stack  [][]float64 // [candidate][sequence index in seqs]
 	seqs   []string
+	// maxSlow is each candidate's simulated max slowdown per sequence;
+	// measMax the measured one.
+	maxSlow [][]float64
+	measMax []float64
 }
 
 func newSpeedTable(base models.PressureParams, pairs []models.PairRun, cat *models.Catalog, d *stacking.Data, seeds int) (*speedTable, error) {
@@ -54,6 +58,7 @@ func newSpeedTable(base models.PressureParams, pairs []models.PairRun, cat *mode
 		if tg, ok := d.Target(s.Name, "no_deferral"); ok {
 			seqs, targets = append(seqs, s), append(targets, tg)
 			t.seqs = append(t.seqs, s.Name)
+			t.measMax = append(t.measMax, tg.MaxSlowdown)
 		}
 	}
 	tel := models.TelemetryParams{}
@@ -66,18 +71,21 @@ func newSpeedTable(base models.PressureParams, pairs []models.PairRun, cat *mode
 	}
 	t.pair = make([]float64, len(t.params))
 	t.stack = make([][]float64, len(t.params))
+	t.maxSlow = make([][]float64, len(t.params))
 	err := parallel(len(t.params), func(c int) error {
 		m := &models.PressureModel{P: t.params[c]}
 		if len(pairs) > 0 {
 			t.pair[c] = models.PairLoss(m, cat, pairs)
 		}
 		row := make([]float64, len(seqs))
+		t.maxSlow[c] = make([]float64, len(seqs))
 		for i, s := range seqs {
 			r, err := replayMean(s, Model{Interference: m, Telemetry: tel}, seeds)
 			if err != nil {
 				return err
 			}
 			tg := targets[i]
+			t.maxSlow[c][i] = r.SimMaxSlowdown
 			for _, q := range [][2]float64{{r.SimMakespanS, tg.MakespanS}, {r.SimMeanSlowdown, tg.MeanSlowdown}, {r.SimMaxSlowdown, tg.MaxSlowdown}} {
 				l := math.Log(q[0] / q[1])
 				row[i] += l * l
@@ -114,6 +122,64 @@ func (t *speedTable) best(train []string) models.PressureParams {
 		}
 	}
 	return t.params[bi]
+}
+
+// SpeedReach says what the searched speed form can reach on the stacks'
+// max slowdown at all, whatever the fit picks.
+type SpeedReach struct {
+	// Candidates is the number of (ρ, κ) searched; BestWithin10 the most
+	// sequences any of them gets within 10 % of the measured max slowdown.
+	Candidates, BestWithin10 int
+	// Orders compares, per workload set with several launch orders, how
+	// much the max slowdown differs between the orders.
+	Orders []OrderSpread
+}
+
+// OrderSpread is, for the launch orders of one set of jobs, the spread
+// (largest minus smallest) of the max slowdown across the orders: measured,
+// under the fitted model (set by Run) and the largest over every candidate
+// (ρ, κ) of the search.
+type OrderSpread struct {
+	Sequences                 []string
+	Measured, Fitted, Largest float64
+}
+
+// reach computes a SpeedReach (without the fitted spreads).
+func (t *speedTable) reach(sets [][]string) SpeedReach {
+	r := SpeedReach{Candidates: len(t.params)}
+	for c := range t.params {
+		n := 0
+		for i := range t.seqs {
+			if ape(t.maxSlow[c][i], t.measMax[i]) <= 0.10 {
+				n++
+			}
+		}
+		r.BestWithin10 = max(r.BestWithin10, n)
+	}
+	spread := func(xs []float64, idx []int) float64 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, i := range idx {
+			lo, hi = min(lo, xs[i]), max(hi, xs[i])
+		}
+		return hi - lo
+	}
+	for _, set := range sets {
+		if len(set) < 2 {
+			continue
+		}
+		var idx []int
+		for _, name := range set {
+			if i := slices.Index(t.seqs, name); i >= 0 {
+				idx = append(idx, i)
+			}
+		}
+		o := OrderSpread{Sequences: set, Measured: spread(t.measMax, idx)}
+		for c := range t.params {
+			o.Largest = max(o.Largest, spread(t.maxSlow[c], idx))
+		}
+		r.Orders = append(r.Orders, o)
+	}
+	return r
 }
 
 // telemetryTable holds, per candidate combination, each grid sequence's

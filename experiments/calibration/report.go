@@ -59,6 +59,11 @@ type Summary struct {
 	// DeferralsSpearman is the rank correlation of simulated and measured
 	// deferral counts; GridMakespanMedianAPE the grid runs' makespan error.
 	DeferralsSpearman, GridMakespanMedianAPE float64
+	// What the counts' ranking follows: the rank correlation of the
+	// measured counts with the simulated first rejected position alone
+	// (earlier ranks higher, none lowest) and with the measured one (what
+	// a model right on every position would reach by position alone).
+	SimPositionSpearman, MeasPositionSpearman float64
 }
 
 // Report compares a model's replays with the stacking measurements.
@@ -131,8 +136,10 @@ func summarize(seqs []SeqRow, grid []GridRow) Summary {
 	}
 	s.Sequences = len(seqs)
 	s.MakespanMedianAPE, s.MeanSlowdownAPE = median(ms), median(mean)
-	var sim, meas, gm []float64
+	var sim, meas, gm, simPos, measPos []float64
 	for _, g := range grid {
+		simPos = append(simPos, positionRank(g.SimFirstRejected))
+		measPos = append(measPos, positionRank(g.FirstRejected))
 		s.Settings++
 		switch p, q := g.SimFirstRejected, g.FirstRejected; {
 		case p == q:
@@ -151,8 +158,20 @@ func summarize(seqs []SeqRow, grid []GridRow) Summary {
 		gm = append(gm, ape(g.SimMakespanS, g.MakespanS))
 	}
 	s.DeferralsSpearman = models.Spearman(sim, meas)
+	s.SimPositionSpearman = models.Spearman(simPos, meas)
+	s.MeasPositionSpearman = models.Spearman(measPos, meas)
 	s.GridMakespanMedianAPE = median(gm)
 	return s
+}
+
+// positionRank orders first rejected positions by how long a run defers:
+// the earlier the first rejection the more (position 1 highest), none (0)
+// the fewest.
+func positionRank(p int) float64 {
+	if p == 0 {
+		return 0
+	}
+	return 1 / float64(p)
 }
 
 func ape(sim, meas float64) float64 { return math.Abs(sim-meas) / meas }
