@@ -18,7 +18,7 @@ func mixedServer(t *testing.T, specs []sim.JobSpec) *sim.Sim {
 	legacy, err := models.LookupGPU("legacy-11gb")
 	require.NoError(t, err)
 	s, err := sim.New(sim.Config{Server: models.Server{Type: a100, GPUs: 2}, Truth: exact(), Seed: 1,
-		Types: []sim.TypeTruth{{Type: a100, Catalog: models.A100()}, {Type: legacy, Catalog: models.Legacy11GB()}},
+		Types:  []sim.TypeTruth{{Type: a100, Catalog: models.A100()}, {Type: legacy, Catalog: models.Legacy11GB()}},
 		TypeOf: []int{0, 1}}, specs)
 	require.NoError(t, err)
 	return s
