@@ -213,6 +213,9 @@ func (c *Collector) StreamJobsWith(w io.Writer, names []string, add func(row []s
 		return fmt.Errorf("results: StreamJobsWith: %d extra columns but add is nil: %v", len(names), add == nil)
 	}
 	c.stream = &jobStream{w: csv.NewWriter(w), add: add}
+	n := len(c.jobs) // the values of every job known now, allocated once
+	c.done.jct, c.done.queue = make([]float64, 0, n), make([]float64, 0, n)
+	c.done.exec, c.done.norm = make([]float64, 0, n), make([]float64, 0, n)
 	head := JobColumns
 	if len(names) > 0 {
 		head = append(slices.Clone(JobColumns), names...)

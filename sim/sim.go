@@ -302,6 +302,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	s.view.Telemetry = telemetry{s}
 	s.jobs = make([]job, 0, len(specs))
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
+	s.q = make(queue, 0, len(specs)+cfg.Server.GPUs)
 	for _, sp := range specs {
 		if _, err := s.Add(sp); err != nil {
 			return nil, err

@@ -163,18 +163,41 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 const fullCheckEvery = 64
 
 // check verifies the parts of v that may have changed since the last
-// decision: every GPU and the jobs that events and actions touched (a
-// backend changes a job only together with an event about it or an action
-// naming it); the whole view (Check) at the first decision and every
-// fullCheckEvery-th, so that a queue a backend corrupted is still found.
+// decision: the GPUs that differ from the snapshot or that a touched job
+// ran on, and the jobs that events and actions touched (a backend changes a
+// job only together with an event about it or an action naming it); the
+// whole view (Check) at the first decision and every fullCheckEvery-th, so
+// that a queue a backend corrupted is still found. It tells Update which
+// GPUs to copy.
 func (s *Snapshot) check(v *policies.View) error {
 	s.checks++
-	if s.checks%fullCheckEvery == 1 || s.all || len(s.v.Jobs) != len(v.Jobs) {
+	if s.checks%fullCheckEvery == 1 || s.all || len(s.v.Jobs) != len(v.Jobs) || len(s.v.GPUs) != len(v.GPUs) {
+		s.allGPUs = true
 		return Check(v)
 	}
-	if err := checkGPUs(v); err != nil {
-		return err
+	s.allGPUs = false
+	s.changed = s.changed[:0]
+	for g := range v.GPUs {
+		if !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) {
+			s.changed = append(s.changed, g)
+		}
 	}
+	n := len(s.changed)
+	for _, id := range s.dirty { // the GPUs a touched job was on
+		if int(id) >= 0 && int(id) < len(s.v.Jobs) {
+			for _, h := range s.v.Jobs[id].On {
+				if h >= 0 && h < len(v.GPUs) && !slices.Contains(s.changed, h) {
+					s.changed = append(s.changed, h)
+				}
+			}
+		}
+	}
+	for _, g := range s.changed {
+		if err := checkGPU(v, g); err != nil {
+			return err
+		}
+	}
+	s.changed = s.changed[:n] // the others are unchanged: nothing to copy
 	for _, id := range s.dirty {
 		if int(id) < 0 || int(id) >= len(v.Jobs) {
 			continue
@@ -218,28 +241,36 @@ func Check(v *policies.View) error {
 // checkGPUs checks the GPUs' part of Check.
 func checkGPUs(v *policies.View) error {
 	for g := range v.GPUs {
-		gp := &v.GPUs[g]
-		if gp.Index != g {
-			return fmt.Errorf("GPU %d reports index %d", g, gp.Index)
+		if err := checkGPU(v, g); err != nil {
+			return err
 		}
-		if gp.UsedMiB < -1e-6 || gp.UsedMiB > gp.CapacityMiB+1e-6 {
-			return fmt.Errorf("GPU %d: measured memory %.0f MiB outside [0, %.0f]", g, gp.UsedMiB, gp.CapacityMiB)
+	}
+	return nil
+}
+
+// checkGPU checks GPU g's part of Check.
+func checkGPU(v *policies.View, g int) error {
+	gp := &v.GPUs[g]
+	if gp.Index != g {
+		return fmt.Errorf("GPU %d reports index %d", g, gp.Index)
+	}
+	if gp.UsedMiB < -1e-6 || gp.UsedMiB > gp.CapacityMiB+1e-6 {
+		return fmt.Errorf("GPU %d: measured memory %.0f MiB outside [0, %.0f]", g, gp.UsedMiB, gp.CapacityMiB)
+	}
+	for _, id := range gp.Jobs {
+		if int(id) < 0 || int(id) >= len(v.Jobs) {
+			return fmt.Errorf("GPU %d lists unknown job %d", g, id)
 		}
-		for _, id := range gp.Jobs {
-			if int(id) < 0 || int(id) >= len(v.Jobs) {
-				return fmt.Errorf("GPU %d lists unknown job %d", g, id)
-			}
-			j := &v.Jobs[id]
-			if j.State != policies.Running || !slices.Contains(j.On, g) {
-				return fmt.Errorf("GPU %d lists job %d, which is %s on %v", g, id, j.State, j.On)
-			}
-			if len(j.On) != j.GPUs {
-				return fmt.Errorf("job %d runs on GPUs %v but needs %d", id, j.On, j.GPUs)
-			}
-			for _, h := range j.On {
-				if h < 0 || h >= len(v.GPUs) || !slices.Contains(v.GPUs[h].Jobs, id) {
-					return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
-				}
+		j := &v.Jobs[id]
+		if j.State != policies.Running || !slices.Contains(j.On, g) {
+			return fmt.Errorf("GPU %d lists job %d, which is %s on %v", g, id, j.State, j.On)
+		}
+		if len(j.On) != j.GPUs {
+			return fmt.Errorf("job %d runs on GPUs %v but needs %d", id, j.On, j.GPUs)
+		}
+		for _, h := range j.On {
+			if h < 0 || h >= len(v.GPUs) || !slices.Contains(v.GPUs[h].Jobs, id) {
+				return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
 			}
 		}
 	}

@@ -86,3 +86,71 @@ func TestCorruptQueueFound(t *testing.T) {
 	require.ErrorContains(t, err, "queued job 0 is not pending")
 	require.ErrorContains(t, err, "t=")
 }
+
+// memBackend wakes up every second; at its fifth instant it moves GPU 1's
+// measured memory to mem (no event: memory changes without one), and from
+// then on its memory stays there.
+type memBackend struct {
+	v   *policies.View
+	n   int
+	mem float64
+}
+
+func (b *memBackend) Next() ([]policies.Event, error) {
+	b.n++
+	b.v.Now = time.Duration(b.n) * time.Second
+	if b.n == 5 {
+		b.v.GPUs[1].UsedMiB = b.mem
+	}
+	if b.n > 20 {
+		return nil, nil
+	}
+	return []policies.Event{policies.Wakeup{T: b.v.Now}}, nil
+}
+func (b *memBackend) View() *policies.View        { return b.v }
+func (b *memBackend) Apply(policies.Action) error { return nil }
+
+// watcher records GPU 1's memory as each decision sees it, and scribbles
+// on its snapshot (which the next decision must not see).
+type watcher struct{ seen []float64 }
+
+func (w *watcher) Name() string { return "watcher" }
+func (w *watcher) Schedule(v *policies.View) []policies.Action {
+	w.seen = append(w.seen, v.GPUs[1].UsedMiB)
+	v.GPUs[0].UsedMiB = 77
+	v.GPUs[0].Jobs = append(v.GPUs[0].Jobs, 9)
+	return nil
+}
+
+// Between full checks the loop copies and checks only the GPUs that differ
+// from the snapshot: a memory change without an event reaches the policy at
+// once, a GPU the policy scribbled on is restored, and a memory reading out
+// of range is reported at the decision that first sees it, not at the next
+// full check.
+func TestSnapshotChangedGPUs(t *testing.T) {
+	done := func() *policies.View {
+		return &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}, {Index: 1, CapacityMiB: 100}},
+			Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+	}
+	w := &watcher{}
+	b := &memBackend{v: done(), mem: 40}
+	require.NoError(t, Run(b, policyFunc{w}, discard{}))
+	require.Len(t, w.seen, 20)
+	require.Equal(t, []float64{0, 0, 0, 0, 40, 40}, w.seen[:6])
+
+	b = &memBackend{v: done(), mem: 140}
+	err := Run(b, idle{}, discard{})
+	require.ErrorContains(t, err, "measured memory 140")
+	require.ErrorContains(t, err, "t=5s")
+}
+
+// policyFunc checks that a scribbling watcher never sees its own writes.
+type policyFunc struct{ w *watcher }
+
+func (p policyFunc) Name() string { return "checked" }
+func (p policyFunc) Schedule(v *policies.View) []policies.Action {
+	if v.GPUs[0].UsedMiB != 0 || len(v.GPUs[0].Jobs) != 0 {
+		panic("the policy saw its own writes to the snapshot")
+	}
+	return p.w.Schedule(v)
+}

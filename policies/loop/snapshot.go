@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"slices"
+
 	"github.com/aegis-sched/aegis/policies"
 )
 
@@ -14,6 +16,10 @@ type Snapshot struct {
 	all   bool // copy every job on the next Update
 	// checks counts the loop's view checks (check).
 	checks int
+	// changed lists the GPUs that check found to differ from the
+	// snapshot (when !allGPUs): the ones Update copies.
+	changed []int
+	allGPUs bool
 }
 
 // Touch marks the job an event concerns as changed. An event of an unknown
@@ -58,19 +64,28 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 	v.Now, v.Telemetry, v.Pressure = src.Now, src.Telemetry, src.Pressure
 	if len(v.GPUs) != len(src.GPUs) {
 		v.GPUs = make([]policies.GPU, len(src.GPUs))
+		s.allGPUs = true
 	}
-	for g := range src.GPUs {
-		jobs := v.GPUs[g].Jobs
-		v.GPUs[g] = src.GPUs[g]
-		v.GPUs[g].Jobs = append(jobs[:0], src.GPUs[g].Jobs...)
+	if s.allGPUs {
+		for g := range src.GPUs {
+			copyGPU(&v.GPUs[g], &src.GPUs[g])
+		}
+	} else {
+		for _, g := range s.changed {
+			copyGPU(&v.GPUs[g], &src.GPUs[g])
+		}
 	}
+	s.allGPUs = true // until the next check says otherwise
 	if s.all || len(v.Jobs) > len(src.Jobs) {
 		v.Jobs = v.Jobs[:0]
 		s.all = false
 	}
-	for i := len(v.Jobs); i < len(src.Jobs); i++ {
-		v.Jobs = append(v.Jobs, policies.Job{})
-		copyJob(&v.Jobs[i], &src.Jobs[i])
+	if n := len(src.Jobs); n > len(v.Jobs) {
+		v.Jobs = slices.Grow(v.Jobs, n-len(v.Jobs))
+		for i := len(v.Jobs); i < n; i++ {
+			v.Jobs = append(v.Jobs, policies.Job{})
+			copyJob(&v.Jobs[i], &src.Jobs[i])
+		}
 	}
 	for _, id := range s.dirty {
 		if int(id) >= 0 && int(id) < len(src.Jobs) {
@@ -81,6 +96,17 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 	v.Queue = append(v.Queue[:0], src.Queue...)
 	v.Failed = append(v.Failed[:0], src.Failed...)
 	return v
+}
+
+func copyGPU(dst, src *policies.GPU) {
+	jobs := dst.Jobs
+	*dst = *src
+	dst.Jobs = append(jobs[:0], src.Jobs...)
+}
+
+// sameGPU reports whether the snapshot's copy a of a GPU equals b.
+func sameGPU(a, b *policies.GPU) bool {
+	return a.UsedMiB == b.UsedMiB && a.Index == b.Index && a.CapacityMiB == b.CapacityMiB && slices.Equal(a.Jobs, b.Jobs)
 }
 
 func copyJob(dst, src *policies.Job) {
