@@ -193,6 +193,21 @@ type SteadyTelemetry interface {
 	SampleRange(gpu int) (lo, hi Sample)
 }
 
+// Foresight is implemented by steady telemetry whose future samples are
+// determined until something changes the GPU's telemetry (a simulator's,
+// whose samples are drawn from a seeded function of the GPU, the second and
+// its jobs). Ahead appends the samples GPU gpu will report at the n whole
+// seconds after Now's (oldest first) if no event changes its telemetry
+// before; Regime identifies the GPU's telemetry now and changes whenever
+// what Ahead returns may have changed (its jobs, their activity or their
+// rates). Policies use it only to find the first tick at which a decision
+// could differ, never to decide: every decision still reads only Samples.
+type Foresight interface {
+	SteadyTelemetry
+	Ahead(dst []Sample, gpu, n int) []Sample
+	Regime(gpu int) uint64
+}
+
 // View is the read-only world a policy decides on.
 type View struct {
 	Now  time.Duration

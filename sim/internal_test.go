@@ -92,3 +92,43 @@ func TestBadRateIsAnError(t *testing.T) {
 		require.ErrorContains(t, err, "the interference model gave job 0 (resnet50_imagenet_bs64_1gpu) a rate of")
 	}
 }
+
+// Ahead (policies.Foresight) returns the samples the GPU reports when their
+// seconds come if nothing changes, and none of them is served once a change
+// was recorded: a second job placed on the GPU changes the later samples.
+func TestAheadForeseesSamples(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:1")
+	require.NoError(t, err)
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1},
+		[]JobSpec{{Name: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1},
+			{Name: "b", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, Submit: 150 * time.Second}})
+	require.NoError(t, err)
+	_, err = s.Next() // a arrives
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	_, err = s.Until(100 * time.Second)
+	require.NoError(t, err)
+	tm := telemetry{s}
+	require.Implements(t, (*policies.Foresight)(nil), tm)
+	ahead := tm.Ahead(nil, 0, 20)
+	require.Len(t, ahead, 20)
+	require.Equal(t, 101*time.Second, ahead[0].At)
+	before := tm.Regime(0)
+	_, err = s.Until(120 * time.Second)
+	require.NoError(t, err)
+	require.Equal(t, ahead, tm.Samples(nil, 0, 20), "the foreseen samples come")
+	require.Equal(t, before, tm.Regime(0))
+
+	later := tm.Ahead(nil, 0, 60)       // up to 180 s, as if a ran alone
+	_, err = s.Until(150 * time.Second) // b arrives
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
+	_, err = s.Until(180 * time.Second)
+	require.NoError(t, err)
+	require.NotEqual(t, before, tm.Regime(0), "b's activity changed the telemetry")
+	got := tm.Samples(nil, 0, 60)
+	require.NotEqual(t, later, got)
+	for _, x := range got {
+		require.Equal(t, s.sample(0, int64(x.At/time.Second)), x, "at %v", x.At)
+	}
+}

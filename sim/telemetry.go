@@ -62,7 +62,11 @@ func (h *history) fit(n int) {
 type cached struct {
 	k  int64
 	ok bool
-	x  policies.Sample
+	// ahead marks a sample computed for a second after the current one
+	// (Ahead): it holds only while the history's version is ver.
+	ahead bool
+	ver   uint64
+	x     policies.Sample
 }
 
 // record starts a new segment for GPU g at the current time.
@@ -134,11 +138,35 @@ func (s *Sim) cachedSample(g int, k int64) policies.Sample {
 	h := &s.gpus[g].tel
 	h.fit(minCache)
 	c := &h.cache[k%int64(len(h.cache))]
-	if !c.ok || c.k != k {
+	if !c.ok || c.k != k || (c.ahead && c.ver != h.version) {
 		*c = cached{k: k, ok: true, x: s.sample(g, k)}
 	}
+	c.ahead = false // a second up to now: final
 	return c.x
 }
+
+// Ahead implements policies.Foresight: the samples of the n whole seconds
+// after the current one, as the current telemetry segment draws them. They
+// are cached with the history's version, so that reading them again once
+// their second has come costs nothing unless a change was recorded since.
+func (tm telemetry) Ahead(dst []policies.Sample, g, n int) []policies.Sample {
+	s := tm.s
+	h := &s.gpus[g].tel
+	h.fit(2 * n)
+	last := int64(s.now / time.Second)
+	for k := last + 1; k <= last+int64(n); k++ {
+		c := &h.cache[k%int64(len(h.cache))]
+		if !c.ok || c.k != k || (c.ahead && c.ver != h.version) {
+			*c = cached{k: k, ok: true, ahead: true, ver: h.version, x: s.sample(g, k)}
+		}
+		dst = append(dst, c.x)
+	}
+	return dst
+}
+
+// Regime implements policies.Foresight: the version of GPU g's telemetry
+// history, which every recorded change advances.
+func (tm telemetry) Regime(g int) uint64 { return tm.s.gpus[g].tel.version }
 
 // sample is GPU g's telemetry at whole second k.
 func (s *Sim) sample(g int, k int64) policies.Sample {

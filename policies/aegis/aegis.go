@@ -78,7 +78,20 @@ type Policy struct {
 	verdicts []verdict     // the filter's last answer per GPU
 	sl       []slider      // each GPU's window, kept across decisions
 	until    time.Duration // horizon of the last Admit
+	ahead    lookahead     // scratch of flipExact
 }
+
+// lookahead is flipExact's scratch: the window stepped through the samples
+// to come.
+type lookahead struct {
+	future  []policies.Sample
+	samples []policies.Sample
+	sorted  [4][]float64
+}
+
+// aheadSeconds is how many seconds flipExact steps a window through at most
+// before it falls back to bounds.
+const aheadSeconds = 64
 
 // New builds the AEGIS policy from key=value parameters (see ReadConfig).
 func New(params map[string]string) (*Policy, error) {
@@ -229,17 +242,26 @@ func (p *Policy) score(v *policies.View, g, sig int) float64 {
 		p.xs = xs
 		p.tmp = slices.Grow(p.tmp[:0], len(xs))
 		sc = policies.Score(xs, p.tmp)
-	} else if n := len(sl.samples); n > 0 {
-		alpha := 2 / float64(n+1)
-		ewma := signal(sl.samples[0], sig)
-		for _, x := range sl.samples[1:] {
-			ewma = alpha*signal(x, sig) + (1-alpha)*ewma
-		}
-		srt := sl.sorted[sig]
-		sc = 0.25 * (policies.Mean(srt) + policies.SortedQuantile(srt, 0.5) + policies.SortedQuantile(srt, 0.95) + ewma)
+	} else {
+		sc = sortedScore(sl.samples, sl.sorted[sig], sig)
 	}
 	p.memo[g][sig], p.memoDone[g][sig] = sc, true
 	return sc
+}
+
+// sortedScore is policies.Score of one signal of a window (oldest first)
+// whose values srt holds in ascending order, computed as Score does.
+func sortedScore(win []policies.Sample, srt []float64, sig int) float64 {
+	n := len(win)
+	if n == 0 {
+		return 0
+	}
+	alpha := 2 / float64(n+1)
+	ewma := signal(win[0], sig)
+	for _, x := range win[1:] {
+		ewma = alpha*signal(x, sig) + (1-alpha)*ewma
+	}
+	return 0.25 * (policies.Mean(srt) + policies.SortedQuantile(srt, 0.5) + policies.SortedQuantile(srt, 0.95) + ewma)
 }
 
 // signal returns one signal of a sample.
@@ -365,6 +387,7 @@ type verdict struct {
 	anchor time.Duration    // their latest first activity
 	until  time.Duration
 	reason string
+	regime uint64 // the telemetry's regime (policies.Foresight), else 0
 }
 
 // filter returns the window filter's answer on GPU g ("window", "pressure"
@@ -383,11 +406,16 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 			anchor = max(anchor, jb.ActiveAt)
 		}
 	}
+	var regime uint64
+	fs, foresee := v.Telemetry.(policies.Foresight)
+	if foresee {
+		regime = fs.Regime(g)
+	}
 	c := &p.verdicts[g]
-	if c.ok && v.Now < c.until && c.anchor == anchor && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
+	if c.ok && v.Now < c.until && c.anchor == anchor && c.regime == regime && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
 		return c.reason, c.until
 	}
-	c.ok, c.anchor, c.jobs = true, anchor, append(c.jobs[:0], v.GPUs[g].Jobs...)
+	c.ok, c.anchor, c.regime, c.jobs = true, anchor, regime, append(c.jobs[:0], v.GPUs[g].Jobs...)
 	sec := v.Now.Truncate(time.Second)
 	if p.window(v, g); len(p.win[g]) == 0 {
 		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
@@ -411,10 +439,74 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 		return c.reason, c.until
 	}
 	c.until = colloc.Never
-	if k := p.flipAfter(v, g, c.reason != ""); k > 0 {
+	reject := c.reason != ""
+	k := p.flipAfter(v, g, p.win[g], &p.sl[g].sorted, reject)
+	if foresee && k > 0 && k <= aheadSeconds {
+		k = p.flipExact(v, fs, g, reject, k)
+	}
+	if k > 0 {
 		c.until = sec + time.Duration(k)*time.Second
 	}
 	return c.reason, c.until
+}
+
+// flipExact returns the fewest whole seconds after which GPU g's window
+// verdict (reject) changes, or 0 if it cannot change while nothing happens,
+// given that it cannot change before kmin seconds (flipAfter's bound). It
+// steps a copy of the window through the samples the telemetry will report
+// (policies.Foresight) for up to aheadSeconds, scoring each window as a
+// decision then would, and bounds the rest with flipAfter from the window
+// it reached.
+func (p *Policy) flipExact(v *policies.View, fs policies.Foresight, g int, reject bool, kmin int) int {
+	a := &p.ahead
+	sl := &p.sl[g]
+	n := p.cfg.Window
+	a.future = fs.Ahead(a.future[:0], g, aheadSeconds)
+	a.samples = append(a.samples[:0], sl.samples...)
+	for sig := range a.sorted {
+		if sl.use[sig] {
+			a.sorted[sig] = append(a.sorted[sig][:0], sl.sorted[sig]...)
+		}
+	}
+	start := 0
+	for i, x := range a.future {
+		a.samples = append(a.samples, x)
+		for sig := range a.sorted {
+			if sl.use[sig] {
+				y := signal(x, sig)
+				a.sorted[sig] = slices.Insert(a.sorted[sig], search(a.sorted[sig], y), y)
+			}
+		}
+		if len(a.samples)-start > n {
+			for sig := range a.sorted {
+				if sl.use[sig] {
+					j := search(a.sorted[sig], signal(a.samples[start], sig))
+					a.sorted[sig] = slices.Delete(a.sorted[sig], j, j+1)
+				}
+			}
+			start++
+		}
+		if i+1 >= kmin && p.verdict(a.samples[start:], &a.sorted) != reject {
+			return i + 1
+		}
+	}
+	k := p.flipAfter(v, g, a.samples[start:], &a.sorted, reject)
+	if k == 0 {
+		return 0
+	}
+	return len(a.future) + k
+}
+
+// verdict is the pressure (or utilization) filter's verdict on a window
+// whose used signals' values sorted holds in ascending order: rejects's,
+// computed the same way.
+func (p *Policy) verdict(win []policies.Sample, sorted *[4][]float64) bool {
+	if p.cfg.Filter == "util" {
+		return sortedScore(win, sorted[util], util) >= p.cfg.UtilPct
+	}
+	t := p.cfg.Thresholds
+	return sortedScore(win, sorted[smact], smact) >= t[0] &&
+		(sortedScore(win, sorted[smocc], smocc) >= t[1] || sortedScore(win, sorted[drama], drama) >= t[2])
 }
 
 // Score implements colloc.Rule: MFM prefers the most usable free memory, MU
@@ -439,11 +531,11 @@ func (p *Policy) Placed(j *policies.Job, gpus []int) {
 	p.next = gpus[len(gpus)-1] + 1
 }
 
-// flipAfter returns the fewest whole seconds after which GPU g's window
-// verdict (reject) could change, or 0 if it cannot change while nothing
-// happens: it bounds every score the window can have after k more samples.
-func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
-	win := p.win[g]
+// flipAfter returns the fewest whole seconds after which the verdict
+// (reject) on window win of GPU g (sorted: its used signals' values,
+// ascending) could change, or 0 if it cannot change while nothing happens:
+// it bounds every score the window can have after k more samples.
+func (p *Policy) flipAfter(v *policies.View, g int, win []policies.Sample, sorted *[4][]float64, reject bool) int {
 	n := p.cfg.Window
 	b := &p.bnd
 	const eps = 1e-9
@@ -456,7 +548,7 @@ func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
 		hi = policies.Sample{SMACT: min(h.SMACT, 1), SMOCC: min(h.SMOCC, 1), DRAMA: min(h.DRAMA, 1), UtilPct: min(h.UtilPct, 100)}
 	}
 	if p.cfg.Filter == "util" {
-		b[0].reset(win, p.sl[g].sorted[util], util, n)
+		b[0].reset(win, sorted[util], util, n)
 		for k := 1; k <= len(win)+n; k++ {
 			lb, ub := b[0].after(k, n, lo.UtilPct, hi.UtilPct)
 			if (reject && lb < p.cfg.UtilPct+eps) || (!reject && ub >= p.cfg.UtilPct-eps) {
@@ -466,7 +558,7 @@ func (p *Policy) flipAfter(v *policies.View, g int, reject bool) int {
 		return 0
 	}
 	for i, sig := range [3]int{smact, smocc, drama} {
-		b[i].reset(win, p.sl[g].sorted[sig], sig, n)
+		b[i].reset(win, sorted[sig], sig, n)
 	}
 	t := p.cfg.Thresholds
 	for k := 1; k <= len(win)+n; k++ {

@@ -99,11 +99,11 @@ func TestFlipAfterExactOnSaturatedWindow(t *testing.T) {
 	require.Positive(t, want)
 	p := NewWith(DefaultConfig())
 	setWindow(p, full)
-	require.Equal(t, want, p.flipAfter(nil, 0, true))
+	require.Equal(t, want, p.flipAfter(nil, 0, p.win[0], &p.sl[0].sorted, true))
 	// An admitted empty-looking GPU (all zeros) can be rejected only once
 	// enough saturated samples arrive.
 	setWindow(p, make([]float64, n))
-	k := p.flipAfter(nil, 0, false)
+	k := p.flipAfter(nil, 0, p.win[0], &p.sl[0].sorted, false)
 	require.Positive(t, k)
 	ones := make([]float64, k-1)
 	for i := range ones {
@@ -155,4 +155,70 @@ func TestSliderMatchesRebuiltWindow(t *testing.T) {
 			require.Equal(t, policies.Score(xs, nil), p.score(v, 0, sig), "t=%v signal %d", now, sig)
 		}
 	}
+}
+
+// foreseen is steady telemetry that also tells its future samples
+// (policies.Foresight).
+type foreseen struct{ steady }
+
+func (f foreseen) Ahead(dst []policies.Sample, _, n int) []policies.Sample {
+	later := *f.now + time.Duration(n)*time.Second
+	all := steady{&later}.Samples(nil, 0, n)
+	return append(dst, all...)
+}
+func (foreseen) Regime(int) uint64 { return 1 }
+
+// bruteVerdict is the pressure filter's verdict on the window rebuilt at
+// time at.
+func bruteVerdict(p *Policy, v *policies.View, at time.Duration) bool {
+	w := *v
+	w.Now = at
+	w.Telemetry = steady{&at}
+	win := colloc.Window(&w, 0, p.cfg.Window, true, nil)
+	var sc [4]float64
+	for sig := range 3 {
+		var xs []float64
+		for _, x := range win {
+			xs = append(xs, signal(x, sig))
+		}
+		sc[sig] = policies.Score(xs, nil)
+	}
+	t := p.cfg.Thresholds
+	return sc[smact] >= t[0] && (sc[smocc] >= t[1] || sc[drama] >= t[2])
+}
+
+// With telemetry that foresees its samples, the filter's horizon is the
+// exact second its verdict first changes when that is within aheadSeconds
+// (not the bounds' earlier worst case), and the verdict holds at every
+// second before it.
+func TestFilterHorizonExactWithForesight(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var now time.Duration
+	cfg := DefaultConfig()
+	cfg.Thresholds = [3]float64{0.5, 0.5, 0.3} // near the samples' scores: flips happen
+	exact := 0
+	for range 300 {
+		now += time.Duration(1+rng.IntN(40_000)) * time.Millisecond
+		v := &policies.View{Now: now, Pressure: true, Telemetry: foreseen{steady{&now}},
+			GPUs: []policies.GPU{{Jobs: []policies.JobID{0}}},
+			Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true, ActiveAt: now - time.Duration(rng.IntN(60))*time.Second}}}
+		p := NewWith(cfg)
+		p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
+		reason, until := p.filter(v, 0)
+		if reason == "window" {
+			continue
+		}
+		reject := reason == "pressure"
+		require.Equal(t, bruteVerdict(p, v, now), reject)
+		sec := now.Truncate(time.Second)
+		end := min(until, sec+time.Duration(2*aheadSeconds)*time.Second)
+		for s := sec + time.Second; s < end; s += time.Second {
+			require.Equal(t, reject, bruteVerdict(p, v, s), "now %v: verdict changes at %v, before the horizon %v", now, s, until)
+		}
+		if until <= sec+aheadSeconds*time.Second {
+			require.NotEqual(t, reject, bruteVerdict(p, v, until), "now %v: horizon %v is not a change", now, until)
+			exact++
+		}
+	}
+	require.Greater(t, exact, 10, "horizons found exactly")
 }

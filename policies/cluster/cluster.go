@@ -510,6 +510,9 @@ func restrict(t policies.Telemetry, first int) policies.Telemetry {
 	if t == nil {
 		return nil
 	}
+	if fs, ok := t.(foresight); ok {
+		return foresightShift{steadyShift{shift{t, first}, fs}, fs}
+	}
 	if st, ok := t.(steady); ok {
 		return steadyShift{shift{t, first}, st}
 	}
@@ -519,6 +522,11 @@ func restrict(t policies.Telemetry, first int) policies.Telemetry {
 type steady interface {
 	policies.Telemetry
 	policies.SteadyTelemetry
+}
+
+type foresight interface {
+	policies.Telemetry
+	policies.Foresight
 }
 
 type shift struct {
@@ -540,3 +548,14 @@ func (s steadyShift) UsedMiBUntil(gpu int) time.Duration { return s.st.UsedMiBUn
 func (s steadyShift) SampleRange(gpu int) (lo, hi policies.Sample) {
 	return s.st.SampleRange(gpu + s.first)
 }
+
+type foresightShift struct {
+	steadyShift
+	fs policies.Foresight
+}
+
+func (s foresightShift) Ahead(dst []policies.Sample, gpu, n int) []policies.Sample {
+	return s.fs.Ahead(dst, gpu+s.first, n)
+}
+
+func (s foresightShift) Regime(gpu int) uint64 { return s.fs.Regime(gpu + s.first) }
