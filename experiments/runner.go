@@ -309,7 +309,15 @@ func (s *Spec) runCell(dir string, c Cell) error {
 // Files returns a run's output files by name: jobs.csv, summary.csv,
 // deferrals.csv and, given the event log's bytes, events.jsonl.
 func (o *Outcome) Files(events []byte) (map[string][]byte, error) {
-	return results.RunFiles(o.Jobs, o.Servers, o.Summary, events)
+	files, err := results.RunFiles(o.Jobs, o.Servers, o.Summary, events)
+	if err != nil || o.GPUTypes == nil {
+		return files, err
+	}
+	var b bytes.Buffer
+	err = results.WriteJobsCSVWith(&b, o.Jobs, results.ExtraColumn{Name: "server", Values: o.Servers},
+		results.ExtraColumn{Name: "gpu_type", Values: o.GPUTypes})
+	files["jobs.csv"] = b.Bytes()
+	return files, err
 }
 
 // writeDirAtomic writes a cell's files into dir all or nothing

@@ -182,9 +182,9 @@ func (c *Collector) Event(e policies.Event) {
 
 // jobStream writes jobs.csv rows as jobs become final.
 type jobStream struct {
-	w      *csv.Writer
-	server func(policies.JobID) string
-	row    []string
+	w   *csv.Writer
+	add func(row []string, id policies.JobID) []string // the extra columns' fields, or nil
+	row []string
 }
 
 // StreamJobs makes the collector write jobs.csv to w while the run goes on:
@@ -195,16 +195,30 @@ type jobStream struct {
 // them); Summary still covers them. Call FlushJobs at the end. It must be
 // called before the first event.
 func (c *Collector) StreamJobs(w io.Writer, server func(policies.JobID) string) error {
+	if server == nil {
+		return c.StreamJobsWith(w, nil, nil)
+	}
+	return c.StreamJobsWith(w, []string{"server"}, func(row []string, id policies.JobID) []string {
+		return append(row, server(id))
+	})
+}
+
+// StreamJobsWith is StreamJobs with extra last columns (WriteJobsCSVWith's
+// bytes): their names, and add appending a job's fields of them to its row.
+func (c *Collector) StreamJobsWith(w io.Writer, names []string, add func(row []string, id policies.JobID) []string) error {
 	if c.events > 0 || c.stream != nil {
 		return fmt.Errorf("results: StreamJobs after the run began")
 	}
-	c.stream = &jobStream{w: csv.NewWriter(w), server: server}
+	if (len(names) > 0) != (add != nil) {
+		return fmt.Errorf("results: StreamJobsWith: %d extra columns but add is nil: %v", len(names), add == nil)
+	}
+	c.stream = &jobStream{w: csv.NewWriter(w), add: add}
 	n := len(c.jobs) // the values of every job known now, allocated once
 	c.done.jct, c.done.queue = make([]float64, 0, n), make([]float64, 0, n)
 	c.done.exec, c.done.norm = make([]float64, 0, n), make([]float64, 0, n)
 	head := JobColumns
-	if server != nil {
-		head = append(slices.Clone(JobColumns), "server")
+	if len(names) > 0 {
+		head = append(slices.Clone(JobColumns), names...)
 	}
 	c.stream.w.Write(head)
 	return c.stream.w.Error()
@@ -217,8 +231,8 @@ func (c *Collector) flush() {
 	for k < len(c.jobs) && (c.jobs[k].State == policies.Done || c.jobs[k].State == policies.Stopped) {
 		j := &c.jobs[k]
 		st.row = appendJobRow(st.row[:0], j)
-		if st.server != nil {
-			st.row = append(st.row, st.server(j.ID))
+		if st.add != nil {
+			st.row = st.add(st.row, j.ID)
 		}
 		st.w.Write(st.row)
 		c.done.add(j)

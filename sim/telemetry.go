@@ -197,9 +197,10 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	s.comb = comb
 	// Fractions in [0, 1] and percent in [0, 100], as the contract says
 	// (a bursty signal's low level can go negative only with noise > 1).
-	x.SMACT, x.SMOCC, x.DRAMA = s.cfg.Telemetry.CombineTelemetry(comb)
+	tt := s.typ(g)
+	x.SMACT, x.SMOCC, x.DRAMA = tt.Telemetry.CombineTelemetry(comb)
 	x.UtilPct = min(max(x.UtilPct, 0), 100)
-	if !s.view.Pressure {
+	if !tt.Type.Pressure {
 		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0
 	}
 	return x
@@ -340,9 +341,9 @@ func (tm telemetry) SampleRange(g int) (lo, hi policies.Sample) {
 			uhi += p.UtilPct
 		}
 	}
-	if s.view.Pressure {
-		lo.SMACT, lo.SMOCC, lo.DRAMA = s.cfg.Telemetry.CombineTelemetry(cl)
-		hi.SMACT, hi.SMOCC, hi.DRAMA = s.cfg.Telemetry.CombineTelemetry(ch)
+	if tt := s.typ(g); tt.Type.Pressure {
+		lo.SMACT, lo.SMOCC, lo.DRAMA = tt.Telemetry.CombineTelemetry(cl)
+		hi.SMACT, hi.SMOCC, hi.DRAMA = tt.Telemetry.CombineTelemetry(ch)
 	}
 	lo.UtilPct, hi.UtilPct = min(max(ulo, 0), 100), min(max(uhi, 0), 100)
 	// A margin for rounding in the samples' arithmetic.
