@@ -250,6 +250,7 @@ type Sim struct {
 	co             []models.Profile      // scratch
 	comb           []models.TelemetryJob // scratch
 	combLo, combHi []models.TelemetryJob // scratch of SampleRange
+	ts             []time.Duration       // scratch of scheduleOOM
 	emitted        int64                 // whole seconds already given to cfg.Samples
 	lastEvent      time.Duration         // the last instant that had events
 	// GPUs changed since the last invariant check, and how many checks ran.
@@ -986,7 +987,8 @@ func (s *Sim) scheduleOOM(g int) {
 	s.gpus[g].epoch++
 	capa := s.capacity(g)
 	// Breakpoints where the piecewise-linear total changes slope.
-	ts := []time.Duration{s.now}
+	ts := append(s.ts[:0], s.now)
+	defer func() { s.ts = ts[:0] }()
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]
 		if pj.Active && pj.ActiveAt+s.cfg.Truth.Ramp > s.now {
