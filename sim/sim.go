@@ -880,6 +880,19 @@ func (s *Sim) profileOn(id, g int) *models.Profile {
 	return &pg[k%len(pg)]
 }
 
+// shownOn is the profile job id shows in GPU g's telemetry: profileOn's,
+// corrected by the scale of g's telemetry model for its workload (a copy,
+// made only for a scaled workload, when a segment is recorded).
+func (s *Sim) shownOn(id, g int) *models.Profile {
+	p := s.profileOn(id, g)
+	tel := &s.typ(g).Telemetry
+	if _, ok := tel.Scale[s.jobs[id].w.ID]; !ok {
+		return p
+	}
+	sh := tel.Shown(s.jobs[id].w.ID, *p)
+	return &sh
+}
+
 // settle accounts the progress a running, active job made since it was last
 // settled.
 func (s *Sim) settle(id int) {
