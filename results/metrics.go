@@ -418,6 +418,8 @@ type Summary struct {
 // Summarize computes the run metrics over the jobs that finished.
 func Summarize(jobs []Job, deferrals map[string]int) Summary {
 	a := newSummaryAcc()
+	a.jct, a.queue = make([]float64, 0, len(jobs)), make([]float64, 0, len(jobs))
+	a.exec, a.norm = make([]float64, 0, len(jobs)), make([]float64, 0, len(jobs))
 	for i := range jobs {
 		a.add(&jobs[i])
 	}

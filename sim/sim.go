@@ -250,6 +250,7 @@ type Sim struct {
 	co             []models.Profile      // scratch
 	comb           []models.TelemetryJob // scratch
 	combLo, combHi []models.TelemetryJob // scratch of SampleRange
+	ts             []time.Duration       // scratch of scheduleOOM
 	emitted        int64                 // whole seconds already given to cfg.Samples
 	lastEvent      time.Duration         // the last instant that had events
 	// GPUs changed since the last invariant check, and how many checks ran.
@@ -879,6 +880,19 @@ func (s *Sim) profileOn(id, g int) *models.Profile {
 	return &pg[k%len(pg)]
 }
 
+// shownOn is the profile job id shows in GPU g's telemetry: profileOn's,
+// corrected by the scale of g's telemetry model for its workload (a copy,
+// made only for a scaled workload, when a segment is recorded).
+func (s *Sim) shownOn(id, g int) *models.Profile {
+	p := s.profileOn(id, g)
+	tel := &s.typ(g).Telemetry
+	if _, ok := tel.Scale[s.jobs[id].w.ID]; !ok {
+		return p
+	}
+	sh := tel.Shown(s.jobs[id].w.ID, *p)
+	return &sh
+}
+
 // settle accounts the progress a running, active job made since it was last
 // settled.
 func (s *Sim) settle(id int) {
@@ -973,7 +987,8 @@ func (s *Sim) scheduleOOM(g int) {
 	s.gpus[g].epoch++
 	capa := s.capacity(g)
 	// Breakpoints where the piecewise-linear total changes slope.
-	ts := []time.Duration{s.now}
+	ts := append(s.ts[:0], s.now)
+	defer func() { s.ts = ts[:0] }()
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]
 		if pj.Active && pj.ActiveAt+s.cfg.Truth.Ramp > s.now {

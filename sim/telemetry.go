@@ -77,7 +77,7 @@ func (h *history) record(s *Sim, g int) {
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]
 		if pj.Active {
-			prof := s.profileOn(int(id), g)
+			prof := s.shownOn(int(id), g)
 			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
 				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate})
 		}

@@ -73,6 +73,32 @@ func TestTelemetryFitRecoversTruth(t *testing.T) {
 	require.Less(t, sum.FirstRight, len(d.Grid), "the plain sum does not reproduce them: the test can fail")
 }
 
+// The workload-scale fit recovers telemetry scales that reproduce every
+// admission decision measured under known ones, and resets to 1 the
+// factors that do not matter.
+func TestScaleFitRecoversTruth(t *testing.T) {
+	base := models.TelemetryParams{Saturation: 1.1}
+	truth := base
+	truth.Scale = map[string]models.SignalScale{"mobilenet_cifar100_bs64_20e_1gpu": {SMACT: 3, SMOCC: 3, DRAMA: 1}}
+	d := synthetic(t, Model{Interference: models.DefaultInterference(), Telemetry: truth})
+	plain, err := Evaluate(d, Model{Interference: models.DefaultInterference(), Telemetry: base}, 1)
+	require.NoError(t, err)
+	require.Less(t, plain.FirstRight, len(d.Grid), "without the scale the admissions differ: the test can fail")
+	got, err := fitScales(models.DefaultInterference(), base, d, []string{"s"}, 1)
+	require.NoError(t, err)
+	require.Contains(t, got, "mobilenet_cifar100_bs64_20e_1gpu")
+	require.NotContains(t, got, "efficientnet_imagenet_bs64_1gpu", "the last job's telemetry is never seen by a decision")
+	fitted := base
+	fitted.Scale = got
+	rep, err := Evaluate(d, Model{Interference: models.DefaultInterference(), Telemetry: fitted}, 1)
+	require.NoError(t, err)
+	require.Equal(t, len(d.Grid), rep.FirstRight, "fitted %v", got)
+	d = synthetic(t, Model{Interference: models.DefaultInterference(), Telemetry: base})
+	none, err := fitScales(models.DefaultInterference(), base, d, []string{"s"}, 1)
+	require.NoError(t, err)
+	require.Empty(t, none, "nothing to correct when the catalog profiles are the truth")
+}
+
 // The speed fit recovers ρ and κ from stacks measured under known ones.
 func TestSpeedFitRecoversTruth(t *testing.T) {
 	p := models.DefaultPressureParams()
