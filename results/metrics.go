@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -487,6 +488,61 @@ func meanP95(xs []float64) (float64, float64) {
 	if len(xs) == 0 {
 		return 0, 0
 	}
-	slices.Sort(xs)
+	sortFloats(xs)
 	return policies.Mean(xs), policies.SortedQuantile(xs, 0.95)
+}
+
+// sortFloats sorts xs in increasing order, as slices.Sort does: a radix
+// sort of the values' bits (mapped so that their unsigned order is the
+// numbers' order), several times faster on the hundreds of thousands of
+// values of a large run. Short inputs, and inputs with a NaN or a negative
+// zero (whose place slices.Sort leaves open), go to slices.Sort.
+func sortFloats(xs []float64) {
+	if len(xs) < 512 {
+		slices.Sort(xs)
+		return
+	}
+	keys := make([]uint64, len(xs))
+	for i, x := range xs {
+		b := math.Float64bits(x)
+		if x != x || b == 1<<63 {
+			slices.Sort(xs)
+			return
+		}
+		if b>>63 == 1 {
+			b = ^b // negative: larger magnitudes first
+		} else {
+			b |= 1 << 63
+		}
+		keys[i] = b
+	}
+	tmp := make([]uint64, len(xs))
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [256]int
+		for _, k := range keys {
+			count[(k>>shift)&0xff]++
+		}
+		if count[(keys[0]>>shift)&0xff] == len(keys) {
+			continue // one digit for all: this pass would change nothing
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, k := range keys {
+			d := (k >> shift) & 0xff
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	for i, k := range keys {
+		if k>>63 == 1 {
+			k &^= 1 << 63
+		} else {
+			k = ^k
+		}
+		xs[i] = math.Float64frombits(k)
+	}
 }

@@ -33,6 +33,7 @@ type segment struct {
 
 type history struct {
 	segs []segment
+	free [][]segJob // arrays of dropped segments, for reuse
 	// version counts recorded segments (0: none yet).
 	version uint64
 	// cache holds computed samples by whole second modulo its size, which
@@ -74,6 +75,9 @@ func (h *history) record(s *Sim, g int) {
 	h.version++
 	s.unsteadied(g)
 	var jobs []segJob
+	if n := len(h.free); n > 0 { // a dropped segment's array
+		jobs, h.free = h.free[n-1], h.free[:n-1]
+	}
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]
 		if pj.Active {
@@ -83,6 +87,7 @@ func (h *history) record(s *Sim, g int) {
 		}
 	}
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
+		h.recycle(h.segs[n-1].jobs)
 		h.segs[n-1].jobs = jobs
 	} else {
 		h.segs = append(h.segs, segment{start: s.now, jobs: jobs})
@@ -93,7 +98,18 @@ func (h *history) record(s *Sim, g int) {
 		i++
 	}
 	if i > 0 {
+		for _, sg := range h.segs[:i] {
+			h.recycle(sg.jobs)
+		}
 		h.segs = append(h.segs[:0], h.segs[i:]...)
+	}
+}
+
+// recycle keeps the array of a segment no longer in the history for the
+// next record (a few at most): nothing refers to a dropped segment.
+func (h *history) recycle(jobs []segJob) {
+	if cap(jobs) > 0 && len(h.free) < 4 {
+		h.free = append(h.free, jobs[:0])
 	}
 }
 

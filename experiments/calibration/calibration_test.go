@@ -20,7 +20,8 @@ func TestSummarizeCategories(t *testing.T) {
 		[]GridRow{g(2, 2), g(0, 3), g(3, 2), g(2, 4), g(4, 0)})
 	require.Equal(t, Summary{Sequences: 1, MakespanMedianAPE: 0.1, MeanSlowdownAPE: 0, MaxSlowdownWithin10: 0, Settings: 5, FirstRight: 1,
 		SimOnly: 1, Earlier: 1, Later: 1, MeasOnly: 1, DeferralsSpearman: s.DeferralsSpearman, GridMakespanMedianAPE: 0.1,
-		SimPositionSpearman: s.SimPositionSpearman, MeasPositionSpearman: s.MeasPositionSpearman}, s)
+		SimPositionSpearman: s.SimPositionSpearman, MeasPositionSpearman: s.MeasPositionSpearman,
+		FirstRightPer: map[string]int{"": 1}, BriefDeferrals: 0, SimBriefDeferrals: 0}, s)
 }
 
 // seq is a synthetic launch sequence of embedded-catalog workloads.
@@ -138,6 +139,11 @@ func TestPositionSpearman(t *testing.T) {
 	s := summarize(nil, []GridRow{g(2, 300, 2), g(3, 200, 3), g(4, 100, 4), g(0, 0, 0)})
 	require.InDelta(t, 1, s.MeasPositionSpearman, 1e-12)
 	require.InDelta(t, 1, s.SimPositionSpearman, 1e-12)
+	brief := GridRow{GridRun: stacking.GridRun{Sequence: "b", FirstRejected: 3, Deferrals: 4, MakespanS: 1}, SimFirstRejected: 3, SimDeferrals: 11, SimMakespanS: 1}
+	s = summarize(nil, []GridRow{brief, g(2, 300, 2), {GridRun: stacking.GridRun{Sequence: "b", FirstRejected: 2, Deferrals: 10, MakespanS: 1}, SimFirstRejected: 3, SimDeferrals: 1, SimMakespanS: 1}})
+	require.Equal(t, 2, s.BriefDeferrals, "1-10 deferrals measured")
+	require.Equal(t, 1, s.SimBriefDeferrals)
+	require.Equal(t, map[string]int{"b": 1, "": 1}, s.FirstRightPer)
 	s = summarize(nil, []GridRow{g(2, 300, 0), g(3, 200, 4), g(4, 100, 3), g(0, 0, 2)})
 	require.InDelta(t, 1, s.MeasPositionSpearman, 1e-12)
 	require.InDelta(t, -1, s.SimPositionSpearman, 1e-12)

@@ -215,9 +215,22 @@ func (r *Result) writeLimits(out io.Writer) error {
 			strings.Join(o.Sequences, " "), o.Measured, o.Fitted, o.Largest)
 	}
 	s := r.After.Summary
-	_, err := fmt.Fprintf(out, "  deferral counts ranked by the first rejected position alone (in-sample): Spearman %.2f with the measured positions, %.2f with the simulated (the simulated counts: %.2f)\n",
+	fmt.Fprintf(out, "  deferral counts ranked by the first rejected position alone (in-sample): Spearman %.2f with the measured positions, %.2f with the simulated (the simulated counts: %.2f)\n",
 		s.MeasPositionSpearman, s.SimPositionSpearman, s.DeferralsSpearman)
-	return err
+	fmt.Fprintf(out, "  grid runs that deferred a job only 1-%d times (rejected, then admitted within seconds): measured %d, replayed %d (in-sample)\n",
+		briefMax, s.BriefDeferrals, s.SimBriefDeferrals)
+	per := func(s Summary) string {
+		var parts []string
+		for _, name := range slices.Sorted(maps.Keys(s.FirstRightPer)) {
+			parts = append(parts, fmt.Sprintf("%s %d", name, s.FirstRightPer[name]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(out, "  first rejected right per grid sequence: in-sample %s\n", per(s))
+	for _, v := range r.Validations {
+		fmt.Fprintf(out, "  first rejected right per grid sequence: %s %s\n", v.Name, per(v.Summary))
+	}
+	return nil
 }
 
 // writeScales writes the per-workload telemetry scales fitted on all the
