@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -110,15 +111,73 @@ func BenchmarkWindowScore(b *testing.B) {
 	}
 }
 
+// largeEnv opts in to the benchmarks of a million jobs (make growth-plot
+// sets it): each takes seconds to a minute of CPU time, too long for every
+// make bench.
+const largeEnv = "AEGIS_BENCH_LARGE"
+
 // BenchmarkGrowth is wall time against trace size: Venus-like traces of
-// 1,000 to 100,000 jobs on 16 GPUs (docs/growth.png; make growth-plot).
+// 1,000 to 100,000 jobs on 16 GPUs, and 1,000,000 with AEGIS_BENCH_LARGE=1
+// (docs/growth.png; make growth-plot sets it).
 func BenchmarkGrowth(b *testing.B) {
-	for _, n := range []int{1000, 10000, 100000} {
+	sizes := []int{1000, 10000, 100000}
+	if os.Getenv(largeEnv) != "" {
+		sizes = append(sizes, 1000000)
+	}
+	for _, n := range sizes {
 		tr := likeTrace(b, "venus", n, 1)
 		for _, p := range []string{"exclusive", "horus", "lucid", "aegis"} {
 			b.Run(fmt.Sprintf("%s/jobs=%d", p, n), func(b *testing.B) {
 				benchRun(b, tr, "a100-40gb:16", p)
 			})
 		}
+	}
+}
+
+// BenchmarkMillion is the issue's scale target: `aegis trace gen --like
+// saturn --jobs 1000000 --seed 1` under AEGIS on a flat pool of 1,000
+// A100s and on a cluster of 125 servers of 8, with jobs.csv and the event
+// log streamed (to io.Discard) as aegis simulate --out streams them. It
+// also reports peak-RSS-MiB, the benchmark process's peak resident set so
+// far (trace generation and earlier sub-benchmarks included: an upper
+// bound). Opt-in: AEGIS_BENCH_LARGE=1.
+func BenchmarkMillion(b *testing.B) {
+	if os.Getenv(largeEnv) == "" {
+		b.Skip("set " + largeEnv + "=1 to run the million-job benchmarks")
+	}
+	tr := likeTrace(b, "saturn", 1000000, 1)
+	for _, c := range []struct{ name, server, cluster string }{
+		{"flat/a100-40gb:1000", "a100-40gb:1000", ""},
+		{"cluster/a100-40gb:8x125", "", "a100-40gb:8x125"},
+	} {
+		b.Run(c.name+"/aegis", func(b *testing.B) {
+			r := Run{Trace: tr, Policy: "aegis", Seed: 1, Jobs: io.Discard}
+			if c.cluster != "" {
+				cl, err := models.ParseCluster(c.cluster)
+				require.NoError(b, err)
+				r.Cluster = &cl
+			} else {
+				srv, err := models.ParseServer(c.server)
+				require.NoError(b, err)
+				r.Server = srv
+			}
+			events, runs := 0, 0
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				o, err := Simulate(r, io.Discard)
+				require.NoError(b, err)
+				events += o.Events
+				runs++
+			}
+			cpu := cpuTime() - cpu0
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs), "cpu-ns/op")
+			}
+			if rss := peakRSS(); rss > 0 {
+				b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
+			}
+		})
 	}
 }

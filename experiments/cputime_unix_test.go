@@ -16,3 +16,13 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// peakRSS is the process's peak resident set size so far, bytes (Linux
+// reports KiB; 0 when unknown).
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return int64(ru.Maxrss) * 1024
+}

@@ -90,6 +90,17 @@ func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
 	return k.build(params)
 }
 
+// CheckClusterPolicy is CheckPolicy for every GPU type of cluster c: each
+// server's policy must be able to run on its type.
+func CheckClusterPolicy(name string, params map[string]string, c models.Cluster) error {
+	for _, t := range c.Types {
+		if err := CheckPolicy(name, params, models.Server{Type: t, GPUs: c.MaxServerGPUs()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CheckPolicy builds a policy by name and checks that it can run on the
 // server (e.g. a pressure filter needs DCGM telemetry).
 func CheckPolicy(name string, params map[string]string, srv models.Server) error {
@@ -145,6 +156,10 @@ type Outcome struct {
 	// jobs.csv's server column shows them (none when Run.Jobs streamed
 	// them).
 	Servers []string
+	// GPUTypes holds, in a run on a cluster of several GPU types only,
+	// the GPU type of each job's latest attempt (jobs.csv's gpu_type
+	// column; empty if it never started).
+	GPUTypes []string
 }
 
 // Simulate runs r, writing the event log to events when it is not nil.
@@ -177,7 +192,15 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if r.Truth != nil {
 		truth = *r.Truth
 	}
-	if err := check(r.Trace, r.Server, cat, r.Cluster != nil); err != nil {
+	var mixed *mixedTruth
+	if r.Cluster != nil && r.Cluster.Mixed() {
+		if mixed, err = newMixedTruth(r); err == nil {
+			err = checkMixed(r.Trace, *r.Cluster, mixed.cats)
+		}
+	} else {
+		err = check(r.Trace, r.Server, cat, r.Cluster != nil)
+	}
+	if err != nil {
 		return nil, err
 	}
 	specs := make([]sim.JobSpec, len(r.Trace.Jobs))
@@ -190,6 +213,9 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	}
 	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: r.Seed,
 		GPUsPerProfile: r.Cluster != nil}
+	if mixed != nil {
+		cfg.Types, cfg.TypeOf = mixed.types, r.Cluster.GPUTypes()
+	}
 	var tel *results.TelemetryWriter
 	if r.Telemetry != nil {
 		tel = results.NewTelemetryWriter(r.Telemetry)
@@ -199,6 +225,11 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", r.Trace.Name, err)
 	}
+	if mixed != nil {
+		if err := mixed.route(disp, s, *r.Cluster); err != nil {
+			return nil, err
+		}
+	}
 	var fwd []results.Recorder
 	var log *results.EventLog
 	if events != nil {
@@ -207,7 +238,11 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	}
 	var where *serverRecorder
 	if disp != nil {
-		where = &serverRecorder{d: disp, servers: make([]string, len(specs))}
+		where = &serverRecorder{d: disp, servers: make([]string, len(r.Trace.Jobs))}
+		if mixed != nil {
+			where.names, where.typeOf = mixed.names, r.Cluster.GPUTypes()
+			where.types = make([]string, len(r.Trace.Jobs))
+		}
 		fwd = append(fwd, where)
 	}
 	col := results.NewCollector(s.Jobs(), fwd...)
@@ -215,11 +250,17 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		col.SetDecisionGrid(t.Tick())
 	}
 	if r.Jobs != nil {
-		var server func(policies.JobID) string
-		if where != nil {
-			server = func(id policies.JobID) string { return where.servers[id] }
+		var names []string
+		var add func([]string, policies.JobID) []string
+		switch {
+		case where != nil && where.types != nil:
+			names = []string{"server", "gpu_type"}
+			add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id], where.types[id]) }
+		case where != nil:
+			names = []string{"server"}
+			add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id]) }
 		}
-		if err := col.StreamJobs(r.Jobs, server); err != nil {
+		if err := col.StreamJobsWith(r.Jobs, names, add); err != nil {
 			return nil, err
 		}
 	}
@@ -248,9 +289,98 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	}
 	o.Jobs = col.Jobs()
 	if where != nil {
-		o.Servers = where.servers
+		o.Servers, o.GPUTypes = where.servers, where.types
 	}
 	return o, nil
+}
+
+// mixedTruth is the truth of each GPU type of a cluster of several:
+// catalog, interference model (Run.Interference, when set, for every type)
+// and telemetry model.
+type mixedTruth struct {
+	types    []sim.TypeTruth
+	cats     []*models.Catalog
+	names    []string
+	pressure []bool
+	differ   bool // the types' catalogs are not all the same
+}
+
+func newMixedTruth(r Run) (*mixedTruth, error) {
+	c := r.Cluster
+	m := &mixedTruth{}
+	for _, t := range c.Types {
+		cat, err := models.CatalogFor(t)
+		if err != nil {
+			return nil, err
+		}
+		inter := r.Interference
+		if inter == nil {
+			if inter, err = models.InterferenceFor(t); err != nil {
+				return nil, err
+			}
+		}
+		combine, err := models.TelemetryFor(t)
+		if err != nil {
+			return nil, err
+		}
+		m.types = append(m.types, sim.TypeTruth{Type: t, Catalog: cat, Interference: inter, Telemetry: combine})
+		m.cats, m.names, m.pressure = append(m.cats, cat), append(m.names, t.Name), append(m.pressure, t.Pressure)
+		m.differ = m.differ || cat != m.cats[0]
+	}
+	return m, nil
+}
+
+// route tells the dispatcher the cluster's types and where s lets each job
+// run.
+func (m *mixedTruth) route(d *cluster.Dispatcher, s *sim.Sim, c models.Cluster) error {
+	ts := cluster.Types{Server: c.ServerType, Pressure: m.pressure, Runs: s.TypeMask}
+	if m.differ {
+		ts.Profile = s.ProfileOnType
+	}
+	return d.SetTypes(ts)
+}
+
+// checkMixed is check on a cluster of several GPU types (catalogs: each
+// type's): every job's workload must be in some type's catalog, for its GPU
+// count (or a multiple of the workload's), on a type with enough GPUs.
+func checkMixed(t *traces.Trace, c models.Cluster, cats []*models.Catalog) error {
+	perType := make([]int, len(c.Types))
+	for i, n := range c.Servers {
+		perType[c.ServerType[i]] += n
+	}
+	var names []string
+	for _, ty := range c.Types {
+		names = append(names, ty.Name)
+	}
+	for i, j := range t.Jobs {
+		var found *models.Workload
+		most, runs := 0, false
+		for k, cat := range cats {
+			w, ok := cat.Get(j.Workload)
+			if !ok {
+				continue
+			}
+			found = w
+			if w.GPUs != j.GPUs && (j.GPUs < w.GPUs || j.GPUs%w.GPUs != 0) {
+				continue
+			}
+			if most = max(most, perType[k]); j.GPUs <= perType[k] {
+				runs = true
+				break
+			}
+		}
+		switch {
+		case runs:
+		case found == nil:
+			return fmt.Errorf("%s: column workload_id: %q is in the catalog of none of the cluster's GPU types (%s; see %s)",
+				t.Where(i), j.Workload, strings.Join(names, ", "), WorkloadsCommand(names[0]))
+		case most == 0:
+			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d (a cluster run takes a multiple of it, its profile repeated per GPU)", t.Where(i), j.GPUs, j.Workload, found.GPUs)
+		default:
+			return fmt.Errorf("%s: column num_gpus: %d GPUs, but the cluster has at most %d GPUs of one type whose catalog has workload %s", t.Where(i), j.GPUs, most, j.Workload)
+		}
+	}
+	return nil
 }
 
 // NewDispatcher builds a cluster dispatcher running policy name with
@@ -296,10 +426,15 @@ func splitDispatch(params map[string]string) (cluster.Config, map[string]string,
 	return cfg, WithoutDispatch(params, true), nil
 }
 
-// serverRecorder records the server(s) of each job's latest attempt.
+// serverRecorder records the server(s) of each job's latest attempt and,
+// on a cluster of several GPU types, its GPU type.
 type serverRecorder struct {
 	d       *cluster.Dispatcher
 	servers []string
+	// Several GPU types: each type's name, each GPU's type, each job's.
+	names  []string
+	typeOf []int
+	types  []string
 }
 
 func (r *serverRecorder) Event(e policies.Event) {
@@ -319,6 +454,9 @@ func (r *serverRecorder) Event(e policies.Event) {
 		}
 	}
 	r.servers[st.Job] = b.String()
+	if r.types != nil && len(st.GPUs) > 0 {
+		r.types[st.Job] = r.names[r.typeOf[st.GPUs[0]]]
+	}
 }
 
 func (r *serverRecorder) Action(policies.Action) {}

@@ -6,21 +6,31 @@ import (
 	"strings"
 )
 
-// Cluster is a set of servers of one GPU type, possibly of different sizes.
-// The simulator models GPUs of one type per run, so groups of different
-// types are refused by ParseCluster.
+// Cluster is a set of servers, each of one GPU type, possibly of different
+// sizes and types.
 type Cluster struct {
+	// Type is the first server's GPU type: every server's in a cluster of
+	// one type.
 	Type GPUType
 	// Servers holds each server's GPU count, servers numbered in order.
 	Servers []int
+	// Types holds the cluster's GPU types in order of first appearance
+	// (Types[0] is Type) and ServerType each server's index into it.
+	Types      []GPUType
+	ServerType []int
 }
 
 // maxClusterGPUs bounds a cluster's total GPUs.
 const maxClusterGPUs = 1 << 16
 
+// MaxClusterTypes bounds the GPU types of one cluster.
+const MaxClusterTypes = 8
+
 // ParseCluster parses "TYPE:GPUSxSERVERS[,TYPE:GPUSxSERVERS...]", e.g.
-// "a100-40gb:8x16" (16 servers of 8 GPUs). Several groups must name the
-// same GPU type: the simulator runs GPUs of one type.
+// "a100-40gb:8x16" (16 servers of 8 GPUs) or
+// "a100-40gb:8x8,h200-141gb:8x4" (eight A100 servers, then four H200
+// ones). TYPE is a built-in GPU type or a GPU type YAML file; a cluster has
+// at most MaxClusterTypes types.
 func ParseCluster(s string) (Cluster, error) {
 	if strings.TrimSpace(s) == "" {
 		return Cluster{}, fmt.Errorf("cluster %q: want TYPE:GPUSxSERVERS, e.g. a100-40gb:8x16", s)
@@ -35,7 +45,7 @@ func ParseCluster(s string) (Cluster, error) {
 		name, size := g[:i], g[i+1:]
 		t, err := ResolveGPUType(name)
 		if err != nil {
-			return Cluster{}, fmt.Errorf("cluster group %q: %w", g, err)
+			return Cluster{}, fmt.Errorf("cluster group %q: GPU type: %w", g, err)
 		}
 		gs, ns, ok := strings.Cut(size, "x")
 		if !ok {
@@ -49,19 +59,36 @@ func ParseCluster(s string) (Cluster, error) {
 		case err2 != nil || n < 1 || n > 1<<14 || strconv.Itoa(n) != ns:
 			return Cluster{}, fmt.Errorf("cluster group %q: server count %q is not a whole number in 1..16384", g, ns)
 		}
-		if c.Servers != nil && t.Name != c.Type.Name {
-			return Cluster{}, fmt.Errorf("cluster %q: groups of GPU types %s and %s: the simulator runs GPUs of one type per run (one catalog, interference and telemetry model), so a cluster's groups must share it", s, c.Type.Name, t.Name)
+		k := -1
+		for x, u := range c.Types {
+			if u.Name == t.Name {
+				if u != t {
+					return Cluster{}, fmt.Errorf("cluster group %q: GPU type %s: another group names a different type of that name", g, t.Name)
+				}
+				k = x
+			}
 		}
-		c.Type = t
+		if k < 0 {
+			if len(c.Types) == MaxClusterTypes {
+				return Cluster{}, fmt.Errorf("cluster %q: more than %d GPU types", s, MaxClusterTypes)
+			}
+			k = len(c.Types)
+			c.Types = append(c.Types, t)
+		}
 		if total += gpus * n; total > maxClusterGPUs {
 			return Cluster{}, fmt.Errorf("cluster %q: more than %d GPUs", s, maxClusterGPUs)
 		}
 		for range n {
 			c.Servers = append(c.Servers, gpus)
+			c.ServerType = append(c.ServerType, k)
 		}
 	}
+	c.Type = c.Types[0]
 	return c, nil
 }
+
+// Mixed reports whether the cluster has GPUs of more than one type.
+func (c Cluster) Mixed() bool { return len(c.Types) > 1 }
 
 // GPUs is the cluster's total GPU count.
 func (c Cluster) GPUs() int {
@@ -81,8 +108,29 @@ func (c Cluster) MaxServerGPUs() int {
 	return m
 }
 
-// Server is the whole cluster as one server: its GPUs, of its type, in
-// server order (server 0's GPUs first).
+// GPUTypes returns the type index (into Types) of each of the cluster's
+// GPUs, in server order.
+func (c Cluster) GPUTypes() []int {
+	of := make([]int, 0, c.GPUs())
+	for i, n := range c.Servers {
+		for range n {
+			of = append(of, c.typeOf(i))
+		}
+	}
+	return of
+}
+
+// typeOf is server i's index into Types (0 for a cluster built without
+// ServerType).
+func (c Cluster) typeOf(i int) int {
+	if i < len(c.ServerType) {
+		return c.ServerType[i]
+	}
+	return 0
+}
+
+// Server is the whole cluster as one server: its GPUs in server order
+// (server 0's GPUs first), of its first type (see Types for the others).
 func (c Cluster) Server() Server { return Server{Type: c.Type, GPUs: c.GPUs()} }
 
 // String gives the cluster in ParseCluster's syntax, runs of equal servers
@@ -91,10 +139,14 @@ func (c Cluster) String() string {
 	var parts []string
 	for i := 0; i < len(c.Servers); {
 		j := i
-		for j < len(c.Servers) && c.Servers[j] == c.Servers[i] {
+		for j < len(c.Servers) && c.Servers[j] == c.Servers[i] && c.typeOf(j) == c.typeOf(i) {
 			j++
 		}
-		parts = append(parts, fmt.Sprintf("%s:%dx%d", c.Type.Name, c.Servers[i], j-i))
+		name := c.Type.Name
+		if k := c.typeOf(i); k < len(c.Types) {
+			name = c.Types[k].Name
+		}
+		parts = append(parts, fmt.Sprintf("%s:%dx%d", name, c.Servers[i], j-i))
 		i = j
 	}
 	return strings.Join(parts, ",")

@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // TelemetryParams say how the DCGM signals of jobs sharing a GPU combine
@@ -22,6 +24,33 @@ type TelemetryParams struct {
 	// saturation the GPU shows its jobs' activity averaged over their time
 	// shares rather than added. 0 disables it.
 	Saturation float64 `yaml:"saturation" json:"saturation"`
+	// Scale corrects the telemetry of single workloads, by catalog
+	// workload ID: such a workload shows its solo SMACT, SMOCC and DRAMA
+	// (mean and p95) multiplied by the factors, for example where a
+	// measured window score says the catalog profile does not match the
+	// run. Only what the job shows changes; its speed (the interference
+	// model) still reads the catalog profile. A workload not listed, or
+	// not in the catalog, shows its catalog profile.
+	Scale map[string]SignalScale `yaml:"scale,omitempty" json:"scale,omitempty"`
+}
+
+// SignalScale multiplies a workload's SMACT, SMOCC and DRAMA.
+type SignalScale struct {
+	SMACT float64 `yaml:"smact" json:"smact"`
+	SMOCC float64 `yaml:"smocc" json:"smocc"`
+	DRAMA float64 `yaml:"drama" json:"drama"`
+}
+
+// Shown is the profile a job of workload id shows in telemetry: prof
+// with the workload's Scale factors applied (prof itself when it has none).
+func (p TelemetryParams) Shown(id string, prof Profile) Profile {
+	f, ok := p.Scale[id]
+	if !ok {
+		return prof
+	}
+	scale := func(st Stat, x float64) Stat { return Stat{Mean: st.Mean * x, P95: st.P95 * x} }
+	prof.SMACT, prof.SMOCC, prof.DRAMA = scale(prof.SMACT, f.SMACT), scale(prof.SMOCC, f.SMOCC), scale(prof.DRAMA, f.DRAMA)
+	return prof
 }
 
 // TelemetryJob is one active job's share of a GPU sample: its solo draws of
@@ -66,6 +95,25 @@ func (p TelemetryParams) Check() error {
 	}
 	if !(p.Saturation >= 0 && p.Saturation <= 100) {
 		return fmt.Errorf("saturation %v: want a number in [0, 100] (0: off)", p.Saturation)
+	}
+	ids := make([]string, 0, len(p.Scale))
+	for id := range p.Scale {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if strings.TrimSpace(id) == "" {
+			return fmt.Errorf("scale: an empty workload ID")
+		}
+		f := p.Scale[id]
+		for _, x := range []struct {
+			name string
+			v    float64
+		}{{"smact", f.SMACT}, {"smocc", f.SMOCC}, {"drama", f.DRAMA}} {
+			if !(x.v > 0 && x.v <= 10) {
+				return fmt.Errorf("scale.%s.%s %v: want a factor in (0, 10]", id, x.name, x.v)
+			}
+		}
 	}
 	return nil
 }

@@ -31,6 +31,17 @@ func TestCombineTelemetry(t *testing.T) {
 	require.Error(t, TelemetryParams{RateWeight: -1}.Check())
 	require.Error(t, TelemetryParams{Saturation: 1e9}.Check())
 	require.NoError(t, TelemetryParams{RateWeight: 1, Saturation: 1.2}.Check())
+	require.ErrorContains(t, TelemetryParams{Scale: map[string]SignalScale{"w": {SMACT: 2, SMOCC: 0, DRAMA: 1}}}.Check(), "scale.w.smocc 0")
+	require.ErrorContains(t, TelemetryParams{Scale: map[string]SignalScale{" ": {1, 1, 1}}}.Check(), "empty workload ID")
+	require.NoError(t, TelemetryParams{Scale: map[string]SignalScale{"w": {2, 3, 0.5}}}.Check())
+}
+
+func TestShown(t *testing.T) {
+	prof := Profile{PeakMiB: 100, SMACT: Stat{0.3, 0.3}, SMOCC: Stat{0.1, 0.2}, DRAMA: Stat{0.5, 0.6}, UtilPct: 90}
+	p := TelemetryParams{Scale: map[string]SignalScale{"w": {SMACT: 2, SMOCC: 4, DRAMA: 0.5}}}
+	require.Equal(t, Profile{PeakMiB: 100, SMACT: Stat{0.6, 0.6}, SMOCC: Stat{0.4, 0.8}, DRAMA: Stat{0.25, 0.3}, UtilPct: 90}, p.Shown("w", prof))
+	require.Equal(t, prof, p.Shown("other", prof))
+	require.Equal(t, prof, TelemetryParams{}.Shown("w", prof))
 }
 
 func TestTelemetryInModelFile(t *testing.T) {
@@ -42,6 +53,11 @@ func TestTelemetryInModelFile(t *testing.T) {
 	require.ErrorContains(t, err, "m.yaml:12: telemetry: saturation -1")
 	_, err = ReadInterference([]byte(base+"telemetry:\n  rate_wieght: 0.5\n"), "m.yaml")
 	require.ErrorContains(t, err, "m.yaml:13")
+	f, err = ReadInterference([]byte(base+"telemetry:\n  saturation: 1\n  scale:\n    w:\n      smact: 2\n      smocc: 3\n      drama: 0.9\n"), "m.yaml")
+	require.NoError(t, err)
+	require.Equal(t, &TelemetryParams{Saturation: 1, Scale: map[string]SignalScale{"w": {SMACT: 2, SMOCC: 3, DRAMA: 0.9}}}, f.Telemetry)
+	_, err = ReadInterference([]byte(base+"telemetry:\n  scale:\n    w:\n      smact: 2\n      smocc: 3\n"), "m.yaml")
+	require.ErrorContains(t, err, "scale.w.drama 0", "a factor left out is an error, not 0")
 	f, err = ReadInterference([]byte(base), "m.yaml")
 	require.NoError(t, err)
 	require.Nil(t, f.Telemetry)

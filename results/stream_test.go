@@ -3,6 +3,9 @@ package results
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,4 +131,39 @@ func TestStreamJobsPartial(t *testing.T) {
 	require.Len(t, c.Jobs(), 2)
 	require.Equal(t, ref.Summary(), c.Summary())
 	require.Error(t, c.StreamJobs(&out, nil), "only before the run")
+}
+
+// sortFloats sorts like slices.Sort: random values of every sign and
+// magnitude, ties, infinities, long and short inputs; a NaN or a negative
+// zero falls back to slices.Sort.
+func TestSortFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 10, 511, 512, 513, 5000, 100000} {
+		for _, kind := range []string{"mixed", "positive", "ties", "special"} {
+			xs := make([]float64, n)
+			for i := range xs {
+				switch kind {
+				case "mixed":
+					xs[i] = (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(40)-20))
+				case "positive":
+					xs[i] = rng.Float64() * 1e6
+				case "ties":
+					xs[i] = float64(rng.IntN(7)) - 3
+				case "special":
+					xs[i] = []float64{math.Inf(1), math.Inf(-1), 0, math.MaxFloat64, -math.SmallestNonzeroFloat64, 1}[rng.IntN(6)]
+				}
+			}
+			want := slices.Clone(xs)
+			slices.Sort(want)
+			sortFloats(xs)
+			require.Equal(t, want, xs, "%d %s", n, kind)
+		}
+	}
+	xs := make([]float64, 1000)
+	for i := range xs {
+		xs[i] = float64(1000 - i)
+	}
+	xs[10], xs[20] = math.NaN(), math.Copysign(0, -1)
+	sortFloats(xs)
+	require.True(t, math.IsNaN(xs[0]), "slices.Sort puts NaN first")
 }

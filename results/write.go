@@ -33,24 +33,42 @@ func WriteJobsCSV(w io.Writer, jobs []Job) error { return writeJobs(w, jobs, nil
 // last column, server, the server(s) of each job's last attempt (servers
 // joined by "+" for a job on several; empty when it never started).
 func WriteClusterJobsCSV(w io.Writer, jobs []Job, servers []string) error {
-	if len(servers) != len(jobs) {
-		return fmt.Errorf("jobs.csv: %d jobs but %d servers", len(jobs), len(servers))
-	}
-	return writeJobs(w, jobs, servers)
+	return WriteJobsCSVWith(w, jobs, ExtraColumn{Name: "server", Values: servers})
 }
 
-func writeJobs(w io.Writer, jobs []Job, servers []string) error {
-	cw := csv.NewWriter(w)
-	if servers == nil {
-		cw.Write(JobColumns)
-	} else {
-		cw.Write(append(slices.Clone(JobColumns), "server"))
+// ExtraColumn is an extra last column of jobs.csv: its name and one value per
+// job.
+type ExtraColumn struct {
+	Name   string
+	Values []string
+}
+
+// WriteJobsCSVWith writes jobs.csv with JobColumns and then the extra
+// columns cols (a cluster run's server, a mixed cluster's gpu_type).
+func WriteJobsCSVWith(w io.Writer, jobs []Job, cols ...ExtraColumn) error {
+	for _, c := range cols {
+		if len(c.Values) != len(jobs) {
+			return fmt.Errorf("jobs.csv: %d jobs but %d values of %s", len(jobs), len(c.Values), c.Name)
+		}
 	}
+	return writeJobs(w, jobs, cols)
+}
+
+func writeJobs(w io.Writer, jobs []Job, cols []ExtraColumn) error {
+	cw := csv.NewWriter(w)
+	head := JobColumns
+	if len(cols) > 0 {
+		head = slices.Clone(JobColumns)
+		for _, c := range cols {
+			head = append(head, c.Name)
+		}
+	}
+	cw.Write(head)
 	var row []string
 	for i := range jobs {
 		row = appendJobRow(row[:0], &jobs[i])
-		if servers != nil {
-			row = append(row, servers[i])
+		for _, c := range cols {
+			row = append(row, c.Values[i])
 		}
 		cw.Write(row)
 	}

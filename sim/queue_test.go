@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"math/rand/v2"
 	"slices"
@@ -39,8 +40,7 @@ func TestQueueOrder(t *testing.T) {
 // Invariants are checked on changed GPUs at once and on every GPU
 // periodically: a GPU listing a job that is not running is found either way.
 func TestCheckFindsUntouchedCorruption(t *testing.T) {
-	s := &Sim{cfg: Config{}, isTouched: make([]bool, 2)}
-	s.cfg.Server.Type.MemoryMiB = 100
+	s := &Sim{cfg: Config{}, isTouched: make([]bool, 2), types: []TypeTruth{{Type: models.GPUType{MemoryMiB: 100}}}}
 	s.view.GPUs = make([]policies.GPU, 2)
 	s.view.Jobs = []policies.Job{{ID: 0, State: policies.Pending}}
 	require.NoError(t, s.check(-1)) // the first check covers every GPU

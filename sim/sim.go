@@ -90,7 +90,26 @@ type Config struct {
 	// the workload's solo time). When false, a job's GPU count must equal
 	// its workload's.
 	GPUsPerProfile bool
+	// Types and TypeOf, when Types is not empty, give the server GPUs of
+	// several types (a cluster of several GPU types): GPU g is of type
+	// Types[TypeOf[g]], with that type's memory, workload catalog,
+	// interference and telemetry models. Server then gives the GPU count
+	// only; Catalog, Interference and Telemetry are not used. See
+	// Sim.TypeMask for where a job may run and what it runs there.
+	Types  []TypeTruth
+	TypeOf []int
 }
+
+// TypeTruth is the truth of one GPU type of a server with several.
+type TypeTruth struct {
+	Type         models.GPUType
+	Catalog      *models.Catalog // solo profiles on Type
+	Interference models.Interference
+	Telemetry    models.TelemetryParams
+}
+
+// maxTypes bounds Config.Types (TypeMask's bits).
+const maxTypes = 8
 
 // JobSpec is a job to simulate.
 type JobSpec struct {
@@ -186,6 +205,8 @@ type job struct {
 	epoch   uint32        // bumps when the pending finish/active event goes stale
 	nominal time.Duration // nominal startup
 	solo    float64       // the job's solo time, seconds (its own or the workload's)
+	own     bool          // solo is the trace's solo_s, on every GPU type
+	types   uint8         // mixed servers: the GPU types it may run on (TypeMask)
 	work    float64       // remaining solo-speed seconds of work once active
 	rate    float64       // current progress rate
 	since   time.Duration // when work was last settled
@@ -230,12 +251,19 @@ type Sim struct {
 	co             []models.Profile      // scratch
 	comb           []models.TelemetryJob // scratch
 	combLo, combHi []models.TelemetryJob // scratch of SampleRange
+	ts             []time.Duration       // scratch of scheduleOOM
 	emitted        int64                 // whole seconds already given to cfg.Samples
 	lastEvent      time.Duration         // the last instant that had events
 	// GPUs changed since the last invariant check, and how many checks ran.
 	touched   []int
 	isTouched []bool
 	checks    int
+	// types holds the GPU types' truth (one entry unless Config.Types
+	// has more), typeOf each GPU's index into it (nil for one type) and
+	// typeGPUs each type's GPU count.
+	types    []TypeTruth
+	typeOf   []uint8
+	typeGPUs []int
 	// unsteady lists the GPUs whose measured memory in the view may differ
 	// from the last reading (View): a telemetry segment recorded since, or
 	// a job still ramping; onUnsteady marks them.
@@ -243,31 +271,37 @@ type Sim struct {
 	onUnsteady []bool
 }
 
+// typ is GPU g's type.
+func (s *Sim) typ(g int) *TypeTruth {
+	if s.typeOf == nil {
+		return &s.types[0]
+	}
+	return &s.types[s.typeOf[g]]
+}
+
+// capacity is GPU g's memory, MiB.
+func (s *Sim) capacity(g int) float64 { return s.typ(g).Type.MemoryMiB }
+
+// mixed reports whether the server has GPUs of several types.
+func (s *Sim) mixed() bool { return s.typeOf != nil }
+
 // New builds a simulator for the given jobs. Every job's workload must be in
 // the catalog with a matching GPU count that the server can hold.
 func New(cfg Config, specs []JobSpec) (*Sim, error) {
-	if cfg.Catalog == nil {
-		return nil, errors.New("sim: no workload catalog")
-	}
-	if cfg.Interference == nil {
-		cfg.Interference = models.NoInterference{}
-	}
-	if cfg.Server.GPUs < 1 || cfg.Server.Type.MemoryMiB <= 0 {
-		return nil, fmt.Errorf("sim: bad server %v", cfg.Server)
-	}
-	if err := cfg.Truth.Check(cfg.Server); err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
-	}
 	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
+	if err := s.setTypes(); err != nil {
+		return nil, err
+	}
 	s.gpus = make([]gpu, cfg.Server.GPUs)
 	s.isTouched = make([]bool, cfg.Server.GPUs)
 	s.onUnsteady = make([]bool, cfg.Server.GPUs)
 	s.view.GPUs = make([]policies.GPU, cfg.Server.GPUs)
+	s.view.Pressure = true
 	for i := range s.view.GPUs {
-		s.view.GPUs[i] = policies.GPU{Index: i, CapacityMiB: cfg.Server.Type.MemoryMiB}
+		s.view.GPUs[i] = policies.GPU{Index: i, CapacityMiB: s.capacity(i)}
+		s.view.Pressure = s.view.Pressure && s.typ(i).Type.Pressure
 	}
 	s.view.Telemetry = telemetry{s}
-	s.view.Pressure = cfg.Server.Type.Pressure
 	s.jobs = make([]job, 0, len(specs))
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
 	s.q = make(queue, 0, len(specs)+cfg.Server.GPUs)
@@ -279,11 +313,134 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	return s, nil
 }
 
+// setTypes checks the server's GPU types and sets s.types, s.typeOf and
+// s.typeGPUs.
+func (s *Sim) setTypes() error {
+	cfg := &s.cfg
+	if cfg.Server.GPUs < 1 {
+		return fmt.Errorf("sim: bad server %v", cfg.Server)
+	}
+	if len(cfg.Types) == 0 {
+		if cfg.Catalog == nil {
+			return errors.New("sim: no workload catalog")
+		}
+		if cfg.Interference == nil {
+			cfg.Interference = models.NoInterference{}
+		}
+		if cfg.Server.Type.MemoryMiB <= 0 {
+			return fmt.Errorf("sim: bad server %v", cfg.Server)
+		}
+		if err := cfg.Truth.Check(cfg.Server); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		s.types = []TypeTruth{{Type: cfg.Server.Type, Catalog: cfg.Catalog, Interference: cfg.Interference, Telemetry: cfg.Telemetry}}
+		s.typeGPUs = []int{cfg.Server.GPUs}
+		return nil
+	}
+	if len(cfg.Types) > maxTypes {
+		return fmt.Errorf("sim: %d GPU types: at most %d", len(cfg.Types), maxTypes)
+	}
+	if len(cfg.TypeOf) != cfg.Server.GPUs {
+		return fmt.Errorf("sim: %d GPUs but the types of %d", cfg.Server.GPUs, len(cfg.TypeOf))
+	}
+	s.types = slices.Clone(cfg.Types)
+	for k := range s.types {
+		t := &s.types[k]
+		if t.Catalog == nil {
+			return fmt.Errorf("sim: GPU type %s: no workload catalog", t.Type.Name)
+		}
+		if t.Interference == nil {
+			t.Interference = models.NoInterference{}
+		}
+		if t.Type.MemoryMiB <= 0 {
+			return fmt.Errorf("sim: GPU type %s: bad memory %g MiB", t.Type.Name, t.Type.MemoryMiB)
+		}
+		if err := cfg.Truth.Check(models.Server{Type: t.Type, GPUs: 1}); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+	}
+	s.typeOf = make([]uint8, len(cfg.TypeOf))
+	s.typeGPUs = make([]int, len(s.types))
+	for g, k := range cfg.TypeOf {
+		if k < 0 || k >= len(s.types) {
+			return fmt.Errorf("sim: GPU %d: type %d of %d", g, k, len(s.types))
+		}
+		s.typeOf[g] = uint8(k)
+		s.typeGPUs[k]++
+	}
+	return nil
+}
+
+// fits reports whether a job of gpus GPUs may run workload w: its GPU
+// count, or with perProfile a multiple of it.
+func fits(w *models.Workload, gpus int, perProfile bool) bool {
+	return w.GPUs == gpus || (perProfile && gpus > w.GPUs && gpus%w.GPUs == 0)
+}
+
+// TypeMask returns the GPU types (bit k: Config.Types[k]) job id may run
+// on, on a server of several types: those whose catalog has its workload
+// for its GPU count and that have as many GPUs, and of these the ones
+// whose memory holds its profiled peak there, unless it fits none of them
+// (then all of them: it fails there as it would on a server of one type).
+// On a server of one type it is 1.
+func (s *Sim) TypeMask(id policies.JobID) uint8 {
+	if !s.mixed() {
+		return 1
+	}
+	return s.jobs[id].types
+}
+
+// ProfileOnType returns job id's profile on GPU type k (Config.Types[k]):
+// its workload's profile in that type's catalog, and as solo time the
+// trace's solo_s when given, else the catalog's. ok is false when the
+// type's catalog cannot run it.
+func (s *Sim) ProfileOnType(id policies.JobID, k int) (p policies.Profile, ok bool) {
+	j := &s.jobs[id]
+	w, ok := s.types[k].Catalog.Get(j.spec.Workload)
+	if !ok || !fits(w, j.spec.GPUs, s.cfg.GPUsPerProfile) {
+		return policies.Profile{}, false
+	}
+	p = w.PolicyProfile()
+	if j.own {
+		p.SoloS = j.solo
+	}
+	return p, true
+}
+
+// typesOf computes TypeMask's set for a job of workload name and gpus
+// GPUs, and the lowest type in it (-1 when empty).
+func (s *Sim) typesOf(name string, gpus int) (mask uint8, home int) {
+	var all uint8
+	for k := range s.types {
+		w, ok := s.types[k].Catalog.Get(name)
+		if !ok || !fits(w, gpus, s.cfg.GPUsPerProfile) || gpus > s.typeGPUs[k] {
+			continue
+		}
+		all |= 1 << k
+		if w.PeakMiB() <= s.types[k].Type.MemoryMiB {
+			mask |= 1 << k
+		}
+	}
+	if mask == 0 {
+		mask = all
+	}
+	home = -1
+	for k := range s.types {
+		if mask&(1<<k) != 0 {
+			return mask, k
+		}
+	}
+	return mask, home
+}
+
 // Add submits one more job, at its submit time or now, whichever is later:
 // the live queue of a run whose jobs are not all known at its start. It
 // returns the job's id (the next index).
 func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	cfg := &s.cfg
+	if s.mixed() {
+		return s.addMixed(sp)
+	}
 	w, ok := cfg.Catalog.Get(sp.Workload)
 	switch {
 	case !ok:
@@ -301,8 +458,45 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	if sp.SoloS > 0 {
 		solo = sp.SoloS
 	}
+	return s.add(sp, w, solo, 0), nil
+}
+
+// addMixed is Add on a server of several GPU types: the job's profile is
+// its first possible type's (TypeMask) until it runs somewhere, with the
+// shortest solo time of its possible types (the trace's solo_s when given):
+// the one the job's results are normalized by.
+func (s *Sim) addMixed(sp JobSpec) (policies.JobID, error) {
+	mask, home := s.typesOf(sp.Workload, sp.GPUs)
+	switch {
+	case home < 0:
+		var names []string
+		for _, t := range s.types {
+			names = append(names, t.Type.Name)
+		}
+		return 0, fmt.Errorf("sim: job %s: no GPU type of the server (%v) runs workload %q on %d GPUs", sp.Name, names, sp.Workload, sp.GPUs)
+	case sp.Submit < 0:
+		return 0, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+	case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
+		return 0, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
+	}
+	w, _ := s.types[home].Catalog.Get(sp.Workload)
+	solo := sp.SoloS
+	if solo == 0 {
+		solo = math.Inf(1)
+		for k := range s.types {
+			if mask&(1<<k) != 0 {
+				o, _ := s.types[k].Catalog.Get(sp.Workload)
+				solo = min(solo, o.SoloS)
+			}
+		}
+	}
+	return s.add(sp, w, solo, mask), nil
+}
+
+// add appends a checked job.
+func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) policies.JobID {
 	i := len(s.jobs)
-	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo})
+	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo, own: sp.SoloS > 0, types: mask})
 	prof := w.PolicyProfile()
 	prof.SoloS = solo
 	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
@@ -312,7 +506,7 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	s.push(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
 	s.live++
 	s.arriving++
-	return policies.JobID(i), nil
+	return policies.JobID(i)
 }
 
 func (s *Sim) push(it item) {
@@ -620,6 +814,11 @@ func (s *Sim) place(a policies.Place) error {
 	}
 	id := int(a.Job)
 	pj := &s.view.Jobs[id]
+	if s.mixed() {
+		if err := s.onType(id, a.GPUs); err != nil {
+			return err
+		}
+	}
 	s.dequeue(a.Job)
 	pj.State = policies.Running
 	pj.Attempts++
@@ -640,7 +839,7 @@ func (s *Sim) place(a policies.Place) error {
 	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x9ea4)-1)
 	// The variation never lifts a peak above the GPU: a job profiled alone
 	// fits alone (a profiled peak above the capacity stays as it is).
-	j.peak = min(j.peak, max(1, s.cfg.Server.Type.MemoryMiB/j.w.PeakMiB()))
+	j.peak = min(j.peak, max(1, s.capacity(a.GPUs[0])/j.w.PeakMiB()))
 	j.speed = 1
 	if s.cfg.Truth.SpeedJitter > 0 {
 		j.speed += s.cfg.Truth.SpeedJitter * (2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x5bd) - 1)
@@ -651,12 +850,48 @@ func (s *Sim) place(a policies.Place) error {
 	return nil
 }
 
+// onType makes job id run its workload as profiled on the GPU type of
+// gpus (all of one type): the catalog's profile and, unless the trace gave
+// it, solo time there. The policies' view of the job shows that profile.
+func (s *Sim) onType(id int, gpus []int) error {
+	k := s.typeOf[gpus[0]]
+	for _, g := range gpus {
+		if s.typeOf[g] != k {
+			return fmt.Errorf("sim: place job %d: GPUs %v are of types %s and %s: a job runs on GPUs of one type",
+				id, gpus, s.types[k].Type.Name, s.types[s.typeOf[g]].Type.Name)
+		}
+	}
+	j := &s.jobs[id]
+	p, ok := s.ProfileOnType(policies.JobID(id), int(k))
+	if !ok {
+		return fmt.Errorf("sim: place job %d: the %s catalog does not run workload %s on %d GPUs",
+			id, s.types[k].Type.Name, j.spec.Workload, j.spec.GPUs)
+	}
+	j.w, _ = s.types[k].Catalog.Get(j.spec.Workload)
+	j.solo = p.SoloS
+	s.view.Jobs[id].Profile = p
+	return nil
+}
+
 // profileOn is job id's profile on GPU g (the k-th of its GPUs; see
 // Config.GPUsPerProfile).
 func (s *Sim) profileOn(id, g int) *models.Profile {
 	k := slices.Index(s.view.Jobs[id].On, g)
 	pg := s.jobs[id].w.PerGPU
 	return &pg[k%len(pg)]
+}
+
+// shownOn is the profile job id shows in GPU g's telemetry: profileOn's,
+// corrected by the scale of g's telemetry model for its workload (a copy,
+// made only for a scaled workload, when a segment is recorded).
+func (s *Sim) shownOn(id, g int) *models.Profile {
+	p := s.profileOn(id, g)
+	tel := &s.typ(g).Telemetry
+	if _, ok := tel.Scale[s.jobs[id].w.ID]; !ok {
+		return p
+	}
+	sh := tel.Shown(s.jobs[id].w.ID, *p)
+	return &sh
 }
 
 // settle accounts the progress a running, active job made since it was last
@@ -712,7 +947,7 @@ func (s *Sim) retime(id int) {
 			}
 		}
 		s.co = co
-		rate = min(rate, s.cfg.Interference.Rate(j.w.PerGPU[k%len(j.w.PerGPU)], co))
+		rate = min(rate, s.typ(g).Interference.Rate(j.w.PerGPU[k%len(j.w.PerGPU)], co))
 	}
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
 		if s.fault == nil {
@@ -752,9 +987,10 @@ func (s *Sim) usedAt(g int, t time.Duration) float64 {
 // and schedules an OOM event then, replacing any earlier plan.
 func (s *Sim) scheduleOOM(g int) {
 	s.gpus[g].epoch++
-	capa := s.cfg.Server.Type.MemoryMiB
+	capa := s.capacity(g)
 	// Breakpoints where the piecewise-linear total changes slope.
-	ts := []time.Duration{s.now}
+	ts := append(s.ts[:0], s.now)
+	defer func() { s.ts = ts[:0] }()
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]
 		if pj.Active && pj.ActiveAt+s.cfg.Truth.Ramp > s.now {
@@ -789,7 +1025,7 @@ func (s *Sim) scheduleOOM(g int) {
 // the most recently activated job still growing its memory (ties: the
 // higher id), or -1 if the GPU is not over capacity.
 func (s *Sim) oomVictim(g int) int {
-	if s.usedAt(g, s.now) <= s.cfg.Server.Type.MemoryMiB {
+	if s.usedAt(g, s.now) <= s.capacity(g) {
 		return -1
 	}
 	victim := -1
@@ -883,8 +1119,8 @@ func (s *Sim) check(job int) error {
 				}
 			}
 		}
-		if u := s.usedAt(g, s.now); u > s.cfg.Server.Type.MemoryMiB+1e-6 {
-			return fmt.Errorf("GPU %d holds %.0f MiB, over its %.0f MiB capacity", g, u, s.cfg.Server.Type.MemoryMiB)
+		if u, c := s.usedAt(g, s.now), s.capacity(g); u > c+1e-6 {
+			return fmt.Errorf("GPU %d holds %.0f MiB, over its %.0f MiB capacity", g, u, c)
 		}
 	}
 	if job >= 0 {

@@ -35,6 +35,7 @@ type segment struct {
 
 type history struct {
 	segs []segment
+	free [][]segJob // arrays of dropped segments, for reuse
 	// version counts recorded segments (0: none yet).
 	version uint64
 	// cache holds computed samples by whole second modulo its size, which
@@ -77,15 +78,19 @@ func (h *history) record(s *Sim, g int) {
 	h.version++
 	s.unsteadied(g)
 	var jobs []segJob
+	if n := len(h.free); n > 0 { // a dropped segment's array
+		jobs, h.free = h.free[n-1], h.free[:n-1]
+	}
 	for _, id := range s.view.GPUs[g].Jobs {
 		pj := &s.view.Jobs[id]
 		if pj.Active {
-			prof := s.profileOn(int(id), g)
+			prof := s.shownOn(int(id), g)
 			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
 				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate})
 		}
 	}
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
+		h.recycle(h.segs[n-1].jobs)
 		h.segs[n-1].jobs, h.segs[n-1].serial = jobs, h.version
 	} else {
 		h.segs = append(h.segs, segment{start: s.now, jobs: jobs, serial: h.version})
@@ -96,7 +101,18 @@ func (h *history) record(s *Sim, g int) {
 		i++
 	}
 	if i > 0 {
+		for _, sg := range h.segs[:i] {
+			h.recycle(sg.jobs)
+		}
 		h.segs = append(h.segs[:0], h.segs[i:]...)
+	}
+}
+
+// recycle keeps the array of a segment no longer in the history for the
+// next record (a few at most): nothing refers to a dropped segment.
+func (h *history) recycle(jobs []segJob) {
+	if cap(jobs) > 0 && len(h.free) < 4 {
+		h.free = append(h.free, jobs[:0])
 	}
 }
 
@@ -231,9 +247,10 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	s.comb = comb
 	// Fractions in [0, 1] and percent in [0, 100], as the contract says
 	// (a bursty signal's low level can go negative only with noise > 1).
-	x.SMACT, x.SMOCC, x.DRAMA = s.cfg.Telemetry.CombineTelemetry(comb)
+	tt := s.typ(g)
+	x.SMACT, x.SMOCC, x.DRAMA = tt.Telemetry.CombineTelemetry(comb)
 	x.UtilPct = min(max(x.UtilPct, 0), 100)
-	if !s.view.Pressure {
+	if !tt.Type.Pressure {
 		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0
 	}
 	return x
@@ -376,9 +393,9 @@ func (tm telemetry) SampleRange(g int) (lo, hi policies.Sample) {
 			uhi += p.UtilPct
 		}
 	}
-	if s.view.Pressure {
-		lo.SMACT, lo.SMOCC, lo.DRAMA = s.cfg.Telemetry.CombineTelemetry(cl)
-		hi.SMACT, hi.SMOCC, hi.DRAMA = s.cfg.Telemetry.CombineTelemetry(ch)
+	if tt := s.typ(g); tt.Type.Pressure {
+		lo.SMACT, lo.SMOCC, lo.DRAMA = tt.Telemetry.CombineTelemetry(cl)
+		hi.SMACT, hi.SMOCC, hi.DRAMA = tt.Telemetry.CombineTelemetry(ch)
 	}
 	lo.UtilPct, hi.UtilPct = min(max(ulo, 0), 100), min(max(uhi, 0), 100)
 	// A margin for rounding in the samples' arithmetic.

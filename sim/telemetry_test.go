@@ -235,3 +235,54 @@ func TestSampleRangeHoldsUntilTheNextEvent(t *testing.T) {
 		}
 	}
 }
+
+// A workload's telemetry scale changes what it shows and nothing else:
+// noiseless, its draws are the scaled profile's, its co-runner's are not,
+// and both jobs finish when they do unscaled (speed reads the catalog).
+func TestTelemetryScale(t *testing.T) {
+	a, _ := models.A100().Get("llama3_width_8layer_wiki_bs1_1gpu")
+	b, _ := models.A100().Get("mobilenet_cifar100_bs64_20e_1gpu")
+	run := func(p models.TelemetryParams) (policies.Sample, []time.Duration) {
+		truth := sim.DefaultTruth()
+		truth.Noise = 0
+		s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Interference: models.DefaultInterference(),
+			Telemetry: p, Truth: truth, Seed: 3},
+			[]sim.JobSpec{{Name: "a", Workload: a.ID, GPUs: 1, SoloS: 300}, {Name: "b", Workload: b.ID, GPUs: 1, SoloS: 200}})
+		require.NoError(t, err)
+		_, err = s.Next()
+		require.NoError(t, err)
+		require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+		require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
+		require.NoError(t, s.Apply(policies.Wake{At: 100 * time.Second}))
+		var x policies.Sample
+		fin := make([]time.Duration, 2)
+		for {
+			evs, err := s.Next()
+			require.NoError(t, err)
+			if len(evs) == 0 {
+				break
+			}
+			if s.Now() == 100*time.Second {
+				x = s.View().Telemetry.Samples(nil, 0, 1)[0]
+			}
+			for _, e := range evs {
+				if f, ok := e.(policies.JobFinished); ok {
+					fin[f.Job] = f.T
+				}
+			}
+		}
+		return x, fin
+	}
+	f := models.SignalScale{SMACT: 2, SMOCC: 3, DRAMA: 0.5}
+	scaled := models.TelemetryParams{Scale: map[string]models.SignalScale{a.ID: f}}
+	plain, finPlain := run(models.TelemetryParams{})
+	got, finScaled := run(scaled)
+	pa, pb := a.PerGPU[0], b.PerGPU[0]
+	require.InDelta(t, pa.SMACT.Mean+pb.SMACT.Mean, plain.SMACT, 1e-9)
+	require.InDelta(t, 2*pa.SMACT.Mean+pb.SMACT.Mean, got.SMACT, 1e-9)
+	require.InDelta(t, 3*pa.SMOCC.Mean+pb.SMOCC.Mean, got.SMOCC, 1e-9)
+	require.InDelta(t, 0.5*pa.DRAMA.Mean+pb.DRAMA.Mean, got.DRAMA, 1e-9)
+	require.Equal(t, finPlain, finScaled, "speed does not read the scaled profile")
+	require.Positive(t, finPlain[0])
+	require.Positive(t, finPlain[1])
+}

@@ -73,7 +73,9 @@ func TestCalibrateOut(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	for _, want := range []string{"219 co-runs, 5-fold cross-validation", "model                 held-out median APE  held-out p90 APE",
 		"\npressure ", "\nnone ", "\nflat20 ", "co_smact", "wrote " + path,
-		"stacks: 5 sequences of 4-5 jobs on one GPU", "fitted, leave one sequence out", "fitted, leave one workload set out", "telemetry.saturation"} {
+		"stacks: 5 sequences of 4-5 jobs on one GPU", "fitted, leave one sequence out", "fitted, leave one workload set out", "telemetry.saturation",
+		"with workload scales, leave one sequence out", "workload telemetry scales (smact/smocc/drama factors fitted on the grid): not adopted",
+		"limits:\n  max slowdown within 10 %: at most 3 of 5 sequences"} {
 		require.Contains(t, out, want)
 	}
 	require.NotContains(t, out, "leave-one-workload-out", "only with --lowo")

@@ -21,7 +21,9 @@ func TestSimulateClusterErrors(t *testing.T) {
 		{[]string{"--cluster", "v100:8x2"}, `unknown GPU type "v100"`},
 		{[]string{"--cluster", "a100-40gb:0x2"}, `GPUs per server "0" is not a whole number in 1..1024`},
 		{[]string{"--cluster", "a100-40gb:8x0"}, `server count "0" is not a whole number in 1..16384`},
-		{[]string{"--cluster", "a100-40gb:8x8,h200-141gb:8x4"}, "the simulator runs GPUs of one type per run"},
+		{[]string{"--cluster", "a100-40gb:8x8,h200:8x4"}, `cluster group "h200:8x4": GPU type: unknown GPU type "h200"`},
+		{[]string{"--cluster", "a100-40gb:8x8,legacy-11gb:8x4", "--policy", "aegis"}, "policy aegis on legacy-11gb"},
+		{[]string{"--cluster", "a100-40gb:8x8,legacy-11gb:8x4", "--truth", "context_mib=20000"}, "more than the legacy-11gb GPU's 11264 MiB"},
 		{[]string{"--cluster", "a100-40gb:8x2", "--server", "a100-40gb:8"}, "--cluster and --server: give one"},
 		{[]string{"--cluster", "a100-40gb:8x2", "--set", "dispatch=worst"}, `"worst"`},
 		{[]string{"--cluster", "a100-40gb:8x2", "--policy", "aegis", "--set", "hold=x"}, "hold"},
@@ -58,6 +60,17 @@ func TestSimulateCluster(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(dir, "s", "jobs.csv"))
 	require.NoError(t, err)
 	require.NotContains(t, string(b), "server")
+
+	code, out, errs = aegis("simulate", "--trace", "demo", "--cluster", "a100-40gb:2x1,h200-141gb:2x1", "--out", filepath.Join(dir, "m"))
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "on cluster a100-40gb:2x1,h200-141gb:2x1 (2 servers, 4 GPUs)")
+	b, err = os.ReadFile(filepath.Join(dir, "m", "jobs.csv"))
+	require.NoError(t, err)
+	lines = strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.True(t, strings.HasSuffix(lines[0], ",norm_jct,server,gpu_type"), lines[0])
+	for _, l := range lines[1:] {
+		require.Regexp(t, `,(0,a100-40gb|1,h200-141gb)$`, l)
+	}
 }
 
 // TestPoliciesListsDispatcher: aegis policies lists the dispatcher's

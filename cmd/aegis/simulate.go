@@ -40,12 +40,16 @@ With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv a
 DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
 (gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws the run.
 
---cluster TYPE:GPUSxSERVERS (e.g. a100-40gb:8x16, groups of one GPU type joined
-by commas) replaces --server: one instance of the policy per server behind a
-dispatcher (--set dispatch=bestfit|firstfit|leastloaded); a job of at most a
-server's GPUs runs inside one server, a larger one on whole idle servers, and a
-job of a multiple of its workload's GPU count repeats the workload's profile per
-GPU. jobs.csv gains a server column. See docs/simulator.md, "Clusters".`,
+--cluster TYPE:GPUSxSERVERS (e.g. a100-40gb:8x16; groups joined by commas, of
+one or several GPU types, e.g. a100-40gb:8x8,h200-141gb:8x4) replaces --server:
+one instance of the policy per server behind a dispatcher (--set
+dispatch=bestfit|firstfit|leastloaded); a job of at most a server's GPUs runs
+inside one server, a larger one on whole idle servers of one type, and a job of
+a multiple of its workload's GPU count repeats the workload's profile per GPU.
+Each GPU type keeps its memory, catalog and models; a job goes only to types
+whose catalog has its workload and whose memory holds its profiled peak.
+jobs.csv gains a server column (and gpu_type with several types). See
+docs/simulator.md, "Clusters".`,
 		Example: "  aegis simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1 --out out/",
 		Args:    exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -74,10 +78,11 @@ GPU. jobs.csv gains a server column. See docs/simulator.md, "Clusters".`,
 				return usageError{err}
 			}
 			if cl != nil {
-				_, err = experiments.NewDispatcher(policy, params, *cl)
-			}
-			if err == nil {
-				err = experiments.CheckPolicy(policy, experiments.WithoutDispatch(params, cl != nil), srv)
+				if _, err = experiments.NewDispatcher(policy, params, *cl); err == nil {
+					err = experiments.CheckClusterPolicy(policy, experiments.WithoutDispatch(params, true), *cl)
+				}
+			} else {
+				err = experiments.CheckPolicy(policy, params, srv)
 			}
 			if err != nil {
 				return usageError{err}
@@ -89,6 +94,13 @@ GPU. jobs.csv gains a server column. See docs/simulator.md, "Clusters".`,
 			truth, err := sim.ParseTruth(tm)
 			if err == nil {
 				err = truth.Check(srv)
+			}
+			if cl != nil {
+				for _, t := range cl.Types {
+					if err == nil {
+						err = truth.Check(models.Server{Type: t, GPUs: 1})
+					}
+				}
 			}
 			if err != nil {
 				return usageError{err}

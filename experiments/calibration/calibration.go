@@ -75,6 +75,22 @@ type Result struct {
 	// Reach is what any (ρ, κ) of the search could reach on the stacks'
 	// max slowdown.
 	Reach SpeedReach
+	// Scales is the trial of per-workload telemetry scales (nil without
+	// stacking data).
+	Scales *ScaleTrial
+}
+
+// ScaleTrial is the test of per-workload telemetry scales
+// (models.TelemetryParams.Scale) fitted on the threshold grid: the scales
+// fitted on all of it, the model with them in-sample and validated like
+// the model without, and whether they were adopted: only when leaving one
+// sequence out they predict more first rejections right than the model
+// without them.
+type ScaleTrial struct {
+	Fitted      map[string]models.SignalScale
+	InSample    Summary
+	Validations []Validation
+	Adopted     bool
 }
 
 // Defaults fills in Options' defaults and the shared data paths.
@@ -220,16 +236,43 @@ func Run(opt Options) (*Result, error) {
 		lowso = append(lowso, set)
 	}
 	tables := map[models.PressureParams]*telemetryTable{res.Params: tt}
-	for _, v := range []struct {
-		name  string
-		folds [][]string
-	}{{"leave one sequence out", loso}, {"leave one workload set out", lowso}} {
-		val, err := validate(v.name, v.folds, d, st, tables, opt.Seeds)
-		if err != nil {
+	trial := &ScaleTrial{}
+	for _, scales := range []bool{false, true} {
+		for _, v := range []struct {
+			name  string
+			folds [][]string
+		}{{"leave one sequence out", loso}, {"leave one workload set out", lowso}} {
+			val, err := validate(v.name, v.folds, d, st, tables, scales, opt.Seeds)
+			if err != nil {
+				return nil, err
+			}
+			if scales {
+				trial.Validations = append(trial.Validations, *val)
+			} else {
+				res.Validations = append(res.Validations, *val)
+			}
+		}
+	}
+	// Stage 5: per-workload telemetry scales, adopted only if they predict
+	// more first rejections right leaving one sequence out.
+	withScales := res.Telemetry
+	if withScales.Scale, err = fitScales(final, res.Telemetry, d, tt.seqs, opt.Seeds); err != nil {
+		return nil, err
+	}
+	trial.Fitted = withScales.Scale
+	after := res.After
+	if len(trial.Fitted) > 0 {
+		if after, err = Evaluate(d, Model{Interference: final, Telemetry: withScales}, opt.Seeds); err != nil {
 			return nil, err
 		}
-		res.Validations = append(res.Validations, *val)
 	}
+	trial.InSample = after.Summary
+	trial.Adopted = len(trial.Fitted) > 0 && trial.Validations[0].FirstRight > res.Validations[0].FirstRight
+	if trial.Adopted {
+		res.Telemetry, res.After = withScales, after
+		res.Validations, trial.Validations = trial.Validations, res.Validations
+	}
+	res.Scales = trial
 	return res, nil
 }
 
@@ -271,7 +314,7 @@ func indexOf(xs []string, x string) int {
 // pairs and the other stacks; telemetry on the other grid sequences, with
 // that speed model) and replays the held-out ones. tables caches the
 // telemetry tables by speed model.
-func validate(name string, folds [][]string, d *stacking.Data, st *speedTable, tables map[models.PressureParams]*telemetryTable, seeds int) (*Validation, error) {
+func validate(name string, folds [][]string, d *stacking.Data, st *speedTable, tables map[models.PressureParams]*telemetryTable, scales bool, seeds int) (*Validation, error) {
 	v := &Validation{Name: name}
 	for _, out := range folds {
 		speed := st.best(without(st.seqs, out...))
@@ -288,6 +331,12 @@ func validate(name string, folds [][]string, d *stacking.Data, st *speedTable, t
 				tables[speed] = tt
 			}
 			fold.Telemetry = tt.best(train)
+			if scales {
+				var err error
+				if fold.Telemetry.Scale, err = fitScales(inter, fold.Telemetry, d, train, seeds); err != nil {
+					return nil, err
+				}
+			}
 		}
 		v.Folds = append(v.Folds, fold)
 		m := Model{Interference: inter, Telemetry: fold.Telemetry}

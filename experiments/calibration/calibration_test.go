@@ -20,7 +20,8 @@ func TestSummarizeCategories(t *testing.T) {
 		[]GridRow{g(2, 2), g(0, 3), g(3, 2), g(2, 4), g(4, 0)})
 	require.Equal(t, Summary{Sequences: 1, MakespanMedianAPE: 0.1, MeanSlowdownAPE: 0, MaxSlowdownWithin10: 0, Settings: 5, FirstRight: 1,
 		SimOnly: 1, Earlier: 1, Later: 1, MeasOnly: 1, DeferralsSpearman: s.DeferralsSpearman, GridMakespanMedianAPE: 0.1,
-		SimPositionSpearman: s.SimPositionSpearman, MeasPositionSpearman: s.MeasPositionSpearman}, s)
+		SimPositionSpearman: s.SimPositionSpearman, MeasPositionSpearman: s.MeasPositionSpearman,
+		FirstRightPer: map[string]int{"": 1}, BriefDeferrals: 0, SimBriefDeferrals: 0}, s)
 }
 
 // seq is a synthetic launch sequence of embedded-catalog workloads.
@@ -73,6 +74,32 @@ func TestTelemetryFitRecoversTruth(t *testing.T) {
 	require.Less(t, sum.FirstRight, len(d.Grid), "the plain sum does not reproduce them: the test can fail")
 }
 
+// The workload-scale fit recovers telemetry scales that reproduce every
+// admission decision measured under known ones, and resets to 1 the
+// factors that do not matter.
+func TestScaleFitRecoversTruth(t *testing.T) {
+	base := models.TelemetryParams{Saturation: 1.1}
+	truth := base
+	truth.Scale = map[string]models.SignalScale{"mobilenet_cifar100_bs64_20e_1gpu": {SMACT: 3, SMOCC: 3, DRAMA: 1}}
+	d := synthetic(t, Model{Interference: models.DefaultInterference(), Telemetry: truth})
+	plain, err := Evaluate(d, Model{Interference: models.DefaultInterference(), Telemetry: base}, 1)
+	require.NoError(t, err)
+	require.Less(t, plain.FirstRight, len(d.Grid), "without the scale the admissions differ: the test can fail")
+	got, err := fitScales(models.DefaultInterference(), base, d, []string{"s"}, 1)
+	require.NoError(t, err)
+	require.Contains(t, got, "mobilenet_cifar100_bs64_20e_1gpu")
+	require.NotContains(t, got, "efficientnet_imagenet_bs64_1gpu", "the last job's telemetry is never seen by a decision")
+	fitted := base
+	fitted.Scale = got
+	rep, err := Evaluate(d, Model{Interference: models.DefaultInterference(), Telemetry: fitted}, 1)
+	require.NoError(t, err)
+	require.Equal(t, len(d.Grid), rep.FirstRight, "fitted %v", got)
+	d = synthetic(t, Model{Interference: models.DefaultInterference(), Telemetry: base})
+	none, err := fitScales(models.DefaultInterference(), base, d, []string{"s"}, 1)
+	require.NoError(t, err)
+	require.Empty(t, none, "nothing to correct when the catalog profiles are the truth")
+}
+
 // The speed fit recovers ρ and κ from stacks measured under known ones.
 func TestSpeedFitRecoversTruth(t *testing.T) {
 	p := models.DefaultPressureParams()
@@ -112,6 +139,11 @@ func TestPositionSpearman(t *testing.T) {
 	s := summarize(nil, []GridRow{g(2, 300, 2), g(3, 200, 3), g(4, 100, 4), g(0, 0, 0)})
 	require.InDelta(t, 1, s.MeasPositionSpearman, 1e-12)
 	require.InDelta(t, 1, s.SimPositionSpearman, 1e-12)
+	brief := GridRow{GridRun: stacking.GridRun{Sequence: "b", FirstRejected: 3, Deferrals: 4, MakespanS: 1}, SimFirstRejected: 3, SimDeferrals: 11, SimMakespanS: 1}
+	s = summarize(nil, []GridRow{brief, g(2, 300, 2), {GridRun: stacking.GridRun{Sequence: "b", FirstRejected: 2, Deferrals: 10, MakespanS: 1}, SimFirstRejected: 3, SimDeferrals: 1, SimMakespanS: 1}})
+	require.Equal(t, 2, s.BriefDeferrals, "1-10 deferrals measured")
+	require.Equal(t, 1, s.SimBriefDeferrals)
+	require.Equal(t, map[string]int{"b": 1, "": 1}, s.FirstRightPer)
 	s = summarize(nil, []GridRow{g(2, 300, 0), g(3, 200, 4), g(4, 100, 3), g(0, 0, 2)})
 	require.InDelta(t, 1, s.MeasPositionSpearman, 1e-12)
 	require.InDelta(t, -1, s.SimPositionSpearman, 1e-12)

@@ -2,6 +2,7 @@ package calibration
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -207,28 +208,9 @@ func newTelemetryTable(inter models.Interference, d *stacking.Data, seeds int) (
 		perr := make([]float64, len(t.seqs))
 		for i, name := range t.seqs {
 			s, _ := d.Sequence(name)
-			miss := len(s.Jobs) + 1 // "never" ranks after the last position
-			for seed := 1; seed <= seeds; seed++ {
-				r, err := stacking.Replay(s, stacking.Config{NoFilter: true, Interference: inter, Telemetry: &p, Seed: uint64(seed)})
-				if err != nil {
-					return err
-				}
-				for _, g := range d.Grid {
-					if g.Sequence != name {
-						continue
-					}
-					got, want := r.FirstRejectedAt(g.Thresholds), g.FirstRejected
-					if got == want {
-						right[i]++
-					}
-					if got == 0 {
-						got = miss
-					}
-					if want == 0 {
-						want = miss
-					}
-					perr[i] += math.Abs(float64(got - want))
-				}
+			var err error
+			if right[i], perr[i], err = admissions(s, d.Grid, inter, p, seeds); err != nil {
+				return err
 			}
 		}
 		t.right[c], t.perr[c] = right, perr
@@ -238,6 +220,156 @@ func newTelemetryTable(inter models.Interference, d *stacking.Data, seeds int) (
 		return nil, err
 	}
 	return t, nil
+}
+
+// admissions replays s without filter under seeds 1..seeds and counts the
+// grid settings of s whose first rejected position the replays predict
+// right, and the summed position error ("never" ranks after the last
+// position).
+func admissions(s stacking.Sequence, grid []stacking.GridRun, inter models.Interference, p models.TelemetryParams, seeds int) (int, float64, error) {
+	right, perr := 0, 0.0
+	miss := len(s.Jobs) + 1
+	for seed := 1; seed <= seeds; seed++ {
+		r, err := stacking.Replay(s, stacking.Config{NoFilter: true, Interference: inter, Telemetry: &p, Seed: uint64(seed)})
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, g := range grid {
+			if g.Sequence != s.Name {
+				continue
+			}
+			got, want := r.FirstRejectedAt(g.Thresholds), g.FirstRejected
+			if got == want {
+				right++
+			}
+			if got == 0 {
+				got = miss
+			}
+			if want == 0 {
+				want = miss
+			}
+			perr += math.Abs(float64(got - want))
+		}
+	}
+	return right, perr, nil
+}
+
+// Candidate factors of a workload's telemetry scale, per signal.
+var scaleGrid = []float64{0.5, 0.7, 0.85, 1, 1.25, 1.5, 2, 2.5, 3}
+
+// fitScales fits per-workload telemetry scales (models.TelemetryParams.
+// Scale) on the grid sequences in train, the speed model and the rest of
+// the combination (base) fixed. Coordinate descent from no correction:
+// for each workload some training decision's window holds (every position
+// but the last) and each signal, the factor of scaleGrid that predicts the
+// most first rejections right over the seeds (ties: the smaller summed
+// position error, else the current factor); two sweeps; then every factor
+// is reset to 1 where that loses no right prediction (the simpler model).
+// Any scales in base are replaced, not refined.
+func fitScales(inter models.Interference, base models.TelemetryParams, d *stacking.Data, train []string, seeds int) (map[string]models.SignalScale, error) {
+	var seqs []stacking.Sequence
+	var ids []string
+	for _, name := range train {
+		s, ok := d.Sequence(name)
+		if !ok {
+			continue
+		}
+		seqs = append(seqs, s)
+		for _, j := range s.Jobs[:len(s.Jobs)-1] {
+			if !slices.Contains(ids, j.Workload) {
+				ids = append(ids, j.Workload)
+			}
+		}
+	}
+	scale := map[string]models.SignalScale{}
+	with := func(id string, f models.SignalScale) models.TelemetryParams {
+		p := base
+		p.Scale = maps.Clone(scale)
+		if f == (models.SignalScale{SMACT: 1, SMOCC: 1, DRAMA: 1}) {
+			delete(p.Scale, id)
+		} else {
+			p.Scale[id] = f
+		}
+		return p
+	}
+	// score sums the sequences holding id (the others do not change).
+	score := func(id string, p models.TelemetryParams) (int, float64, error) {
+		r, e := 0, 0.0
+		for _, s := range seqs {
+			if !slices.ContainsFunc(s.Jobs[:len(s.Jobs)-1], func(j stacking.Job) bool { return j.Workload == id }) {
+				continue
+			}
+			ri, ei, err := admissions(s, d.Grid, inter, p, seeds)
+			if err != nil {
+				return 0, 0, err
+			}
+			r, e = r+ri, e+ei
+		}
+		return r, e, nil
+	}
+	get := func(id string) models.SignalScale {
+		if f, ok := scale[id]; ok {
+			return f
+		}
+		return models.SignalScale{SMACT: 1, SMOCC: 1, DRAMA: 1}
+	}
+	set := func(f *models.SignalScale, sig int, v float64) {
+		*[3]*float64{&f.SMACT, &f.SMOCC, &f.DRAMA}[sig] = v
+	}
+	put := func(id string, f models.SignalScale) { scale = with(id, f).Scale }
+	for range 2 {
+		for _, id := range ids {
+			for sig := range 3 {
+				cur := get(id)
+				rights := make([]int, len(scaleGrid))
+				errs := make([]float64, len(scaleGrid))
+				err := parallel(len(scaleGrid), func(i int) error {
+					f := cur
+					set(&f, sig, scaleGrid[i])
+					var err error
+					rights[i], errs[i], err = score(id, with(id, f))
+					return err
+				})
+				if err != nil {
+					return nil, err
+				}
+				curV := [3]float64{cur.SMACT, cur.SMOCC, cur.DRAMA}[sig]
+				bi := slices.Index(scaleGrid, curV)
+				for i := range scaleGrid {
+					if rights[i] > rights[bi] || (rights[i] == rights[bi] && errs[i] < errs[bi]-1e-9) {
+						bi = i
+					}
+				}
+				set(&cur, sig, scaleGrid[bi])
+				put(id, cur)
+			}
+		}
+	}
+	for _, id := range ids {
+		for sig := range 3 {
+			cur := get(id)
+			if [3]float64{cur.SMACT, cur.SMOCC, cur.DRAMA}[sig] == 1 {
+				continue
+			}
+			r0, _, err := score(id, with(id, cur))
+			if err != nil {
+				return nil, err
+			}
+			f := cur
+			set(&f, sig, 1)
+			r1, _, err := score(id, with(id, f))
+			if err != nil {
+				return nil, err
+			}
+			if r1 >= r0 {
+				put(id, f)
+			}
+		}
+	}
+	if len(scale) == 0 {
+		return nil, nil
+	}
+	return scale, nil
 }
 
 // parallel calls f(0..n-1) on up to GOMAXPROCS goroutines and returns the

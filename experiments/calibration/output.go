@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -60,6 +62,9 @@ type StacksJSON struct {
 	Sequences int                `json:"sequences"`
 	Settings  int                `json:"grid_settings"`
 	Errors    map[string]Summary `json:"errors"`
+	// ScalesAdopted says whether the per-workload telemetry scales were
+	// adopted (see ScaleTrial).
+	ScalesAdopted bool `json:"workload_scales_adopted"`
 }
 
 // JSON returns the Result's --json form.
@@ -84,6 +89,17 @@ func (r *Result) JSON() JSON {
 			"before": r.Before.Summary, "in_sample": r.After.Summary}}
 		for _, v := range r.Validations {
 			s.Errors[v.Name] = v.Summary
+		}
+		if tr := r.Scales; tr != nil {
+			other := "with workload scales"
+			if tr.Adopted {
+				other = "without workload scales"
+			}
+			s.Errors[other+", in_sample"] = tr.InSample
+			for _, v := range tr.Validations {
+				s.Errors[other+", "+v.Name] = v.Summary
+			}
+			s.ScalesAdopted = tr.Adopted
 		}
 		j.Stacks = s
 	}
@@ -129,7 +145,22 @@ func (r *Result) WriteText(out io.Writer) error {
 		for _, v := range r.Validations {
 			row("fitted, "+v.Name, v.Summary)
 		}
+		if tr := r.Scales; tr != nil {
+			other := "with workload scales"
+			if tr.Adopted {
+				other = "without workload scales"
+			}
+			if tr.Adopted || len(tr.Fitted) > 0 {
+				row(other+", in-sample", tr.InSample)
+			}
+			for _, v := range tr.Validations {
+				row(other+", "+v.Name, v.Summary)
+			}
+		}
 		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if err := r.writeScales(out); err != nil {
 			return err
 		}
 		if err := r.writeLimits(out); err != nil {
@@ -184,9 +215,71 @@ func (r *Result) writeLimits(out io.Writer) error {
 			strings.Join(o.Sequences, " "), o.Measured, o.Fitted, o.Largest)
 	}
 	s := r.After.Summary
-	_, err := fmt.Fprintf(out, "  deferral counts ranked by the first rejected position alone (in-sample): Spearman %.2f with the measured positions, %.2f with the simulated (the simulated counts: %.2f)\n",
+	fmt.Fprintf(out, "  deferral counts ranked by the first rejected position alone (in-sample): Spearman %.2f with the measured positions, %.2f with the simulated (the simulated counts: %.2f)\n",
 		s.MeasPositionSpearman, s.SimPositionSpearman, s.DeferralsSpearman)
-	return err
+	fmt.Fprintf(out, "  grid runs that deferred a job only 1-%d times (rejected, then admitted within seconds): measured %d, replayed %d (in-sample)\n",
+		briefMax, s.BriefDeferrals, s.SimBriefDeferrals)
+	per := func(s Summary) string {
+		var parts []string
+		for _, name := range slices.Sorted(maps.Keys(s.FirstRightPer)) {
+			parts = append(parts, fmt.Sprintf("%s %d", name, s.FirstRightPer[name]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(out, "  first rejected right per grid sequence: in-sample %s\n", per(s))
+	for _, v := range r.Validations {
+		fmt.Fprintf(out, "  first rejected right per grid sequence: %s %s\n", v.Name, per(v.Summary))
+	}
+	if tr := r.Scales; tr != nil {
+		other := "with workload scales"
+		if tr.Adopted {
+			other = "without workload scales"
+		}
+		for _, v := range tr.Validations {
+			fmt.Fprintf(out, "  first rejected right per grid sequence: %s, %s %s\n", other, v.Name, per(v.Summary))
+		}
+	}
+	return nil
+}
+
+// writeScales writes the per-workload telemetry scales fitted on all the
+// grid and per fold, and whether they were adopted.
+func (r *Result) writeScales(out io.Writer) error {
+	tr := r.Scales
+	if tr == nil {
+		return nil
+	}
+	with, without := tr.Validations[0].FirstRight, r.Validations[0].FirstRight
+	verdict := "not adopted"
+	if tr.Adopted {
+		verdict, with, without = "adopted", without, with
+	}
+	fmt.Fprintf(out, "\nworkload telemetry scales (smact/smocc/drama factors fitted on the grid): %s; leave one sequence out, first rejected right %d with them, %d without\n",
+		verdict, with, without)
+	fmt.Fprintf(out, "  all grid sequences: %s\n", formatScales(tr.Fitted))
+	vals := tr.Validations
+	if tr.Adopted {
+		vals = r.Validations
+	}
+	for _, v := range vals {
+		for _, f := range v.Folds {
+			fmt.Fprintf(out, "  %s, without %s: %s\n", v.Name, strings.Join(f.HeldOut, " "), formatScales(f.Telemetry.Scale))
+		}
+	}
+	return nil
+}
+
+// formatScales lists scales by workload ID ("none" when empty).
+func formatScales(sc map[string]models.SignalScale) string {
+	if len(sc) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(sc)) {
+		f := sc[id]
+		parts = append(parts, fmt.Sprintf("%s %g/%g/%g", id, f.SMACT, f.SMOCC, f.DRAMA))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }

@@ -64,7 +64,16 @@ type Summary struct {
 	// (earlier ranks higher, none lowest) and with the measured one (what
 	// a model right on every position would reach by position alone).
 	SimPositionSpearman, MeasPositionSpearman float64
+	// FirstRightPer is FirstRight per grid sequence.
+	FirstRightPer map[string]int
+	// BriefDeferrals and SimBriefDeferrals count the grid runs that
+	// deferred 1 to 10 times (rejected, then admitted within seconds),
+	// measured and replayed.
+	BriefDeferrals, SimBriefDeferrals int
 }
+
+// briefMax is the most deferrals a run counts as brief.
+const briefMax = 10
 
 // Report compares a model's replays with the stacking measurements.
 type Report struct {
@@ -140,10 +149,23 @@ func summarize(seqs []SeqRow, grid []GridRow) Summary {
 	for _, g := range grid {
 		simPos = append(simPos, positionRank(g.SimFirstRejected))
 		measPos = append(measPos, positionRank(g.FirstRejected))
+		if g.Deferrals >= 1 && g.Deferrals <= briefMax {
+			s.BriefDeferrals++
+		}
+		if g.SimDeferrals >= 1 && g.SimDeferrals <= briefMax {
+			s.SimBriefDeferrals++
+		}
 		s.Settings++
+		if s.FirstRightPer == nil {
+			s.FirstRightPer = map[string]int{}
+		}
+		if _, ok := s.FirstRightPer[g.Sequence]; !ok {
+			s.FirstRightPer[g.Sequence] = 0
+		}
 		switch p, q := g.SimFirstRejected, g.FirstRejected; {
 		case p == q:
 			s.FirstRight++
+			s.FirstRightPer[g.Sequence]++
 		case q == 0:
 			s.SimOnly++
 		case p == 0:

@@ -6,7 +6,8 @@
 //
 // The backend simulates the cluster's GPUs as one pool, server 0's GPUs
 // first; the dispatcher keeps every job inside one server unless it needs
-// more GPUs than the largest server has.
+// more GPUs than the largest server has. In a cluster of several GPU types
+// (SetTypes) it routes each job only to servers of the types it may run on.
 package cluster
 
 import (
@@ -76,6 +77,39 @@ type Dispatcher struct {
 	// idleSum is the sum of idle: no job of more GPUs fits anywhere.
 	idleSum int
 	saved   []saved
+
+	// A cluster of several GPU types (SetTypes; nil types otherwise):
+	// each type's largest server, each job's types (0: not asked yet),
+	// and the queued jobs' profiles while a server's policy sees its
+	// type's.
+	types    *Types
+	typeMax  []int
+	runs     []uint8
+	profiles []savedProfile
+}
+
+// Types describes a cluster of several GPU types to the dispatcher.
+type Types struct {
+	// Server holds each server's type, a number below 8.
+	Server []int
+	// Pressure tells per type whether its GPUs have DCGM pressure
+	// indicators: each server's policy sees its own type's.
+	Pressure []bool
+	// Runs returns the types job id may run on (bit k: type k); the
+	// dispatcher routes it only to servers of these types, and a job
+	// larger than their largest server onto whole servers of one of them.
+	Runs func(id policies.JobID) uint8
+	// Profile, when not nil, returns job id's profile on type k (where
+	// the types' workload catalogs differ): a server's policy sees its
+	// type's profile of the queued jobs routed to it.
+	Profile func(id policies.JobID, k int) (policies.Profile, bool)
+}
+
+// savedProfile is a queued job's profile while a server's policy sees its
+// type's.
+type savedProfile struct {
+	id policies.JobID
+	p  policies.Profile
 }
 
 // saved is a running job's GPUs in cluster numbering while a server's
@@ -142,6 +176,60 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 	d.whole = make([]bool, len(sizes))
 	d.gone = make([]bool, len(sizes))
 	return d, nil
+}
+
+// SetTypes makes the dispatcher route by GPU type; call it before the
+// first Schedule.
+func (d *Dispatcher) SetTypes(t Types) error {
+	if len(t.Server) != len(d.servers) {
+		return fmt.Errorf("cluster: the types of %d servers for %d servers", len(t.Server), len(d.servers))
+	}
+	if t.Runs == nil {
+		return fmt.Errorf("cluster: types without Runs")
+	}
+	d.typeMax = make([]int, len(t.Pressure))
+	for i, k := range t.Server {
+		if k < 0 || k >= len(t.Pressure) || k >= 8 {
+			return fmt.Errorf("cluster: server %d: type %d of %d", i, k, len(t.Pressure))
+		}
+		d.typeMax[k] = max(d.typeMax[k], d.servers[i].n)
+	}
+	d.types = &t
+	return nil
+}
+
+// jobTypes returns the types job id may run on (all when the cluster has
+// one type).
+func (d *Dispatcher) jobTypes(id policies.JobID) uint8 {
+	if d.types == nil {
+		return 0xff
+	}
+	for int(id) >= len(d.runs) {
+		d.runs = append(d.runs, 0)
+	}
+	if d.runs[id] == 0 {
+		d.runs[id] = d.types.Runs(id)
+	}
+	return d.runs[id]
+}
+
+// serves reports whether server i is of a type in mask.
+func (d *Dispatcher) serves(i int, mask uint8) bool {
+	return d.types == nil || mask&(1<<d.types.Server[i]) != 0
+}
+
+// largest is the GPU count of the largest server of a type in mask.
+func (d *Dispatcher) largest(mask uint8) int {
+	if d.types == nil {
+		return d.maxGPUs
+	}
+	m := 0
+	for k, n := range d.typeMax {
+		if mask&(1<<k) != 0 {
+			m = max(m, n)
+		}
+	}
+	return m
 }
 
 // Name implements policies.Policy: the per-server policy's name.
@@ -262,13 +350,14 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 			return
 		}
 		d.stamp[id], d.dest[id] = d.epoch, dispatched
-		if j := v.Job(id); j.GPUs > d.maxGPUs {
-			if a, ok := d.big(j); ok {
+		mask := d.jobTypes(id)
+		if j := v.Job(id); j.GPUs > d.maxGPUs || (d.types != nil && j.GPUs > d.largest(mask)) {
+			if a, ok := d.big(j, mask); ok {
 				acts = append(acts, a)
 			}
 			return
 		}
-		d.dest[id] = int32(d.pick(v.Job(id).GPUs))
+		d.dest[id] = int32(d.pick(v.Job(id).GPUs, mask))
 	}
 	d.rr, d.counting = -1, false
 	for _, id := range v.Failed {
@@ -319,15 +408,16 @@ func (d *Dispatcher) give(i int) {
 	}
 }
 
-// pick chooses the server for a job of n GPUs and promises its GPUs, or
-// returns unrouted when every server able to hold it has its fill.
-func (d *Dispatcher) pick(n int) int {
+// pick chooses the server for a job of n GPUs that may run on the types
+// in mask and promises its GPUs, or returns unrouted when every server
+// able to hold it has its fill.
+func (d *Dispatcher) pick(n int, mask uint8) int {
 	best := -1
 	for i := range d.servers {
 		if d.idleSum < n {
 			break // no server's idle GPUs can hold it
 		}
-		if d.idle[i] < n || d.servers[i].n < n {
+		if d.idle[i] < n || d.servers[i].n < n || !d.serves(i, mask) {
 			continue
 		}
 		switch {
@@ -352,7 +442,7 @@ func (d *Dispatcher) pick(n int) int {
 	// A server given whole to a larger job in this decision is not: its
 	// policy would still see its GPUs idle and place a job beside it.
 	open := func(i int) bool {
-		return d.servers[i].n >= n && d.servers[i].got < d.servers[i].n+d.depth && !d.gone[i]
+		return d.servers[i].n >= n && d.servers[i].got < d.servers[i].n+d.depth && !d.gone[i] && d.serves(i, mask)
 	}
 	if d.rr < 0 {
 		for i := range d.servers {
@@ -379,17 +469,30 @@ func (d *Dispatcher) pick(n int) int {
 	return best
 }
 
-// big places job j, larger than any server, on the lowest-numbered whole
-// idle servers that together hold it, if there are enough.
-func (d *Dispatcher) big(j *policies.Job) (policies.Action, bool) {
+// big places job j, larger than any server of the types in mask, on the
+// lowest-numbered whole idle servers that together hold it, all of one
+// type (the first type in mask that has enough), if there are enough.
+func (d *Dispatcher) big(j *policies.Job, mask uint8) (policies.Action, bool) {
 	var take []int
 	have := 0
-	for i := range d.servers {
-		if d.whole[i] {
-			take = append(take, i)
-			if have += d.servers[i].n; have >= j.GPUs {
-				break
+	for k := range 8 {
+		if d.types == nil && k > 0 {
+			break
+		}
+		if d.types != nil && (mask&(1<<k) == 0 || k >= len(d.typeMax)) {
+			continue
+		}
+		take, have = take[:0], 0
+		for i := range d.servers {
+			if d.whole[i] && (d.types == nil || d.types.Server[i] == k) {
+				take = append(take, i)
+				if have += d.servers[i].n; have >= j.GPUs {
+					break
+				}
 			}
+		}
+		if have >= j.GPUs {
+			break
 		}
 	}
 	if have < j.GPUs {
@@ -432,6 +535,24 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 	s.lastFailed = append(s.lastFailed[:0], s.failed...)
 	sv := &s.view
 	sv.Now, sv.Pressure = v.Now, v.Pressure
+	if d.types != nil {
+		k := d.types.Server[i]
+		sv.Pressure = d.types.Pressure[k]
+		if d.types.Profile != nil {
+			d.profiles = d.profiles[:0]
+			for _, id := range s.queue {
+				if p, ok := d.types.Profile(id, k); ok {
+					d.profiles = append(d.profiles, savedProfile{id, v.Jobs[id].Profile})
+					v.Jobs[id].Profile = p
+				}
+			}
+			defer func() {
+				for _, x := range d.profiles {
+					v.Jobs[x.id].Profile = x.p
+				}
+			}()
+		}
+	}
 	sv.Jobs = v.Jobs
 	sv.Queue, sv.Failed = s.queue, s.failed
 	sv.Telemetry = restrict(v.Telemetry, s.first)

@@ -1,0 +1,79 @@
+package sim_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
+)
+
+// mixedServer returns a server of one A100 (GPU 0) and one legacy GPU (GPU 1).
+func mixedServer(t *testing.T, specs []sim.JobSpec) *sim.Sim {
+	t.Helper()
+	a100, err := models.LookupGPU("a100-40gb")
+	require.NoError(t, err)
+	legacy, err := models.LookupGPU("legacy-11gb")
+	require.NoError(t, err)
+	s, err := sim.New(sim.Config{Server: models.Server{Type: a100, GPUs: 2}, Truth: exact(), Seed: 1,
+		Types:  []sim.TypeTruth{{Type: a100, Catalog: models.A100()}, {Type: legacy, Catalog: models.Legacy11GB()}},
+		TypeOf: []int{0, 1}}, specs)
+	require.NoError(t, err)
+	return s
+}
+
+// TestMixedServerTruth: on a server of two GPU types each GPU has its
+// type's capacity and telemetry (no pressure indicators on the legacy
+// GPU), a job may run on the types whose catalog has it and whose memory
+// holds it, and runs its workload there as that type's catalog says.
+func TestMixedServerTruth(t *testing.T) {
+	const common = "efficientnet_cifar100_bs128_20e_1gpu"
+	s := mixedServer(t, []sim.JobSpec{
+		{Name: "a", Workload: common, GPUs: 1},
+		{Name: "b", Workload: common, GPUs: 1},
+		{Name: "bert", Workload: "bert_base_wiki_bs32_1gpu", GPUs: 1},
+	})
+	require.Equal(t, []uint8{3, 3, 1}, []uint8{s.TypeMask(0), s.TypeMask(1), s.TypeMask(2)})
+	_, ok := s.ProfileOnType(2, 1)
+	require.False(t, ok, "the legacy catalog lacks bert")
+	pa, ok := s.ProfileOnType(0, 0)
+	require.True(t, ok)
+	pl, ok := s.ProfileOnType(0, 1)
+	require.True(t, ok)
+	require.Greater(t, pl.SoloS, pa.SoloS)
+
+	v := s.View()
+	require.Equal(t, []float64{40960, 11264}, []float64{v.GPUs[0].CapacityMiB, v.GPUs[1].CapacityMiB})
+	require.False(t, v.Pressure, "not every GPU has pressure indicators")
+	_, err := s.Next() // the arrivals
+	require.NoError(t, err)
+	require.Equal(t, pa.SoloS, s.View().Jobs[1].SoloS, "until it runs: the shortest solo time of its types")
+	require.ErrorContains(t, s.Apply(policies.Place{Job: 2, GPUs: []int{1}}), "the legacy-11gb catalog does not run workload bert_base_wiki_bs32_1gpu")
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{1}}))
+	require.Equal(t, pl.SoloS, s.View().Jobs[1].SoloS, "running on legacy: the legacy profile")
+	_, err = s.Until(100 * sec) // both active, neither done
+	require.NoError(t, err)
+	tel := s.View().Telemetry
+	x0, x1 := tel.Samples(nil, 0, 1), tel.Samples(nil, 1, 1)
+	require.Len(t, x0, 1)
+	require.Len(t, x1, 1)
+	require.Positive(t, x0[0].SMACT)
+	require.Zero(t, x1[0].SMACT, "legacy: no pressure indicators")
+	require.Positive(t, x1[0].UtilPct)
+	finish := map[policies.JobID]float64{}
+	for len(finish) < 2 {
+		evs, err := s.Next()
+		require.NoError(t, err)
+		require.NotEmpty(t, evs)
+		for _, e := range evs {
+			if f, ok := e.(policies.JobFinished); ok {
+				finish[f.Job] = f.T.Seconds()
+			}
+		}
+	}
+	require.InDelta(t, pa.SoloS, finish[0], 1e-6)
+	require.InDelta(t, pl.SoloS, finish[1], 1e-6)
+}
