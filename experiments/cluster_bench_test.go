@@ -17,7 +17,7 @@ import (
 // jobs, which have no catalog workload, get a 1-GPU workload by the same
 // rule among their own durations, repeated per GPU, with their generated
 // duration as solo_s.
-func clusterTrace(b *testing.B, n int, seed uint64) *traces.Trace {
+func clusterTrace(b testing.TB, n int, seed uint64) *traces.Trace {
 	log, err := traces.GenerateLike("venus", n, seed, 8)
 	require.NoError(b, err)
 	small := make([]traces.LogJob, len(log.Jobs))

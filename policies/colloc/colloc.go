@@ -285,7 +285,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 			blocked = consider(j)
 		}
 	}
-	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other {
+	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other && !s.cfg.EveryTick {
 		s.until = min(s.other, r.Refine(v, s.other))
 	}
 	if s.cfg.EveryTick {
