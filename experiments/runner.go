@@ -225,7 +225,7 @@ func (s *Spec) cellKey(c Cell) string {
 		Seed      uint64
 		Telemetry bool
 		Tool      string
-	}{s.trHash[c.trace], s.server.String(), c.Policy, r.Params, r.Truth, modelHash(r.Interference), c.Seed, s.Telemetry, s.tool})
+	}{s.trHash[c.trace], s.serverKey(), c.Policy, r.Params, r.Truth, modelHash(r.Interference), c.Seed, s.Telemetry, s.tool})
 	return hashBytes(b)
 }
 
@@ -398,6 +398,36 @@ type ServerInfo struct {
 	GPUs      int     `json:"gpus"`
 	MemoryMiB float64 `json:"memory_mib"`
 	Pressure  bool    `json:"pressure_telemetry"`
+	// Cluster describes a spec's cluster (Spec is then the cluster,
+	// Type, MemoryMiB and Pressure its first GPU type's, GPUs all of
+	// them).
+	Cluster *ClusterInfo `json:"cluster,omitempty"`
+}
+
+// ClusterInfo is a simulated cluster.
+type ClusterInfo struct {
+	Servers int `json:"servers"`
+	// Groups lists the servers in order, runs of equal servers as one.
+	Groups []ClusterGroup `json:"groups"`
+	// Types lists the GPU types with their truth's provenance.
+	Types []ClusterType `json:"types"`
+}
+
+// ClusterGroup is a run of equal servers of a cluster.
+type ClusterGroup struct {
+	Type    string `json:"type"`
+	GPUs    int    `json:"gpus_per_server"`
+	Servers int    `json:"servers"`
+}
+
+// ClusterType is one GPU type of a cluster.
+type ClusterType struct {
+	Type         string  `json:"type"`
+	GPUs         int     `json:"gpus"`
+	MemoryMiB    float64 `json:"memory_mib"`
+	Pressure     bool    `json:"pressure_telemetry"`
+	Catalog      string  `json:"catalog_sha256"`
+	Interference string  `json:"interference_sha256"` // of its own model (a config's model file replaces it)
 }
 
 // TraceInfo identifies a trace by content.
@@ -422,6 +452,40 @@ type CellSetting struct {
 	ID     string            `json:"id"`
 	Params map[string]string `json:"params"`
 	Truth  map[string]string `json:"truth,omitempty"`
+}
+
+// clusterInfo describes cluster c for run.json.
+func clusterInfo(c models.Cluster) (*ClusterInfo, error) {
+	ci := &ClusterInfo{Servers: len(c.Servers)}
+	for i, n := range c.Servers {
+		k := c.ServerType[i]
+		if g := len(ci.Groups) - 1; g >= 0 && ci.Groups[g].GPUs == n && ci.Groups[g].Type == c.Types[k].Name {
+			ci.Groups[g].Servers++
+			continue
+		}
+		ci.Groups = append(ci.Groups, ClusterGroup{Type: c.Types[k].Name, GPUs: n, Servers: 1})
+	}
+	gpus := make([]int, len(c.Types))
+	for i, n := range c.Servers {
+		gpus[c.ServerType[i]] += n
+	}
+	for k, t := range c.Types {
+		cat, err := models.CatalogFor(t)
+		if err != nil {
+			return nil, err
+		}
+		cb, err := json.Marshal(cat)
+		if err != nil {
+			return nil, err
+		}
+		inter, err := models.InterferenceFor(t)
+		if err != nil {
+			return nil, err
+		}
+		ci.Types = append(ci.Types, ClusterType{Type: t.Name, GPUs: gpus[k], MemoryMiB: t.MemoryMiB, Pressure: t.Pressure,
+			Catalog: hashBytes(cb), Interference: modelHash(inter)})
+	}
+	return ci, nil
 }
 
 // ToolInfo reads the running program's module version and VCS stamp.
@@ -452,6 +516,13 @@ func (s *Spec) meta(opt RunOptions) (*Meta, error) {
 		Seeds: s.Seeds, Sweep: s.SweepParams(), Cells: s.Cells()}
 	m.Server = ServerInfo{Spec: s.Server, Type: s.server.Type.Name, GPUs: s.server.GPUs,
 		MemoryMiB: s.server.Type.MemoryMiB, Pressure: s.server.Type.Pressure}
+	if s.cluster != nil {
+		ci, err := clusterInfo(*s.cluster)
+		if err != nil {
+			return nil, err
+		}
+		m.Server.Spec, m.Server.Cluster = s.Cluster, ci
+	}
 	if opt.Shards > 0 {
 		m.Shard = strconv.Itoa(opt.Shard) + "/" + strconv.Itoa(opt.Shards)
 	}
@@ -488,6 +559,9 @@ func (s *Spec) meta(opt RunOptions) (*Meta, error) {
 			return nil, err
 		}
 		mi.Interference = modelHash(r.Interference)
+		if r.Interference == nil {
+			mi.Interference = "per GPU type (server.cluster.types)"
+		}
 		m.Models = append(m.Models, mi)
 	}
 	for _, c := range m.Cells {

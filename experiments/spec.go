@@ -35,6 +35,12 @@ type Spec struct {
 	// Server is TYPE:COUNT, TYPE a built-in GPU type or a GPU type YAML
 	// file (relative to the spec's directory).
 	Server string `yaml:"server" json:"server"`
+	// Cluster, instead of Server, is a cluster as aegis simulate
+	// --cluster takes it (TYPE:GPUSxSERVERS[,...], models.ParseCluster;
+	// GPU type YAML files relative to the spec's directory): every cell
+	// runs on it behind the cluster dispatcher, whose parameters
+	// (dispatch, route_depth) a config's params may set.
+	Cluster string `yaml:"cluster" json:"cluster,omitempty"`
 	// Traces are the traces every config runs on.
 	Traces []TraceSource `yaml:"traces" json:"traces"`
 	// Configs are the scheduling configurations compared.
@@ -72,10 +78,13 @@ type Spec struct {
 	hash   string // sha256 of the spec file's bytes
 	raw    []byte
 	server models.Server
-	trs    []*traces.Trace
-	trHash []string     // sha256 of each trace in our CSV format
-	models []*modelFile // by config
-	tool   string       // hash of the program running the spec (cells' keys)
+	// cluster is the resolved Cluster (nil without one); server is then
+	// its Server().
+	cluster *models.Cluster
+	trs     []*traces.Trace
+	trHash  []string     // sha256 of each trace in our CSV format
+	models  []*modelFile // by config
+	tool    string       // hash of the program running the spec (cells' keys)
 
 	// A stacking spec's sequences, data folder and interference model.
 	seqs       []stacking.Sequence
@@ -294,18 +303,10 @@ func (s *Spec) check(root *yaml.Node) error {
 	if !specName.MatchString(s.Name) {
 		return a.errf([]any{"name"}, "%q: use letters, digits, '.', '-' and '_'", s.Name)
 	}
-	if s.Server == "" {
-		return a.errf([]any{"server"}, "missing: want TYPE:COUNT, e.g. a100-40gb:3")
-	}
-	srv := s.Server
-	if typ, n, ok := strings.Cut(srv, ":"); ok && isYAMLFile(typ) {
-		srv = s.resolve(typ) + ":" + n
-	}
-	server, err := models.ParseServer(srv)
+	server, err := s.checkServer(a)
 	if err != nil {
-		return a.errf([]any{"server"}, "%v", err)
+		return err
 	}
-	s.server = server
 	cat, err := models.CatalogFor(server.Type)
 	if err != nil {
 		return a.errf([]any{"server"}, "%v", err)
@@ -314,6 +315,9 @@ func (s *Spec) check(root *yaml.Node) error {
 		return err
 	}
 	if s.Stacking != nil {
+		if s.cluster != nil {
+			return a.errf([]any{"cluster"}, "a stacking spec runs on one GPU: give server: TYPE:1, not a cluster")
+		}
 		if s.stackInter, err = models.InterferenceFor(server.Type); err != nil {
 			return a.errf([]any{"server"}, "%v", err)
 		}
@@ -403,7 +407,7 @@ func (s *Spec) check(root *yaml.Node) error {
 	for ci, c := range s.Configs {
 		if _, err := s.cellRun(ci, nil); err != nil {
 			path, given := []any{"configs", ci, "params"}, c.Params
-			if strings.HasPrefix(err.Error(), "truth:") {
+			if strings.HasPrefix(err.Error(), "truth") {
 				path, given = []any{"configs", ci, "truth"}, c.Truth
 			}
 			if len(given) == 0 {
@@ -453,6 +457,63 @@ func (s *Spec) checkOutputs(a at) error {
 	return nil
 }
 
+// checkServer resolves the spec's server or cluster (s.server, s.cluster).
+func (s *Spec) checkServer(a at) (models.Server, error) {
+	switch {
+	case s.Server != "" && s.Cluster != "":
+		return models.Server{}, a.errf([]any{"cluster"}, "give server (TYPE:COUNT) or cluster (TYPE:GPUSxSERVERS,...), not both")
+	case s.Cluster != "":
+		groups := strings.Split(s.Cluster, ",")
+		for i, g := range groups {
+			if k := strings.LastIndex(g, ":"); k > 0 && isYAMLFile(g[:k]) {
+				groups[i] = s.resolve(g[:k]) + g[k:]
+			}
+		}
+		c, err := models.ParseCluster(strings.Join(groups, ","))
+		if err != nil {
+			return models.Server{}, a.errf([]any{"cluster"}, "%v", err)
+		}
+		s.cluster, s.server = &c, c.Server()
+		return s.server, nil
+	case s.Server == "":
+		return models.Server{}, a.errf([]any{"server"}, "missing: want TYPE:COUNT, e.g. a100-40gb:3 (or cluster: TYPE:GPUSxSERVERS, e.g. a100-40gb:8x16)")
+	}
+	srv := s.Server
+	if typ, n, ok := strings.Cut(srv, ":"); ok && isYAMLFile(typ) {
+		srv = s.resolve(typ) + ":" + n
+	}
+	server, err := models.ParseServer(srv)
+	if err != nil {
+		return models.Server{}, a.errf([]any{"server"}, "%v", err)
+	}
+	s.server = server
+	return server, nil
+}
+
+// serverKey names the spec's server or cluster in cells' keys.
+func (s *Spec) serverKey() string {
+	if s.cluster != nil {
+		return "cluster " + s.cluster.String()
+	}
+	return s.server.String()
+}
+
+// checkTrace checks trace t against the spec's server or cluster (cat: the
+// server's or the cluster's first type's catalog).
+func (s *Spec) checkTrace(t *traces.Trace, cat *models.Catalog) error {
+	switch {
+	case s.cluster == nil:
+		return Check(t, s.server, cat)
+	case s.cluster.Mixed():
+		m, err := newMixedTruth(Run{Cluster: s.cluster})
+		if err != nil {
+			return err
+		}
+		return checkMixed(t, *s.cluster, m.cats)
+	}
+	return check(t, s.server, cat, true)
+}
+
 func isYAMLFile(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
 	return ext == ".yaml" || ext == ".yml"
@@ -493,7 +554,11 @@ func (s *Spec) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error
 		if ts.Name == "" {
 			ts.Name = fmt.Sprintf("%s-%d-s%d", ts.Like, ts.Jobs, ts.Seed)
 		}
-		if t, err = traces.MapTrace(ts.Name, log.Jobs, cat); err != nil {
+		mapTrace := traces.MapTrace
+		if s.cluster != nil && !traces.MapsExactly(cat, maxG) {
+			mapTrace = traces.MapTraceDividing // a trace for clusters, as aegis trace gen writes it
+		}
+		if t, err = mapTrace(ts.Name, log.Jobs, cat); err != nil {
 			return nil, a.errf(p("like"), "%v", err)
 		}
 	default:
@@ -502,7 +567,7 @@ func (s *Spec) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error
 	if !specName.MatchString(ts.Name) {
 		return nil, a.errf(p("name"), "%q: use letters, digits, '.', '-' and '_'", ts.Name)
 	}
-	if err := Check(t, s.server, cat); err != nil {
+	if err := s.checkTrace(t, cat); err != nil {
 		return nil, a.errf(p("trace"), "%v", err)
 	}
 	return t, nil
@@ -790,6 +855,8 @@ func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
 		truth[k] = v
 	}
 	inter := s.models[ci].inter
+	// A model file or ρ replaces the model of every GPU type of a cluster.
+	ownModel := c.NWayExponent != nil
 	if c.NWayExponent != nil {
 		var err error
 		if inter, err = withExponent(inter, *c.NWayExponent); err != nil {
@@ -801,6 +868,7 @@ func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
 		case strings.HasPrefix(kv.Param, truthPrefix):
 			truth[strings.TrimPrefix(kv.Param, truthPrefix)] = kv.Value
 		case kv.Param == modelRho:
+			ownModel = true
 			rho, err := strconv.ParseFloat(kv.Value, 64)
 			if err != nil {
 				return Run{}, fmt.Errorf("%s=%q: not a number", kv.Param, kv.Value)
@@ -812,14 +880,31 @@ func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
 			params[kv.Param] = kv.Value
 		}
 	}
-	if err := CheckPolicy(c.Policy, params, s.server); err != nil {
+	if s.cluster != nil {
+		if _, err := NewDispatcher(c.Policy, params, *s.cluster); err != nil {
+			return Run{}, err
+		}
+		if err := CheckClusterPolicy(c.Policy, WithoutDispatch(params, true), *s.cluster); err != nil {
+			return Run{}, err
+		}
+		if s.cluster.Mixed() && c.Model == "" && !ownModel {
+			inter = nil // each GPU type's own model
+		}
+	} else if err := CheckPolicy(c.Policy, params, s.server); err != nil {
 		return Run{}, err
 	}
 	tr, err := sim.ParseTruth(truth)
 	if err != nil {
 		return Run{}, err
 	}
-	return Run{Server: s.server, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
+	if s.cluster != nil {
+		for _, t := range s.cluster.Types {
+			if err := tr.Check(models.Server{Type: t, GPUs: 1}); err != nil {
+				return Run{}, err
+			}
+		}
+	}
+	return Run{Server: s.server, Cluster: s.cluster, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
 }
 
 // truthSettings are a cell's truth settings as given (config, then sweep).

@@ -196,15 +196,17 @@ type SteadyTelemetry interface {
 // Foresight is implemented by steady telemetry whose future samples are
 // determined until something changes the GPU's telemetry (a simulator's,
 // whose samples are drawn from a seeded function of the GPU, the second and
-// its jobs). Ahead appends the samples GPU gpu will report at the n whole
-// seconds after Now's (oldest first) if no event changes its telemetry
-// before; Regime identifies the GPU's telemetry now and changes whenever
+// its jobs). Ahead appends the samples GPU gpu reports at the n whole
+// seconds after the whole second after (oldest first): those up to Now as
+// Samples gives them, later ones as they will be if no event changes the
+// GPU's telemetry before (fewer, or none, when such a change is already
+// due: the backend knows a job's finish); Regime identifies the GPU's telemetry now and changes whenever
 // what Ahead returns may have changed (its jobs, their activity or their
 // rates). Policies use it only to find the first tick at which a decision
 // could differ, never to decide: every decision still reads only Samples.
 type Foresight interface {
 	SteadyTelemetry
-	Ahead(dst []Sample, gpu, n int) []Sample
+	Ahead(dst []Sample, gpu int, after time.Duration, n int) []Sample
 	Regime(gpu int) uint64
 }
 

@@ -110,17 +110,19 @@ func TestAheadForeseesSamples(t *testing.T) {
 	require.NoError(t, err)
 	tm := telemetry{s}
 	require.Implements(t, (*policies.Foresight)(nil), tm)
-	ahead := tm.Ahead(nil, 0, 20)
+	ahead := tm.Ahead(nil, 0, 100*time.Second, 20)
 	require.Len(t, ahead, 20)
 	require.Equal(t, 101*time.Second, ahead[0].At)
+	mixed := tm.Ahead(nil, 0, 90*time.Second, 20) // past seconds as Samples gives them
+	require.Equal(t, append(tm.Samples(nil, 0, 10), ahead[:10]...), mixed)
 	before := tm.Regime(0)
 	_, err = s.Until(120 * time.Second)
 	require.NoError(t, err)
 	require.Equal(t, ahead, tm.Samples(nil, 0, 20), "the foreseen samples come")
 	require.Equal(t, before, tm.Regime(0))
 
-	later := tm.Ahead(nil, 0, 60)       // up to 180 s, as if a ran alone
-	_, err = s.Until(150 * time.Second) // b arrives
+	later := tm.Ahead(nil, 0, 120*time.Second, 60) // up to 180 s, as if a ran alone
+	_, err = s.Until(150 * time.Second)            // b arrives
 	require.NoError(t, err)
 	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
 	_, err = s.Until(180 * time.Second)

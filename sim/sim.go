@@ -210,6 +210,7 @@ type job struct {
 	work    float64       // remaining solo-speed seconds of work once active
 	rate    float64       // current progress rate
 	since   time.Duration // when work was last settled
+	done    time.Duration // when it finishes at that rate (its pending finish event)
 }
 
 type gpu struct {
@@ -964,6 +965,7 @@ func (s *Sim) retime(id int) {
 	j.rate = rate
 	j.epoch++
 	done := s.now + time.Duration(math.Ceil(j.work/rate*1e9))
+	j.done = done
 	s.push(item{t: done, kind: evFinish, job: id, epoch: j.epoch})
 }
 

@@ -29,6 +29,8 @@ type segJob struct {
 type segment struct {
 	start time.Duration
 	jobs  []segJob
+	// serial is the history's version when the segment was last recorded.
+	serial uint64
 }
 
 type history struct {
@@ -64,9 +66,10 @@ type cached struct {
 	k  int64
 	ok bool
 	// ahead marks a sample computed for a second after the current one
-	// (Ahead): it holds only while the history's version is ver.
+	// (Ahead) from the segment recorded as serial ser: it holds while that
+	// segment is still the one in force at its second.
 	ahead bool
-	ver   uint64
+	ser   uint64
 	x     policies.Sample
 }
 
@@ -88,9 +91,9 @@ func (h *history) record(s *Sim, g int) {
 	}
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
 		h.recycle(h.segs[n-1].jobs)
-		h.segs[n-1].jobs = jobs
+		h.segs[n-1].jobs, h.segs[n-1].serial = jobs, h.version
 	} else {
-		h.segs = append(h.segs, segment{start: s.now, jobs: jobs})
+		h.segs = append(h.segs, segment{start: s.now, jobs: jobs, serial: h.version})
 	}
 	// Drop segments that ended before the retained history.
 	i := 0
@@ -154,7 +157,7 @@ func (s *Sim) cachedSample(g int, k int64) policies.Sample {
 	h := &s.gpus[g].tel
 	h.fit(minCache)
 	c := &h.cache[k%int64(len(h.cache))]
-	if !c.ok || c.k != k || (c.ahead && c.ver != h.version) {
+	if !c.ok || c.k != k || (c.ahead && !h.holds(c)) {
 		*c = cached{k: k, ok: true, x: s.sample(g, k)}
 	}
 	c.ahead = false // a second up to now: final
@@ -162,22 +165,53 @@ func (s *Sim) cachedSample(g int, k int64) policies.Sample {
 }
 
 // Ahead implements policies.Foresight: the samples of the n whole seconds
-// after the current one, as the current telemetry segment draws them. They
+// after the whole second after; those after the current second as the
+// current telemetry segment draws them, none from the first finish of a job
+// on the GPU on (a change already due: what follows it is not foreseen). They
 // are cached with the history's version, so that reading them again once
 // their second has come costs nothing unless a change was recorded since.
-func (tm telemetry) Ahead(dst []policies.Sample, g, n int) []policies.Sample {
+func (tm telemetry) Ahead(dst []policies.Sample, g int, after time.Duration, n int) []policies.Sample {
 	s := tm.s
 	h := &s.gpus[g].tel
-	h.fit(2 * n)
-	last := int64(s.now / time.Second)
-	for k := last + 1; k <= last+int64(n); k++ {
+	now := int64(s.now / time.Second)
+	first := int64(after/time.Second) + 1
+	for ; first <= now && n > 0; first, n = first+1, n-1 {
+		dst = append(dst, s.cachedSample(g, first))
+	}
+	if n == 0 {
+		return dst
+	}
+	h.fit(2 * int(first+int64(n)-now))
+	last := first - 1
+	var ser uint64
+	if len(h.segs) > 0 {
+		ser = h.segs[len(h.segs)-1].serial
+	}
+	due := never
+	for _, id := range s.view.GPUs[g].Jobs {
+		if j := &s.jobs[id]; s.view.Jobs[id].Active && j.rate > 0 {
+			due = min(due, j.done)
+		}
+	}
+	for k := last + 1; k <= last+int64(n) && time.Duration(k)*time.Second < due; k++ {
 		c := &h.cache[k%int64(len(h.cache))]
-		if !c.ok || c.k != k || (c.ahead && c.ver != h.version) {
-			*c = cached{k: k, ok: true, ahead: true, ver: h.version, x: s.sample(g, k)}
+		if !c.ok || c.k != k || (c.ahead && !h.holds(c)) {
+			*c = cached{k: k, ok: true, ahead: true, ser: ser, x: s.sample(g, k)}
 		}
 		dst = append(dst, c.x)
 	}
 	return dst
+}
+
+// holds reports whether a sample computed ahead still holds: the segment
+// in force at its second is the one it was drawn from (segments recorded
+// since start later, unless they replaced it).
+func (h *history) holds(c *cached) bool {
+	seg := h.at(time.Duration(c.k) * time.Second)
+	if seg == nil {
+		return c.ser == 0
+	}
+	return seg.serial == c.ser
 }
 
 // Regime implements policies.Foresight: the version of GPU g's telemetry
@@ -269,8 +303,10 @@ func draw(st models.Stat, u, noise float64) float64 {
 		}
 		return lo
 	}
-	z := math.Max(-4, math.Min(4, math.Sqrt2*math.Erfinv(2*u-1)))
-	return math.Max(0, st.Mean+noise*(st.P95-st.Mean)/1.6449*z)
+	// The built-in max and min give math.Max's and math.Min's results on
+	// these finite operands, faster.
+	z := max(-4, min(4, math.Sqrt2*math.Erfinv(2*u-1)))
+	return max(0, st.Mean+noise*(st.P95-st.Mean)/1.6449*z)
 }
 
 // unit maps its inputs to a uniform number in (0, 1), deterministically

@@ -105,3 +105,37 @@ func MapTrace(name string, jobs []LogJob, cat *models.Catalog) (*Trace, error) {
 	sortStable(t.Jobs)
 	return t, nil
 }
+
+// MapsExactly reports whether cat has a workload of every GPU count that a
+// generated log of jobs of at most maxGPUs GPUs may ask for (1 and the
+// powers of two up to maxGPUs). Then MapWorkloads maps such a log, a trace
+// for one server; otherwise MapWorkloadsDividing does, with every job's
+// duration as its solo_s (MapTraceDividing), a trace for clusters.
+func MapsExactly(cat *models.Catalog, maxGPUs int) bool {
+	have := map[int]bool{}
+	for _, id := range cat.IDs() {
+		w, _ := cat.Get(id)
+		have[w.GPUs] = true
+	}
+	for g := 1; g <= maxGPUs; g *= 2 {
+		if !have[g] {
+			return false
+		}
+	}
+	return true
+}
+
+// MapTraceDividing is MapTrace with MapWorkloadsDividing: a trace for
+// clusters, each job's solo_s its duration.
+func MapTraceDividing(name string, jobs []LogJob, cat *models.Catalog) (*Trace, error) {
+	wl, err := MapWorkloadsDividing(jobs, cat)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trace{Name: name, Jobs: make([]Job, len(jobs))}
+	for i, j := range jobs {
+		t.Jobs[i] = Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs, SoloS: j.Duration.Seconds()}
+	}
+	sortStable(t.Jobs)
+	return t, nil
+}

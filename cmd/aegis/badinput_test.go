@@ -152,7 +152,6 @@ func TestBadInput(t *testing.T) {
 		{name: "gen zero jobs", args: []string{"trace", "gen", "--like", "venus", "--jobs", "0"}, code: 2, msg: "--jobs 0: want 1 to 1000000000"},
 		{name: "gen negative jobs", args: []string{"trace", "gen", "--like", "venus", "--jobs", "-5"}, code: 2, msg: "--jobs -5"},
 		{name: "gen max GPUs 3", args: []string{"trace", "gen", "--like", "venus", "--max-gpus", "3"}, code: 2, msg: "--max-gpus 3: want 2, 4, 8, 16, 32 or 64"},
-		{name: "gen unmappable GPU counts", args: []string{"trace", "gen", "--like", "philly", "--max-gpus", "8"}, code: 2, msg: "use --map=false"},
 		{name: "gen unwritable output", args: []string{"trace", "gen", "--like", "venus", "--out", "{dir}/no/such/g.csv"}, code: 1, msg: "output: open"},
 		{name: "stats unknown --like", args: []string{"trace", "stats", "--like", "mars", "philly"}, code: 2, msg: `--like "mars"`},
 		{name: "stats without a file", args: []string{"trace", "stats"}, code: 2, msg: "accepts 1 arg(s), received 0"},

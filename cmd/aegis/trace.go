@@ -547,14 +547,15 @@ from about 10,000 jobs on. The output is CSV (job_id,submit_offset_s,num_gpus,
 duration_s,status, plus workload_id unless --map=false, which makes it a runnable
 trace). --max-gpus 4, 8, 16, 32 or 64 adds multi-GPU jobs for cluster-scale studies
 (in the reference's share of jobs of more than 2 GPUs, split evenly between 4, 8, ...
---max-gpus GPUs: an assumption, not Helios's GPU-count mix). With 4 or 8 the A100
-catalog has no such workloads: use --map=false (checked before generating). From 16
-on, the trace is for clusters (aegis simulate --cluster): a job of G GPUs gets a
-workload of the largest catalog GPU count dividing G (by nearest duration quantile
-among the jobs of G GPUs), and a last column solo_s repeats duration_s, so every job
-runs for its generated length.`,
+--max-gpus GPUs: an assumption, not Helios's GPU-count mix). When the catalog has
+workloads of every GPU count the jobs ask for, jobs map onto those (a trace for one
+server). Otherwise (the A100 catalog has 1- and 2-GPU workloads, so from --max-gpus 4
+on) the trace is for clusters (aegis simulate --cluster, e.g. a100-40gb:8x1 for one
+8-GPU server): a job of G GPUs gets a workload of the largest catalog GPU count
+dividing G (by nearest duration quantile among the jobs of G GPUs), and a last column
+solo_s repeats duration_s, so every job runs for its generated length.`,
 		Example: `  aegis trace gen --like venus --jobs 100000 --seed 7 --out big.csv
-  aegis trace gen --like philly --jobs 1000000 --max-gpus 8 --map=false --out cluster.csv
+  aegis trace gen --like philly --jobs 1000000 --max-gpus 8 --out cluster.csv
   aegis trace gen --like venus --jobs 2000 --max-gpus 64 --seed 1 --out c64.csv`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -567,34 +568,20 @@ runs for its generated length.`,
 			if !traces.ValidMaxGPUs(maxGPUs) {
 				return usageError{fmt.Errorf("--max-gpus %d: want %s", maxGPUs, traces.MaxGPUsChoices)}
 			}
-			// From 16 GPUs on, the trace is for clusters: jobs map onto
-			// workloads whose GPU count divides theirs, with solo_s.
-			dividing := maxGPUs > 8
-			if mapWL && !dividing {
-				// Check before generating that every GPU count can be mapped.
-				cat, err := traceCatalog(c)
-				if err != nil {
-					return err
-				}
-				have := map[int]bool{}
-				for _, id := range cat.IDs() {
-					w, _ := cat.Get(id)
-					have[w.GPUs] = true
-				}
-				for _, g := range []int{1, 2, 4, 8} {
-					if g <= maxGPUs && !have[g] {
-						gt, _ := c.Flags().GetString("gpu-type")
-						return usageError{fmt.Errorf("--max-gpus %d: the %s catalog has no %d-GPU workload to map jobs onto; use --map=false to write durations only",
-							maxGPUs, gt, g)}
-					}
-				}
-			}
-			var cat *models.Catalog
+			var (
+				cat      *models.Catalog
+				dividing bool
+			)
 			if mapWL {
 				var err error
 				if cat, err = traceCatalog(c); err != nil {
 					return err
 				}
+				// Without workloads of every GPU count the jobs ask for
+				// (the A100 catalog has 1 and 2), the trace is for
+				// clusters: jobs map onto workloads whose GPU count
+				// divides theirs, with solo_s.
+				dividing = !traces.MapsExactly(cat, maxGPUs)
 			}
 			// Streamed: one block of jobs in memory at a time, written as it
 			// is drawn (mapped onto the catalog block by block).

@@ -344,8 +344,6 @@ func TestTraceErrors(t *testing.T) {
 		{"gen no like", []string{"trace", "gen"}, 2, `--like "": want one of philly, saturn, venus`},
 		{"gen bad jobs", []string{"trace", "gen", "--like", "venus", "--jobs", "0"}, 2, "--jobs 0: want 1 to 1000000000"},
 		{"gen bad max", []string{"trace", "gen", "--like", "venus", "--max-gpus", "128"}, 2, "--max-gpus 128: want 2, 4, 8, 16, 32 or 64"},
-		{"gen unmappable", []string{"trace", "gen", "--like", "venus", "--max-gpus", "4"}, 2, "--max-gpus 4: the a100-40gb catalog has no 4-GPU workload to map jobs onto; use --map=false"},
-		{"gen unmappable 8", []string{"trace", "gen", "--like", "venus", "--max-gpus", "8", "--jobs", "1"}, 2, "--max-gpus 8: the a100-40gb catalog has no 4-GPU workload"},
 		{"select negative mix", []string{"trace", "select", "--input", "philly", "--max-gpu-mix", "-0.1"}, 2, "--max-gpu-mix -0.1: want a distance of at least 0"},
 		{"select NaN cdf", []string{"trace", "select", "--input", "philly", "--max-runtime-cdf", "NaN"}, 2, "--max-runtime-cdf NaN: want a distance of at least 0"},
 		{"select negative cdf", []string{"trace", "select", "--input", "x", "--max-runtime-cdf", "-1"}, 2, "--max-runtime-cdf -1: want a distance of at least 0"},
@@ -420,20 +418,39 @@ func TestTraceGenStreamsBlocks(t *testing.T) {
 	require.Len(t, tr.Jobs, n, "every job has a catalog workload")
 }
 
-// TestTraceGenClusterRunnable: a --max-gpus 64 trace maps every job onto a
+// TestTraceGenClusterRunnable: a --max-gpus 4, 8 or 64 trace (more GPUs
+// per job than the A100 catalog's workloads have) maps every job onto a
 // workload whose GPU count divides the job's, carries its durations as
-// solo_s, and simulates on a 128-GPU cluster with every job finished for its
+// solo_s, and simulates without further flags on a cluster of servers as
+// large as its largest job (or larger), every job finished for its
 // generated length.
 func TestTraceGenClusterRunnable(t *testing.T) {
+	for _, tc := range []struct {
+		maxGPUs, jobs, over string
+		cluster             string
+	}{
+		{"4", "300", "2", "a100-40gb:4x1"},
+		{"8", "300", "4", "a100-40gb:8x1"},
+		{"64", "40", "8", "a100-40gb:8x16"},
+	} {
+		t.Run(tc.maxGPUs, func(t *testing.T) {
+			testTraceGenClusterRunnable(t, tc.maxGPUs, tc.jobs, tc.over, tc.cluster)
+		})
+	}
+}
+
+func testTraceGenClusterRunnable(t *testing.T, maxG, jobs, over, cluster string) {
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "t.csv")
-	code, _, errs := runTrace(t, "trace", "gen", "--like", "venus", "--jobs", "40", "--max-gpus", "64", "--seed", "2", "--out", tr)
+	code, _, errs := runTrace(t, "trace", "gen", "--like", "venus", "--jobs", jobs, "--max-gpus", maxG, "--seed", "2", "--out", tr)
 	require.Equal(t, 0, code, errs)
 	b, err := os.ReadFile(tr)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	require.Equal(t, "job_id,submit_offset_s,num_gpus,duration_s,status,workload_id,solo_s", lines[0])
-	require.Len(t, lines, 41)
+	n, err := strconv.Atoi(jobs)
+	require.NoError(t, err)
+	require.Len(t, lines, n+1)
 	solo := map[string]string{}
 	maxGPUs := 0
 	for _, l := range lines[1:] {
@@ -449,16 +466,18 @@ func TestTraceGenClusterRunnable(t *testing.T) {
 		require.Equal(t, f[3], f[6], l)
 		solo[f[0]] = f[3]
 	}
-	require.Greater(t, maxGPUs, 8)
+	least, err := strconv.Atoi(over)
+	require.NoError(t, err)
+	require.Greater(t, maxGPUs, least)
 
 	out := filepath.Join(dir, "out")
-	code, stdout, errs := aegis("simulate", "--trace", tr, "--cluster", "a100-40gb:8x16", "--policy", "exclusive", "--out", out)
+	code, stdout, errs := aegis("simulate", "--trace", tr, "--cluster", cluster, "--policy", "exclusive", "--out", out)
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, stdout, "40 finished, 0 stopped, 40 total")
+	require.Contains(t, stdout, fmt.Sprintf("%d finished, 0 stopped, %d total", n, n))
 	jb, err := os.ReadFile(filepath.Join(out, "jobs.csv"))
 	require.NoError(t, err)
 	rows := strings.Split(strings.TrimSpace(string(jb)), "\n")
-	require.Len(t, rows, 41)
+	require.Len(t, rows, n+1)
 	head := strings.Split(rows[0], ",")
 	col := func(name string) int { return slices.Index(head, name) }
 	for _, r := range rows[1:] {
@@ -470,8 +489,10 @@ func TestTraceGenClusterRunnable(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, r)
 	}
+}
 
-	// --map=false still writes durations only.
+// TestTraceGenMapFalse: --map=false writes durations only.
+func TestTraceGenMapFalse(t *testing.T) {
 	code, c, _ := runTrace(t, "trace", "gen", "--like", "venus", "--jobs", "10", "--max-gpus", "16", "--map=false")
 	require.Equal(t, 0, code)
 	require.True(t, strings.HasPrefix(c, "job_id,submit_offset_s,num_gpus,duration_s,status\n"), c)

@@ -230,6 +230,15 @@ func (r *Result) writeLimits(out io.Writer) error {
 	for _, v := range r.Validations {
 		fmt.Fprintf(out, "  first rejected right per grid sequence: %s %s\n", v.Name, per(v.Summary))
 	}
+	if tr := r.Scales; tr != nil {
+		other := "with workload scales"
+		if tr.Adopted {
+			other = "without workload scales"
+		}
+		for _, v := range tr.Validations {
+			fmt.Fprintf(out, "  first rejected right per grid sequence: %s, %s %s\n", other, v.Name, per(v.Summary))
+		}
+	}
 	return nil
 }
 

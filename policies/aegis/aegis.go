@@ -78,20 +78,144 @@ type Policy struct {
 	verdicts []verdict     // the filter's last answer per GPU
 	sl       []slider      // each GPU's window, kept across decisions
 	until    time.Duration // horizon of the last Admit
-	ahead    lookahead     // scratch of flipExact
+	// Of this decision: the GPUs whose filter horizon Refine can raise, and
+	// the earliest horizon of every other answer.
+	asked []int
+	fixed time.Duration
 }
 
-// lookahead is flipExact's scratch: the window stepped through the samples
-// to come.
+// lookahead is a GPU's window stepped through the samples to come. It
+// keeps, besides the samples and each used signal's sorted values, running
+// sums and (for a full window) running EWMAs: approximations of the exact
+// terms, within far less than margin of them, that decide a verdict unless
+// a score is within margin of its threshold (then the score is computed
+// exactly, as a decision computes it).
 type lookahead struct {
-	future  []policies.Sample
-	samples []policies.Sample
+	future  []policies.Sample // the next samples to step through
+	pos     int               // of future
+	steps   int               // samples stepped through
+	samples []policies.Sample // the window is samples[start:]
+	start   int
 	sorted  [4][]float64
+	use     [4]bool
+	n       int        // the window's length when full
+	sum     [4]float64 // running sums of the window's values
+	ewma    [4]float64 // running EWMAs, valid while the window is full
+	alpha   float64    // 2/(n+1)
+	pw      float64    // (1−α)^(n−1): the weight of a full window's oldest value
 }
 
-// aheadSeconds is how many seconds flipExact steps a window through at most
-// before it falls back to bounds.
-const aheadSeconds = 64
+// aheadMax is how many seconds a window is stepped through at most before
+// its horizon falls back to bounds; aheadChunk how many samples a step of
+// Refine takes.
+const (
+	aheadMax   = 256
+	aheadChunk = 16
+)
+
+// margin is how close to its threshold an approximate score must come for
+// the verdict to be computed exactly: a relative 1e-9, many orders of
+// magnitude above the rounding of running sums over a few hundred steps.
+const margin = 1e-9
+
+// reset starts the lookahead from window win with its sorted values.
+func (a *lookahead) reset(win []policies.Sample, sorted *[4][]float64, use [4]bool, n int) {
+	a.samples, a.start, a.use, a.n = append(a.samples[:0], win...), 0, use, n
+	a.future, a.pos, a.steps = a.future[:0], 0, 0
+	a.alpha = 2 / float64(n+1)
+	a.pw = math.Pow(1-a.alpha, float64(n-1))
+	for sig := range a.sorted {
+		if !use[sig] {
+			continue
+		}
+		a.sorted[sig] = append(a.sorted[sig][:0], sorted[sig]...)
+		a.sum[sig] = 0
+		for _, y := range a.sorted[sig] {
+			a.sum[sig] += y
+		}
+		if len(win) == n {
+			a.ewma[sig] = a.fold(sig)
+		}
+	}
+}
+
+// fold is the EWMA of one signal over the window, as Score computes it.
+func (a *lookahead) fold(sig int) float64 {
+	win := a.samples[a.start:]
+	alpha := 2 / float64(len(win)+1)
+	e := signal(win[0], sig)
+	for _, x := range win[1:] {
+		e = alpha*signal(x, sig) + (1-alpha)*e
+	}
+	return e
+}
+
+// push appends sample x to the window, dropping its oldest value once full.
+func (a *lookahead) push(x policies.Sample) {
+	full := len(a.samples)-a.start == a.n
+	if a.start >= 4*a.n+64 { // keep the buffer short
+		a.samples = append(a.samples[:0], a.samples[a.start:]...)
+		a.start = 0
+	}
+	a.samples = append(a.samples, x)
+	if !full {
+		for sig := range a.sorted {
+			if a.use[sig] {
+				y := signal(x, sig)
+				a.sorted[sig] = slices.Insert(a.sorted[sig], search(a.sorted[sig], y), y)
+				a.sum[sig] += y
+				if len(a.samples)-a.start == a.n {
+					a.ewma[sig] = a.fold(sig)
+				}
+			}
+		}
+		return
+	}
+	old, next := a.samples[a.start], a.samples[a.start+1]
+	a.start++
+	for sig := range a.sorted {
+		if a.use[sig] {
+			yo, y := signal(old, sig), signal(x, sig)
+			replace(a.sorted[sig], yo, y)
+			a.sum[sig] += y - yo
+			a.ewma[sig] = (1-a.alpha)*(a.ewma[sig]-a.pw*yo+a.pw*signal(next, sig)) + a.alpha*y
+		}
+	}
+}
+
+// atLeast reports whether the window's score of signal sig is at least t:
+// from the running terms unless they come within margin of t, else
+// exactly.
+func (a *lookahead) atLeast(sig int, t float64) bool {
+	win := a.samples[a.start:]
+	srt := a.sorted[sig]
+	ewma := a.ewma[sig]
+	if len(win) < a.n {
+		ewma = a.fold(sig)
+	}
+	sc := 0.25 * (a.sum[sig]/float64(len(win)) + policies.SortedQuantile(srt, 0.5) + policies.SortedQuantile(srt, 0.95) + ewma)
+	m := margin * max(1, math.Abs(t))
+	switch {
+	case sc >= t+m:
+		return true
+	case sc < t-m:
+		return false
+	}
+	return sortedScore(win, srt, sig) >= t
+}
+
+// replace replaces one occurrence of old in ascending s by x, keeping s
+// ascending.
+func replace(s []float64, old, x float64) {
+	i := search(s, old)
+	for ; i+1 < len(s) && s[i+1] < x; i++ {
+		s[i] = s[i+1]
+	}
+	for ; i > 0 && s[i-1] > x; i-- {
+		s[i] = s[i-1]
+	}
+	s[i] = x
+}
 
 // New builds the AEGIS policy from key=value parameters (see ReadConfig).
 func New(params map[string]string) (*Policy, error) {
@@ -199,6 +323,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 	}
 	clear(p.memoDone)
 	clear(p.winDone)
+	p.asked, p.fixed = p.asked[:0], colloc.Never
 	return p.Scheduler.Schedule(v)
 }
 
@@ -361,6 +486,7 @@ func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
 		return "memory-unavailable"
 	}
 	p.until = colloc.MemoryUntil(v, g)
+	p.fixed = min(p.fixed, p.until)
 	if colloc.UsableFree(&v.GPUs[g]) < need {
 		return "memory"
 	}
@@ -369,7 +495,37 @@ func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
 	}
 	reason, until := p.filter(v, g)
 	p.until = min(p.until, until)
+	if c := &p.verdicts[g]; c.refining {
+		if !slices.Contains(p.asked, g) {
+			p.asked = append(p.asked, g)
+		}
+	} else {
+		p.fixed = min(p.fixed, until)
+	}
 	return reason
+}
+
+// Refine implements colloc.Refiner: it raises the filter horizons of this
+// decision's answers that are lower bounds (refining verdicts), earliest
+// first, by stepping their windows through the samples to come, until the
+// earliest answer's horizon is exact or reaches limit (or the earliest
+// other answer's), and returns the earliest horizon of all the decision's
+// answers.
+func (p *Policy) Refine(v *policies.View, limit time.Duration) time.Duration {
+	fs, ok := v.Telemetry.(policies.Foresight)
+	lim := min(limit, p.fixed)
+	for {
+		best, m := -1, colloc.Never
+		for _, g := range p.asked {
+			if u := p.verdicts[g].until; u < m {
+				best, m = g, u
+			}
+		}
+		if best < 0 || m >= lim || !ok || !p.verdicts[best].refining {
+			return min(p.fixed, m)
+		}
+		p.refine(v, fs, best)
+	}
 }
 
 // Until implements colloc.Horizon: when Admit(v, j, g), just asked, could
@@ -388,6 +544,13 @@ type verdict struct {
 	until  time.Duration
 	reason string
 	regime uint64 // the telemetry's regime (policies.Foresight), else 0
+	// While refining, until is a lower bound: the window at second base,
+	// stepped through la.steps more samples without a change of verdict
+	// (none possible before kmin of them), may be stepped further.
+	refining bool
+	base     time.Duration
+	kmin     int
+	la       lookahead
 }
 
 // filter returns the window filter's answer on GPU g ("window", "pressure"
@@ -416,6 +579,7 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 		return c.reason, c.until
 	}
 	c.ok, c.anchor, c.regime, c.jobs = true, anchor, regime, append(c.jobs[:0], v.GPUs[g].Jobs...)
+	c.refining = false
 	sec := v.Now.Truncate(time.Second)
 	if p.window(v, g); len(p.win[g]) == 0 {
 		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
@@ -441,72 +605,63 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 	c.until = colloc.Never
 	reject := c.reason != ""
 	k := p.flipAfter(v, g, p.win[g], &p.sl[g].sorted, reject)
-	if foresee && k > 0 && k <= aheadSeconds {
-		k = p.flipExact(v, fs, g, reject, k)
-	}
 	if k > 0 {
 		c.until = sec + time.Duration(k)*time.Second
+	}
+	if foresee && k > 0 && k <= aheadMax {
+		// A lower bound that Refine may raise.
+		c.refining, c.base, c.kmin = true, sec, k
+		sl := &p.sl[g]
+		c.la.reset(sl.samples, &sl.sorted, sl.use, p.cfg.Window)
 	}
 	return c.reason, c.until
 }
 
-// flipExact returns the fewest whole seconds after which GPU g's window
-// verdict (reject) changes, or 0 if it cannot change while nothing happens,
-// given that it cannot change before kmin seconds (flipAfter's bound). It
-// steps a copy of the window through the samples the telemetry will report
-// (policies.Foresight) for up to aheadSeconds, scoring each window as a
-// decision then would, and bounds the rest with flipAfter from the window
-// it reached.
-func (p *Policy) flipExact(v *policies.View, fs policies.Foresight, g int, reject bool, kmin int) int {
-	a := &p.ahead
-	sl := &p.sl[g]
-	n := p.cfg.Window
-	a.future = fs.Ahead(a.future[:0], g, aheadSeconds)
-	a.samples = append(a.samples[:0], sl.samples...)
-	for sig := range a.sorted {
-		if sl.use[sig] {
-			a.sorted[sig] = append(a.sorted[sig][:0], sl.sorted[sig]...)
+// refine steps GPU g's refining window through up to aheadChunk more
+// samples (policies.Foresight), scoring each window from kmin samples on as
+// a decision then would: a change of verdict is the exact horizon; with no
+// samples left to foresee (a change is due) the next second is; after
+// aheadMax samples flipAfter bounds the rest from the window reached;
+// otherwise the second after the last stepped one (or base + kmin) is a
+// lower bound still.
+func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
+	c := &p.verdicts[g]
+	a := &c.la
+	reject := c.reason != ""
+	at := func(steps int) time.Duration { return c.base + time.Duration(steps)*time.Second }
+	for range aheadChunk {
+		if a.steps >= aheadMax {
+			c.refining, c.until = false, colloc.Never
+			if k := p.flipAfter(v, g, a.samples[a.start:], &a.sorted, reject); k > 0 {
+				c.until = at(a.steps + k)
+			}
+			return
 		}
-	}
-	start := 0
-	for i, x := range a.future {
-		a.samples = append(a.samples, x)
-		for sig := range a.sorted {
-			if sl.use[sig] {
-				y := signal(x, sig)
-				a.sorted[sig] = slices.Insert(a.sorted[sig], search(a.sorted[sig], y), y)
+		if a.pos >= len(a.future) {
+			a.future, a.pos = fs.Ahead(a.future[:0], g, at(a.steps), aheadChunk), 0
+			if len(a.future) == 0 {
+				c.refining, c.until = false, at(a.steps+1) // a change is due: an event asks again
+				return
 			}
 		}
-		if len(a.samples)-start > n {
-			for sig := range a.sorted {
-				if sl.use[sig] {
-					j := search(a.sorted[sig], signal(a.samples[start], sig))
-					a.sorted[sig] = slices.Delete(a.sorted[sig], j, j+1)
-				}
-			}
-			start++
-		}
-		if i+1 >= kmin && p.verdict(a.samples[start:], &a.sorted) != reject {
-			return i + 1
+		a.push(a.future[a.pos])
+		a.pos++
+		if a.steps++; a.steps >= c.kmin && p.verdict(a) != reject {
+			c.refining, c.until = false, at(a.steps)
+			return
 		}
 	}
-	k := p.flipAfter(v, g, a.samples[start:], &a.sorted, reject)
-	if k == 0 {
-		return 0
-	}
-	return len(a.future) + k
+	c.until = at(max(a.steps+1, c.kmin))
 }
 
-// verdict is the pressure (or utilization) filter's verdict on a window
-// whose used signals' values sorted holds in ascending order: rejects's,
-// computed the same way.
-func (p *Policy) verdict(win []policies.Sample, sorted *[4][]float64) bool {
+// verdict is the pressure (or utilization) filter's verdict on the
+// lookahead's window: rejects's, computed the same way where it is close.
+func (p *Policy) verdict(a *lookahead) bool {
 	if p.cfg.Filter == "util" {
-		return sortedScore(win, sorted[util], util) >= p.cfg.UtilPct
+		return a.atLeast(util, p.cfg.UtilPct)
 	}
 	t := p.cfg.Thresholds
-	return sortedScore(win, sorted[smact], smact) >= t[0] &&
-		(sortedScore(win, sorted[smocc], smocc) >= t[1] || sortedScore(win, sorted[drama], drama) >= t[2])
+	return a.atLeast(smact, t[0]) && (a.atLeast(smocc, t[1]) || a.atLeast(drama, t[2]))
 }
 
 // Score implements colloc.Rule: MFM prefers the most usable free memory, MU

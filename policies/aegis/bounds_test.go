@@ -1,15 +1,15 @@
 package aegis
 
 import (
-	"time"
-
-	"github.com/aegis-sched/aegis/policies/colloc"
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/colloc"
 )
 
 // slide returns the window after appending xs, keeping at most n samples.
@@ -161,12 +161,13 @@ func TestSliderMatchesRebuiltWindow(t *testing.T) {
 // (policies.Foresight).
 type foreseen struct{ steady }
 
-func (f foreseen) Ahead(dst []policies.Sample, _, n int) []policies.Sample {
-	later := *f.now + time.Duration(n)*time.Second
+func (f foreseen) Ahead(dst []policies.Sample, _ int, after time.Duration, n int) []policies.Sample {
+	later := after + time.Duration(n)*time.Second
 	all := steady{&later}.Samples(nil, 0, n)
 	return append(dst, all...)
 }
-func (foreseen) Regime(int) uint64 { return 1 }
+func (foreseen) Regime(int) uint64              { return 1 }
+func (foreseen) UsedMiBUntil(int) time.Duration { return colloc.Never }
 
 // bruteVerdict is the pressure filter's verdict on the window rebuilt at
 // time at.
@@ -188,7 +189,7 @@ func bruteVerdict(p *Policy, v *policies.View, at time.Duration) bool {
 }
 
 // With telemetry that foresees its samples, the filter's horizon is the
-// exact second its verdict first changes when that is within aheadSeconds
+// exact second its verdict first changes when that is within aheadMax seconds
 // (not the bounds' earlier worst case), and the verdict holds at every
 // second before it.
 func TestFilterHorizonExactWithForesight(t *testing.T) {
@@ -200,25 +201,67 @@ func TestFilterHorizonExactWithForesight(t *testing.T) {
 	for range 300 {
 		now += time.Duration(1+rng.IntN(40_000)) * time.Millisecond
 		v := &policies.View{Now: now, Pressure: true, Telemetry: foreseen{steady{&now}},
-			GPUs: []policies.GPU{{Jobs: []policies.JobID{0}}},
-			Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true, ActiveAt: now - time.Duration(rng.IntN(60))*time.Second}}}
+			GPUs: []policies.GPU{{Jobs: []policies.JobID{0}, CapacityMiB: 40960}},
+			Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true, ActiveAt: now - time.Duration(rng.IntN(60))*time.Second},
+				{ID: 1, GPUs: 1, State: policies.Pending}}}
 		p := NewWith(cfg)
 		p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
-		reason, until := p.filter(v, 0)
+		reason := p.Admit(v, &v.Jobs[1], 0)
+		until := p.Refine(v, colloc.Never)
 		if reason == "window" {
 			continue
 		}
 		reject := reason == "pressure"
 		require.Equal(t, bruteVerdict(p, v, now), reject)
 		sec := now.Truncate(time.Second)
-		end := min(until, sec+time.Duration(2*aheadSeconds)*time.Second)
+		end := min(until, sec+2*aheadMax*time.Second)
 		for s := sec + time.Second; s < end; s += time.Second {
 			require.Equal(t, reject, bruteVerdict(p, v, s), "now %v: verdict changes at %v, before the horizon %v", now, s, until)
 		}
-		if until <= sec+aheadSeconds*time.Second {
+		if until <= sec+aheadMax*time.Second {
 			require.NotEqual(t, reject, bruteVerdict(p, v, until), "now %v: horizon %v is not a change", now, until)
 			exact++
 		}
 	}
 	require.Greater(t, exact, 10, "horizons found exactly")
+}
+
+// The lookahead's window, stepped sample by sample with running sums and
+// EWMAs, keeps the sorted values a rebuilt window has and answers every
+// threshold comparison as the exact score does, thresholds on the score
+// itself and within rounding of it included.
+func TestLookaheadMatchesExactScores(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 50 {
+		n := 1 + rng.IntN(40)
+		win := samples(make([]float64, 1+rng.IntN(n)))
+		for i := range win {
+			win[i] = samples([]float64{rng.Float64()})[0]
+		}
+		var sorted [4][]float64
+		for sig := range sorted {
+			for _, x := range win {
+				sorted[sig] = append(sorted[sig], signal(x, sig))
+			}
+			insertionSort(sorted[sig])
+		}
+		var a lookahead
+		a.reset(win, &sorted, [4]bool{true, true, true, true}, n)
+		for step := range 200 {
+			a.push(samples([]float64{rng.Float64()})[0])
+			w := a.samples[a.start:]
+			require.LessOrEqual(t, len(w), n)
+			for sig := range 4 {
+				var xs []float64
+				for _, x := range w {
+					xs = append(xs, signal(x, sig))
+				}
+				require.Equal(t, sortedCopy(xs), a.sorted[sig], "trial %d step %d", trial, step)
+				exact := policies.Score(xs, nil)
+				for _, th := range []float64{exact, math.Nextafter(exact, 2), math.Nextafter(exact, -1), exact + 1e-7, exact - 1e-7, rng.Float64() * 100} {
+					require.Equal(t, exact >= th, a.atLeast(sig, th), "trial %d step %d signal %d threshold %v", trial, step, sig, th)
+				}
+			}
+		}
+	}
 }

@@ -675,8 +675,8 @@ type foresightShift struct {
 	fs policies.Foresight
 }
 
-func (s foresightShift) Ahead(dst []policies.Sample, gpu, n int) []policies.Sample {
-	return s.fs.Ahead(dst, gpu+s.first, n)
+func (s foresightShift) Ahead(dst []policies.Sample, gpu int, after time.Duration, n int) []policies.Sample {
+	return s.fs.Ahead(dst, gpu+s.first, after, n)
 }
 
 func (s foresightShift) Regime(gpu int) uint64 { return s.fs.Regime(gpu + s.first) }

@@ -38,6 +38,17 @@ type Horizon interface {
 	Until(v *policies.View, j *policies.Job, g int) time.Duration
 }
 
+// Refiner is implemented by Horizon rules whose Until answers may be lower
+// bounds that more work can raise. When a decision leaves a job waiting,
+// the scheduler calls Refine with the earliest horizon of the decision's
+// other answers (hold ends, ladder memory; Never: none); Refine returns the
+// earliest time at which any of the rule's answers of this decision could
+// change, raised at least as far as limit where it can be (beyond limit it
+// need not be: the decision comes at limit anyway).
+type Refiner interface {
+	Refine(v *policies.View, limit time.Duration) time.Duration
+}
+
 // Never is a Horizon answer: no change without an event.
 const Never = time.Duration(math.MaxInt64)
 
@@ -168,9 +179,10 @@ type Scheduler struct {
 	cands    []cand
 	idleGPUs []int
 	// until is the earliest time at which this decision's answers could
-	// change without an event (Never: only an event changes them).
-	until time.Duration
-	acts  []policies.Action
+	// change without an event (Never: only an event changes them); other
+	// is the same for the answers not the rule's Horizon's.
+	until, other time.Duration
+	acts         []policies.Action
 	// defers holds each GPU's last deferral, boxed, to hand out again while
 	// it repeats (no allocation per deferral).
 	defers []policies.Action
@@ -241,7 +253,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 		}
 	}
 	s.recover = recovery
-	s.until = Never
+	s.until, s.other = Never, Never
 	unplaced := 0
 	// consider tries to place one job and reports whether the jobs behind
 	// it must wait.
@@ -273,6 +285,9 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 			blocked = consider(j)
 		}
 	}
+	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other {
+		s.until = min(s.other, r.Refine(v, s.other))
+	}
 	if s.cfg.EveryTick {
 		s.until = min(s.until, v.Now)
 	}
@@ -293,9 +308,11 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	return acts
 }
 
-// horizon lowers the decision's horizon to t.
+// horizon lowers the decision's horizon to t, an answer not the rule's
+// Horizon's.
 func (s *Scheduler) horizon(t time.Duration) {
 	s.until = min(s.until, t)
+	s.other = min(s.other, t)
 }
 
 // heldUntil is when GPU g's observation hold ends if nothing happens: the
@@ -348,7 +365,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 		default:
 			reason = s.rule.Admit(v, j, g)
 			if h, ok := s.rule.(Horizon); ok {
-				s.horizon(h.Until(v, j, g))
+				s.until = min(s.until, h.Until(v, j, g))
 			} else {
 				s.horizon(v.Now)
 			}

@@ -153,3 +153,59 @@ func TestWakeAtHorizon(t *testing.T) {
 		})
 	}
 }
+
+// refineRule answers with a lower bound (Until) that Refine raises, and
+// records the limit it was given.
+type refineRule struct {
+	horizonRule
+	refined time.Duration
+	limit   *time.Duration
+}
+
+func (r refineRule) Refine(_ *policies.View, limit time.Duration) time.Duration {
+	*r.limit = limit
+	return r.refined
+}
+
+// A Refiner's raised horizon replaces its lower bounds, and is asked for
+// with the earliest other answer as limit (here GPU 1's hold), which still
+// wins when earlier.
+func TestWakeAtRefinedHorizon(t *testing.T) {
+	const s = time.Second
+	for _, c := range []struct {
+		name      string
+		holdEnd   time.Duration // GPU 1's job's first activity + 30 s; 0: no GPU 1
+		refined   time.Duration
+		want      time.Duration
+		wantLimit time.Duration
+	}{
+		{"refined", 0, 150 * s, 150 * s, Never},
+		{"refined to never", 0, Never, -1, Never},
+		{"a hold ends first", 130 * s, 150 * s, 130 * s, 130 * s},
+		{"refined before the hold", 140 * s, 120 * s, 120 * s, 140 * s},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := &policies.View{Now: 100*s + 300*time.Millisecond,
+				GPUs: []policies.GPU{{Index: 0, CapacityMiB: 40960, Jobs: []policies.JobID{0}}},
+				Jobs: []policies.Job{
+					{ID: 0, GPUs: 1, State: policies.Running, On: []int{0}, Active: true},
+					{ID: 1, GPUs: 1, State: policies.Pending},
+				},
+				Queue: []policies.JobID{1}}
+			if c.holdEnd > 0 {
+				v.GPUs = append(v.GPUs, policies.GPU{Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{2}})
+				v.Jobs = append(v.Jobs, policies.Job{ID: 2, GPUs: 1, State: policies.Running, On: []int{1}, Active: true, ActiveAt: c.holdEnd - 30*s})
+			}
+			limit := time.Duration(-1)
+			acts := New("t", DefaultConfig(), refineRule{horizonRule{110 * s}, c.refined, &limit}).Schedule(v)
+			got := time.Duration(-1)
+			for _, a := range acts {
+				if w, ok := a.(policies.Wake); ok {
+					got = w.At
+				}
+			}
+			require.Equal(t, c.want, got)
+			require.Equal(t, c.wantLimit, limit)
+		})
+	}
+}
