@@ -746,7 +746,10 @@ func (s *Sim) enqueue(id policies.JobID) {
 func (s *Sim) dequeue(id policies.JobID) bool {
 	q := s.view.Queue
 	i, ok := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
-	if ok {
+	switch {
+	case ok && i == 0: // the head (FIFO): no need to move the rest
+		s.view.Queue = q[1:]
+	case ok:
 		s.view.Queue = slices.Delete(q, i, i+1)
 	}
 	if k := slices.Index(s.view.Failed, id); k >= 0 {
