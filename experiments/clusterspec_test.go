@@ -75,6 +75,17 @@ func TestClusterSpec(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, r.Interference)
 	require.NotEqual(t, s.cellKey(cells[1]), one.cellKey(cells[1]), "the cluster is part of a cell's key")
+
+	// The dispatcher's parameters can be swept, for every policy.
+	sw, err := ParseSpec([]byte(strings.Replace(clusterSpec, "normalize: Exclusive\n", "sweep:\n  - param: dispatch\n    values: [firstfit, bestfit]\n", 1)), "c.yaml")
+	require.NoError(t, err)
+	cells = sw.Cells()
+	require.Len(t, cells, 2*2*2)
+	r, err = sw.cellRun(cells[0].config, cells[0].Point)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"dispatch": "firstfit"}, r.Params)
+	_, err = ParseSpec([]byte(strings.Replace(clusterSpec, "normalize: Exclusive\n", "sweep:\n  - param: dispatch\n    values: [firstfit, worst]\n", 1)), "c.yaml")
+	require.ErrorContains(t, err, `c.yaml:17: sweep[0]: config "Exclusive" (configs[0]): cluster: parameter dispatch="worst"`)
 }
 
 // TestExampleSpecs: every example spec (experiments/examples) validates
