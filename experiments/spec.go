@@ -554,11 +554,15 @@ func (s *Spec) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error
 		if ts.Name == "" {
 			ts.Name = fmt.Sprintf("%s-%d-s%d", ts.Like, ts.Jobs, ts.Seed)
 		}
+		exact := traces.MapsExactly(cat, maxG)
 		mapTrace := traces.MapTrace
-		if s.cluster != nil && !traces.MapsExactly(cat, maxG) {
+		if s.cluster != nil && !exact {
 			mapTrace = traces.MapTraceDividing // a trace for clusters, as aegis trace gen writes it
 		}
 		if t, err = mapTrace(ts.Name, log.Jobs, cat); err != nil {
+			if s.cluster == nil && !exact {
+				return nil, a.errf(p("max_gpus"), "%d: %v; such a trace runs on a cluster (cluster: TYPE:GPUSxSERVERS instead of server:)", maxG, err)
+			}
 			return nil, a.errf(p("like"), "%v", err)
 		}
 	default:

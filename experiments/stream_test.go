@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -40,6 +41,72 @@ func TestStreamedJobsCSV(t *testing.T) {
 			require.Equal(t, held.Summary, streamed.Summary)
 			require.Equal(t, ev1.String(), ev2.String())
 			require.Empty(t, streamed.Jobs)
+		})
+	}
+}
+
+// counting counts a policy's decisions; with wants it is Selective as the
+// policy is, without it hides that.
+type counting struct {
+	policies.Policy
+	decisions int
+}
+
+func (c *counting) Schedule(v *policies.View) []policies.Action {
+	c.decisions++
+	return c.Policy.Schedule(v)
+}
+
+type countingSelective struct{ *counting }
+
+func (c countingSelective) Wants(e policies.Event) bool {
+	return c.Policy.(policies.Selective).Wants(e)
+}
+
+// TestSelectiveExclusiveChangesNothing: Exclusive skips the instants whose
+// events cannot change its decision (policies.Selective): every output is
+// the same as when it decides at every instant, with at least 2 x fewer
+// decisions, on a backlogged trace, a paper trace and a pool where jobs
+// rarely wait.
+func TestSelectiveExclusiveChangesNothing(t *testing.T) {
+	gen, err := traces.GenerateLike("saturn", 3000, 1, 2)
+	require.NoError(t, err)
+	wl, err := traces.MapWorkloads(gen.Jobs, models.A100())
+	require.NoError(t, err)
+	backlog := &traces.Trace{Name: gen.Name, Jobs: make([]traces.Job, len(gen.Jobs))}
+	for i, j := range gen.Jobs {
+		backlog.Jobs[i] = traces.Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs}
+	}
+	philly, err := traces.Load("philly")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		tr     *traces.Trace
+		server string
+	}{{backlog, "a100-40gb:4"}, {philly, "a100-40gb:4"}, {backlog, "a100-40gb:200"}} {
+		tr := c.tr
+		srv, err := models.ParseServer(c.server)
+		require.NoError(t, err)
+		t.Run(tr.Name+"/"+c.server, func(t *testing.T) {
+			var every, some *counting
+			run := func(wrap func(policies.Policy) policies.Policy) (map[string][]byte, int) {
+				var ev bytes.Buffer
+				o, err := Simulate(Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap}, &ev)
+				require.NoError(t, err)
+				files, err := o.Files(ev.Bytes())
+				require.NoError(t, err)
+				return files, o.Events
+			}
+			want, n1 := run(func(p policies.Policy) policies.Policy { every = &counting{Policy: p}; return every })
+			got, n2 := run(func(p policies.Policy) policies.Policy {
+				some = &counting{Policy: p}
+				return countingSelective{some}
+			})
+			require.Equal(t, n1, n2)
+			for name := range want {
+				require.Equal(t, string(want[name]), string(got[name]), name)
+			}
+			t.Logf("decisions: every instant %d, selective %d", every.decisions, some.decisions)
+			require.Greater(t, every.decisions, 2*some.decisions, "decisions: every instant %d, selective %d", every.decisions, some.decisions)
 		})
 	}
 }

@@ -248,6 +248,14 @@ type Ticker interface{ Tick() time.Duration }
 // Observer is implemented by policies that keep state across decisions.
 type Observer interface{ Observe(e Event) }
 
+// Selective is implemented by policies that know which events could change
+// their decision. Wants reports whether e could; when no event of an
+// instant is wanted, the loop does not ask for a decision then (the events
+// are still observed and recorded, and the next decision sees everything
+// they changed). A policy may say no only when its decision would return
+// no action, so that skipping it changes no output.
+type Selective interface{ Wants(e Event) bool }
+
 // Validator is implemented by policies that need something of the backend
 // (e.g. pressure telemetry); the loop calls Validate once before the run.
 type Validator interface{ Validate(v *View) error }

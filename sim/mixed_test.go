@@ -77,3 +77,79 @@ func TestMixedServerTruth(t *testing.T) {
 	require.InDelta(t, pa.SoloS, finish[0], 1e-6)
 	require.InDelta(t, pl.SoloS, finish[1], 1e-6)
 }
+
+// halfSpeed is an interference model under which every job runs at half
+// speed.
+type halfSpeed struct{}
+
+func (halfSpeed) Rate(models.Profile, []models.Profile) float64 { return 0.5 }
+
+// TestMixedServerInterferencePerType: each GPU type's interference model
+// times the jobs on its GPUs.
+func TestMixedServerInterferencePerType(t *testing.T) {
+	a100, err := models.LookupGPU("a100-40gb")
+	require.NoError(t, err)
+	h200, err := models.LookupGPU("h200-141gb")
+	require.NoError(t, err)
+	const w = "resnet18_cifar100_bs128_20e_1gpu"
+	s, err := sim.New(sim.Config{Server: models.Server{Type: a100, GPUs: 2}, Truth: exact(), Seed: 1,
+		Types:  []sim.TypeTruth{{Type: a100, Catalog: models.A100()}, {Type: h200, Catalog: models.A100(), Interference: halfSpeed{}}},
+		TypeOf: []int{0, 1}}, []sim.JobSpec{{Name: "a", Workload: w, GPUs: 1}, {Name: "h", Workload: w, GPUs: 1}})
+	require.NoError(t, err)
+	require.Equal(t, []float64{40960, 143771}, []float64{s.View().GPUs[0].CapacityMiB, s.View().GPUs[1].CapacityMiB})
+	require.True(t, s.View().Pressure)
+	_, err = s.Next()
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{1}}))
+	finish := map[policies.JobID]float64{}
+	for len(finish) < 2 {
+		evs, err := s.Next()
+		require.NoError(t, err)
+		require.NotEmpty(t, evs)
+		for _, e := range evs {
+			if f, ok := e.(policies.JobFinished); ok {
+				finish[f.Job] = f.T.Seconds()
+			}
+		}
+	}
+	soloS := solo(t, w).Seconds()
+	startup := models.Startup(w).Seconds()
+	require.InDelta(t, soloS, finish[0], 1e-6)
+	require.InDelta(t, startup+2*(soloS-startup), finish[1], 1e-6)
+}
+
+// TestMixedServerMemoryPerType: a job whose peak only the larger type
+// holds may run only there (TypeMask), and placed on the smaller type
+// anyway it fails with OOM there.
+func TestMixedServerMemoryPerType(t *testing.T) {
+	a100, err := models.LookupGPU("a100-40gb")
+	require.NoError(t, err)
+	small := models.GPUType{Name: "small-16gb", MemoryMiB: 16384, Pressure: true}
+	const big = "vgg16_imagenet_bs128_1gpu"
+	w, ok := models.A100().Get(big)
+	require.True(t, ok)
+	require.Greater(t, w.PeakMiB(), small.MemoryMiB)
+	s, err := sim.New(sim.Config{Server: models.Server{Type: small, GPUs: 2}, Truth: exact(), Seed: 1,
+		Types:  []sim.TypeTruth{{Type: small, Catalog: models.A100()}, {Type: a100, Catalog: models.A100()}},
+		TypeOf: []int{0, 1}}, []sim.JobSpec{{Name: "big", Workload: big, GPUs: 1}})
+	require.NoError(t, err)
+	require.Equal(t, uint8(2), s.TypeMask(0), "only the A100 holds it")
+	_, err = s.Next()
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	for {
+		evs, err := s.Next()
+		require.NoError(t, err)
+		require.NotEmpty(t, evs, "it fails before the run ends")
+		for _, e := range evs {
+			if f, ok := e.(policies.JobFailed); ok {
+				require.Equal(t, policies.OOM, f.Reason)
+				require.Equal(t, 0, f.GPU)
+				return
+			}
+			_, done := e.(policies.JobFinished)
+			require.False(t, done, "a 21 GiB job cannot finish on 16 GiB")
+		}
+	}
+}

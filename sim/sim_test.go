@@ -233,7 +233,9 @@ func TestLoopReportsBrokenBackend(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
 		[]sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}})
 	require.NoError(t, err)
-	err = loop.Run(broken{s}, &exclusive.Policy{}, results.NewCollector(s.Jobs()))
+	// Exclusive as a plain Policy (not Selective), so that the loop decides,
+	// and checks the view, at every instant.
+	err = loop.Run(broken{s}, struct{ policies.Policy }{&exclusive.Policy{}}, results.NewCollector(s.Jobs()))
 	require.ErrorContains(t, err, "GPU 0: measured memory")
 	require.ErrorContains(t, err, "t=")
 }

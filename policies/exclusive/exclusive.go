@@ -9,6 +9,10 @@ import "github.com/aegis-sched/aegis/policies"
 // once); otherwise everything waits. A job that fails even alone is stopped.
 type Policy struct {
 	taken []bool // scratch of Schedule: GPUs given in this decision (all false between decisions)
+	// blocked is the queue's head that the last decision could not place
+	// (head-of-line blocking), or -1 when it placed the whole queue.
+	blocked policies.JobID
+	decided bool // Schedule ran at least once
 }
 
 // New returns the Exclusive policy. It takes no parameters.
@@ -22,6 +26,29 @@ func ReadConfig(p *policies.Params) error { return p.Done("exclusive") }
 // Name implements policies.Policy.
 func (*Policy) Name() string { return "exclusive" }
 
+// Wants implements policies.Selective. Exclusive's decision reads only
+// the queue and which GPUs are idle, so after a decision that placed what
+// it could, only these can change it: a finish while a job waits (GPUs
+// freed for it), a failure, stop or failed placement (a job to stop or to
+// place again), and an arrival while nothing blocks the queue or ahead of
+// the blocked head (job ids follow submission order, so a later arrival
+// queues behind it). A finish while nothing waits, its own placements
+// coming back as starts, and jobs' first activity change nothing.
+func (p *Policy) Wants(e policies.Event) bool {
+	if !p.decided {
+		return true
+	}
+	switch e := e.(type) {
+	case policies.JobStarted, policies.JobActive:
+		return false
+	case policies.JobFinished:
+		return p.blocked >= 0
+	case policies.JobArrived:
+		return p.blocked < 0 || e.Job < p.blocked
+	}
+	return true
+}
+
 // Schedule implements policies.Policy.
 func (p *Policy) Schedule(v *policies.View) []policies.Action {
 	var acts []policies.Action
@@ -29,6 +56,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		p.taken = make([]bool, len(v.GPUs))
 	}
 	taken := p.taken
+	p.decided, p.blocked = true, -1
 	for _, id := range v.Queue {
 		j := v.Job(id)
 		if j.Attempts > 0 && j.LastFailure != policies.NoFailure {
@@ -38,6 +66,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		}
 		gpus := v.IdleGPUs(taken, j.GPUs)
 		if gpus == nil {
+			p.blocked = id
 			break // head-of-line blocking
 		}
 		for _, g := range gpus {

@@ -94,6 +94,8 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 		}
 	}
 	dec, _ := rec.(DecisionRecorder)
+	sel, _ := p.(policies.Selective)
+	decide := true // the first instant always has a decision
 	var snap Snapshot
 	last := time.Duration(-1)
 	for {
@@ -114,7 +116,12 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 			last = e.At()
 			record(e)
 			snap.Touch(e)
+			decide = decide || sel == nil || sel.Wants(e)
 		}
+		if !decide {
+			continue // no event the policy wants: it would do nothing
+		}
+		decide = false
 		v := b.View()
 		if err := snap.check(v); err != nil {
 			return fmt.Errorf("loop: at t=%v after %T: %w", v.Now, evs[len(evs)-1], err)
@@ -133,6 +140,7 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 				e := policies.PlaceFailed{T: max(pe.T, last), Job: pe.Job, GPUs: slices.Clone(pe.GPUs), Reason: pe.Err.Error()}
 				last = e.T
 				record(e)
+				decide = decide || sel == nil || sel.Wants(e)
 				continue
 			}
 			if pl, ok := a.(policies.Place); ok {

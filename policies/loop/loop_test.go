@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"errors"
 	"time"
 
 	"testing"
@@ -153,4 +154,82 @@ func (p policyFunc) Schedule(v *policies.View) []policies.Action {
 		panic("the policy saw its own writes to the snapshot")
 	}
 	return p.w.Schedule(v)
+}
+
+// script is a backend that returns one instant of events per Next, and
+// fails the first placement it is asked for.
+type script struct {
+	v       *policies.View
+	instant [][]policies.Event
+	failed  bool
+}
+
+func (b *script) Next() ([]policies.Event, error) {
+	if len(b.instant) == 0 {
+		return nil, nil
+	}
+	evs := b.instant[0]
+	b.instant = b.instant[1:]
+	b.v.Now = evs[0].At()
+	return evs, nil
+}
+func (b *script) View() *policies.View { return b.v }
+func (b *script) Apply(a policies.Action) error {
+	if p, ok := a.(policies.Place); ok && !b.failed {
+		b.failed = true
+		return &PlaceError{T: b.v.Now, Job: p.Job, GPUs: p.GPUs, Err: errTest}
+	}
+	return nil
+}
+
+var errTest = errors.New("test")
+
+// picky wants only finishes and failed placements; it places job 0 once
+// (which the backend fails) and observes every event.
+type picky struct {
+	decided  []time.Duration
+	observed int
+}
+
+func (p *picky) Name() string { return "picky" }
+func (p *picky) Schedule(v *policies.View) []policies.Action {
+	p.decided = append(p.decided, v.Now)
+	if len(p.decided) == 1 {
+		return []policies.Action{policies.Place{Job: 0, GPUs: []int{0}}}
+	}
+	return nil
+}
+func (p *picky) Observe(policies.Event) { p.observed++ }
+func (p *picky) Wants(e policies.Event) bool {
+	switch e.(type) {
+	case policies.JobFinished, policies.PlaceFailed:
+		return true
+	}
+	return false
+}
+
+type counter struct{ n int }
+
+func (c *counter) Event(policies.Event)   { c.n++ }
+func (c *counter) Action(policies.Action) {}
+
+// A Selective policy is asked to decide at the first instant, at instants
+// with an event it wants, and after a failed placement; every event is
+// still observed and recorded.
+func TestSelectiveSkipsDecisions(t *testing.T) {
+	v := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
+		Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+	b := &script{v: v, instant: [][]policies.Event{
+		{policies.Wakeup{T: 1 * time.Second}},
+		{policies.Wakeup{T: 2 * time.Second}}, // after the failed placement
+		{policies.Wakeup{T: 3 * time.Second}},
+		{policies.JobArrived{T: 4 * time.Second, Job: 0}},
+		{policies.Wakeup{T: 5 * time.Second}, policies.JobFinished{T: 5 * time.Second, Job: 0}},
+		{policies.Wakeup{T: 6 * time.Second}},
+	}}
+	p, rec := &picky{}, &counter{}
+	require.NoError(t, Run(b, p, rec))
+	require.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 5 * time.Second}, p.decided)
+	require.Equal(t, 8, p.observed, "7 events and the failed placement")
+	require.Equal(t, 8, rec.n)
 }
