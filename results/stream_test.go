@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -166,4 +167,27 @@ func TestSortFloats(t *testing.T) {
 	xs[10], xs[20] = math.NaN(), math.Copysign(0, -1)
 	sortFloats(xs)
 	require.True(t, math.IsNaN(xs[0]), "slices.Sort puts NaN first")
+}
+
+// appendSecs writes FormatFloat(d.Seconds(), 'f', 3, 64)'s bytes: random
+// durations of every size, whole milliseconds, and durations around the
+// halfway points between milliseconds.
+func TestAppendSecs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(d time.Duration) {
+		want := strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+		require.Equal(t, want, string(appendSecs(nil, d)), "%d ns", int64(d))
+	}
+	for _, d := range []time.Duration{0, 1, 499999, 500000, 500001, 999999, time.Millisecond, time.Second, -time.Second,
+		1<<62 + 12345, time.Duration(math.MaxInt64)} {
+		check(d)
+	}
+	for range 200000 {
+		scale := int64(1) << rng.IntN(62)
+		d := time.Duration(rng.Int64N(scale))
+		check(d)
+		check(d.Truncate(time.Millisecond))
+		half := d.Truncate(time.Millisecond) + time.Millisecond/2
+		check(half + time.Duration(rng.Int64N(4001)-2000))
+	}
 }

@@ -17,7 +17,31 @@ import (
 )
 
 // secs formats a duration as seconds with millisecond precision.
-func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+func secs(d time.Duration) string { return string(appendSecs(nil, d)) }
+
+// appendSecs appends strconv.FormatFloat(d.Seconds(), 'f', 3, 64) to b,
+// with integer arithmetic where that gives the same digits: d rounded to
+// the millisecond, unless d lies within a microsecond of halfway between
+// two milliseconds (where the float's rounding error could decide) or is
+// negative or beyond 10⁹ s; then by FormatFloat.
+func appendSecs(b []byte, d time.Duration) []byte {
+	const ms, slack = int64(time.Millisecond), int64(time.Microsecond)
+	n := int64(d)
+	if n < 0 || n > 1e18 {
+		return strconv.AppendFloat(b, d.Seconds(), 'f', 3, 64)
+	}
+	q, r := n/ms, n%ms
+	switch {
+	case r < ms/2-slack:
+	case r > ms/2+slack:
+		q++
+	default:
+		return strconv.AppendFloat(b, d.Seconds(), 'f', 3, 64)
+	}
+	b = strconv.AppendInt(b, q/1000, 10)
+	f := q % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+}
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
 
@@ -197,7 +221,7 @@ func (l *EventLog) lineBytes(t time.Duration, kind string, job policies.JobID, e
 	}
 	b := l.buf[:0]
 	b = append(b, `{"t":`...)
-	b = strconv.AppendFloat(b, t.Seconds(), 'f', 3, 64)
+	b = appendSecs(b, t)
 	b = append(b, `,"event":"`...)
 	b = append(b, kind...)
 	b = append(b, `","job":`...)

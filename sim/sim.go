@@ -248,12 +248,13 @@ type Sim struct {
 	// arrival is still in the queue.
 	live, arriving int
 	lastChange     time.Duration
-	co             []models.Profile      // scratch
-	comb           []models.TelemetryJob // scratch
-	combLo, combHi []models.TelemetryJob // scratch of SampleRange
-	ts             []time.Duration       // scratch of scheduleOOM
-	emitted        int64                 // whole seconds already given to cfg.Samples
-	lastEvent      time.Duration         // the last instant that had events
+	co             []models.Profile                   // scratch
+	comb           []models.TelemetryJob              // scratch
+	combLo, combHi []models.TelemetryJob              // scratch of SampleRange
+	ts             []time.Duration                    // scratch of scheduleOOM
+	startups       map[*models.Workload]time.Duration // models.Startup by workload
+	emitted        int64                              // whole seconds already given to cfg.Samples
+	lastEvent      time.Duration                      // the last instant that had events
 	// GPUs changed since the last invariant check, and how many checks ran.
 	touched   []int
 	isTouched []bool
@@ -496,7 +497,15 @@ func (s *Sim) addMixed(sp JobSpec) (policies.JobID, error) {
 // add appends a checked job.
 func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) policies.JobID {
 	i := len(s.jobs)
-	s.jobs = append(s.jobs, job{w: w, nominal: models.Startup(w.ID), solo: solo, own: sp.SoloS > 0, types: mask})
+	nominal, ok := s.startups[w]
+	if !ok { // models.Startup parses the id: once per workload
+		if s.startups == nil {
+			s.startups = map[*models.Workload]time.Duration{}
+		}
+		nominal = models.Startup(w.ID)
+		s.startups[w] = nominal
+	}
+	s.jobs = append(s.jobs, job{w: w, nominal: nominal, solo: solo, own: sp.SoloS > 0, types: mask})
 	prof := w.PolicyProfile()
 	prof.SoloS = solo
 	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
