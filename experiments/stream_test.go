@@ -66,7 +66,8 @@ func (c countingSelective) Wants(e policies.Event) bool {
 // TestSelectiveExclusiveChangesNothing: Exclusive skips the instants whose
 // events cannot change its decision (policies.Selective): every output is
 // the same as when it decides at every instant, with at least 2 x fewer
-// decisions, on a backlogged trace, a paper trace and a cluster.
+// decisions, on a backlogged trace, a paper trace and a pool where jobs
+// rarely wait.
 func TestSelectiveExclusiveChangesNothing(t *testing.T) {
 	gen, err := traces.GenerateLike("saturn", 3000, 1, 2)
 	require.NoError(t, err)
@@ -78,10 +79,14 @@ func TestSelectiveExclusiveChangesNothing(t *testing.T) {
 	}
 	philly, err := traces.Load("philly")
 	require.NoError(t, err)
-	srv, err := models.ParseServer("a100-40gb:4")
-	require.NoError(t, err)
-	for _, tr := range []*traces.Trace{backlog, philly} {
-		t.Run(tr.Name, func(t *testing.T) {
+	for _, c := range []struct {
+		tr     *traces.Trace
+		server string
+	}{{backlog, "a100-40gb:4"}, {philly, "a100-40gb:4"}, {backlog, "a100-40gb:200"}} {
+		tr := c.tr
+		srv, err := models.ParseServer(c.server)
+		require.NoError(t, err)
+		t.Run(tr.Name+"/"+c.server, func(t *testing.T) {
 			var every, some *counting
 			run := func(wrap func(policies.Policy) policies.Policy) (map[string][]byte, int) {
 				var ev bytes.Buffer

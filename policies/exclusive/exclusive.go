@@ -28,11 +28,12 @@ func (*Policy) Name() string { return "exclusive" }
 
 // Wants implements policies.Selective. Exclusive's decision reads only
 // the queue and which GPUs are idle, so after a decision that placed what
-// it could, only these can change it: a finish, failure, stop or failed
-// placement (GPUs freed, a job to stop), and an arrival while nothing
-// blocks the queue or ahead of the blocked head (job ids follow submission
-// order, so a later arrival queues behind it). Its own placements coming
-// back as starts, and jobs' first activity, change nothing.
+// it could, only these can change it: a finish while a job waits (GPUs
+// freed for it), a failure, stop or failed placement (a job to stop or to
+// place again), and an arrival while nothing blocks the queue or ahead of
+// the blocked head (job ids follow submission order, so a later arrival
+// queues behind it). A finish while nothing waits, its own placements
+// coming back as starts, and jobs' first activity change nothing.
 func (p *Policy) Wants(e policies.Event) bool {
 	if !p.decided {
 		return true
@@ -40,6 +41,8 @@ func (p *Policy) Wants(e policies.Event) bool {
 	switch e := e.(type) {
 	case policies.JobStarted, policies.JobActive:
 		return false
+	case policies.JobFinished:
+		return p.blocked >= 0
 	case policies.JobArrived:
 		return p.blocked < 0 || e.Job < p.blocked
 	}
