@@ -253,7 +253,9 @@ type Observer interface{ Observe(e Event) }
 // instant is wanted, the loop does not ask for a decision then (the events
 // are still observed and recorded, and the next decision sees everything
 // they changed). A policy may say no only when its decision would return
-// no action, so that skipping it changes no output.
+// no action, or exactly the deferrals and wake-up of its previous decision
+// (a Wake still due), so that skipping it changes no output: the deferral
+// episodes continue, counted in ticks of its decision grid.
 type Selective interface{ Wants(e Event) bool }
 
 // Validator is implemented by policies that need something of the backend

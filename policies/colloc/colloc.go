@@ -49,6 +49,18 @@ type Refiner interface {
 	Refine(v *policies.View, limit time.Duration) time.Duration
 }
 
+// Stateless is implemented by rules that keep no state across decisions
+// and whose Admit and Score read only the job asked about, the GPUs and the
+// jobs on them (never the queue). For such rules the scheduler implements
+// policies.Selective: an arrival that queues behind the job a decision
+// stopped at, before any of that decision's answers could change (its
+// horizon), would be decided exactly as that decision was, so the loop need
+// not ask.
+type Stateless interface {
+	// Stateless marks the rule; it is never called for a result.
+	Stateless()
+}
+
 // Never is a Horizon answer: no change without an event.
 const Never = time.Duration(math.MaxInt64)
 
@@ -183,6 +195,12 @@ type Scheduler struct {
 	// is the same for the answers not the rule's Horizon's.
 	until, other time.Duration
 	acts         []policies.Action
+	// decided is set by the first decision; stopAt is the id of the
+	// main-queue job the last decision stopped at (0 when it stopped in the
+	// recovery queue, -1 when it did not stop): only arrivals with a lower id
+	// queue ahead of it (the queue is in id order).
+	decided bool
+	stopAt  policies.JobID
 	// defers holds each GPU's last deferral, boxed, to hand out again while
 	// it repeats (no allocation per deferral).
 	defers []policies.Action
@@ -275,17 +293,29 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 		return recovering || unplaced >= s.cfg.Lookahead
 	}
 	blocked := false
+	s.decided, s.stopAt = true, -1
 	for _, id := range recovery {
 		if blocked = consider(v.Job(id)); blocked {
+			s.stopAt = 0
 			break
 		}
 	}
 	for i := 0; !blocked && i < len(v.Queue); i++ {
 		if j := v.Job(v.Queue[i]); j.LastFailure == policies.NoFailure {
-			blocked = consider(j)
+			if blocked = consider(j); blocked {
+				s.stopAt = j.ID
+			}
 		}
 	}
-	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other {
+	// A decision that placed or stopped jobs is followed by its actions'
+	// events; until the decision they bring, every event is wanted.
+	for _, a := range acts {
+		if _, ok := a.(policies.Defer); !ok {
+			s.stopAt = -1
+			break
+		}
+	}
+	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other && !s.cfg.EveryTick {
 		s.until = min(s.other, r.Refine(v, s.other))
 	}
 	if s.cfg.EveryTick {
@@ -306,6 +336,23 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 		acts = append(acts, policies.Wake{At: next})
 	}
 	return acts
+}
+
+// Wants implements policies.Selective. Under a Stateless rule, a decision
+// that stopped at a blocked job decides again exactly as it did until one
+// of its answers can change: at an event other than an arrival, at an
+// arrival queued ahead of that job, or at the decision's horizon (a hold
+// ending, the measured memory of a ladder retry moving). Arrivals behind the
+// blocked job before the horizon are not wanted: the decision would repeat
+// the last one's deferrals and wake-up, which record nothing new (the
+// deferral episodes continue; the Wake is already due). Under other rules,
+// with skip=off, and before the first decision, every event is wanted.
+func (s *Scheduler) Wants(e policies.Event) bool {
+	if _, ok := s.rule.(Stateless); !ok || s.cfg.EveryTick || !s.decided {
+		return true
+	}
+	a, ok := e.(policies.JobArrived)
+	return !ok || s.stopAt < 0 || a.Job < s.stopAt || a.T >= s.until
 }
 
 // horizon lowers the decision's horizon to t, an answer not the rule's

@@ -209,3 +209,88 @@ func TestWakeAtRefinedHorizon(t *testing.T) {
 		})
 	}
 }
+
+// statelessRule is a horizonRule that declares itself Stateless.
+type statelessRule struct{ horizonRule }
+
+func (statelessRule) Stateless() {}
+
+// Under a Stateless rule, a decision that stopped at a blocked job is not
+// asked again for arrivals queued behind it before its horizon (a hold
+// ending); everything else still is wanted.
+func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
+	const s = time.Second
+	// GPU 0's job became active at 90 s (hold ends at 120 s); GPU 1's long
+	// ago. Job 5 waits, rejected by the rule; with failed, job 4 waits for
+	// an OOM retry on an idle GPU (exclusive recovery) ahead of everything.
+	view := func(failed bool, queue ...policies.JobID) *policies.View {
+		v := &policies.View{Now: 100*s + 300*time.Millisecond,
+			GPUs: []policies.GPU{
+				{Index: 0, CapacityMiB: 40960, Jobs: []policies.JobID{0}},
+				{Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{1}},
+			},
+			Queue: queue}
+		for id := range 6 {
+			v.Jobs = append(v.Jobs, policies.Job{ID: policies.JobID(id), GPUs: 1, State: policies.Pending})
+		}
+		v.Jobs[0] = policies.Job{ID: 0, GPUs: 1, State: policies.Running, On: []int{0}, Active: true, ActiveAt: 90 * s}
+		v.Jobs[1] = policies.Job{ID: 1, GPUs: 1, State: policies.Running, On: []int{1}, Active: true}
+		if failed {
+			v.Jobs[4] = policies.Job{ID: 4, GPUs: 1, State: policies.Pending, Attempts: 1, OOMs: 1,
+				LastFailure: policies.OOM, FailedShared: true}
+			v.Failed = []policies.JobID{4}
+		}
+		return v
+	}
+	arrival := func(id policies.JobID, at time.Duration) policies.Event {
+		return policies.JobArrived{T: at, Job: id}
+	}
+	for _, c := range []struct {
+		name   string
+		rule   Rule
+		every  bool
+		decide *policies.View // nil: no decision yet
+		event  policies.Event
+		want   bool
+	}{
+		{"before the first decision", statelessRule{horizonRule{Never}}, false, nil, arrival(6, 105*s), true},
+		{"behind the blocked job", statelessRule{horizonRule{Never}}, false, view(false, 5), arrival(6, 105*s), false},
+		{"ahead of the blocked job", statelessRule{horizonRule{Never}}, false, view(false, 5), arrival(3, 105*s), true},
+		{"at the hold's end", statelessRule{horizonRule{Never}}, false, view(false, 5), arrival(6, 120*s), true},
+		{"a finish", statelessRule{horizonRule{Never}}, false, view(false, 5), policies.JobFinished{T: 105 * s, Job: 1}, true},
+		{"a wake-up", statelessRule{horizonRule{Never}}, false, view(false, 5), policies.Wakeup{T: 105 * s}, true},
+		{"nothing blocked", statelessRule{horizonRule{Never}}, false, view(false), arrival(6, 105*s), true},
+		{"blocked in recovery", statelessRule{horizonRule{Never}}, false, view(true, 4, 5), arrival(3, 105*s), false},
+		{"the rule's horizon", statelessRule{horizonRule{110 * s}}, false, view(false, 5), arrival(6, 110*s), true},
+		{"before the rule's horizon", statelessRule{horizonRule{110 * s}}, false, view(false, 5), arrival(6, 109*s), false},
+		{"not stateless", horizonRule{Never}, false, view(false, 5), arrival(6, 105*s), true},
+		{"skip off", statelessRule{horizonRule{Never}}, true, view(false, 5), arrival(6, 105*s), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.EveryTick = c.every
+			sch := New("t", cfg, c.rule)
+			if c.decide != nil {
+				sch.Schedule(c.decide)
+			}
+			require.Equal(t, c.want, sch.Wants(c.event))
+		})
+	}
+}
+
+// A decision that placed a job wants every event until the next one (its
+// placement's start comes as an event).
+func TestWantsAfterPlacing(t *testing.T) {
+	v := &policies.View{Now: time.Hour,
+		GPUs: []policies.GPU{{Index: 0, CapacityMiB: 40960}, {Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{0}}},
+		Jobs: []policies.Job{
+			{ID: 0, GPUs: 1, State: policies.Running, On: []int{1}, Active: true},
+			{ID: 1, GPUs: 1, State: policies.Pending},
+			{ID: 2, GPUs: 1, State: policies.Pending},
+		},
+		Queue: []policies.JobID{1, 2}}
+	sch := New("t", DefaultConfig(), statelessRule{horizonRule{Never}})
+	acts := sch.Schedule(v) // job 1 takes idle GPU 0, job 2 is blocked
+	require.Contains(t, acts, policies.Action(policies.Place{Job: 1, GPUs: []int{0}}))
+	require.True(t, sch.Wants(policies.JobArrived{T: time.Hour, Job: 3}))
+}

@@ -221,3 +221,9 @@ func TestDemoTraceFinishes(t *testing.T) {
 		}
 	}
 }
+
+// The rule keeps no state and reads no queue: the scheduler may skip
+// decisions at arrivals behind a blocked job (colloc.Stateless).
+func TestStateless(t *testing.T) {
+	require.Implements(t, (*colloc.Stateless)(nil), horus.Rule{})
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/colloc"
 	"github.com/aegis-sched/aegis/policies/lucid"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -245,4 +246,10 @@ func TestDemoTraceFinishes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The rule keeps no state and reads no queue: the scheduler may skip
+// decisions at arrivals behind a blocked job (colloc.Stateless).
+func TestStateless(t *testing.T) {
+	require.Implements(t, (*colloc.Stateless)(nil), lucid.Rule{})
 }
