@@ -17,7 +17,7 @@ import (
 // jobs, which have no catalog workload, get a 1-GPU workload by the same
 // rule among their own durations, repeated per GPU, with their generated
 // duration as solo_s.
-func clusterTrace(b *testing.B, n int, seed uint64) *traces.Trace {
+func clusterTrace(b testing.TB, n int, seed uint64) *traces.Trace {
 	log, err := traces.GenerateLike("venus", n, seed, 8)
 	require.NoError(b, err)
 	small := make([]traces.LogJob, len(log.Jobs))
@@ -50,14 +50,7 @@ func BenchmarkCluster(b *testing.B) {
 	require.NoError(b, err)
 	for _, policy := range []string{"exclusive", "aegis", "lucid", "horus"} {
 		b.Run(policy, func(b *testing.B) {
-			events := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				o, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: policy, Params: map[string]string{}, Seed: 1}, io.Discard)
-				require.NoError(b, err)
-				events += o.Events
-			}
-			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			benchCluster(b, tr, &c, policy)
 		})
 	}
 }
@@ -69,13 +62,26 @@ func BenchmarkClusterSmall(b *testing.B) {
 	tr := clusterTrace(b, 2000, 1)
 	c, err := models.ParseCluster("a100-40gb:8x4")
 	require.NoError(b, err)
-	events := 0
+	benchCluster(b, tr, &c, "aegis")
+}
+
+// benchCluster simulates tr on cluster c under policy and reports events
+// per second and per run and the CPU time per run (cpu-ns/op, as benchRun).
+func benchCluster(b *testing.B, tr *traces.Trace, c *models.Cluster, policy string) {
+	events, runs := 0, 0
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
-		o, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: "aegis", Params: map[string]string{}, Seed: 1}, io.Discard)
+		o, err := Simulate(Run{Trace: tr, Cluster: c, Policy: policy, Params: map[string]string{}, Seed: 1}, io.Discard)
 		require.NoError(b, err)
 		events += o.Events
+		runs++
 	}
+	cpu := cpuTime() - cpu0
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+	b.ReportMetric(float64(events)/float64(runs), "events/op")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs), "cpu-ns/op")
+		b.ReportMetric(float64(events)/cpu.Seconds(), "events/cpu-s")
+	}
 }

@@ -135,3 +135,29 @@ func TestClusterSkipChangesNothing(t *testing.T) {
 		require.Equal(t, f2, f1, policy)
 	}
 }
+
+// TestClusterAegisSkipsExactly: on a saturated cluster with jobs of 1–8
+// GPUs (a backlog, so that heads wait on windows that flip), AEGIS's
+// horizons (foreseen windows, refined lazily) and the dispatcher's reuse of
+// its routing after a mere wake-up change no output byte: the same files as
+// deciding at every tick (skip=off, every verdict computed afresh) with
+// every server asked and routed at every decision (Observe hidden).
+func TestClusterAegisSkipsExactly(t *testing.T) {
+	tr := clusterTrace(t, 50, 2)
+	c, err := models.ParseCluster("a100-40gb:8x2")
+	require.NoError(t, err)
+	type hide struct{ policies.Policy }
+	on, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 1}, nil)
+	require.NoError(t, err)
+	off, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 1, Params: map[string]string{"skip": "off"},
+		Wrap: func(p policies.Policy) policies.Policy { return hide{p} }}, nil)
+	require.NoError(t, err)
+	fOn, err := on.Files(nil)
+	require.NoError(t, err)
+	fOff, err := off.Files(nil)
+	require.NoError(t, err)
+	for name := range fOff {
+		require.Equal(t, string(fOff[name]), string(fOn[name]), name)
+	}
+	require.Less(t, 5*on.Events, off.Events, "skipping decides far less often")
+}

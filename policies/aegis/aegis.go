@@ -575,7 +575,9 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 		regime = fs.Regime(g)
 	}
 	c := &p.verdicts[g]
-	if c.ok && v.Now < c.until && c.anchor == anchor && c.regime == regime && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
+	// With skip=off every verdict is computed afresh (a reference that
+	// trusts no horizon).
+	if !p.cfg.EveryTick && c.ok && v.Now < c.until && c.anchor == anchor && c.regime == regime && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
 		return c.reason, c.until
 	}
 	c.ok, c.anchor, c.regime, c.jobs = true, anchor, regime, append(c.jobs[:0], v.GPUs[g].Jobs...)
@@ -597,8 +599,9 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 	if p.rejects(v, g) {
 		c.reason = "pressure"
 	}
-	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
-		// Samples may be missed or late: the window's future is unknown.
+	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady || p.cfg.EveryTick {
+		// Samples may be missed or late: the window's future is unknown
+		// (or, with skip=off, not asked for).
 		c.until = v.Now
 		return c.reason, c.until
 	}

@@ -70,10 +70,13 @@ type Dispatcher struct {
 	epoch    uint32   // the decision
 	open     int      // servers not yet given their GPUs plus depth jobs
 	depth    int
-	observed bool    // Observe has been called: skipping unchanged servers is safe
-	jobSrv   [][]int // per job: the servers of its latest attempt
-	counting bool    // routed jobs count towards a server's fill
-	rr       int     // the server that got the decision's last job fitting nowhere, -1 before
+	observed bool // Observe has been called: skipping unchanged servers is safe
+	// stale: an event other than a wake-up, or a placement or stop of the
+	// last decision, may have changed what routing reads since it last ran.
+	stale, routed bool
+	jobSrv        [][]int // per job: the servers of its latest attempt
+	counting      bool    // routed jobs count towards a server's fill
+	rr            int     // the server that got the decision's last job fitting nowhere, -1 before
 	// idleSum is the sum of idle: no job of more GPUs fits anywhere.
 	idleSum int
 	saved   []saved
@@ -259,6 +262,9 @@ func (d *Dispatcher) Validate(v *policies.View) error {
 // policies of this package's contract are pure.
 func (d *Dispatcher) Observe(e policies.Event) {
 	d.observed = true
+	if _, ok := e.(policies.Wakeup); !ok {
+		d.stale = true
+	}
 	switch e := e.(type) {
 	case policies.JobStarted:
 		for int(e.Job) >= len(d.jobSrv) {
@@ -325,6 +331,34 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 		// A backend of another size: nothing sensible to route.
 		return []policies.Action{policies.Wake{At: v.Now + time.Hour}}
 	}
+	var acts []policies.Action
+	if !d.observed || d.stale || !d.routed {
+		acts = d.route(v)
+	}
+	// Otherwise only a wake-up happened since the last decision, which
+	// placed and stopped nothing: the queue, the failed jobs and the idle
+	// GPUs are as they were, and so is every server's share of them.
+	d.routed, d.stale = true, false
+	d.wake = -1
+	for i := range d.servers {
+		acts = d.decide(v, i, acts)
+	}
+	if d.wake >= 0 {
+		acts = append(acts, policies.Wake{At: d.wake})
+	}
+	for _, a := range acts {
+		switch a.(type) {
+		case policies.Place, policies.Stop:
+			d.stale = true
+		}
+	}
+	return acts
+}
+
+// route gives each server its queue and failed jobs for this decision
+// (steps 1–3 of Schedule) and returns the placements and stops of jobs
+// larger than a server.
+func (d *Dispatcher) route(v *policies.View) []policies.Action {
 	d.idleSum, d.open = 0, len(d.servers)
 	for i := range d.servers {
 		s := &d.servers[i]
@@ -386,13 +420,6 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 				d.servers[s].queue = append(d.servers[s].queue, id)
 			}
 		}
-	}
-	d.wake = -1
-	for i := range d.servers {
-		acts = d.decide(v, i, acts)
-	}
-	if d.wake >= 0 {
-		acts = append(acts, policies.Wake{At: d.wake})
 	}
 	return acts
 }

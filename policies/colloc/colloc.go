@@ -316,7 +316,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 			break
 		}
 	}
-	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other {
+	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other && !s.cfg.EveryTick {
 		s.until = min(s.other, r.Refine(v, s.other))
 	}
 	s.idle = len(acts) == 0 && unplaced == 0
