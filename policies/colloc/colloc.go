@@ -195,12 +195,13 @@ type Scheduler struct {
 	// is the same for the answers not the rule's Horizon's.
 	until, other time.Duration
 	acts         []policies.Action
-	// decided is set by the first decision; stopAt is the id of the
-	// main-queue job the last decision stopped at (0 when it stopped in the
-	// recovery queue, -1 when it did not stop): only arrivals with a lower id
-	// queue ahead of it (the queue is in id order).
-	decided bool
-	stopAt  policies.JobID
+	// decided is set by the first decision; idle when the last one found
+	// nothing waiting; stopAt is the id of the main-queue job the last
+	// decision stopped at (0 when it stopped in the recovery queue, -1 when
+	// it did not stop): only arrivals with a lower id queue ahead of it (the
+	// queue is in id order).
+	decided, idle bool
+	stopAt        policies.JobID
 	// defers holds each GPU's last deferral, boxed, to hand out again while
 	// it repeats (no allocation per deferral).
 	defers []policies.Action
@@ -318,6 +319,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other && !s.cfg.EveryTick {
 		s.until = min(s.other, r.Refine(v, s.other))
 	}
+	s.idle = len(acts) == 0 && unplaced == 0
 	if s.cfg.EveryTick {
 		s.until = min(s.until, v.Now)
 	}
@@ -338,21 +340,33 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	return acts
 }
 
-// Wants implements policies.Selective. Under a Stateless rule, a decision
-// that stopped at a blocked job decides again exactly as it did until one
-// of its answers can change: at an event other than an arrival, at an
-// arrival queued ahead of that job, or at the decision's horizon (a hold
-// ending, the measured memory of a ladder retry moving). Arrivals behind the
-// blocked job before the horizon are not wanted: the decision would repeat
-// the last one's deferrals and wake-up, which record nothing new (the
-// deferral episodes continue; the Wake is already due). Under other rules,
-// with skip=off, and before the first decision, every event is wanted.
+// Wants implements policies.Selective. After a decision that found
+// nothing waiting (no queued or failed job) and so did nothing, only an
+// arrival or a failure can give the next one something to do: starts,
+// first activities, finishes and wake-ups are not wanted (a decision then
+// would return no action, whatever the rule). Under a Stateless rule, a
+// decision that stopped at a blocked job decides again exactly as it did
+// until one of its answers can change: at an event other than an arrival,
+// at an arrival queued ahead of that job, or at the decision's horizon (a
+// hold ending, the measured memory of a ladder retry moving). Arrivals
+// behind the blocked job before the horizon are not wanted: the decision
+// would repeat the last one's deferrals and wake-up, which record nothing
+// new (the deferral episodes continue; the Wake is already due). With
+// skip=off, and before the first decision, every event is wanted.
 func (s *Scheduler) Wants(e policies.Event) bool {
-	if _, ok := s.rule.(Stateless); !ok || s.cfg.EveryTick || !s.decided {
+	if s.cfg.EveryTick || !s.decided {
 		return true
 	}
-	a, ok := e.(policies.JobArrived)
-	return !ok || s.stopAt < 0 || a.Job < s.stopAt || a.T >= s.until
+	switch e := e.(type) {
+	case policies.JobStarted, policies.JobActive, policies.JobFinished, policies.Wakeup:
+		return !s.idle
+	case policies.JobArrived:
+		if _, ok := s.rule.(Stateless); !ok || s.idle {
+			return true
+		}
+		return s.stopAt < 0 || e.Job < s.stopAt || e.T >= s.until
+	}
+	return true
 }
 
 // horizon lowers the decision's horizon to t, an answer not the rule's

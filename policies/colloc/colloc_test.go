@@ -217,7 +217,8 @@ func (statelessRule) Stateless() {}
 
 // Under a Stateless rule, a decision that stopped at a blocked job is not
 // asked again for arrivals queued behind it before its horizon (a hold
-// ending); everything else still is wanted.
+// ending); under any rule, a decision that found nothing waiting is asked
+// again only for an arrival or a failure; everything else is wanted.
 func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 	const s = time.Second
 	// GPU 0's job became active at 90 s (hold ends at 120 s); GPU 1's long
@@ -264,6 +265,14 @@ func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 		{"the rule's horizon", statelessRule{horizonRule{110 * s}}, false, view(false, 5), arrival(6, 110*s), true},
 		{"before the rule's horizon", statelessRule{horizonRule{110 * s}}, false, view(false, 5), arrival(6, 109*s), false},
 		{"not stateless", horizonRule{Never}, false, view(false, 5), arrival(6, 105*s), true},
+		{"nothing waiting: a finish", horizonRule{Never}, false, view(false), policies.JobFinished{T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a start", rejectRule{}, false, view(false), policies.JobStarted{T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a first activity", rejectRule{}, false, view(false), policies.JobActive{T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a wake-up", rejectRule{}, false, view(false), policies.Wakeup{T: 105 * s}, false},
+		{"nothing waiting: an arrival", rejectRule{}, false, view(false), arrival(6, 105*s), true},
+		{"nothing waiting: a failure", rejectRule{}, false, view(false), policies.JobFailed{T: 105 * s, Job: 1}, true},
+		{"a retry waits, no deferral", rejectRule{}, false, view(true, 4), policies.JobFinished{T: 105 * s, Job: 1}, true},
+		{"nothing waiting, skip off", rejectRule{}, true, view(false), policies.JobFinished{T: 105 * s, Job: 1}, true},
 		{"skip off", statelessRule{horizonRule{Never}}, true, view(false, 5), arrival(6, 105*s), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
