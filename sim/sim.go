@@ -197,7 +197,14 @@ func (q *queue) pop() item {
 
 // job is the simulator's private state of a job.
 type job struct {
-	spec    policies.Job // the job as submitted
+	// The job as submitted (spec rebuilds its policies.Job): its trace
+	// name, GPUs and submit time, and the workload and solo time it was
+	// added with.
+	name    string
+	gpus    int
+	submit  time.Duration
+	w0      *models.Workload
+	solo0   float64
 	w       *models.Workload
 	startup time.Duration // this attempt's launch-to-activity time
 	peak    float64       // this attempt's true peak as a multiple of the profiled one
@@ -402,8 +409,8 @@ func (s *Sim) TypeMask(id policies.JobID) uint8 {
 // type's catalog cannot run it.
 func (s *Sim) ProfileOnType(id policies.JobID, k int) (p policies.Profile, ok bool) {
 	j := &s.jobs[id]
-	w, ok := s.types[k].Catalog.Get(j.spec.Workload)
-	if !ok || !fits(w, j.spec.GPUs, s.cfg.GPUsPerProfile) {
+	w, ok := s.types[k].Catalog.Get(j.w0.ID)
+	if !ok || !fits(w, j.gpus, s.cfg.GPUsPerProfile) {
 		return policies.Profile{}, false
 	}
 	p = w.PolicyProfile()
@@ -510,11 +517,8 @@ func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) poli
 		nominal = models.Startup(w.ID)
 		s.startups[w] = nominal
 	}
-	s.jobs = append(s.jobs, job{w: w, nominal: nominal, solo: solo, own: sp.SoloS > 0, types: mask})
-	prof := w.PolicyProfile()
-	prof.SoloS = solo
-	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
-		Profile: prof, State: policies.Waiting}
+	s.jobs = append(s.jobs, job{name: sp.Name, gpus: sp.GPUs, submit: max(sp.Submit, s.now), w0: w, solo0: solo,
+		w: w, nominal: nominal, solo: solo, own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists.
 	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
 	s.pushArrival(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
@@ -577,14 +581,23 @@ func (s *Sim) Now() time.Duration { return s.now }
 
 // Job returns job i of the run as submitted: Jobs()[i], without a copy of
 // every job.
-func (s *Sim) Job(i int) policies.Job { return s.jobs[i].spec }
+func (s *Sim) Job(i int) policies.Job { return s.spec(i) }
+
+// spec is job i as submitted: what a policy sees of it once it arrives.
+func (s *Sim) spec(i int) policies.Job {
+	j := &s.jobs[i]
+	prof := j.w0.PolicyProfile()
+	prof.SoloS = j.solo0
+	return policies.Job{ID: policies.JobID(i), Name: j.name, GPUs: j.gpus, Submit: j.submit, Profile: prof,
+		State: policies.Waiting}
+}
 
 // Jobs returns every job of the run as submitted (for recorders; policies
 // see a job only once it has arrived).
 func (s *Sim) Jobs() []policies.Job {
 	out := make([]policies.Job, len(s.jobs))
 	for i := range s.jobs {
-		out[i] = s.jobs[i].spec
+		out[i] = s.spec(i)
 	}
 	return out
 }
@@ -737,7 +750,7 @@ func (s *Sim) handle(it item) {
 	case evArrive:
 		s.arriving--
 		pj := &s.view.Jobs[it.job]
-		*pj = s.jobs[it.job].spec
+		*pj = s.spec(it.job)
 		pj.State = policies.Pending
 		s.enqueue(policies.JobID(it.job))
 		s.emit(policies.JobArrived{T: s.now, Job: pj.ID})
@@ -929,9 +942,9 @@ func (s *Sim) onType(id int, gpus []int) error {
 	p, ok := s.ProfileOnType(policies.JobID(id), int(k))
 	if !ok {
 		return fmt.Errorf("sim: place job %d: the %s catalog does not run workload %s on %d GPUs",
-			id, s.types[k].Type.Name, j.spec.Workload, j.spec.GPUs)
+			id, s.types[k].Type.Name, j.w0.ID, j.gpus)
 	}
-	j.w, _ = s.types[k].Catalog.Get(j.spec.Workload)
+	j.w, _ = s.types[k].Catalog.Get(j.w0.ID)
 	j.solo = p.SoloS
 	s.view.Jobs[id].Profile = p
 	return nil
