@@ -227,16 +227,20 @@ type gpu struct {
 // Sim is a simulated server running one trace. It implements the scheduling
 // loop's Backend. It is not safe for concurrent use.
 type Sim struct {
-	cfg   Config
-	now   time.Duration
-	seq   uint64
-	q     queue
-	jobs  []job
-	gpus  []gpu
-	view  policies.View
-	out   []policies.Event
-	ret   int // events of out already returned by Next
-	wakes map[time.Duration]bool
+	cfg Config
+	now time.Duration
+	seq uint64
+	q   queue
+	// arrivals holds the arrivals not yet due, in (time, sequence) order,
+	// from index arrived on (pushArrival).
+	arrivals []item
+	arrived  int
+	jobs     []job
+	gpus     []gpu
+	view     policies.View
+	out      []policies.Event
+	ret      int // events of out already returned by Next
+	wakes    map[time.Duration]bool
 	// fault is the first defect of a model the run met (a rate that is not
 	// a positive number); Next reports it.
 	fault error
@@ -305,7 +309,8 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	s.view.Telemetry = telemetry{s}
 	s.jobs = make([]job, 0, len(specs))
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
-	s.q = make(queue, 0, len(specs)+cfg.Server.GPUs)
+	s.q = make(queue, 0, 2*cfg.Server.GPUs+16)
+	s.arrivals = make([]item, 0, len(specs))
 	for _, sp := range specs {
 		if _, err := s.Add(sp); err != nil {
 			return nil, err
@@ -512,7 +517,7 @@ func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) poli
 		Profile: prof, State: policies.Waiting}
 	// Until it arrives, a policy sees only that the job exists.
 	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
-	s.push(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
+	s.pushArrival(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
 	s.live++
 	s.arriving++
 	return policies.JobID(i)
@@ -523,6 +528,49 @@ func (s *Sim) push(it item) {
 	s.seq++
 	s.q.push(it)
 }
+
+// pushArrival schedules an arrival: in the arrival list while arrivals come
+// in time order (a trace sorted by submission), so that the heap holds only
+// the events of running jobs; in the heap otherwise. Events come out in
+// (time, sequence) order either way.
+func (s *Sim) pushArrival(it item) {
+	if n := len(s.arrivals); n > s.arrived && s.arrivals[n-1].t > it.t {
+		s.push(it)
+		return
+	}
+	it.seq = s.seq
+	s.seq++
+	s.arrivals = append(s.arrivals, it)
+}
+
+// due returns the earliest pending event (time, then sequence) and whether
+// there is one.
+func (s *Sim) due() (item, bool) {
+	a := s.arrived < len(s.arrivals)
+	switch {
+	case a && (len(s.q) == 0 || s.arrivals[s.arrived].before(s.q[0])):
+		return s.arrivals[s.arrived], true
+	case len(s.q) > 0:
+		return s.q[0], true
+	}
+	return item{}, false
+}
+
+// popDue removes the event due returned.
+func (s *Sim) popDue() item {
+	if s.arrived < len(s.arrivals) && (len(s.q) == 0 || s.arrivals[s.arrived].before(s.q[0])) {
+		it := s.arrivals[s.arrived]
+		s.arrived++
+		if s.arrived == len(s.arrivals) { // all out: reuse the array
+			s.arrivals, s.arrived = s.arrivals[:0], 0
+		}
+		return it
+	}
+	return s.q.pop()
+}
+
+// before orders events by time, then sequence.
+func (a item) before(b item) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
 
 // Now is the current virtual time.
 func (s *Sim) Now() time.Duration { return s.now }
@@ -618,11 +666,11 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
-	for len(s.q) > 0 && s.q[0].t <= limit {
-		t := s.q[0].t
+	for first, ok := s.due(); ok && first.t <= limit; first, ok = s.due() {
+		t := first.t
 		var last item
-		for len(s.q) > 0 && s.q[0].t == t {
-			it := s.q.pop()
+		for next, ok := s.due(); ok && next.t == t; next, ok = s.due() {
+			it := s.popDue()
 			if it.kind == evWake {
 				delete(s.wakes, it.t)
 				if s.live == 0 || (s.arriving == 0 && s.running() == 0 && it.t-s.lastChange > s.cfg.Truth.IdleHorizon) {
