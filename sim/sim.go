@@ -575,6 +575,10 @@ func (a item) before(b item) bool { return a.t < b.t || a.t == b.t && a.seq < b.
 // Now is the current virtual time.
 func (s *Sim) Now() time.Duration { return s.now }
 
+// Job returns job i of the run as submitted: Jobs()[i], without a copy of
+// every job.
+func (s *Sim) Job(i int) policies.Job { return s.jobs[i].spec }
+
 // Jobs returns every job of the run as submitted (for recorders; policies
 // see a job only once it has arrived).
 func (s *Sim) Jobs() []policies.Job {
