@@ -195,13 +195,16 @@ type Scheduler struct {
 	// is the same for the answers not the rule's Horizon's.
 	until, other time.Duration
 	acts         []policies.Action
-	// decided is set by the first decision; idle when the last one found
-	// nothing waiting; stopAt is the id of the main-queue job the last
-	// decision stopped at (0 when it stopped in the recovery queue, -1 when
-	// it did not stop): only arrivals with a lower id queue ahead of it (the
-	// queue is in id order).
-	decided, idle bool
-	stopAt        policies.JobID
+	// decided is set by the first decision. Of the last one: idle when it
+	// left nothing waiting and deferred nothing; settled when the next
+	// decision would repeat it less its placements (it stopped no job, and
+	// placed no recovered job, none it also deferred and none after a job
+	// it left waiting, which saw the GPU free); stopAt is the id
+	// of the main-queue job it stopped at (0 when it stopped in the
+	// recovery queue, -1 when it did not stop or is not settled): only
+	// arrivals with a lower id queue ahead of it (the queue is in id order).
+	decided, idle, settled bool
+	stopAt                 policies.JobID
 	// defers holds each GPU's last deferral, boxed, to hand out again while
 	// it repeats (no allocation per deferral).
 	defers []policies.Action
@@ -277,15 +280,20 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	// consider tries to place one job and reports whether the jobs behind
 	// it must wait.
 	consider := func(j *policies.Job) (blocked bool) {
+		recovering := j.OOMs > 0
 		if gpus := v.IdleGPUs(busy, j.GPUs); gpus != nil {
 			acts = s.place(acts, busy, j, gpus)
+			s.settled = s.settled && !recovering && unplaced == 0
 			return false
 		}
-		recovering := j.OOMs > 0
 		if (recovering && s.cfg.Recovery == RecoverLadder) || (!recovering && len(recovery) == 0) {
 			var gpus []int
+			n := len(acts)
 			if gpus, acts = s.collocate(v, busy, j, acts); gpus != nil {
 				acts = s.place(acts, busy, j, gpus)
+				// Deferred on some GPUs and placed on others: the episodes
+				// end at the next decision.
+				s.settled = s.settled && !recovering && unplaced == 0 && len(acts) == n+1
 				return false
 			}
 		}
@@ -294,7 +302,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 		return recovering || unplaced >= s.cfg.Lookahead
 	}
 	blocked := false
-	s.decided, s.stopAt = true, -1
+	s.decided, s.stopAt, s.settled = true, -1, true
 	for _, id := range recovery {
 		if blocked = consider(v.Job(id)); blocked {
 			s.stopAt = 0
@@ -308,18 +316,24 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 			}
 		}
 	}
-	// A decision that placed or stopped jobs is followed by its actions'
-	// events; until the decision they bring, every event is wanted.
+	deferred := false
 	for _, a := range acts {
-		if _, ok := a.(policies.Defer); !ok {
-			s.stopAt = -1
-			break
+		switch a.(type) {
+		case policies.Defer:
+			deferred = true
+		case policies.Stop:
+			s.settled = false
 		}
+	}
+	if !s.settled {
+		// The decision its actions' events bring differs from this one:
+		// until then, every event is wanted.
+		s.stopAt = -1
 	}
 	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other && !s.cfg.EveryTick {
 		s.until = min(s.other, r.Refine(v, s.other))
 	}
-	s.idle = len(acts) == 0 && unplaced == 0
+	s.idle = !deferred && unplaced == 0
 	if s.cfg.EveryTick {
 		s.until = min(s.until, v.Now)
 	}
@@ -340,28 +354,36 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	return acts
 }
 
-// Wants implements policies.Selective. After a decision that found
-// nothing waiting (no queued or failed job) and so did nothing, only an
-// arrival or a failure can give the next one something to do: starts,
-// first activities, finishes and wake-ups are not wanted (a decision then
-// would return no action, whatever the rule). Under a Stateless rule, a
-// decision that stopped at a blocked job decides again exactly as it did
-// until one of its answers can change: at an event other than an arrival,
-// at an arrival queued ahead of that job, or at the decision's horizon (a
-// hold ending, the measured memory of a ladder retry moving). Arrivals
+// Wants implements policies.Selective; with skip=off, and before the first
+// decision, every event is wanted.
+//
+// After a decision that left nothing waiting (no queued or failed job)
+// and deferred nothing, only an arrival or a failure can give the next one
+// something to do: starts, first activities, finishes and wake-ups are not
+// wanted (a decision then would return no action, whatever the rule).
+//
+// Under a Stateless rule, a settled decision (see Scheduler.settled)
+// decides again exactly as it did, less its placements, until one of its
+// answers can change: at an event other than a start or an arrival, at an
+// arrival queued ahead of the job it stopped at, or at its horizon (a hold
+// ending, the measured memory of a ladder retry moving). The starts of its
+// own placements (the view has them already: a GPU taken is held until its
+// new job shows activity, as it was busy in the decision) and arrivals
 // behind the blocked job before the horizon are not wanted: the decision
 // would repeat the last one's deferrals and wake-up, which record nothing
-// new (the deferral episodes continue; the Wake is already due). With
-// skip=off, and before the first decision, every event is wanted.
+// new (the deferral episodes continue; the Wake is already due).
 func (s *Scheduler) Wants(e policies.Event) bool {
 	if s.cfg.EveryTick || !s.decided {
 		return true
 	}
+	_, stateless := s.rule.(Stateless)
 	switch e := e.(type) {
-	case policies.JobStarted, policies.JobActive, policies.JobFinished, policies.Wakeup:
+	case policies.JobStarted:
+		return !s.idle && !(stateless && s.settled && e.T < s.until)
+	case policies.JobActive, policies.JobFinished, policies.Wakeup:
 		return !s.idle
 	case policies.JobArrived:
-		if _, ok := s.rule.(Stateless); !ok || s.idle {
+		if !stateless || s.idle {
 			return true
 		}
 		return s.stopAt < 0 || e.Job < s.stopAt || e.T >= s.until
