@@ -245,7 +245,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		}
 		fwd = append(fwd, where)
 	}
-	col := results.NewCollector(s.Jobs(), fwd...)
+	col := results.NewCollectorOf(len(specs), s.Job, fwd...)
 	if t, ok := p.(policies.Ticker); ok {
 		col.SetDecisionGrid(t.Tick())
 	}

@@ -96,10 +96,17 @@ type Recorder interface {
 // initial view lists them). Events and actions are forwarded to the extra
 // recorders, in order.
 func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
-	c := &Collector{jobs: make([]Job, len(jobs)), started: make([]time.Duration, len(jobs)),
+	return NewCollectorOf(len(jobs), func(i int) policies.Job { return jobs[i] }, forward...)
+}
+
+// NewCollectorOf is NewCollector for n jobs read one at a time: job(i) is
+// job i as the backend lists it (so that no slice of every job is needed).
+func NewCollectorOf(n int, job func(i int) policies.Job, forward ...Recorder) *Collector {
+	c := &Collector{jobs: make([]Job, n), started: make([]time.Duration, n),
 		forward: forward, openAt: map[deferKey]int{}, episodes: map[string]int{}, spans: map[string]int{},
 		done: newSummaryAcc()}
-	for i, j := range jobs {
+	for i := range n {
+		j := job(i)
 		c.jobs[i] = Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
 			Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting}
 	}

@@ -55,3 +55,55 @@ func TestCheckFindsUntouchedCorruption(t *testing.T) {
 	}
 	require.ErrorContains(t, err, "GPU 1 lists job 0", "the periodic full check")
 }
+
+// Arrivals in time order wait in their own list, the rest in the heap;
+// every pop is the earliest pending event by (time, sequence), whatever the
+// mix, an arrival out of time order (which goes to the heap) included.
+func TestArrivalListAndHeap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50 {
+		s := &Sim{}
+		var pending []item // the reference: every event pushed and not popped
+		pop := func() {
+			it, ok := s.due()
+			require.Equal(t, len(pending) > 0, ok)
+			if !ok {
+				return
+			}
+			k := 0
+			for i := range pending {
+				if pending[i].before(pending[k]) {
+					k = i
+				}
+			}
+			require.Equal(t, pending[k], it)
+			require.Equal(t, it, s.popDue())
+			pending = slices.Delete(pending, k, k+1)
+		}
+		at := time.Duration(0)
+		for range 400 {
+			seq := s.seq
+			switch r := rng.IntN(10); {
+			case r < 4:
+				if rng.IntN(8) > 0 {
+					at += time.Duration(rng.IntN(3))
+				} else {
+					at = max(at-time.Duration(rng.IntN(3)), 0) // out of order: to the heap
+				}
+				s.pushArrival(item{t: at, kind: evArrive, job: int(seq)})
+				pending = append(pending, item{t: at, seq: seq, kind: evArrive, job: int(seq)})
+			case r < 8:
+				w := time.Duration(rng.IntN(60))
+				s.push(item{t: w, kind: evWake})
+				pending = append(pending, item{t: w, seq: seq, kind: evWake})
+			default:
+				pop()
+			}
+		}
+		for len(pending) > 0 {
+			pop()
+		}
+		_, ok := s.due()
+		require.False(t, ok)
+	}
+}

@@ -197,7 +197,14 @@ func (q *queue) pop() item {
 
 // job is the simulator's private state of a job.
 type job struct {
-	spec    policies.Job // the job as submitted
+	// The job as submitted (spec rebuilds its policies.Job): its trace
+	// name, GPUs and submit time, and the workload and solo time it was
+	// added with.
+	name    string
+	gpus    int
+	submit  time.Duration
+	w0      *models.Workload
+	solo0   float64
 	w       *models.Workload
 	startup time.Duration // this attempt's launch-to-activity time
 	peak    float64       // this attempt's true peak as a multiple of the profiled one
@@ -227,16 +234,20 @@ type gpu struct {
 // Sim is a simulated server running one trace. It implements the scheduling
 // loop's Backend. It is not safe for concurrent use.
 type Sim struct {
-	cfg   Config
-	now   time.Duration
-	seq   uint64
-	q     queue
-	jobs  []job
-	gpus  []gpu
-	view  policies.View
-	out   []policies.Event
-	ret   int // events of out already returned by Next
-	wakes map[time.Duration]bool
+	cfg Config
+	now time.Duration
+	seq uint64
+	q   queue
+	// arrivals holds the arrivals not yet due, in (time, sequence) order,
+	// from index arrived on (pushArrival).
+	arrivals []item
+	arrived  int
+	jobs     []job
+	gpus     []gpu
+	view     policies.View
+	out      []policies.Event
+	ret      int // events of out already returned by Next
+	wakes    map[time.Duration]bool
 	// fault is the first defect of a model the run met (a rate that is not
 	// a positive number); Next reports it.
 	fault error
@@ -305,7 +316,8 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	s.view.Telemetry = telemetry{s}
 	s.jobs = make([]job, 0, len(specs))
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
-	s.q = make(queue, 0, len(specs)+cfg.Server.GPUs)
+	s.q = make(queue, 0, 2*cfg.Server.GPUs+16)
+	s.arrivals = make([]item, 0, len(specs))
 	for _, sp := range specs {
 		if _, err := s.Add(sp); err != nil {
 			return nil, err
@@ -397,8 +409,8 @@ func (s *Sim) TypeMask(id policies.JobID) uint8 {
 // type's catalog cannot run it.
 func (s *Sim) ProfileOnType(id policies.JobID, k int) (p policies.Profile, ok bool) {
 	j := &s.jobs[id]
-	w, ok := s.types[k].Catalog.Get(j.spec.Workload)
-	if !ok || !fits(w, j.spec.GPUs, s.cfg.GPUsPerProfile) {
+	w, ok := s.types[k].Catalog.Get(j.w0.ID)
+	if !ok || !fits(w, j.gpus, s.cfg.GPUsPerProfile) {
 		return policies.Profile{}, false
 	}
 	p = w.PolicyProfile()
@@ -505,14 +517,11 @@ func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) poli
 		nominal = models.Startup(w.ID)
 		s.startups[w] = nominal
 	}
-	s.jobs = append(s.jobs, job{w: w, nominal: nominal, solo: solo, own: sp.SoloS > 0, types: mask})
-	prof := w.PolicyProfile()
-	prof.SoloS = solo
-	s.jobs[i].spec = policies.Job{ID: policies.JobID(i), Name: sp.Name, GPUs: sp.GPUs, Submit: max(sp.Submit, s.now),
-		Profile: prof, State: policies.Waiting}
+	s.jobs = append(s.jobs, job{name: sp.Name, gpus: sp.GPUs, submit: max(sp.Submit, s.now), w0: w, solo0: solo,
+		w: w, nominal: nominal, solo: solo, own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists.
 	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
-	s.push(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
+	s.pushArrival(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
 	s.live++
 	s.arriving++
 	return policies.JobID(i)
@@ -524,15 +533,71 @@ func (s *Sim) push(it item) {
 	s.q.push(it)
 }
 
+// pushArrival schedules an arrival: in the arrival list while arrivals come
+// in time order (a trace sorted by submission), so that the heap holds only
+// the events of running jobs; in the heap otherwise. Events come out in
+// (time, sequence) order either way.
+func (s *Sim) pushArrival(it item) {
+	if n := len(s.arrivals); n > s.arrived && s.arrivals[n-1].t > it.t {
+		s.push(it)
+		return
+	}
+	it.seq = s.seq
+	s.seq++
+	s.arrivals = append(s.arrivals, it)
+}
+
+// due returns the earliest pending event (time, then sequence) and whether
+// there is one.
+func (s *Sim) due() (item, bool) {
+	a := s.arrived < len(s.arrivals)
+	switch {
+	case a && (len(s.q) == 0 || s.arrivals[s.arrived].before(s.q[0])):
+		return s.arrivals[s.arrived], true
+	case len(s.q) > 0:
+		return s.q[0], true
+	}
+	return item{}, false
+}
+
+// popDue removes the event due returned.
+func (s *Sim) popDue() item {
+	if s.arrived < len(s.arrivals) && (len(s.q) == 0 || s.arrivals[s.arrived].before(s.q[0])) {
+		it := s.arrivals[s.arrived]
+		s.arrived++
+		if s.arrived == len(s.arrivals) { // all out: reuse the array
+			s.arrivals, s.arrived = s.arrivals[:0], 0
+		}
+		return it
+	}
+	return s.q.pop()
+}
+
+// before orders events by time, then sequence.
+func (a item) before(b item) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
+
 // Now is the current virtual time.
 func (s *Sim) Now() time.Duration { return s.now }
+
+// Job returns job i of the run as submitted: Jobs()[i], without a copy of
+// every job.
+func (s *Sim) Job(i int) policies.Job { return s.spec(i) }
+
+// spec is job i as submitted: what a policy sees of it once it arrives.
+func (s *Sim) spec(i int) policies.Job {
+	j := &s.jobs[i]
+	prof := j.w0.PolicyProfile()
+	prof.SoloS = j.solo0
+	return policies.Job{ID: policies.JobID(i), Name: j.name, GPUs: j.gpus, Submit: j.submit, Profile: prof,
+		State: policies.Waiting}
+}
 
 // Jobs returns every job of the run as submitted (for recorders; policies
 // see a job only once it has arrived).
 func (s *Sim) Jobs() []policies.Job {
 	out := make([]policies.Job, len(s.jobs))
 	for i := range s.jobs {
-		out[i] = s.jobs[i].spec
+		out[i] = s.spec(i)
 	}
 	return out
 }
@@ -618,11 +683,11 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
-	for len(s.q) > 0 && s.q[0].t <= limit {
-		t := s.q[0].t
+	for first, ok := s.due(); ok && first.t <= limit; first, ok = s.due() {
+		t := first.t
 		var last item
-		for len(s.q) > 0 && s.q[0].t == t {
-			it := s.q.pop()
+		for next, ok := s.due(); ok && next.t == t; next, ok = s.due() {
+			it := s.popDue()
 			if it.kind == evWake {
 				delete(s.wakes, it.t)
 				if s.live == 0 || (s.arriving == 0 && s.running() == 0 && it.t-s.lastChange > s.cfg.Truth.IdleHorizon) {
@@ -685,7 +750,7 @@ func (s *Sim) handle(it item) {
 	case evArrive:
 		s.arriving--
 		pj := &s.view.Jobs[it.job]
-		*pj = s.jobs[it.job].spec
+		*pj = s.spec(it.job)
 		pj.State = policies.Pending
 		s.enqueue(policies.JobID(it.job))
 		s.emit(policies.JobArrived{T: s.now, Job: pj.ID})
@@ -877,9 +942,9 @@ func (s *Sim) onType(id int, gpus []int) error {
 	p, ok := s.ProfileOnType(policies.JobID(id), int(k))
 	if !ok {
 		return fmt.Errorf("sim: place job %d: the %s catalog does not run workload %s on %d GPUs",
-			id, s.types[k].Type.Name, j.spec.Workload, j.spec.GPUs)
+			id, s.types[k].Type.Name, j.w0.ID, j.gpus)
 	}
-	j.w, _ = s.types[k].Catalog.Get(j.spec.Workload)
+	j.w, _ = s.types[k].Catalog.Get(j.w0.ID)
 	j.solo = p.SoloS
 	s.view.Jobs[id].Profile = p
 	return nil

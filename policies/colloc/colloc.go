@@ -195,12 +195,16 @@ type Scheduler struct {
 	// is the same for the answers not the rule's Horizon's.
 	until, other time.Duration
 	acts         []policies.Action
-	// decided is set by the first decision; stopAt is the id of the
-	// main-queue job the last decision stopped at (0 when it stopped in the
-	// recovery queue, -1 when it did not stop): only arrivals with a lower id
-	// queue ahead of it (the queue is in id order).
-	decided bool
-	stopAt  policies.JobID
+	// decided is set by the first decision. Of the last one: idle when it
+	// left nothing waiting and deferred nothing; settled when the next
+	// decision would repeat it less its placements (it stopped no job, and
+	// placed no recovered job, none it also deferred and none after a job
+	// it left waiting, which saw the GPU free); stopAt is the id
+	// of the main-queue job it stopped at (0 when it stopped in the
+	// recovery queue, -1 when it did not stop or is not settled): only
+	// arrivals with a lower id queue ahead of it (the queue is in id order).
+	decided, idle, settled bool
+	stopAt                 policies.JobID
 	// defers holds each GPU's last deferral, boxed, to hand out again while
 	// it repeats (no allocation per deferral).
 	defers []policies.Action
@@ -276,15 +280,20 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	// consider tries to place one job and reports whether the jobs behind
 	// it must wait.
 	consider := func(j *policies.Job) (blocked bool) {
+		recovering := j.OOMs > 0
 		if gpus := v.IdleGPUs(busy, j.GPUs); gpus != nil {
 			acts = s.place(acts, busy, j, gpus)
+			s.settled = s.settled && !recovering && unplaced == 0
 			return false
 		}
-		recovering := j.OOMs > 0
 		if (recovering && s.cfg.Recovery == RecoverLadder) || (!recovering && len(recovery) == 0) {
 			var gpus []int
+			n := len(acts)
 			if gpus, acts = s.collocate(v, busy, j, acts); gpus != nil {
 				acts = s.place(acts, busy, j, gpus)
+				// Deferred on some GPUs and placed on others: the episodes
+				// end at the next decision.
+				s.settled = s.settled && !recovering && unplaced == 0 && len(acts) == n+1
 				return false
 			}
 		}
@@ -293,7 +302,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 		return recovering || unplaced >= s.cfg.Lookahead
 	}
 	blocked := false
-	s.decided, s.stopAt = true, -1
+	s.decided, s.stopAt, s.settled = true, -1, true
 	for _, id := range recovery {
 		if blocked = consider(v.Job(id)); blocked {
 			s.stopAt = 0
@@ -307,17 +316,24 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 			}
 		}
 	}
-	// A decision that placed or stopped jobs is followed by its actions'
-	// events; until the decision they bring, every event is wanted.
+	deferred := false
 	for _, a := range acts {
-		if _, ok := a.(policies.Defer); !ok {
-			s.stopAt = -1
-			break
+		switch a.(type) {
+		case policies.Defer:
+			deferred = true
+		case policies.Stop:
+			s.settled = false
 		}
+	}
+	if !s.settled {
+		// The decision its actions' events bring differs from this one:
+		// until then, every event is wanted.
+		s.stopAt = -1
 	}
 	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other && !s.cfg.EveryTick {
 		s.until = min(s.other, r.Refine(v, s.other))
 	}
+	s.idle = !deferred && unplaced == 0
 	if s.cfg.EveryTick {
 		s.until = min(s.until, v.Now)
 	}
@@ -338,21 +354,47 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	return acts
 }
 
-// Wants implements policies.Selective. Under a Stateless rule, a decision
-// that stopped at a blocked job decides again exactly as it did until one
-// of its answers can change: at an event other than an arrival, at an
-// arrival queued ahead of that job, or at the decision's horizon (a hold
-// ending, the measured memory of a ladder retry moving). Arrivals behind the
-// blocked job before the horizon are not wanted: the decision would repeat
-// the last one's deferrals and wake-up, which record nothing new (the
-// deferral episodes continue; the Wake is already due). Under other rules,
-// with skip=off, and before the first decision, every event is wanted.
+// Wants implements policies.Selective; with skip=off, and before the first
+// decision, every event is wanted.
+//
+// After a decision that left nothing waiting (no queued or failed job)
+// and deferred nothing, only an arrival or a failure can give the next one
+// something to do: starts, first activities, finishes and wake-ups are not
+// wanted (a decision then would return no action, whatever the rule).
+//
+// Under a Stateless rule, a settled decision (see Scheduler.settled)
+// decides again exactly as it did, less its placements, until one of its
+// answers can change: at an event other than a start or an arrival, at an
+// arrival queued ahead of the job it stopped at, or at its horizon (a hold
+// ending, the measured memory of a ladder retry moving). The starts of its
+// own placements (the view has them already: a GPU taken is held until its
+// new job shows activity, as it was busy in the decision), arrivals behind
+// the blocked job before the horizon, and, with a hold, a job's first
+// activity before the horizon when its hold ends no earlier (its GPUs were
+// held and stay so; the horizon stays) are not wanted: the decision would
+// repeat the last one's deferrals and wake-up, which record nothing new
+// (the deferral episodes continue; the Wake is already due).
 func (s *Scheduler) Wants(e policies.Event) bool {
-	if _, ok := s.rule.(Stateless); !ok || s.cfg.EveryTick || !s.decided {
+	if s.cfg.EveryTick || !s.decided {
 		return true
 	}
-	a, ok := e.(policies.JobArrived)
-	return !ok || s.stopAt < 0 || a.Job < s.stopAt || a.T >= s.until
+	_, stateless := s.rule.(Stateless)
+	switch e := e.(type) {
+	case policies.JobStarted:
+		return !s.idle && !(stateless && s.settled && e.T < s.until)
+	case policies.JobActive:
+		// Its GPUs were held (or taken) and stay held until e.T + Hold:
+		// only the horizon could move, and not when it comes first.
+		return !s.idle && !(stateless && s.settled && e.T < s.until && e.T+s.cfg.Hold >= s.until)
+	case policies.JobFinished, policies.Wakeup:
+		return !s.idle
+	case policies.JobArrived:
+		if !stateless || s.idle {
+			return true
+		}
+		return s.stopAt < 0 || e.Job < s.stopAt || e.T >= s.until
+	}
+	return true
 }
 
 // horizon lowers the decision's horizon to t, an answer not the rule's

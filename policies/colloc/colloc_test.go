@@ -217,7 +217,8 @@ func (statelessRule) Stateless() {}
 
 // Under a Stateless rule, a decision that stopped at a blocked job is not
 // asked again for arrivals queued behind it before its horizon (a hold
-// ending); everything else still is wanted.
+// ending); under any rule, a decision that found nothing waiting is asked
+// again only for an arrival or a failure; everything else is wanted.
 func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 	const s = time.Second
 	// GPU 0's job became active at 90 s (hold ends at 120 s); GPU 1's long
@@ -264,6 +265,14 @@ func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 		{"the rule's horizon", statelessRule{horizonRule{110 * s}}, false, view(false, 5), arrival(6, 110*s), true},
 		{"before the rule's horizon", statelessRule{horizonRule{110 * s}}, false, view(false, 5), arrival(6, 109*s), false},
 		{"not stateless", horizonRule{Never}, false, view(false, 5), arrival(6, 105*s), true},
+		{"nothing waiting: a finish", horizonRule{Never}, false, view(false), policies.JobFinished{T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a start", rejectRule{}, false, view(false), policies.JobStarted{T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a first activity", rejectRule{}, false, view(false), policies.JobActive{T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a wake-up", rejectRule{}, false, view(false), policies.Wakeup{T: 105 * s}, false},
+		{"nothing waiting: an arrival", rejectRule{}, false, view(false), arrival(6, 105*s), true},
+		{"nothing waiting: a failure", rejectRule{}, false, view(false), policies.JobFailed{T: 105 * s, Job: 1}, true},
+		{"a retry waits, no deferral", rejectRule{}, false, view(true, 4), policies.JobFinished{T: 105 * s, Job: 1}, true},
+		{"nothing waiting, skip off", rejectRule{}, true, view(false), policies.JobFinished{T: 105 * s, Job: 1}, true},
 		{"skip off", statelessRule{horizonRule{Never}}, true, view(false, 5), arrival(6, 105*s), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -278,19 +287,80 @@ func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 	}
 }
 
-// A decision that placed a job wants every event until the next one (its
-// placement's start comes as an event).
+// onlyGPU admits only GPU 2 and never changes its mind without an event.
+type onlyGPU struct{ statelessRule }
+
+func (onlyGPU) Admit(_ *policies.View, _ *policies.Job, g int) string {
+	if g == 2 {
+		return ""
+	}
+	return "busy"
+}
+
+// After a decision that placed jobs, the starts of its placements are not
+// wanted when the next decision would repeat it less the placements (nor
+// the arrivals behind its blocked job, nor a first activity before the
+// horizon whose hold ends no earlier); they are when a placed job was also
+// deferred, was a retry, or followed a job left waiting (which saw its GPU
+// free), and under a rule that is not Stateless.
 func TestWantsAfterPlacing(t *testing.T) {
-	v := &policies.View{Now: time.Hour,
-		GPUs: []policies.GPU{{Index: 0, CapacityMiB: 40960}, {Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{0}}},
-		Jobs: []policies.Job{
-			{ID: 0, GPUs: 1, State: policies.Running, On: []int{1}, Active: true},
-			{ID: 1, GPUs: 1, State: policies.Pending},
-			{ID: 2, GPUs: 1, State: policies.Pending},
-		},
-		Queue: []policies.JobID{1, 2}}
-	sch := New("t", DefaultConfig(), statelessRule{horizonRule{Never}})
-	acts := sch.Schedule(v) // job 1 takes idle GPU 0, job 2 is blocked
-	require.Contains(t, acts, policies.Action(policies.Place{Job: 1, GPUs: []int{0}}))
-	require.True(t, sch.Wants(policies.JobArrived{T: time.Hour, Job: 3}))
+	const h = time.Hour
+	// GPU 0 is idle, GPUs 1 and 2 run jobs 0 and 1 (active long ago); jobs
+	// 2 to 5 are pending with the GPU counts given.
+	view := func(gpus []int, failed bool, queue ...policies.JobID) *policies.View {
+		v := &policies.View{Now: h,
+			GPUs: []policies.GPU{{Index: 0, CapacityMiB: 40960}, {Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{0}},
+				{Index: 2, CapacityMiB: 40960, Jobs: []policies.JobID{1}}},
+			Jobs: []policies.Job{
+				{ID: 0, GPUs: 1, State: policies.Running, On: []int{1}, Active: true},
+				{ID: 1, GPUs: 1, State: policies.Running, On: []int{2}, Active: true},
+			},
+			Queue: queue}
+		for i, n := range gpus {
+			v.Jobs = append(v.Jobs, policies.Job{ID: policies.JobID(2 + i), GPUs: n, State: policies.Pending})
+		}
+		if failed {
+			v.Jobs[2].Attempts, v.Jobs[2].OOMs, v.Jobs[2].LastFailure, v.Jobs[2].FailedShared = 1, 1, policies.OOM, true
+			v.Failed = []policies.JobID{2}
+		}
+		return v
+	}
+	started := policies.JobStarted{T: h, Job: 2, Attempt: 1, GPUs: []int{0}}
+	for _, c := range []struct {
+		name      string
+		rule      Rule
+		lookahead int
+		v         *policies.View
+		event     policies.Event
+		want      bool
+	}{
+		{"settled: its start", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, false, 2, 3), started, false},
+		{"settled: an arrival behind", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, false, 2, 3), policies.JobArrived{T: h, Job: 6}, false},
+		{"settled: a finish", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, false, 2, 3), policies.JobFinished{T: h, Job: 0}, true},
+		{"not stateless", horizonRule{Never}, 1, view([]int{1, 1}, false, 2, 3), started, true},
+		{"placed after a waiting job", statelessRule{horizonRule{Never}}, 2, view([]int{2, 1}, false, 2, 3), policies.JobStarted{T: h, Job: 3}, true},
+		{"placed where also deferred", onlyGPU{}, 1, view([]int{1, 1, 1}, false, 2, 3), policies.JobStarted{T: h, Job: 2}, true},
+		{"a retry placed", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, true, 2, 3), started, true},
+		{"settled: a first activity before the horizon", statelessRule{horizonRule{h + 10*time.Second}}, 1,
+			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, false},
+		{"settled: a first activity whose hold ends first", statelessRule{horizonRule{h + 40*time.Second}}, 1,
+			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, true},
+		{"settled: a first activity at the horizon", statelessRule{horizonRule{h}}, 1,
+			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, true},
+		{"not settled: a first activity", statelessRule{horizonRule{h + 10*time.Second}}, 2,
+			view([]int{2, 1}, false, 2, 3), policies.JobActive{T: h, Job: 3, Attempt: 1}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Lookahead = c.lookahead
+			sch := New("t", cfg, c.rule)
+			placed := false
+			for _, a := range sch.Schedule(c.v) {
+				_, ok := a.(policies.Place)
+				placed = placed || ok
+			}
+			require.True(t, placed)
+			require.Equal(t, c.want, sch.Wants(c.event))
+		})
+	}
 }
