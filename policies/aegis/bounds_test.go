@@ -189,7 +189,7 @@ func bruteVerdict(p *Policy, v *policies.View, at time.Duration) bool {
 }
 
 // With telemetry that foresees its samples, the filter's horizon is the
-// exact second its verdict first changes when that is within aheadMax seconds
+// exact second its verdict first changes when that is within aheadSoft seconds
 // (not the bounds' earlier worst case), and the verdict holds at every
 // second before it.
 func TestFilterHorizonExactWithForesight(t *testing.T) {
@@ -218,7 +218,7 @@ func TestFilterHorizonExactWithForesight(t *testing.T) {
 		for s := sec + time.Second; s < end; s += time.Second {
 			require.Equal(t, reject, bruteVerdict(p, v, s), "now %v: verdict changes at %v, before the horizon %v", now, s, until)
 		}
-		if until <= sec+aheadMax*time.Second {
+		if until < now+aheadSoft*time.Second {
 			require.NotEqual(t, reject, bruteVerdict(p, v, until), "now %v: horizon %v is not a change", now, until)
 			exact++
 		}

@@ -368,10 +368,12 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 // arrival queued ahead of the job it stopped at, or at its horizon (a hold
 // ending, the measured memory of a ladder retry moving). The starts of its
 // own placements (the view has them already: a GPU taken is held until its
-// new job shows activity, as it was busy in the decision) and arrivals
-// behind the blocked job before the horizon are not wanted: the decision
-// would repeat the last one's deferrals and wake-up, which record nothing
-// new (the deferral episodes continue; the Wake is already due).
+// new job shows activity, as it was busy in the decision), arrivals behind
+// the blocked job before the horizon, and, with a hold, a job's first
+// activity before the horizon when its hold ends no earlier (its GPUs were
+// held and stay so; the horizon stays) are not wanted: the decision would
+// repeat the last one's deferrals and wake-up, which record nothing new
+// (the deferral episodes continue; the Wake is already due).
 func (s *Scheduler) Wants(e policies.Event) bool {
 	if s.cfg.EveryTick || !s.decided {
 		return true
@@ -380,7 +382,11 @@ func (s *Scheduler) Wants(e policies.Event) bool {
 	switch e := e.(type) {
 	case policies.JobStarted:
 		return !s.idle && !(stateless && s.settled && e.T < s.until)
-	case policies.JobActive, policies.JobFinished, policies.Wakeup:
+	case policies.JobActive:
+		// Its GPUs were held (or taken) and stay held until e.T + Hold:
+		// only the horizon could move, and not when it comes first.
+		return !s.idle && !(stateless && s.settled && e.T < s.until && e.T+s.cfg.Hold >= s.until)
+	case policies.JobFinished, policies.Wakeup:
 		return !s.idle
 	case policies.JobArrived:
 		if !stateless || s.idle {

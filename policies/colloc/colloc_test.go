@@ -299,7 +299,8 @@ func (onlyGPU) Admit(_ *policies.View, _ *policies.Job, g int) string {
 
 // After a decision that placed jobs, the starts of its placements are not
 // wanted when the next decision would repeat it less the placements (nor
-// the arrivals behind its blocked job); they are when a placed job was also
+// the arrivals behind its blocked job, nor a first activity before the
+// horizon whose hold ends no earlier); they are when a placed job was also
 // deferred, was a retry, or followed a job left waiting (which saw its GPU
 // free), and under a rule that is not Stateless.
 func TestWantsAfterPlacing(t *testing.T) {
@@ -340,6 +341,14 @@ func TestWantsAfterPlacing(t *testing.T) {
 		{"placed after a waiting job", statelessRule{horizonRule{Never}}, 2, view([]int{2, 1}, false, 2, 3), policies.JobStarted{T: h, Job: 3}, true},
 		{"placed where also deferred", onlyGPU{}, 1, view([]int{1, 1, 1}, false, 2, 3), policies.JobStarted{T: h, Job: 2}, true},
 		{"a retry placed", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, true, 2, 3), started, true},
+		{"settled: a first activity before the horizon", statelessRule{horizonRule{h + 10*time.Second}}, 1,
+			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, false},
+		{"settled: a first activity whose hold ends first", statelessRule{horizonRule{h + 40*time.Second}}, 1,
+			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, true},
+		{"settled: a first activity at the horizon", statelessRule{horizonRule{h}}, 1,
+			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, true},
+		{"not settled: a first activity", statelessRule{horizonRule{h + 10*time.Second}}, 2,
+			view([]int{2, 1}, false, 2, 3), policies.JobActive{T: h, Job: 3, Attempt: 1}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := DefaultConfig()
