@@ -545,9 +545,8 @@ func (s *Scheduler) ladderAdmit(v *policies.View, j *policies.Job, g int) string
 // leaves the window as it is: its older samples overstate the pressure
 // until they age out, which errs on the safe side).
 func Window(v *policies.View, g, n int, anchored bool, dst []policies.Sample) []policies.Sample {
-	dst = v.Telemetry.Samples(dst[:0], g, n)
 	if !anchored {
-		return dst
+		return v.Telemetry.Samples(dst[:0], g, n)
 	}
 	var anchor time.Duration
 	for _, id := range v.GPUs[g].Jobs {
@@ -555,6 +554,15 @@ func Window(v *policies.View, g, n int, anchored bool, dst []policies.Sample) []
 			anchor = max(anchor, j.ActiveAt)
 		}
 	}
+	// Samples are taken at or before Now truncated to the second; only
+	// those at or after the anchor count, so no more are asked for (a
+	// simulator draws each one it is asked for).
+	last := v.Now.Truncate(time.Second)
+	if anchor > last {
+		return dst[:0]
+	}
+	n = min(n, int((last-anchor)/time.Second)+1)
+	dst = v.Telemetry.Samples(dst[:0], g, n)
 	skip := 0
 	for skip < len(dst) && dst[skip].At < anchor {
 		skip++
