@@ -263,7 +263,8 @@ type Sim struct {
 	comb           []models.TelemetryJob              // scratch
 	combLo, combHi []models.TelemetryJob              // scratch of SampleRange
 	ts             []time.Duration                    // scratch of scheduleOOM
-	startups       map[*models.Workload]time.Duration // models.Startup by workload
+	workloads      map[*models.Workload]*workloadInfo // derived once per workload
+	slab           []int                              // cloneGPUs's arena
 	emitted        int64                              // whole seconds already given to cfg.Samples
 	lastEvent      time.Duration                      // the last instant that had events
 	// GPUs changed since the last invariant check, and how many checks ran.
@@ -509,14 +510,7 @@ func (s *Sim) addMixed(sp JobSpec) (policies.JobID, error) {
 // add appends a checked job.
 func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) policies.JobID {
 	i := len(s.jobs)
-	nominal, ok := s.startups[w]
-	if !ok { // models.Startup parses the id: once per workload
-		if s.startups == nil {
-			s.startups = map[*models.Workload]time.Duration{}
-		}
-		nominal = models.Startup(w.ID)
-		s.startups[w] = nominal
-	}
+	nominal := s.workload(w).startup
 	s.jobs = append(s.jobs, job{name: sp.Name, gpus: sp.GPUs, submit: max(sp.Submit, s.now), w0: w, solo0: solo,
 		w: w, nominal: nominal, solo: solo, own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists.
@@ -583,10 +577,41 @@ func (s *Sim) Now() time.Duration { return s.now }
 // every job.
 func (s *Sim) Job(i int) policies.Job { return s.spec(i) }
 
+// workloadInfo is what the simulator derives from a workload, once.
+type workloadInfo struct {
+	startup time.Duration    // models.Startup (it parses the id)
+	profile policies.Profile // PolicyProfile
+}
+
+// workload returns w's derived figures.
+func (s *Sim) workload(w *models.Workload) *workloadInfo {
+	if x, ok := s.workloads[w]; ok {
+		return x
+	}
+	if s.workloads == nil {
+		s.workloads = map[*models.Workload]*workloadInfo{}
+	}
+	x := &workloadInfo{startup: models.Startup(w.ID), profile: w.PolicyProfile()}
+	s.workloads[w] = x
+	return x
+}
+
+// cloneGPUs returns a copy of gpus from an arena that is never reused (so
+// the copy is as safe to keep as one of its own), one allocation per many.
+func (s *Sim) cloneGPUs(gpus []int) []int {
+	if len(s.slab) < len(gpus) {
+		s.slab = make([]int, max(1024, len(gpus)))
+	}
+	out := s.slab[:len(gpus):len(gpus)]
+	copy(out, gpus)
+	s.slab = s.slab[len(gpus):]
+	return out
+}
+
 // spec is job i as submitted: what a policy sees of it once it arrives.
 func (s *Sim) spec(i int) policies.Job {
 	j := &s.jobs[i]
-	prof := j.w0.PolicyProfile()
+	prof := s.workload(j.w0).profile
 	prof.SoloS = j.solo0
 	return policies.Job{ID: policies.JobID(i), Name: j.name, GPUs: j.gpus, Submit: j.submit, Profile: prof,
 		State: policies.Waiting}
@@ -899,7 +924,7 @@ func (s *Sim) place(a policies.Place) error {
 	s.dequeue(a.Job)
 	pj.State = policies.Running
 	pj.Attempts++
-	pj.On = slices.Clone(a.GPUs)
+	pj.On = s.cloneGPUs(a.GPUs)
 	pj.Started, pj.Active, pj.ActiveAt = s.now, false, 0
 	shared := false
 	for _, g := range a.GPUs {

@@ -13,6 +13,10 @@ type Policy struct {
 	// (head-of-line blocking), or -1 when it placed the whole queue.
 	blocked policies.JobID
 	decided bool // Schedule ran at least once
+	// Arenas of the placements' GPU lists and of the returned actions:
+	// never reused, so what Schedule returned stays as it was.
+	gpuSlab []int
+	actSlab []policies.Action
 }
 
 // New returns the Exclusive policy. It takes no parameters.
@@ -51,7 +55,10 @@ func (p *Policy) Wants(e policies.Event) bool {
 
 // Schedule implements policies.Policy.
 func (p *Policy) Schedule(v *policies.View) []policies.Action {
-	var acts []policies.Action
+	if len(p.actSlab) == 0 {
+		p.actSlab = make([]policies.Action, 256)
+	}
+	acts := p.actSlab[:0]
 	if len(p.taken) != len(v.GPUs) {
 		p.taken = make([]bool, len(v.GPUs))
 	}
@@ -64,7 +71,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 			acts = append(acts, policies.Stop{Job: id, Reason: "failed exclusively: " + j.LastFailure.String()})
 			continue
 		}
-		gpus := v.IdleGPUs(taken, j.GPUs)
+		gpus := p.idle(v, taken, j.GPUs)
 		if gpus == nil {
 			p.blocked = id
 			break // head-of-line blocking
@@ -81,5 +88,29 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 			}
 		}
 	}
-	return acts
+	if len(acts) == 0 {
+		return nil
+	}
+	if len(acts) <= len(p.actSlab) && &acts[0] == &p.actSlab[0] {
+		p.actSlab = p.actSlab[len(acts):]
+	}
+	return acts[:len(acts):len(acts)]
+}
+
+// idle is View.IdleGPUs (the n lowest-indexed GPUs running no job and not
+// taken, or nil), its result from p's arena.
+func (p *Policy) idle(v *policies.View, taken []bool, n int) []int {
+	if len(p.gpuSlab) < n {
+		p.gpuSlab = make([]int, max(1024, n))
+	}
+	gpus := p.gpuSlab[:0:n]
+	for g := range v.GPUs {
+		if len(v.GPUs[g].Jobs) == 0 && !taken[g] {
+			if gpus = append(gpus, g); len(gpus) == n {
+				p.gpuSlab = p.gpuSlab[n:]
+				return gpus
+			}
+		}
+	}
+	return nil
 }

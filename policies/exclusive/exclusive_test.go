@@ -48,3 +48,21 @@ func TestSchedule(t *testing.T) {
 	_, err := New(map[string]string{"hold": "30s"})
 	require.ErrorContains(t, err, `unknown parameter "hold"`)
 }
+
+// What Schedule returns comes from arenas that are never reused: a result
+// kept across decisions stays as it was, and appending to it does not
+// write into the next one's.
+func TestScheduleResultsStay(t *testing.T) {
+	p := &Policy{}
+	first := p.Schedule(view([]bool{false, false, true, false}, policies.Job{GPUs: 2}, policies.Job{GPUs: 1}))
+	want := []policies.Action{policies.Place{Job: 0, GPUs: []int{0, 1}}, policies.Place{Job: 1, GPUs: []int{3}}}
+	require.Equal(t, want, first)
+	_ = append(first, policies.Stop{Job: 7})
+	_ = append(first[0].(policies.Place).GPUs, 9)
+	for range 300 { // past the arenas' first arrays
+		second := p.Schedule(view([]bool{true, false, false, false}, policies.Job{GPUs: 3}))
+		require.Equal(t, []policies.Action{policies.Place{Job: 0, GPUs: []int{1, 2, 3}}}, second)
+	}
+	require.Equal(t, want, first)
+	require.Nil(t, p.Schedule(view([]bool{true, true}, policies.Job{GPUs: 1})))
+}

@@ -20,6 +20,9 @@ type Snapshot struct {
 	// snapshot (when !allGPUs): the ones Update copies.
 	changed []int
 	allGPUs bool
+	// slab is an arena for the jobs' GPU lists (never reused: a list a
+	// policy kept stays as it was).
+	slab []int
 }
 
 // Touch marks the job an event concerns as changed. An event of an unknown
@@ -84,12 +87,12 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 		v.Jobs = slices.Grow(v.Jobs, n-len(v.Jobs))
 		for i := len(v.Jobs); i < n; i++ {
 			v.Jobs = append(v.Jobs, policies.Job{})
-			copyJob(&v.Jobs[i], &src.Jobs[i])
+			s.copyJob(&v.Jobs[i], &src.Jobs[i])
 		}
 	}
 	for _, id := range s.dirty {
 		if int(id) >= 0 && int(id) < len(src.Jobs) {
-			copyJob(&v.Jobs[id], &src.Jobs[id])
+			s.copyJob(&v.Jobs[id], &src.Jobs[id])
 		}
 	}
 	s.dirty = s.dirty[:0]
@@ -109,12 +112,18 @@ func sameGPU(a, b *policies.GPU) bool {
 	return a.UsedMiB == b.UsedMiB && a.Index == b.Index && a.CapacityMiB == b.CapacityMiB && slices.Equal(a.Jobs, b.Jobs)
 }
 
-func copyJob(dst, src *policies.Job) {
+func (s *Snapshot) copyJob(dst, src *policies.Job) {
 	on := dst.On
 	*dst = *src
 	if src.On == nil {
 		dst.On = nil
 		return
+	}
+	if cap(on) < len(src.On) { // a new array, from the arena
+		if len(s.slab) < len(src.On) {
+			s.slab = make([]int, max(1024, len(src.On)))
+		}
+		on, s.slab = s.slab[:0:len(src.On)], s.slab[len(src.On):]
 	}
 	dst.On = append(on[:0], src.On...)
 }
