@@ -99,6 +99,7 @@ type Executor struct {
 	devs       []gpu.Device
 	devIndex   map[int]int // Device.Index -> policy GPU index
 	view       policies.View
+	queue      []policies.JobID // the pending jobs in submission order: view.Queue
 	specs      []sim.JobSpec
 	att        []*attempt
 	waiting    []policies.JobID // not yet arrived, by submit time
@@ -433,13 +434,15 @@ func (x *Executor) arrive(id policies.JobID, t time.Duration) {
 }
 
 func (x *Executor) enqueue(id policies.JobID) {
-	i, _ := slices.BinarySearch(x.view.Queue, id)
-	x.view.Queue = slices.Insert(x.view.Queue, i, id)
+	i, _ := slices.BinarySearch(x.queue, id)
+	x.queue = slices.Insert(x.queue, i, id)
+	x.view.Queue = policies.ListOf(x.queue...)
 }
 
 func (x *Executor) dequeue(id policies.JobID) {
-	if i, ok := slices.BinarySearch(x.view.Queue, id); ok {
-		x.view.Queue = slices.Delete(x.view.Queue, i, i+1)
+	if i, ok := slices.BinarySearch(x.queue, id); ok {
+		x.queue = slices.Delete(x.queue, i, i+1)
+		x.view.Queue = policies.ListOf(x.queue...)
 	}
 	if k := slices.Index(x.view.Failed, id); k >= 0 {
 		x.view.Failed = slices.Delete(x.view.Failed, k, k+1)

@@ -84,8 +84,8 @@ func (p *placementProbe) Validate(v *policies.View) error {
 
 // Schedule records the head job's collocation options, then decides.
 func (p *placementProbe) Schedule(v *policies.View) []policies.Action {
-	if len(v.Failed) == 0 && len(v.Queue) > 0 {
-		j := v.Job(v.Queue[0])
+	if len(v.Failed) == 0 && v.Queue.Len() > 0 {
+		j := v.Job(v.Queue.At(0))
 		idle := 0
 		for g := range v.GPUs {
 			if len(v.GPUs[g].Jobs) == 0 {

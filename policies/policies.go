@@ -8,6 +8,7 @@ package policies
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 )
@@ -217,8 +218,9 @@ type View struct {
 	// Jobs holds every job of the run, indexed by JobID. A job not yet
 	// submitted shows only its ID and state Waiting.
 	Jobs []Job
-	// Queue lists the pending jobs in submission order.
-	Queue []JobID
+	// Queue lists the pending jobs in submission order. It is read-only
+	// by construction: a backend hands out its own list without copying it.
+	Queue JobList
 	// Failed lists the pending jobs whose last attempt failed, in the order
 	// of their failures (a subset of Queue).
 	Failed []JobID
@@ -231,6 +233,37 @@ type View struct {
 
 // Job returns the job with the given id.
 func (v *View) Job(id JobID) *Job { return &v.Jobs[id] }
+
+// JobList is a read-only list of job IDs. A backend's view shares its own
+// list with every policy (copying a long queue at every decision would cost
+// time in proportion to the queue, not to what changed), so no policy can
+// change it. A list is valid for the decision it was given to; the backend
+// may change its contents afterwards (copy it with AppendTo to keep it).
+type JobList struct{ ids []JobID }
+
+// ListOf returns the list of ids. It shares ids: whoever builds a view
+// must not change them while a policy may read the list.
+func ListOf(ids ...JobID) JobList { return JobList{ids} }
+
+// Len returns the number of IDs in l.
+func (l JobList) Len() int { return len(l.ids) }
+
+// At returns the i-th ID of l.
+func (l JobList) At(i int) JobID { return l.ids[i] }
+
+// All yields l's positions and IDs in order.
+func (l JobList) All() iter.Seq2[int, JobID] {
+	return func(yield func(int, JobID) bool) {
+		for i, id := range l.ids {
+			if !yield(i, id) {
+				return
+			}
+		}
+	}
+}
+
+// AppendTo appends l's IDs to dst and returns the result.
+func (l JobList) AppendTo(dst []JobID) []JobID { return append(dst, l.ids...) }
 
 // Policy decides what to run.
 type Policy interface {

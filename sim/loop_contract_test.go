@@ -54,9 +54,13 @@ func (p vandal) Schedule(v *policies.View) []policies.Action {
 			v.GPUs[g].Jobs[k] = 1000
 		}
 	}
-	for k := range v.Queue {
-		v.Queue[k] = 0
+	// The queue is read-only (a policies.JobList); a policy can only
+	// replace its view's list.
+	q := v.Queue.AppendTo(nil)
+	for k := range q {
+		q[k] = 0
 	}
+	v.Queue = policies.ListOf(q...)
 	return acts
 }
 

@@ -245,6 +245,7 @@ type Sim struct {
 	jobs     []job
 	gpus     []gpu
 	view     policies.View
+	queue    []policies.JobID // the pending jobs in submission order: view.Queue
 	out      []policies.Event
 	ret      int // events of out already returned by Next
 	wakes    map[time.Duration]bool
@@ -836,21 +837,23 @@ func (s *Sim) emit(e policies.Event) { s.out = append(s.out, e) }
 
 // enqueue inserts a pending job into the queue in submission order.
 func (s *Sim) enqueue(id policies.JobID) {
-	q := s.view.Queue
+	q := s.queue
 	i, _ := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
-	s.view.Queue = slices.Insert(q, i, id)
+	s.queue = slices.Insert(q, i, id)
+	s.view.Queue = policies.ListOf(s.queue...)
 }
 
 // dequeue removes a job from the queue (and the failed list).
 func (s *Sim) dequeue(id policies.JobID) bool {
-	q := s.view.Queue
+	q := s.queue
 	i, ok := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
 	switch {
 	case ok && i == 0: // the head (FIFO): no need to move the rest
-		s.view.Queue = q[1:]
+		s.queue = q[1:]
 	case ok:
-		s.view.Queue = slices.Delete(q, i, i+1)
+		s.queue = slices.Delete(q, i, i+1)
 	}
+	s.view.Queue = policies.ListOf(s.queue...)
 	if k := slices.Index(s.view.Failed, id); k >= 0 {
 		s.view.Failed = slices.Delete(s.view.Failed, k, k+1)
 	}

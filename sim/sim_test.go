@@ -141,7 +141,7 @@ type script map[policies.JobID][]int
 func (script) Name() string { return "script" }
 func (s script) Schedule(v *policies.View) []policies.Action {
 	var acts []policies.Action
-	for _, id := range v.Queue {
+	for _, id := range v.Queue.All() {
 		if g, ok := s[id]; ok && v.Job(id).Attempts == 0 {
 			acts = append(acts, policies.Place{Job: id, GPUs: g})
 		} else if ok {

@@ -124,7 +124,7 @@ func TestTelemetryCacheMatchesFreshSamples(t *testing.T) {
 			_, err := s.Next()
 			require.NoError(t, err)
 			v := s.View()
-			for _, id := range v.Queue {
+			for _, id := range v.Queue.All() {
 				require.NoError(t, s.Apply(policies.Place{Job: id, GPUs: []int{0}}))
 			}
 			if readEachSecond {

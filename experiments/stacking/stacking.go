@@ -243,8 +243,8 @@ func (p *probe) Validate(v *policies.View) error { return p.inner.Validate(v) }
 // becomes eligible (the GPU busy and out of hold), then decides.
 func (p *probe) Schedule(v *policies.View) []policies.Action {
 	p.now = v.Now
-	if len(v.Queue) > 0 && len(v.GPUs[0].Jobs) > 0 && !colloc.Held(v, 0, Gap) {
-		j := &p.jobs[v.Queue[0]]
+	if v.Queue.Len() > 0 && len(v.GPUs[0].Jobs) > 0 && !colloc.Held(v, 0, Gap) {
+		j := &p.jobs[v.Queue.At(0)]
 		if !j.Probed {
 			j.Probed, j.Running = true, len(v.GPUs[0].Jobs)
 			p.win = colloc.Window(v, 0, Window, true, p.win)

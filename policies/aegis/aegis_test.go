@@ -61,7 +61,7 @@ func (w *world) resident(g int, activeAt time.Duration, usedMiB float64) policie
 func (w *world) pending(gpus int, prof policies.Profile) policies.JobID {
 	id := policies.JobID(len(w.v.Jobs))
 	w.v.Jobs = append(w.v.Jobs, policies.Job{ID: id, GPUs: gpus, State: policies.Pending, Profile: prof})
-	w.v.Queue = append(w.v.Queue, id)
+	w.v.Queue = policies.ListOf(append(w.v.Queue.AppendTo(nil), id)...)
 	return id
 }
 
@@ -290,7 +290,7 @@ func TestRoundRobinAdvances(t *testing.T) {
 	}
 	var got []int
 	for range 4 {
-		w.v.Queue = nil
+		w.v.Queue = policies.JobList{}
 		j := w.pending(1, policies.Profile{})
 		places, _, _ := decide(p, &w.v)
 		got = append(got, places[j][0])

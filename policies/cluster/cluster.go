@@ -398,8 +398,8 @@ func (d *Dispatcher) route(v *policies.View) []policies.Action {
 		route(id)
 	}
 	d.counting = true
-	stop := len(v.Queue)
-	for k, id := range v.Queue {
+	stop := v.Queue.Len()
+	for k, id := range v.Queue.All() {
 		if d.open == 0 {
 			stop = k
 			break
@@ -408,7 +408,8 @@ func (d *Dispatcher) route(v *policies.View) []policies.Action {
 	}
 	// Each server's queue keeps submission order, its failed list failure
 	// order (failed jobs past the stop at the end).
-	for _, id := range v.Queue[:stop] {
+	for k := range stop {
+		id := v.Queue.At(k)
 		if s := d.dest[id]; s >= 0 {
 			d.servers[s].queue = append(d.servers[s].queue, id)
 		}
@@ -581,7 +582,7 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 		}
 	}
 	sv.Jobs = v.Jobs
-	sv.Queue, sv.Failed = s.queue, s.failed
+	sv.Queue, sv.Failed = policies.ListOf(s.queue...), s.failed
 	sv.Telemetry = restrict(v.Telemetry, s.first)
 	if cap(sv.GPUs) < s.n {
 		sv.GPUs = make([]policies.GPU, s.n)

@@ -25,7 +25,7 @@ type seen struct {
 func (*greedy) Name() string { return "greedy" }
 
 func (p *greedy) Schedule(v *policies.View) []policies.Action {
-	s := seen{queue: append([]policies.JobID(nil), v.Queue...), on: map[policies.JobID][]int{}}
+	s := seen{queue: v.Queue.AppendTo(nil), on: map[policies.JobID][]int{}}
 	for i, g := range v.GPUs {
 		s.gpus = append(s.gpus, g.Index)
 		for _, id := range g.Jobs {
@@ -39,7 +39,7 @@ func (p *greedy) Schedule(v *policies.View) []policies.Action {
 	p.seen = append(p.seen, s)
 	var acts []policies.Action
 	taken := make([]bool, len(v.GPUs))
-	for _, id := range v.Queue {
+	for _, id := range v.Queue.All() {
 		gpus := v.IdleGPUs(taken, v.Job(id).GPUs)
 		if gpus == nil {
 			acts = append(acts, policies.Defer{Job: id, GPU: 0, Reason: "busy"}, policies.Wake{At: v.Now + time.Minute})
@@ -80,7 +80,7 @@ func view(n int, running map[policies.JobID][]int, queue [][2]int) *policies.Vie
 	for _, q := range queue {
 		id := policies.JobID(q[0])
 		v.Jobs[id].State, v.Jobs[id].GPUs = policies.Pending, q[1]
-		v.Queue = append(v.Queue, id)
+		v.Queue = policies.ListOf(append(v.Queue.AppendTo(nil), id)...)
 	}
 	return v
 }

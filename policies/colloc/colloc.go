@@ -309,8 +309,8 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 			break
 		}
 	}
-	for i := 0; !blocked && i < len(v.Queue); i++ {
-		if j := v.Job(v.Queue[i]); j.LastFailure == policies.NoFailure {
+	for i := 0; !blocked && i < v.Queue.Len(); i++ {
+		if j := v.Job(v.Queue.At(i)); j.LastFailure == policies.NoFailure {
 			if blocked = consider(j); blocked {
 				s.stopAt = j.ID
 			}

@@ -30,7 +30,7 @@ func TestWholePartners(t *testing.T) {
 		}
 	}
 	v.Jobs = append(v.Jobs, policies.Job{ID: 2, GPUs: 2, State: policies.Pending})
-	v.Queue = []policies.JobID{2}
+	v.Queue = policies.ListOf(2)
 	scores := byGPU{0: 0, 1: 5, 2: 1, 3: 6}
 	for _, tc := range []struct {
 		whole bool
@@ -117,7 +117,7 @@ func TestWakeAtHorizon(t *testing.T) {
 				{ID: 0, GPUs: 1, State: policies.Running, On: []int{0}, Active: active, ActiveAt: activeAt},
 				{ID: 1, GPUs: 1, State: policies.Pending},
 			},
-			Queue: []policies.JobID{1}}
+			Queue: policies.ListOf(1)}
 		return v
 	}
 	wake := func(acts []policies.Action) time.Duration {
@@ -191,7 +191,7 @@ func TestWakeAtRefinedHorizon(t *testing.T) {
 					{ID: 0, GPUs: 1, State: policies.Running, On: []int{0}, Active: true},
 					{ID: 1, GPUs: 1, State: policies.Pending},
 				},
-				Queue: []policies.JobID{1}}
+				Queue: policies.ListOf(1)}
 			if c.holdEnd > 0 {
 				v.GPUs = append(v.GPUs, policies.GPU{Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{2}})
 				v.Jobs = append(v.Jobs, policies.Job{ID: 2, GPUs: 1, State: policies.Running, On: []int{1}, Active: true, ActiveAt: c.holdEnd - 30*s})
@@ -230,7 +230,7 @@ func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 				{Index: 0, CapacityMiB: 40960, Jobs: []policies.JobID{0}},
 				{Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{1}},
 			},
-			Queue: queue}
+			Queue: policies.ListOf(queue...)}
 		for id := range 6 {
 			v.Jobs = append(v.Jobs, policies.Job{ID: policies.JobID(id), GPUs: 1, State: policies.Pending})
 		}
@@ -315,7 +315,7 @@ func TestWantsAfterPlacing(t *testing.T) {
 				{ID: 0, GPUs: 1, State: policies.Running, On: []int{1}, Active: true},
 				{ID: 1, GPUs: 1, State: policies.Running, On: []int{2}, Active: true},
 			},
-			Queue: queue}
+			Queue: policies.ListOf(queue...)}
 		for i, n := range gpus {
 			v.Jobs = append(v.Jobs, policies.Job{ID: policies.JobID(2 + i), GPUs: n, State: policies.Pending})
 		}

@@ -64,7 +64,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 	}
 	taken := p.taken
 	p.decided, p.blocked = true, -1
-	for _, id := range v.Queue {
+	for _, id := range v.Queue.All() {
 		j := v.Job(id)
 		if j.Attempts > 0 && j.LastFailure != policies.NoFailure {
 			// It already failed while alone on its GPUs: retrying cannot help.

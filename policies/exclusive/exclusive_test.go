@@ -21,7 +21,7 @@ func view(busy []bool, jobs ...policies.Job) *policies.View {
 		j.ID = policies.JobID(i)
 		j.State = policies.Pending
 		v.Jobs = append(v.Jobs, j)
-		v.Queue = append(v.Queue, j.ID)
+		v.Queue = policies.ListOf(append(v.Queue.AppendTo(nil), j.ID)...)
 	}
 	return v
 }

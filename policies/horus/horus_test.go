@@ -39,7 +39,7 @@ func world(n int, jobs ...on) *policies.View {
 		j := policies.Job{ID: policies.JobID(i), GPUs: max(1, len(spec.gpus)), State: policies.Pending,
 			Profile: policies.Profile{UtilPct: spec.util, PeakMiB: spec.peak, SoloS: 600}}
 		if len(spec.gpus) == 0 {
-			v.Queue = append(v.Queue, j.ID)
+			v.Queue = policies.ListOf(append(v.Queue.AppendTo(nil), j.ID)...)
 		} else {
 			j.State, j.On, j.Active, j.Attempts = policies.Running, spec.gpus, true, 1
 			for _, g := range spec.gpus {
@@ -100,7 +100,7 @@ func TestAdmit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := world(2, append(tc.running, tc.cand)...)
-			j := v.Job(v.Queue[0])
+			j := v.Job(v.Queue.At(0))
 			require.Equal(t, tc.want, rule(t, tc.params).Admit(v, j, 0))
 		})
 	}
@@ -125,7 +125,7 @@ func TestScore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := world(2, append(tc.running, tc.cand)...)
-			j := v.Job(v.Queue[0])
+			j := v.Job(v.Queue.At(0))
 			require.InDelta(t, tc.want, rule(t, tc.params).Score(v, j, 0), 1e-12)
 		})
 	}

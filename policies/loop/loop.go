@@ -233,7 +233,7 @@ func Check(v *policies.View) error {
 	if err := checkGPUs(v); err != nil {
 		return err
 	}
-	for _, id := range v.Queue {
+	for _, id := range v.Queue.All() {
 		if int(id) < 0 || int(id) >= len(v.Jobs) || v.Jobs[id].State != policies.Pending {
 			return fmt.Errorf("queued job %d is not pending", id)
 		}

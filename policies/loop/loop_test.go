@@ -19,7 +19,7 @@ func consistent() *policies.View {
 			{ID: 0, GPUs: 1, State: policies.Running, On: []int{1}},
 			{ID: 1, GPUs: 1, State: policies.Pending},
 		},
-		Queue: []policies.JobID{1},
+		Queue: policies.ListOf(1),
 	}
 }
 
@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 		{"GPU lists a pending job", func(v *policies.View) { v.GPUs[0].Jobs = []policies.JobID{1} }, "GPU 0 lists job 1"},
 		{"job runs on an unlisting GPU", func(v *policies.View) { v.Jobs[0].On = []int{1, 0}; v.Jobs[0].GPUs = 2 }, "does not list it"},
 		{"wrong GPU count", func(v *policies.View) { v.Jobs[0].GPUs = 2 }, "needs 2"},
-		{"queued job not pending", func(v *policies.View) { v.Queue = append(v.Queue, 0) }, "queued job 0"},
+		{"queued job not pending", func(v *policies.View) { v.Queue = policies.ListOf(append(v.Queue.AppendTo(nil), 0)...) }, "queued job 0"},
 		{"failed list without failure", func(v *policies.View) { v.Failed = []policies.JobID{1} }, "failed-list job 1"},
 		{"bad index", func(v *policies.View) { v.GPUs[1].Index = 7 }, "reports index 7"},
 	} {
@@ -58,7 +58,7 @@ func (c *corrupting) Next() ([]policies.Event, error) {
 	c.n++
 	c.v.Now = time.Duration(c.n) * time.Second
 	if c.n == 10 {
-		c.v.Queue = append(c.v.Queue, 0)
+		c.v.Queue = policies.ListOf(append(c.v.Queue.AppendTo(nil), 0)...)
 	}
 	if c.n > 1000 {
 		return nil, nil

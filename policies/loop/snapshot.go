@@ -60,8 +60,10 @@ func (s *Snapshot) TouchAction(a policies.Action) {
 }
 
 // Update brings the snapshot up to date with src and returns it. The
-// result shares no memory with src that a policy could write to (the
-// Telemetry reader is shared: it only appends to the caller's slice).
+// result shares no memory with src that a policy could write to: the
+// Telemetry reader is shared (it only appends to the caller's slice), and
+// so is the queue, a read-only policies.JobList (its copy cost O(queue) per
+// decision).
 func (s *Snapshot) Update(src *policies.View) *policies.View {
 	v := &s.v
 	v.Now, v.Telemetry, v.Pressure = src.Now, src.Telemetry, src.Pressure
@@ -96,7 +98,7 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 		}
 	}
 	s.dirty = s.dirty[:0]
-	v.Queue = append(v.Queue[:0], src.Queue...)
+	v.Queue = src.Queue // read-only: shared, not copied
 	v.Failed = append(v.Failed[:0], src.Failed...)
 	return v
 }

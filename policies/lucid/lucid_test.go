@@ -62,7 +62,7 @@ func build(n int, specs ...spec) *policies.View {
 			}
 		default:
 			j.State = policies.Pending
-			v.Queue = append(v.Queue, j.ID)
+			v.Queue = policies.ListOf(append(v.Queue.AppendTo(nil), j.ID)...)
 		}
 		v.Jobs = append(v.Jobs, j)
 	}
@@ -107,7 +107,7 @@ func TestAdmit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := build(2, append(tc.partners, tc.cand)...)
-			j := v.Job(v.Queue[0])
+			j := v.Job(v.Queue.At(0))
 			require.Equal(t, tc.want[0], policy(t, lucid.Paper).Admit(v, j, 0), "paper")
 			require.Equal(t, tc.want[1], policy(t, lucid.Original).Admit(v, j, 0), "original")
 		})
