@@ -770,6 +770,7 @@ type bounds struct {
 	// tail[d] = Σ_{i>d} α(1−α)^(L−1−i)·xs[i], so that the EWMA of xs[d:]
 	// is pw[L−1−d]·xs[d] + tail[d].
 	pw, tail []float64
+	pwN      int // the n pw was computed for
 }
 
 func (b *bounds) reset(win []policies.Sample, sorted []float64, sig, n int) {
@@ -782,9 +783,11 @@ func (b *bounds) reset(win []policies.Sample, sorted []float64, sig, n int) {
 	b.sorted = append(b.sorted[:0], sorted...)
 	L := len(b.xs)
 	alpha := 2 / float64(n+1)
-	b.pw = append(b.pw[:0], 1)
-	for m := 1; m <= max(n, L); m++ {
-		b.pw = append(b.pw, b.pw[m-1]*(1-alpha))
+	if b.pwN != n || len(b.pw) != max(n, L)+1 { // the powers depend on n alone (L <= n)
+		b.pw, b.pwN = append(b.pw[:0], 1), n
+		for m := 1; m <= max(n, L); m++ {
+			b.pw = append(b.pw, b.pw[m-1]*(1-alpha))
+		}
 	}
 	b.tail = slices.Grow(b.tail[:0], L)[:L]
 	if L > 0 {
