@@ -19,8 +19,8 @@ import (
 type starts struct{ order [][2]int }
 
 func (s *starts) Event(e policies.Event) {
-	if st, ok := e.(policies.JobStarted); ok {
-		s.order = append(s.order, [2]int{int(st.Job), st.Attempt})
+	if e.Kind == policies.JobStarted {
+		s.order = append(s.order, [2]int{int(e.Job), e.Attempt})
 	}
 }
 func (s *starts) Action(policies.Action) {}

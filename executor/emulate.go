@@ -107,7 +107,7 @@ func (e *Emulator) advanceTo(t time.Duration) {
 		if !ok {
 			continue
 		}
-		switch ev.(type) {
+		switch ev.Kind {
 		case policies.JobFinished:
 			p.sig = syscall.SIGUSR1
 		case policies.JobFailed:
@@ -185,7 +185,7 @@ func (e *Emulator) Close() error { return nil }
 
 // jobOf is the job an event of the model concerns (-1 for none).
 func jobOf(ev policies.Event) policies.JobID {
-	switch ev := ev.(type) {
+	switch ev.Kind {
 	case policies.JobFinished:
 		return ev.Job
 	case policies.JobFailed:

@@ -415,7 +415,7 @@ func (x *Executor) due(ctx context.Context, now time.Duration) error {
 		for len(x.wakes) > 0 && x.wakes[0] <= now {
 			x.wakes = x.wakes[1:]
 		}
-		x.emit(policies.Wakeup{T: now})
+		x.emit(policies.Event{Kind: policies.Wakeup, T: now})
 	}
 	if now >= x.nextPoll {
 		x.nextPoll = now.Truncate(time.Second) + time.Second
@@ -430,7 +430,7 @@ func (x *Executor) arrive(id policies.JobID, t time.Duration) {
 	pj.State = policies.Pending
 	x.enqueue(id)
 	x.lastChange = t
-	x.emit(policies.JobArrived{T: t, Job: id})
+	x.emit(policies.Event{Kind: policies.JobArrived, T: t, Job: id})
 }
 
 func (x *Executor) enqueue(id policies.JobID) {
@@ -578,7 +578,7 @@ func (x *Executor) activate(id policies.JobID, t time.Duration) error {
 	}
 	pj.Active, pj.ActiveAt = true, t
 	x.lastChange = t
-	x.emit(policies.JobActive{T: t, Job: id, Attempt: pj.Attempts})
+	x.emit(policies.Event{Kind: policies.JobActive, T: t, Job: id, Attempt: pj.Attempts})
 	return nil
 }
 
@@ -639,7 +639,7 @@ func (x *Executor) finish(a *attempt) error {
 	}
 	x.release(a)
 	x.view.Jobs[a.job].State = policies.Done
-	x.emit(policies.JobFinished{T: t, Job: a.job, Attempt: a.n})
+	x.emit(policies.Event{Kind: policies.JobFinished, T: t, Job: a.job, Attempt: a.n})
 	return nil
 }
 
@@ -669,7 +669,7 @@ func (x *Executor) failed(a *attempt, f policies.Failure, shared bool, t time.Du
 	pj.LastFailure, pj.FailedAt, pj.FailedShared = f, t, shared
 	x.enqueue(a.job)
 	x.view.Failed = append(x.view.Failed, a.job)
-	x.emit(policies.JobFailed{T: t, Job: a.job, Attempt: a.n, Reason: f, GPU: a.gpus[0]})
+	x.emit(policies.Event{Kind: policies.JobFailed, T: t, Job: a.job, Attempt: a.n, Failure: f, GPU: a.gpus[0]})
 }
 
 // release takes an attempt off its GPUs.
@@ -703,13 +703,13 @@ func (x *Executor) Apply(act policies.Action) error {
 		x.dequeue(a.Job)
 		x.view.Jobs[id].State = policies.Stopped
 		x.lastChange = t
-		x.emit(policies.JobStopped{T: t, Job: a.Job, Reason: a.Reason})
+		x.emit(policies.Event{Kind: policies.JobStopped, T: t, Job: a.Job, Reason: a.Reason})
 		return nil
 	case policies.Wake:
 		t := x.clock()
 		if a.At <= t {
-			if n := len(x.out); n == 0 || x.out[n-1] != policies.Event(policies.Wakeup{T: t}) {
-				x.emit(policies.Wakeup{T: t})
+			if n := len(x.out); n == 0 || x.out[n-1].Kind != policies.Wakeup || x.out[n-1].T != t {
+				x.emit(policies.Event{Kind: policies.Wakeup, T: t})
 			}
 			return nil
 		}
@@ -766,7 +766,7 @@ func (x *Executor) started(a *attempt, t time.Duration) {
 	}
 	x.att[a.job] = a
 	x.lastChange = t
-	x.emit(policies.JobStarted{T: t, Job: a.job, Attempt: a.n, GPUs: slices.Clone(a.gpus), Shared: !a.exclusive})
+	x.emit(policies.Event{Kind: policies.JobStarted, T: t, Job: a.job, Attempt: a.n, GPUs: slices.Clone(a.gpus), Shared: !a.exclusive})
 	if x.cfg.Emulator != nil && !x.replaying {
 		x.cfg.Emulator.placed(a.job, a.gpus, a.pid, t)
 	}

@@ -88,7 +88,7 @@ func Resume(cfg Config, j *Journal, recs []Record) (*Executor, error) {
 			}
 			x.release(a)
 			x.view.Jobs[id].State = policies.Done
-			x.emit(policies.JobFinished{T: t, Job: id, Attempt: a.n})
+			x.emit(policies.Event{Kind: policies.JobFinished, T: t, Job: id, Attempt: a.n})
 		case "failed":
 			if err := needRunning(); err != nil {
 				return nil, err
@@ -104,10 +104,10 @@ func Resume(cfg Config, j *Journal, recs []Record) (*Executor, error) {
 			}
 			x.dequeue(id)
 			x.view.Jobs[id].State = policies.Stopped
-			x.emit(policies.JobStopped{T: t, Job: id, Reason: r.Reason})
+			x.emit(policies.Event{Kind: policies.JobStopped, T: t, Job: id, Reason: r.Reason})
 		case "place-failed":
 			delete(launches, id)
-			x.emit(policies.PlaceFailed{T: t, Job: id, GPUs: r.GPUs, Reason: r.Reason})
+			x.emit(policies.Event{Kind: policies.PlaceFailed, T: t, Job: id, GPUs: r.GPUs, Reason: r.Reason})
 		case "interrupted":
 			if err := needRunning(); err != nil {
 				return nil, err
@@ -148,7 +148,7 @@ func Resume(cfg Config, j *Journal, recs []Record) (*Executor, error) {
 		if err := x.journal(Record{Type: "place-failed", T: int64(now), Job: int(id), Attempt: a.n, GPUs: a.gpus, Reason: reason}); err != nil {
 			return nil, err
 		}
-		x.emit(policies.PlaceFailed{T: now, Job: id, GPUs: a.gpus, Reason: reason})
+		x.emit(policies.Event{Kind: policies.PlaceFailed, T: now, Job: id, GPUs: a.gpus, Reason: reason})
 	}
 	for _, a := range replayed {
 		if a == nil {

@@ -438,8 +438,8 @@ type serverRecorder struct {
 }
 
 func (r *serverRecorder) Event(e policies.Event) {
-	st, ok := e.(policies.JobStarted)
-	if !ok || int(st.Job) >= len(r.servers) {
+	st := e
+	if e.Kind != policies.JobStarted || int(st.Job) >= len(r.servers) {
 		return
 	}
 	var b strings.Builder

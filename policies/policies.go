@@ -329,84 +329,74 @@ func (Stop) isAction()  {}
 func (Wake) isAction()  {}
 func (Defer) isAction() {}
 
-// Event is something that happened in the backend.
-type Event interface {
-	At() time.Duration
-	isEvent()
-}
-
-// JobArrived: a job was submitted.
-type JobArrived struct {
-	T   time.Duration
-	Job JobID
-}
-
-// JobStarted: an attempt was launched on GPUs.
-type JobStarted struct {
-	T       time.Duration
-	Job     JobID
+// Event is something that happened in the backend: one value type for
+// every kind, so that events are passed and stored without boxing (no
+// allocation per event). Kind says which fields are meaningful; the others
+// are zero.
+type Event struct {
+	Kind EventKind
+	T    time.Duration
+	Job  JobID // every kind but Wakeup
+	// Attempt numbers the attempt (JobStarted, JobActive, JobFinished,
+	// JobFailed).
 	Attempt int
-	GPUs    []int
-	// Shared reports whether another job was running on any of its GPUs.
+	// GPUs: the attempt's GPUs (JobStarted), the placement's (PlaceFailed).
+	GPUs []int
+	// Shared (JobStarted) reports whether another job was running on any
+	// of its GPUs.
 	Shared bool
-}
-
-// JobActive: an attempt showed its first GPU activity.
-type JobActive struct {
-	T       time.Duration
-	Job     JobID
-	Attempt int
-}
-
-// JobFinished: an attempt completed the job.
-type JobFinished struct {
-	T       time.Duration
-	Job     JobID
-	Attempt int
-}
-
-// JobFailed: an attempt ended without finishing.
-type JobFailed struct {
-	T       time.Duration
-	Job     JobID
-	Attempt int
-	Reason  Failure
-	GPU     int // the GPU where it failed
-}
-
-// JobStopped: the policy gave up on a job.
-type JobStopped struct {
-	T      time.Duration
-	Job    JobID
+	// Failure (JobFailed) is why the attempt ended, GPU where it failed.
+	Failure Failure
+	GPU     int
+	// Reason (JobStopped, PlaceFailed) says why, in words.
 	Reason string
 }
 
-// Wakeup: a requested decision time was reached.
-type Wakeup struct{ T time.Duration }
+// At is when the event happened.
+func (e Event) At() time.Duration { return e.T }
 
-// PlaceFailed: a placement could not be carried out (the process did not
-// start, a GPU vanished). The job stays pending; the run goes on.
-type PlaceFailed struct {
-	T      time.Duration
-	Job    JobID
-	GPUs   []int
-	Reason string
+// EventKind says what an Event is.
+type EventKind int
+
+// Event kinds.
+const (
+	// JobArrived: a job was submitted.
+	JobArrived EventKind = iota + 1
+	// JobStarted: an attempt was launched on GPUs.
+	JobStarted
+	// JobActive: an attempt showed its first GPU activity.
+	JobActive
+	// JobFinished: an attempt completed the job.
+	JobFinished
+	// JobFailed: an attempt ended without finishing.
+	JobFailed
+	// JobStopped: the policy gave up on a job.
+	JobStopped
+	// Wakeup: a requested decision time was reached.
+	Wakeup
+	// PlaceFailed: a placement could not be carried out (the process did
+	// not start, a GPU vanished). The job stays pending; the run goes on.
+	PlaceFailed
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case JobArrived:
+		return "JobArrived"
+	case JobStarted:
+		return "JobStarted"
+	case JobActive:
+		return "JobActive"
+	case JobFinished:
+		return "JobFinished"
+	case JobFailed:
+		return "JobFailed"
+	case JobStopped:
+		return "JobStopped"
+	case Wakeup:
+		return "Wakeup"
+	case PlaceFailed:
+		return "PlaceFailed"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
 }
-
-func (e JobArrived) At() time.Duration  { return e.T }
-func (e JobStarted) At() time.Duration  { return e.T }
-func (e JobActive) At() time.Duration   { return e.T }
-func (e JobFinished) At() time.Duration { return e.T }
-func (e JobFailed) At() time.Duration   { return e.T }
-func (e JobStopped) At() time.Duration  { return e.T }
-func (e Wakeup) At() time.Duration      { return e.T }
-func (e PlaceFailed) At() time.Duration { return e.T }
-
-func (JobArrived) isEvent()  {}
-func (JobStarted) isEvent()  {}
-func (JobActive) isEvent()   {}
-func (JobFinished) isEvent() {}
-func (JobFailed) isEvent()   {}
-func (JobStopped) isEvent()  {}
-func (Wakeup) isEvent()      {}
-func (PlaceFailed) isEvent() {}

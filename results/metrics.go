@@ -138,7 +138,7 @@ func (c *Collector) job(id policies.JobID) *Job {
 // Event implements the Recorder.
 func (c *Collector) Event(e policies.Event) {
 	c.events++
-	switch e := e.(type) {
+	switch e.Kind {
 	case policies.JobArrived:
 		if j := c.job(e.Job); j != nil {
 			j.State = policies.Pending
@@ -181,7 +181,7 @@ func (c *Collector) Event(e policies.Event) {
 		f.Event(e)
 	}
 	if c.stream != nil {
-		switch e.(type) {
+		switch e.Kind {
 		case policies.JobFinished, policies.JobStopped:
 			c.flush()
 		}

@@ -29,16 +29,16 @@ func replay(t *testing.T) *Collector {
 	el := NewEventLog(&log)
 	c := NewCollector(jobs, el)
 	for _, e := range []policies.Event{
-		policies.JobArrived{T: 0, Job: 0},
-		policies.JobStarted{T: 0, Job: 0, Attempt: 1, GPUs: []int{0}},
-		policies.JobArrived{T: 10 * sec, Job: 1},
-		policies.JobStarted{T: 10 * sec, Job: 1, Attempt: 1, GPUs: []int{1, 2}},
-		policies.JobArrived{T: 20 * sec, Job: 2},
-		policies.JobFailed{T: 40 * sec, Job: 1, Attempt: 1, Reason: policies.OOM, GPU: 2},
-		policies.JobStarted{T: 100 * sec, Job: 1, Attempt: 2, GPUs: []int{1, 2}, Shared: true},
-		policies.JobFinished{T: 100 * sec, Job: 0, Attempt: 1},
-		policies.JobStopped{T: 120 * sec, Job: 2, Reason: "test"},
-		policies.JobFinished{T: 150 * sec, Job: 1, Attempt: 2},
+		{Kind: policies.JobArrived, T: 0, Job: 0},
+		{Kind: policies.JobStarted, T: 0, Job: 0, Attempt: 1, GPUs: []int{0}},
+		{Kind: policies.JobArrived, T: 10 * sec, Job: 1},
+		{Kind: policies.JobStarted, T: 10 * sec, Job: 1, Attempt: 1, GPUs: []int{1, 2}},
+		{Kind: policies.JobArrived, T: 20 * sec, Job: 2},
+		{Kind: policies.JobFailed, T: 40 * sec, Job: 1, Attempt: 1, Failure: policies.OOM, GPU: 2},
+		{Kind: policies.JobStarted, T: 100 * sec, Job: 1, Attempt: 2, GPUs: []int{1, 2}, Shared: true},
+		{Kind: policies.JobFinished, T: 100 * sec, Job: 0, Attempt: 1},
+		{Kind: policies.JobStopped, T: 120 * sec, Job: 2, Reason: "test"},
+		{Kind: policies.JobFinished, T: 150 * sec, Job: 1, Attempt: 2},
 	} {
 		c.Event(e)
 		if e.At() == 20*sec {
@@ -199,12 +199,12 @@ func TestEventLogDeferralHistory(t *testing.T) {
 	var buf bytes.Buffer
 	l := NewEventLog(&buf)
 	d := policies.Defer{Job: 0, GPU: 1, Reason: "memory"}
-	l.Event(policies.Wakeup{T: sec})
+	l.Event(policies.Event{Kind: policies.Wakeup, T: sec})
 	l.Action(d)
 	l.Action(d)
 	l.Action(policies.Defer{Job: 0, GPU: 1, Reason: "pressure"})
-	l.Event(policies.JobStarted{T: 2 * sec, Job: 0, Attempt: 1, GPUs: []int{0}})
-	l.Event(policies.JobFailed{T: 3 * sec, Job: 0, Attempt: 1, Reason: policies.OOM})
+	l.Event(policies.Event{Kind: policies.JobStarted, T: 2 * sec, Job: 0, Attempt: 1, GPUs: []int{0}})
+	l.Event(policies.Event{Kind: policies.JobFailed, T: 3 * sec, Job: 0, Attempt: 1, Failure: policies.OOM})
 	l.Action(policies.Defer{Job: 0, GPU: 1, Reason: "pressure"})
 	require.NoError(t, l.Flush())
 	require.Equal(t, 3, bytes.Count(buf.Bytes(), []byte(`"event":"defer"`)), buf.String())
@@ -216,9 +216,9 @@ func TestCollectorAdd(t *testing.T) {
 	c := NewCollector(nil)
 	require.NoError(t, c.Add(policies.Job{ID: 0, Name: "a", GPUs: 1, Submit: 5 * time.Second, Profile: policies.Profile{Workload: "w", SoloS: 10}}))
 	require.ErrorContains(t, c.Add(policies.Job{ID: 3, Name: "b"}), "expected id 1")
-	c.Event(policies.JobArrived{T: 5 * time.Second, Job: 0})
-	c.Event(policies.JobStarted{T: 6 * time.Second, Job: 0, Attempt: 1, GPUs: []int{0}})
-	c.Event(policies.JobFinished{T: 16 * time.Second, Job: 0, Attempt: 1})
+	c.Event(policies.Event{Kind: policies.JobArrived, T: 5 * time.Second, Job: 0})
+	c.Event(policies.Event{Kind: policies.JobStarted, T: 6 * time.Second, Job: 0, Attempt: 1, GPUs: []int{0}})
+	c.Event(policies.Event{Kind: policies.JobFinished, T: 16 * time.Second, Job: 0, Attempt: 1})
 	j := c.Jobs()[0]
 	require.Equal(t, policies.Done, j.State)
 	require.Equal(t, 11*time.Second, j.JCT())

@@ -40,17 +40,17 @@ func streamRun(t *testing.T, n int, stream bool, servers bool) (*Collector, []by
 	var evs []policies.Event
 	for i := range n {
 		id := policies.JobID(i)
-		evs = append(evs, policies.JobArrived{T: sec * 10 * dur(int64(i)), Job: id})
+		evs = append(evs, policies.Event{Kind: policies.JobArrived, T: sec * 10 * dur(int64(i)), Job: id})
 		if i%7 == 3 {
-			evs = append(evs, policies.JobStopped{T: sec * (10*dur(int64(i)) + 1), Job: id, Reason: "x"})
+			evs = append(evs, policies.Event{Kind: policies.JobStopped, T: sec * (10*dur(int64(i)) + 1), Job: id, Reason: "x"})
 			continue
 		}
-		evs = append(evs, policies.JobStarted{T: sec * 10 * dur(int64(i)), Job: id, Attempt: 1, GPUs: []int{0}})
+		evs = append(evs, policies.Event{Kind: policies.JobStarted, T: sec * 10 * dur(int64(i)), Job: id, Attempt: 1, GPUs: []int{0}})
 		if i%5 == 0 {
-			evs = append(evs, policies.JobFailed{T: sec * (10*dur(int64(i)) + 1), Job: id, Attempt: 1, Reason: policies.OOM},
-				policies.JobStarted{T: sec * (10*dur(int64(i)) + 1), Job: id, Attempt: 2, GPUs: []int{0}, Shared: i%10 == 0})
+			evs = append(evs, policies.Event{Kind: policies.JobFailed, T: sec * (10*dur(int64(i)) + 1), Job: id, Attempt: 1, Failure: policies.OOM},
+				policies.Event{Kind: policies.JobStarted, T: sec * (10*dur(int64(i)) + 1), Job: id, Attempt: 2, GPUs: []int{0}, Shared: i%10 == 0})
 		}
-		evs = append(evs, policies.JobFinished{T: sec * dur(fin(i)), Job: id, Attempt: 1})
+		evs = append(evs, policies.Event{Kind: policies.JobFinished, T: sec * dur(fin(i)), Job: id, Attempt: 1})
 	}
 	// Deliver in time order (stable: ties keep their order above).
 	sortEvents(evs)
@@ -116,11 +116,11 @@ func TestStreamJobsPartial(t *testing.T) {
 	require.NoError(t, c.StreamJobs(&out, nil))
 	ref := NewCollector(jobs)
 	for _, e := range []policies.Event{
-		policies.JobArrived{T: 0, Job: 0}, policies.JobArrived{T: 0, Job: 1}, policies.JobArrived{T: 0, Job: 2},
-		policies.JobStarted{T: 0, Job: 0, Attempt: 1, GPUs: []int{0}},
-		policies.JobStarted{T: 0, Job: 2, Attempt: 1, GPUs: []int{1}},
-		policies.JobFinished{T: 5 * sec, Job: 2, Attempt: 1},
-		policies.JobFinished{T: 9 * sec, Job: 0, Attempt: 1},
+		{Kind: policies.JobArrived, T: 0, Job: 0}, {Kind: policies.JobArrived, T: 0, Job: 1}, {Kind: policies.JobArrived, T: 0, Job: 2},
+		{Kind: policies.JobStarted, T: 0, Job: 0, Attempt: 1, GPUs: []int{0}},
+		{Kind: policies.JobStarted, T: 0, Job: 2, Attempt: 1, GPUs: []int{1}},
+		{Kind: policies.JobFinished, T: 5 * sec, Job: 2, Attempt: 1},
+		{Kind: policies.JobFinished, T: 9 * sec, Job: 0, Attempt: 1},
 	} {
 		c.Event(e)
 		ref.Event(e)

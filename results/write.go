@@ -243,7 +243,7 @@ func ints(xs []int) string {
 // Event implements the Recorder.
 func (l *EventLog) Event(e policies.Event) {
 	l.now = e.At()
-	switch e := e.(type) {
+	switch e.Kind {
 	case policies.JobArrived:
 		l.line(e.T, "arrived", e.Job, "")
 	case policies.JobStarted:
@@ -268,7 +268,7 @@ func (l *EventLog) Event(e policies.Event) {
 	case policies.JobFinished:
 		l.lineBytes(e.T, "finished", e.Job, l.attempt(e.Attempt))
 	case policies.JobFailed:
-		l.line(e.T, "failed", e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Reason.String(), e.GPU))
+		l.line(e.T, "failed", e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Failure.String(), e.GPU))
 	case policies.JobStopped:
 		l.line(e.T, "stopped", e.Job, fmt.Sprintf(`,"reason":%q`, e.Reason))
 	case policies.PlaceFailed:

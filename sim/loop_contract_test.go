@@ -108,7 +108,7 @@ func (f *flaky) Apply(a policies.Action) error {
 
 func TestPlaceErrorIsAnEvent(t *testing.T) {
 	jobs, evs := simRun(t, newAegis(t), func(s *sim.Sim) loop.Backend { return &flaky{Sim: s} })
-	require.Contains(t, evs, policies.Event(policies.PlaceFailed{T: 0, Job: 0, GPUs: []int{0}, Reason: "GPU vanished"}))
+	require.Contains(t, evs, policies.Event{Kind: policies.PlaceFailed, T: 0, Job: 0, GPUs: []int{0}, Reason: "GPU vanished"})
 	for _, j := range jobs {
 		require.Equal(t, policies.Done, j.State, j.Name)
 	}
@@ -140,7 +140,7 @@ func TestLiveQueueAddAndUntil(t *testing.T) {
 	require.ErrorContains(t, err, "nope")
 	evs, err = s.Until(10 * sec)
 	require.NoError(t, err)
-	require.Equal(t, []policies.Event{policies.JobArrived{T: 10 * sec, Job: 0}}, evs)
+	require.Equal(t, []policies.Event{{Kind: policies.JobArrived, T: 10 * sec, Job: 0}}, evs)
 	require.Equal(t, 10*sec, s.View().Jobs[0].Submit)
 	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
 	d := solo(t, "mnist_bs32_1gpu")
@@ -150,6 +150,6 @@ func TestLiveQueueAddAndUntil(t *testing.T) {
 	require.Positive(t, s.MemMiB(0, 0))
 	evs, err = s.Until(10*sec + d)
 	require.NoError(t, err)
-	require.Equal(t, []policies.Event{policies.JobFinished{T: 10*sec + d, Job: 0, Attempt: 1}}, evs)
+	require.Equal(t, []policies.Event{{Kind: policies.JobFinished, T: 10*sec + d, Job: 0, Attempt: 1}}, evs)
 	require.Zero(t, s.MemMiB(0, 0))
 }

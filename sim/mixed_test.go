@@ -69,8 +69,8 @@ func TestMixedServerTruth(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, evs)
 		for _, e := range evs {
-			if f, ok := e.(policies.JobFinished); ok {
-				finish[f.Job] = f.T.Seconds()
+			if e.Kind == policies.JobFinished {
+				finish[e.Job] = e.T.Seconds()
 			}
 		}
 	}
@@ -108,8 +108,8 @@ func TestMixedServerInterferencePerType(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, evs)
 		for _, e := range evs {
-			if f, ok := e.(policies.JobFinished); ok {
-				finish[f.Job] = f.T.Seconds()
+			if e.Kind == policies.JobFinished {
+				finish[e.Job] = e.T.Seconds()
 			}
 		}
 	}
@@ -143,13 +143,12 @@ func TestMixedServerMemoryPerType(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, evs, "it fails before the run ends")
 		for _, e := range evs {
-			if f, ok := e.(policies.JobFailed); ok {
-				require.Equal(t, policies.OOM, f.Reason)
-				require.Equal(t, 0, f.GPU)
+			if e.Kind == policies.JobFailed {
+				require.Equal(t, policies.OOM, e.Failure)
+				require.Equal(t, 0, e.GPU)
 				return
 			}
-			_, done := e.(policies.JobFinished)
-			require.False(t, done, "a 21 GiB job cannot finish on 16 GiB")
+			require.NotEqual(t, policies.JobFinished, e.Kind, "a 21 GiB job cannot finish on 16 GiB")
 		}
 	}
 }

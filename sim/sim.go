@@ -779,9 +779,9 @@ func (s *Sim) handle(it item) {
 		*pj = s.spec(it.job)
 		pj.State = policies.Pending
 		s.enqueue(policies.JobID(it.job))
-		s.emit(policies.JobArrived{T: s.now, Job: pj.ID})
+		s.emit(policies.Event{Kind: policies.JobArrived, T: s.now, Job: pj.ID})
 	case evWake:
-		s.emit(policies.Wakeup{T: s.now})
+		s.emit(policies.Event{Kind: policies.Wakeup, T: s.now})
 	case evActive:
 		j := &s.jobs[it.job]
 		if it.epoch != j.epoch {
@@ -795,7 +795,7 @@ func (s *Sim) handle(it item) {
 		j.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
-		s.emit(policies.JobActive{T: s.now, Job: pj.ID, Attempt: pj.Attempts})
+		s.emit(policies.Event{Kind: policies.JobActive, T: s.now, Job: pj.ID, Attempt: pj.Attempts})
 	case evFinish:
 		j := &s.jobs[it.job]
 		if it.epoch != j.epoch {
@@ -806,7 +806,7 @@ func (s *Sim) handle(it item) {
 		pj.State = policies.Done
 		s.live--
 		s.changed(on)
-		s.emit(policies.JobFinished{T: s.now, Job: pj.ID, Attempt: pj.Attempts})
+		s.emit(policies.Event{Kind: policies.JobFinished, T: s.now, Job: pj.ID, Attempt: pj.Attempts})
 	case evOOM:
 		if it.epoch != s.gpus[it.gpu].epoch {
 			return
@@ -829,7 +829,7 @@ func (s *Sim) handle(it item) {
 		s.enqueue(pj.ID)
 		s.view.Failed = append(s.view.Failed, pj.ID)
 		s.changed(on)
-		s.emit(policies.JobFailed{T: s.now, Job: pj.ID, Attempt: pj.Attempts, Reason: policies.OOM, GPU: it.gpu})
+		s.emit(policies.Event{Kind: policies.JobFailed, T: s.now, Job: pj.ID, Attempt: pj.Attempts, Failure: policies.OOM, GPU: it.gpu})
 	}
 }
 
@@ -892,13 +892,13 @@ func (s *Sim) Apply(a policies.Action) error {
 		s.view.Jobs[id].State = policies.Stopped
 		s.live--
 		s.lastChange = s.now
-		s.emit(policies.JobStopped{T: s.now, Job: a.Job, Reason: a.Reason})
+		s.emit(policies.Event{Kind: policies.JobStopped, T: s.now, Job: a.Job, Reason: a.Reason})
 		return nil
 	case policies.Wake:
 		if a.At <= s.now { // due already: fires at once, once per instant
 			if !s.wokeNow || s.wokeAt != s.now {
 				s.wokeNow, s.wokeAt = true, s.now
-				s.emit(policies.Wakeup{T: s.now})
+				s.emit(policies.Event{Kind: policies.Wakeup, T: s.now})
 			}
 			return nil
 		}
@@ -951,7 +951,7 @@ func (s *Sim) place(a policies.Place) error {
 	}
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
-	s.emit(policies.JobStarted{T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
+	s.emit(policies.Event{Kind: policies.JobStarted, T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
 	return nil
 }
 
@@ -1160,7 +1160,7 @@ func (s *Sim) oomVictim(g int) int {
 func (s *Sim) checkActions(evs []policies.Event) error {
 	for _, e := range evs {
 		var err error
-		switch e := e.(type) {
+		switch e.Kind {
 		case policies.JobStarted:
 			err = s.checkJob(int(e.Job))
 		case policies.JobStopped:

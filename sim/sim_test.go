@@ -160,13 +160,13 @@ func TestOOMWhenCollocationExceedsMemory(t *testing.T) {
 	jobs, _, evs := run(t, "a100-40gb:1", tr, script{0: {0}, 1: {0}}, specs)
 	require.Equal(t, policies.Done, jobs[0].State)
 	require.Equal(t, 1, jobs[1].Failed)
-	var failed policies.JobFailed
+	var failed policies.Event
 	for _, e := range evs {
-		if f, ok := e.(policies.JobFailed); ok {
-			failed = f
+		if e.Kind == policies.JobFailed {
+			failed = e
 		}
 	}
-	require.Equal(t, policies.OOM, failed.Reason)
+	require.Equal(t, policies.OOM, failed.Failure)
 	require.Equal(t, policies.JobID(1), failed.Job)
 	// b becomes active at 5+9 s with a 500 MiB context and ramps to 21668 MiB
 	// over 15 s; a holds 21668 MiB: the total crosses 40960 MiB when b holds
@@ -291,16 +291,16 @@ func TestWakeNotAfterNowFiresAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	evs, err := s.Next()
 	require.NoError(t, err)
-	require.Equal(t, []policies.Event{policies.JobArrived{T: 5 * sec, Job: 0}}, evs)
+	require.Equal(t, []policies.Event{{Kind: policies.JobArrived, T: 5 * sec, Job: 0}}, evs)
 	require.NoError(t, s.Apply(policies.Wake{At: sec}))
 	require.NoError(t, s.Apply(policies.Wake{At: 5 * sec}))
 	require.NoError(t, s.Apply(policies.Wake{At: 7 * sec}))
 	evs, err = s.Next()
 	require.NoError(t, err)
-	require.Equal(t, []policies.Event{policies.Wakeup{T: 5 * sec}}, evs)
+	require.Equal(t, []policies.Event{{Kind: policies.Wakeup, T: 5 * sec}}, evs)
 	evs, err = s.Next()
 	require.NoError(t, err)
-	require.Equal(t, []policies.Event{policies.Wakeup{T: 7 * sec}}, evs)
+	require.Equal(t, []policies.Event{{Kind: policies.Wakeup, T: 7 * sec}}, evs)
 }
 
 // Two jobs co-run on one GPU from the start under the fitted interference

@@ -215,7 +215,7 @@ func TestSampleRangeHoldsUntilTheNextEvent(t *testing.T) {
 				evs, err := s.Next()
 				require.NoError(t, err)
 				for _, e := range evs {
-					if _, wake := e.(policies.Wakeup); !wake {
+					if e.Kind != policies.Wakeup {
 						next = min(next, e.At())
 					}
 				}
@@ -266,8 +266,8 @@ func TestTelemetryScale(t *testing.T) {
 				x = s.View().Telemetry.Samples(nil, 0, 1)[0]
 			}
 			for _, e := range evs {
-				if f, ok := e.(policies.JobFinished); ok {
-					fin[f.Job] = f.T
+				if e.Kind == policies.JobFinished {
+					fin[e.Job] = e.T
 				}
 			}
 		}

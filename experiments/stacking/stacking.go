@@ -265,7 +265,7 @@ func (p *probe) Schedule(v *policies.View) []policies.Action {
 // Event implements the loop's Recorder.
 func (p *probe) Event(e policies.Event) {
 	p.now = e.At()
-	switch e := e.(type) {
+	switch e.Kind {
 	case policies.JobStarted:
 		if p.jobs[e.Job].Start < 0 {
 			p.jobs[e.Job].Start = e.T

@@ -262,10 +262,10 @@ func (d *Dispatcher) Validate(v *policies.View) error {
 // policies of this package's contract are pure.
 func (d *Dispatcher) Observe(e policies.Event) {
 	d.observed = true
-	if _, ok := e.(policies.Wakeup); !ok {
+	if e.Kind != policies.Wakeup {
 		d.stale = true
 	}
-	switch e := e.(type) {
+	switch e.Kind {
 	case policies.JobStarted:
 		for int(e.Job) >= len(d.jobSrv) {
 			d.jobSrv = append(d.jobSrv, nil)

@@ -234,18 +234,18 @@ func TestDepth(t *testing.T) {
 func TestSkipUnchanged(t *testing.T) {
 	d, ps := newGreedy(t, BestFit, []int{2, 2})
 	running := map[policies.JobID][]int{0: {0, 1}, 1: {2, 3}}
-	d.Observe(policies.JobStarted{Job: 0, GPUs: []int{0, 1}})
-	d.Observe(policies.JobStarted{Job: 1, GPUs: []int{2, 3}})
+	d.Observe(policies.Event{Kind: policies.JobStarted, Job: 0, GPUs: []int{0, 1}})
+	d.Observe(policies.Event{Kind: policies.JobStarted, Job: 1, GPUs: []int{2, 3}})
 	v := view(4, running, [][2]int{{2, 1}})
 	first := d.Schedule(v)
 	require.Len(t, ps[0].seen, 1)
 	v.Now += time.Second
 	require.Equal(t, first, d.Schedule(v))
 	require.Len(t, ps[0].seen, 1, "nothing changed: not asked")
-	d.Observe(policies.JobActive{Job: 1})
+	d.Observe(policies.Event{Kind: policies.JobActive, Job: 1})
 	d.Schedule(v)
 	require.Len(t, ps[0].seen, 1, "an event on server 1 does not concern server 0")
-	d.Observe(policies.JobFinished{Job: 0})
+	d.Observe(policies.Event{Kind: policies.JobFinished, Job: 0})
 	d.Schedule(v)
 	require.Len(t, ps[0].seen, 2, "an event on its GPUs")
 	v.Now += time.Minute

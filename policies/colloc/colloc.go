@@ -379,7 +379,7 @@ func (s *Scheduler) Wants(e policies.Event) bool {
 		return true
 	}
 	_, stateless := s.rule.(Stateless)
-	switch e := e.(type) {
+	switch e.Kind {
 	case policies.JobStarted:
 		return !s.idle && !(stateless && s.settled && e.T < s.until)
 	case policies.JobActive:

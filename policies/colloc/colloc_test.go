@@ -244,7 +244,7 @@ func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 		return v
 	}
 	arrival := func(id policies.JobID, at time.Duration) policies.Event {
-		return policies.JobArrived{T: at, Job: id}
+		return policies.Event{Kind: policies.JobArrived, T: at, Job: id}
 	}
 	for _, c := range []struct {
 		name   string
@@ -258,21 +258,21 @@ func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 		{"behind the blocked job", statelessRule{horizonRule{Never}}, false, view(false, 5), arrival(6, 105*s), false},
 		{"ahead of the blocked job", statelessRule{horizonRule{Never}}, false, view(false, 5), arrival(3, 105*s), true},
 		{"at the hold's end", statelessRule{horizonRule{Never}}, false, view(false, 5), arrival(6, 120*s), true},
-		{"a finish", statelessRule{horizonRule{Never}}, false, view(false, 5), policies.JobFinished{T: 105 * s, Job: 1}, true},
-		{"a wake-up", statelessRule{horizonRule{Never}}, false, view(false, 5), policies.Wakeup{T: 105 * s}, true},
+		{"a finish", statelessRule{horizonRule{Never}}, false, view(false, 5), policies.Event{Kind: policies.JobFinished, T: 105 * s, Job: 1}, true},
+		{"a wake-up", statelessRule{horizonRule{Never}}, false, view(false, 5), policies.Event{Kind: policies.Wakeup, T: 105 * s}, true},
 		{"nothing blocked", statelessRule{horizonRule{Never}}, false, view(false), arrival(6, 105*s), true},
 		{"blocked in recovery", statelessRule{horizonRule{Never}}, false, view(true, 4, 5), arrival(3, 105*s), false},
 		{"the rule's horizon", statelessRule{horizonRule{110 * s}}, false, view(false, 5), arrival(6, 110*s), true},
 		{"before the rule's horizon", statelessRule{horizonRule{110 * s}}, false, view(false, 5), arrival(6, 109*s), false},
 		{"not stateless", horizonRule{Never}, false, view(false, 5), arrival(6, 105*s), true},
-		{"nothing waiting: a finish", horizonRule{Never}, false, view(false), policies.JobFinished{T: 105 * s, Job: 1}, false},
-		{"nothing waiting: a start", rejectRule{}, false, view(false), policies.JobStarted{T: 105 * s, Job: 1}, false},
-		{"nothing waiting: a first activity", rejectRule{}, false, view(false), policies.JobActive{T: 105 * s, Job: 1}, false},
-		{"nothing waiting: a wake-up", rejectRule{}, false, view(false), policies.Wakeup{T: 105 * s}, false},
+		{"nothing waiting: a finish", horizonRule{Never}, false, view(false), policies.Event{Kind: policies.JobFinished, T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a start", rejectRule{}, false, view(false), policies.Event{Kind: policies.JobStarted, T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a first activity", rejectRule{}, false, view(false), policies.Event{Kind: policies.JobActive, T: 105 * s, Job: 1}, false},
+		{"nothing waiting: a wake-up", rejectRule{}, false, view(false), policies.Event{Kind: policies.Wakeup, T: 105 * s}, false},
 		{"nothing waiting: an arrival", rejectRule{}, false, view(false), arrival(6, 105*s), true},
-		{"nothing waiting: a failure", rejectRule{}, false, view(false), policies.JobFailed{T: 105 * s, Job: 1}, true},
-		{"a retry waits, no deferral", rejectRule{}, false, view(true, 4), policies.JobFinished{T: 105 * s, Job: 1}, true},
-		{"nothing waiting, skip off", rejectRule{}, true, view(false), policies.JobFinished{T: 105 * s, Job: 1}, true},
+		{"nothing waiting: a failure", rejectRule{}, false, view(false), policies.Event{Kind: policies.JobFailed, T: 105 * s, Job: 1}, true},
+		{"a retry waits, no deferral", rejectRule{}, false, view(true, 4), policies.Event{Kind: policies.JobFinished, T: 105 * s, Job: 1}, true},
+		{"nothing waiting, skip off", rejectRule{}, true, view(false), policies.Event{Kind: policies.JobFinished, T: 105 * s, Job: 1}, true},
 		{"skip off", statelessRule{horizonRule{Never}}, true, view(false, 5), arrival(6, 105*s), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -325,7 +325,7 @@ func TestWantsAfterPlacing(t *testing.T) {
 		}
 		return v
 	}
-	started := policies.JobStarted{T: h, Job: 2, Attempt: 1, GPUs: []int{0}}
+	started := policies.Event{Kind: policies.JobStarted, T: h, Job: 2, Attempt: 1, GPUs: []int{0}}
 	for _, c := range []struct {
 		name      string
 		rule      Rule
@@ -335,20 +335,20 @@ func TestWantsAfterPlacing(t *testing.T) {
 		want      bool
 	}{
 		{"settled: its start", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, false, 2, 3), started, false},
-		{"settled: an arrival behind", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, false, 2, 3), policies.JobArrived{T: h, Job: 6}, false},
-		{"settled: a finish", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, false, 2, 3), policies.JobFinished{T: h, Job: 0}, true},
+		{"settled: an arrival behind", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, false, 2, 3), policies.Event{Kind: policies.JobArrived, T: h, Job: 6}, false},
+		{"settled: a finish", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, false, 2, 3), policies.Event{Kind: policies.JobFinished, T: h, Job: 0}, true},
 		{"not stateless", horizonRule{Never}, 1, view([]int{1, 1}, false, 2, 3), started, true},
-		{"placed after a waiting job", statelessRule{horizonRule{Never}}, 2, view([]int{2, 1}, false, 2, 3), policies.JobStarted{T: h, Job: 3}, true},
-		{"placed where also deferred", onlyGPU{}, 1, view([]int{1, 1, 1}, false, 2, 3), policies.JobStarted{T: h, Job: 2}, true},
+		{"placed after a waiting job", statelessRule{horizonRule{Never}}, 2, view([]int{2, 1}, false, 2, 3), policies.Event{Kind: policies.JobStarted, T: h, Job: 3}, true},
+		{"placed where also deferred", onlyGPU{}, 1, view([]int{1, 1, 1}, false, 2, 3), policies.Event{Kind: policies.JobStarted, T: h, Job: 2}, true},
 		{"a retry placed", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, true, 2, 3), started, true},
 		{"settled: a first activity before the horizon", statelessRule{horizonRule{h + 10*time.Second}}, 1,
-			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, false},
+			view([]int{1, 1}, false, 2, 3), policies.Event{Kind: policies.JobActive, T: h, Job: 2, Attempt: 1}, false},
 		{"settled: a first activity whose hold ends first", statelessRule{horizonRule{h + 40*time.Second}}, 1,
-			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, true},
+			view([]int{1, 1}, false, 2, 3), policies.Event{Kind: policies.JobActive, T: h, Job: 2, Attempt: 1}, true},
 		{"settled: a first activity at the horizon", statelessRule{horizonRule{h}}, 1,
-			view([]int{1, 1}, false, 2, 3), policies.JobActive{T: h, Job: 2, Attempt: 1}, true},
+			view([]int{1, 1}, false, 2, 3), policies.Event{Kind: policies.JobActive, T: h, Job: 2, Attempt: 1}, true},
 		{"not settled: a first activity", statelessRule{horizonRule{h + 10*time.Second}}, 2,
-			view([]int{2, 1}, false, 2, 3), policies.JobActive{T: h, Job: 3, Attempt: 1}, true},
+			view([]int{2, 1}, false, 2, 3), policies.Event{Kind: policies.JobActive, T: h, Job: 3, Attempt: 1}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := DefaultConfig()

@@ -42,7 +42,7 @@ func (p *Policy) Wants(e policies.Event) bool {
 	if !p.decided {
 		return true
 	}
-	switch e := e.(type) {
+	switch e.Kind {
 	case policies.JobStarted, policies.JobActive:
 		return false
 	case policies.JobFinished:

@@ -111,7 +111,7 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 		}
 		for _, e := range evs {
 			if e.At() < last {
-				return fmt.Errorf("loop: backend went back in time: %T at %v after %v", e, e.At(), last)
+				return fmt.Errorf("loop: backend went back in time: %v at %v after %v", e.Kind, e.At(), last)
 			}
 			last = e.At()
 			record(e)
@@ -124,7 +124,7 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 		decide = false
 		v := b.View()
 		if err := snap.check(v); err != nil {
-			return fmt.Errorf("loop: at t=%v after %T: %w", v.Now, evs[len(evs)-1], err)
+			return fmt.Errorf("loop: at t=%v after %v: %w", v.Now, evs[len(evs)-1].Kind, err)
 		}
 		if dec != nil {
 			dec.Decision(v.Now)
@@ -137,7 +137,7 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 				if !errors.As(err, &pe) {
 					return fmt.Errorf("loop: policy %s at t=%v: %w", p.Name(), v.Now, err)
 				}
-				e := policies.PlaceFailed{T: max(pe.T, last), Job: pe.Job, GPUs: slices.Clone(pe.GPUs), Reason: pe.Err.Error()}
+				e := policies.Event{Kind: policies.PlaceFailed, T: max(pe.T, last), Job: pe.Job, GPUs: slices.Clone(pe.GPUs), Reason: pe.Err.Error()}
 				last = e.T
 				record(e)
 				decide = decide || sel == nil || sel.Wants(e)

@@ -63,7 +63,7 @@ func (c *corrupting) Next() ([]policies.Event, error) {
 	if c.n > 1000 {
 		return nil, nil
 	}
-	return []policies.Event{policies.Wakeup{T: c.v.Now}}, nil
+	return []policies.Event{{Kind: policies.Wakeup, T: c.v.Now}}, nil
 }
 func (c *corrupting) View() *policies.View        { return c.v }
 func (c *corrupting) Apply(policies.Action) error { return nil }
@@ -106,7 +106,7 @@ func (b *memBackend) Next() ([]policies.Event, error) {
 	if b.n > 20 {
 		return nil, nil
 	}
-	return []policies.Event{policies.Wakeup{T: b.v.Now}}, nil
+	return []policies.Event{{Kind: policies.Wakeup, T: b.v.Now}}, nil
 }
 func (b *memBackend) View() *policies.View        { return b.v }
 func (b *memBackend) Apply(policies.Action) error { return nil }
@@ -201,7 +201,7 @@ func (p *picky) Schedule(v *policies.View) []policies.Action {
 }
 func (p *picky) Observe(policies.Event) { p.observed++ }
 func (p *picky) Wants(e policies.Event) bool {
-	switch e.(type) {
+	switch e.Kind {
 	case policies.JobFinished, policies.PlaceFailed:
 		return true
 	}
@@ -220,12 +220,12 @@ func TestSelectiveSkipsDecisions(t *testing.T) {
 	v := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
 		Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
 	b := &script{v: v, instant: [][]policies.Event{
-		{policies.Wakeup{T: 1 * time.Second}},
-		{policies.Wakeup{T: 2 * time.Second}}, // after the failed placement
-		{policies.Wakeup{T: 3 * time.Second}},
-		{policies.JobArrived{T: 4 * time.Second, Job: 0}},
-		{policies.Wakeup{T: 5 * time.Second}, policies.JobFinished{T: 5 * time.Second, Job: 0}},
-		{policies.Wakeup{T: 6 * time.Second}},
+		{policies.Event{Kind: policies.Wakeup, T: 1 * time.Second}},
+		{policies.Event{Kind: policies.Wakeup, T: 2 * time.Second}}, // after the failed placement
+		{policies.Event{Kind: policies.Wakeup, T: 3 * time.Second}},
+		{policies.Event{Kind: policies.JobArrived, T: 4 * time.Second, Job: 0}},
+		{policies.Event{Kind: policies.Wakeup, T: 5 * time.Second}, policies.Event{Kind: policies.JobFinished, T: 5 * time.Second, Job: 0}},
+		{policies.Event{Kind: policies.Wakeup, T: 6 * time.Second}},
 	}}
 	p, rec := &picky{}, &counter{}
 	require.NoError(t, Run(b, p, rec))

@@ -28,7 +28,7 @@ type Snapshot struct {
 // Touch marks the job an event concerns as changed. An event of an unknown
 // type marks every job.
 func (s *Snapshot) Touch(e policies.Event) {
-	switch e := e.(type) {
+	switch e.Kind {
 	case policies.JobArrived:
 		s.dirty = append(s.dirty, e.Job)
 	case policies.JobStarted:
