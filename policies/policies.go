@@ -200,11 +200,12 @@ type SteadyTelemetry interface {
 // its jobs). Ahead appends the samples GPU gpu reports at the n whole
 // seconds after the whole second after (oldest first): those up to Now as
 // Samples gives them, later ones as they will be if no event changes the
-// GPU's telemetry before (fewer, or none, when such a change is already
-// due: the backend knows a job's finish); Regime identifies the GPU's telemetry now and changes whenever
-// what Ahead returns may have changed (its jobs, their activity or their
-// rates). Policies use it only to find the first tick at which a decision
-// could differ, never to decide: every decision still reads only Samples.
+// GPU's telemetry before (fewer, or none, when such a change is already due:
+// the backend knows a job's finish); Regime identifies the GPU's telemetry
+// now and changes whenever what Ahead returns may have changed (its jobs,
+// their activity or their rates). Policies use it only to find the first
+// tick at which a decision could differ, never to decide: every decision
+// still reads only Samples.
 type Foresight interface {
 	SteadyTelemetry
 	Ahead(dst []Sample, gpu int, after time.Duration, n int) []Sample
