@@ -73,7 +73,7 @@ func (e *Emulator) placed(id policies.JobID, gpus []int, pid int, t time.Duratio
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advanceTo(max(t, e.s.Now()))
-	if err := e.s.Apply(policies.Place{Job: id, GPUs: gpus}); err != nil {
+	if err := e.s.Apply(policies.Action{Kind: policies.Place, Job: id, GPUs: gpus}); err != nil {
 		fmt.Fprintf(e.log, "emulator: %v\n", err)
 		return
 	}

@@ -687,8 +687,8 @@ func (x *Executor) release(a *attempt) {
 }
 
 // Apply implements loop.Backend.
-func (x *Executor) Apply(act policies.Action) error {
-	switch a := act.(type) {
+func (x *Executor) Apply(a policies.Action) error {
+	switch a.Kind {
 	case policies.Place:
 		return x.place(a)
 	case policies.Stop:
@@ -720,10 +720,10 @@ func (x *Executor) Apply(act policies.Action) error {
 	case policies.Defer:
 		return nil
 	}
-	return fmt.Errorf("executor: unknown action %T", act)
+	return fmt.Errorf("executor: unknown action %v", a.Kind)
 }
 
-func (x *Executor) place(p policies.Place) error {
+func (x *Executor) place(p policies.Action) error {
 	if err := x.view.CheckPlace(p); err != nil {
 		return fmt.Errorf("executor: %w", err)
 	}

@@ -136,7 +136,7 @@ func (v *View) IdleGPUs(taken []bool, n int) []int {
 // does not exist or is not pending, or the GPU list has the wrong length, a
 // GPU that does not exist or one GPU twice. Both backends check placements
 // with it before acting.
-func (v *View) CheckPlace(p Place) error {
+func (v *View) CheckPlace(p Action) error {
 	if p.Job < 0 || int(p.Job) >= len(v.Jobs) {
 		return fmt.Errorf("place: no job %d", p.Job)
 	}
@@ -296,38 +296,55 @@ type Selective interface{ Wants(e Event) bool }
 // (e.g. pressure telemetry); the loop calls Validate once before the run.
 type Validator interface{ Validate(v *View) error }
 
-// Action is a policy's decision: Place, Stop, Wake or Defer.
-type Action interface{ isAction() }
-
-// Place launches a new attempt of a pending job on the given GPUs.
-type Place struct {
-	Job  JobID
+// Action is a policy's decision: one value type for every kind, so that
+// returning and recording actions allocates nothing. Kind says which fields
+// mean something; the others are zero.
+type Action struct {
+	Kind ActionKind
+	Job  JobID // Place, Stop, Defer
+	// GPUs (Place) are the GPUs to launch the attempt on.
 	GPUs []int
-}
-
-// Stop gives up on a pending job: it will not run again.
-type Stop struct {
-	Job    JobID
+	// GPU (Defer) is the GPU the job could not be placed on, -1 when no
+	// single GPU is meant.
+	GPU int
+	// Reason (Stop, Defer) says why, in words.
 	Reason string
+	// At (Wake) is when to decide.
+	At time.Duration
 }
 
-// Wake asks for a decision at time At even if nothing else happens. A Wake
-// at or before the backend's now (a decision that took long on a wall
-// clock) fires at once: a Wakeup at now is the next event.
-type Wake struct{ At time.Duration }
+// ActionKind says what an Action is.
+type ActionKind int
 
-// Defer records that a job could not be placed on a GPU now and why
-// (e.g. "memory", "pressure", "hold"). It changes nothing; it is counted.
-type Defer struct {
-	Job    JobID
-	GPU    int // -1 when no single GPU is meant
-	Reason string
+// Action kinds.
+const (
+	// Place launches a new attempt of a pending job on the given GPUs.
+	Place ActionKind = iota + 1
+	// Stop gives up on a pending job: it will not run again.
+	Stop
+	// Wake asks for a decision at time At even if nothing else happens. A
+	// Wake at or before the backend's now (a decision that took long on a
+	// wall clock) fires at once: a Wakeup at now is the next event.
+	Wake
+	// Defer records that a job could not be placed on a GPU now and why
+	// (e.g. "memory", "pressure", "hold"). It changes nothing; it is
+	// counted.
+	Defer
+)
+
+func (k ActionKind) String() string {
+	switch k {
+	case Place:
+		return "Place"
+	case Stop:
+		return "Stop"
+	case Wake:
+		return "Wake"
+	case Defer:
+		return "Defer"
+	}
+	return fmt.Sprintf("ActionKind(%d)", int(k))
 }
-
-func (Place) isAction() {}
-func (Stop) isAction()  {}
-func (Wake) isAction()  {}
-func (Defer) isAction() {}
 
 // Event is something that happened in the backend: one value type for
 // every kind, so that events are passed and stored without boxing (no

@@ -330,15 +330,15 @@ func (c *Collector) span(e episode, end time.Duration) int {
 // begins a new one (ending the job's episode on that GPU with another
 // reason).
 func (c *Collector) Action(a policies.Action) {
-	if d, ok := a.(policies.Defer); ok {
-		c.deferral(d)
+	if a.Kind == policies.Defer {
+		c.deferral(a)
 	}
 	for _, f := range c.forward {
 		f.Action(a)
 	}
 }
 
-func (c *Collector) deferral(d policies.Defer) {
+func (c *Collector) deferral(d policies.Action) {
 	k := deferKey{d.Job, d.GPU}
 	if i, ok := c.openAt[k]; ok {
 		e := &c.open[i]

@@ -43,12 +43,12 @@ func replay(t *testing.T) *Collector {
 		c.Event(e)
 		if e.At() == 20*sec {
 			c.Decision(20 * sec)
-			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"})
+			c.Action(policies.Action{Kind: policies.Defer, Job: 2, GPU: 0, Reason: "memory"})
 			c.Decision(21 * sec)
-			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"}) // one episode, logged once
-			c.Decision(22 * sec)                                       // ends it
+			c.Action(policies.Action{Kind: policies.Defer, Job: 2, GPU: 0, Reason: "memory"}) // one episode, logged once
+			c.Decision(22 * sec)                                                              // ends it
 			c.Decision(23 * sec)
-			c.Action(policies.Defer{Job: 2, GPU: 0, Reason: "memory"}) // a second episode, still open
+			c.Action(policies.Action{Kind: policies.Defer, Job: 2, GPU: 0, Reason: "memory"}) // a second episode, still open
 		}
 	}
 	require.NoError(t, el.Flush())
@@ -75,13 +75,13 @@ func TestDeferralEpisodes(t *testing.T) {
 	ms := time.Millisecond
 	type dec struct {
 		at     time.Duration
-		defers []policies.Defer
+		defers []policies.Action
 	}
 	d := func(at time.Duration, reasons ...string) dec {
-		var ds []policies.Defer
+		var ds []policies.Action
 		for i, r := range reasons {
 			if r != "" {
-				ds = append(ds, policies.Defer{Job: 1, GPU: i, Reason: r})
+				ds = append(ds, policies.Action{Kind: policies.Defer, Job: 1, GPU: i, Reason: r})
 			}
 		}
 		return dec{at, ds}
@@ -198,14 +198,14 @@ func TestScore(t *testing.T) {
 func TestEventLogDeferralHistory(t *testing.T) {
 	var buf bytes.Buffer
 	l := NewEventLog(&buf)
-	d := policies.Defer{Job: 0, GPU: 1, Reason: "memory"}
+	d := policies.Action{Kind: policies.Defer, Job: 0, GPU: 1, Reason: "memory"}
 	l.Event(policies.Event{Kind: policies.Wakeup, T: sec})
 	l.Action(d)
 	l.Action(d)
-	l.Action(policies.Defer{Job: 0, GPU: 1, Reason: "pressure"})
+	l.Action(policies.Action{Kind: policies.Defer, Job: 0, GPU: 1, Reason: "pressure"})
 	l.Event(policies.Event{Kind: policies.JobStarted, T: 2 * sec, Job: 0, Attempt: 1, GPUs: []int{0}})
 	l.Event(policies.Event{Kind: policies.JobFailed, T: 3 * sec, Job: 0, Attempt: 1, Failure: policies.OOM})
-	l.Action(policies.Defer{Job: 0, GPU: 1, Reason: "pressure"})
+	l.Action(policies.Action{Kind: policies.Defer, Job: 0, GPU: 1, Reason: "pressure"})
 	require.NoError(t, l.Flush())
 	require.Equal(t, 3, bytes.Count(buf.Bytes(), []byte(`"event":"defer"`)), buf.String())
 }

@@ -280,14 +280,14 @@ func (l *EventLog) Event(e policies.Event) {
 // that job and GPU differs from the last one logged (the summary counts
 // every decision's deferrals); it carries the decision's time.
 func (l *EventLog) Action(a policies.Action) {
-	if d, ok := a.(policies.Defer); ok {
-		k := deferKey{d.Job, d.GPU}
-		if last, ok := l.defers[k]; !ok || last != d.Reason {
+	if a.Kind == policies.Defer {
+		k := deferKey{a.Job, a.GPU}
+		if last, ok := l.defers[k]; !ok || last != a.Reason {
 			if !ok {
-				l.deferGPUs[d.Job] = append(l.deferGPUs[d.Job], d.GPU)
+				l.deferGPUs[a.Job] = append(l.deferGPUs[a.Job], a.GPU)
 			}
-			l.defers[k] = d.Reason
-			l.line(l.now, "defer", d.Job, `,"gpu":`+strconv.Itoa(d.GPU)+`,"reason":`+strconv.Quote(d.Reason))
+			l.defers[k] = a.Reason
+			l.line(l.now, "defer", a.Job, `,"gpu":`+strconv.Itoa(a.GPU)+`,"reason":`+strconv.Quote(a.Reason))
 		}
 	}
 }

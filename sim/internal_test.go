@@ -45,7 +45,7 @@ func TestSampleCacheFitsLongestWindow(t *testing.T) {
 	s := newTestSim(t, nil)
 	_, err := s.Next() // arrival
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	_, err = s.Until(2 * time.Hour)
 	require.NoError(t, err)
 	tm := telemetry{s}
@@ -66,7 +66,7 @@ func TestNextChecksInvariantsAfterActions(t *testing.T) {
 	s := newTestSim(t, nil)
 	_, err := s.Next()
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	s.view.GPUs[0].Jobs = nil // break the bookkeeping
 	_, err = s.Next()
 	require.ErrorContains(t, err, "sim: invariant violated after the policy's actions at t=0s: job 0 runs on GPU 0, which does not list it")
@@ -85,7 +85,7 @@ func TestBadRateIsAnError(t *testing.T) {
 		s := newTestSim(t, rateModel(r))
 		_, err := s.Next()
 		require.NoError(t, err)
-		require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+		require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 		_, err = s.Next() // started
 		require.NoError(t, err)
 		_, err = s.Next() // active: the rate is asked for
@@ -105,7 +105,7 @@ func TestAheadForeseesSamples(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Next() // a arrives
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	_, err = s.Until(100 * time.Second)
 	require.NoError(t, err)
 	tm := telemetry{s}
@@ -124,7 +124,7 @@ func TestAheadForeseesSamples(t *testing.T) {
 	later := tm.Ahead(nil, 0, 120*time.Second, 60) // up to 180 s, as if a ran alone
 	_, err = s.Until(150 * time.Second)            // b arrives
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
 	_, err = s.Until(180 * time.Second)
 	require.NoError(t, err)
 	require.NotEqual(t, before, tm.Regime(0), "b's activity changed the telemetry")

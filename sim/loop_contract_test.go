@@ -99,9 +99,9 @@ type flaky struct {
 }
 
 func (f *flaky) Apply(a policies.Action) error {
-	if p, ok := a.(policies.Place); ok && p.Job == 0 && !f.failed {
+	if a.Kind == policies.Place && a.Job == 0 && !f.failed {
 		f.failed = true
-		return &loop.PlaceError{T: f.Now(), Job: p.Job, GPUs: p.GPUs, Err: errors.New("GPU vanished")}
+		return &loop.PlaceError{T: f.Now(), Job: a.Job, GPUs: a.GPUs, Err: errors.New("GPU vanished")}
 	}
 	return f.Sim.Apply(a)
 }
@@ -142,7 +142,7 @@ func TestLiveQueueAddAndUntil(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []policies.Event{{Kind: policies.JobArrived, T: 10 * sec, Job: 0}}, evs)
 	require.Equal(t, 10*sec, s.View().Jobs[0].Submit)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	d := solo(t, "mnist_bs32_1gpu")
 	evs, err = s.Until(10*sec + d - sec)
 	require.NoError(t, err)

@@ -50,9 +50,9 @@ func TestMixedServerTruth(t *testing.T) {
 	_, err := s.Next() // the arrivals
 	require.NoError(t, err)
 	require.Equal(t, pa.SoloS, s.View().Jobs[1].SoloS, "until it runs: the shortest solo time of its types")
-	require.ErrorContains(t, s.Apply(policies.Place{Job: 2, GPUs: []int{1}}), "the legacy-11gb catalog does not run workload bert_base_wiki_bs32_1gpu")
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
-	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{1}}))
+	require.ErrorContains(t, s.Apply(policies.Action{Kind: policies.Place, Job: 2, GPUs: []int{1}}), "the legacy-11gb catalog does not run workload bert_base_wiki_bs32_1gpu")
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{1}}))
 	require.Equal(t, pl.SoloS, s.View().Jobs[1].SoloS, "running on legacy: the legacy profile")
 	_, err = s.Until(100 * sec) // both active, neither done
 	require.NoError(t, err)
@@ -100,8 +100,8 @@ func TestMixedServerInterferencePerType(t *testing.T) {
 	require.True(t, s.View().Pressure)
 	_, err = s.Next()
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
-	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{1}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{1}}))
 	finish := map[policies.JobID]float64{}
 	for len(finish) < 2 {
 		evs, err := s.Next()
@@ -137,7 +137,7 @@ func TestMixedServerMemoryPerType(t *testing.T) {
 	require.Equal(t, uint8(2), s.TypeMask(0), "only the A100 holds it")
 	_, err = s.Next()
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	for {
 		evs, err := s.Next()
 		require.NoError(t, err)

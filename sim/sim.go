@@ -880,7 +880,7 @@ func (s *Sim) release(id int) []int {
 
 // Apply carries out one policy action.
 func (s *Sim) Apply(a policies.Action) error {
-	switch a := a.(type) {
+	switch a.Kind {
 	case policies.Place:
 		return s.place(a)
 	case policies.Stop:
@@ -910,10 +910,10 @@ func (s *Sim) Apply(a policies.Action) error {
 	case policies.Defer:
 		return nil
 	}
-	return fmt.Errorf("sim: unknown action %T", a)
+	return fmt.Errorf("sim: unknown action %v", a.Kind)
 }
 
-func (s *Sim) place(a policies.Place) error {
+func (s *Sim) place(a policies.Action) error {
 	if err := s.view.CheckPlace(a); err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}

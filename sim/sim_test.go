@@ -143,9 +143,9 @@ func (s script) Schedule(v *policies.View) []policies.Action {
 	var acts []policies.Action
 	for _, id := range v.Queue.All() {
 		if g, ok := s[id]; ok && v.Job(id).Attempts == 0 {
-			acts = append(acts, policies.Place{Job: id, GPUs: g})
+			acts = append(acts, policies.Action{Kind: policies.Place, Job: id, GPUs: g})
 		} else if ok {
-			acts = append(acts, policies.Stop{Job: id, Reason: "script"})
+			acts = append(acts, policies.Action{Kind: policies.Stop, Job: id, Reason: "script"})
 		}
 	}
 	return acts
@@ -196,12 +196,12 @@ func TestMemoryRamp(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Next() // arrival
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	_, err = s.Next() // started
 	require.NoError(t, err)
 	require.Zero(t, s.View().GPUs[0].UsedMiB, "no memory before first activity")
 	for _, at := range []time.Duration{9, 14, 24, 40} {
-		require.NoError(t, s.Apply(policies.Wake{At: at * sec}))
+		require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: at * sec}))
 	}
 	want := map[time.Duration]float64{9: 500, 14: 500 + (13238-500)/3.0, 24: 13238, 40: 13238}
 	// While it ramps the measurement may change at the next second; from
@@ -267,20 +267,20 @@ func TestApplyRejectsBadPlacements(t *testing.T) {
 		a    policies.Action
 		want string
 	}{
-		{"no such gpu", policies.Place{Job: 0, GPUs: []int{7}}, "sim: place job 0: no GPU 7"},
-		{"wrong count", policies.Place{Job: 0, GPUs: []int{0, 1}}, "sim: place job 0 on 2 GPUs; it needs 1"},
-		{"gpu twice", policies.Place{Job: 1, GPUs: []int{1, 1}}, "sim: place job 1: GPU 1 given twice"},
-		{"no such job", policies.Place{Job: 9, GPUs: []int{0}}, "sim: place: no job 9"},
-		{"not yet arrived", policies.Place{Job: 2, GPUs: []int{0}}, "sim: place job 2: it is waiting, not pending"},
-		{"stop not arrived", policies.Stop{Job: 2}, "sim: stop job 2: not a pending job"},
-		{"stop no such job", policies.Stop{Job: 5}, "sim: stop job 5: not a pending job"},
+		{"no such gpu", policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{7}}, "sim: place job 0: no GPU 7"},
+		{"wrong count", policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0, 1}}, "sim: place job 0 on 2 GPUs; it needs 1"},
+		{"gpu twice", policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{1, 1}}, "sim: place job 1: GPU 1 given twice"},
+		{"no such job", policies.Action{Kind: policies.Place, Job: 9, GPUs: []int{0}}, "sim: place: no job 9"},
+		{"not yet arrived", policies.Action{Kind: policies.Place, Job: 2, GPUs: []int{0}}, "sim: place job 2: it is waiting, not pending"},
+		{"stop not arrived", policies.Action{Kind: policies.Stop, Job: 2}, "sim: stop job 2: not a pending job"},
+		{"stop no such job", policies.Action{Kind: policies.Stop, Job: 5}, "sim: stop job 5: not a pending job"},
 	} {
 		require.EqualError(t, s.Apply(tc.a), tc.want, tc.name)
 	}
 	// A running job is not pending either.
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
-	require.EqualError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{1}}), "sim: place job 0: it is running, not pending")
-	require.EqualError(t, s.Apply(policies.Stop{Job: 0}), "sim: stop job 0: not a pending job")
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	require.EqualError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{1}}), "sim: place job 0: it is running, not pending")
+	require.EqualError(t, s.Apply(policies.Action{Kind: policies.Stop, Job: 0}), "sim: stop job 0: not a pending job")
 }
 
 // A Wake at or before now fires at once (a Wakeup at now, once per
@@ -292,9 +292,9 @@ func TestWakeNotAfterNowFiresAtOnce(t *testing.T) {
 	evs, err := s.Next()
 	require.NoError(t, err)
 	require.Equal(t, []policies.Event{{Kind: policies.JobArrived, T: 5 * sec, Job: 0}}, evs)
-	require.NoError(t, s.Apply(policies.Wake{At: sec}))
-	require.NoError(t, s.Apply(policies.Wake{At: 5 * sec}))
-	require.NoError(t, s.Apply(policies.Wake{At: 7 * sec}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: sec}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: 5 * sec}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: 7 * sec}))
 	evs, err = s.Next()
 	require.NoError(t, err)
 	require.Equal(t, []policies.Event{{Kind: policies.Wakeup, T: 5 * sec}}, evs)

@@ -23,8 +23,8 @@ func startSolo(t *testing.T, srv, id string, at time.Duration) *sim.Sim {
 	require.NoError(t, err)
 	_, err = s.Next()
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
-	require.NoError(t, s.Apply(policies.Wake{At: at}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: at}))
 	for s.Now() < at {
 		evs, err := s.Next()
 		require.NoError(t, err)
@@ -118,14 +118,14 @@ func TestTelemetryCacheMatchesFreshSamples(t *testing.T) {
 		s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: tr, Seed: 9}, specs)
 		require.NoError(t, err)
 		for at := time.Duration(1); at <= 300; at++ {
-			require.NoError(t, s.Apply(policies.Wake{At: at * sec}))
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: at * sec}))
 		}
 		for s.Now() < 300*sec {
 			_, err := s.Next()
 			require.NoError(t, err)
 			v := s.View()
 			for _, id := range v.Queue.All() {
-				require.NoError(t, s.Apply(policies.Place{Job: id, GPUs: []int{0}}))
+				require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: id, GPUs: []int{0}}))
 			}
 			if readEachSecond {
 				v.Telemetry.Samples(nil, 0, 3)
@@ -161,9 +161,9 @@ func TestTelemetryCombinationUsesRates(t *testing.T) {
 			require.NoError(t, err)
 			_, err = s.Next()
 			require.NoError(t, err)
-			require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
-			require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
-			require.NoError(t, s.Apply(policies.Wake{At: 60 * time.Second}))
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: 60 * time.Second}))
 			for s.Now() < 60*time.Second {
 				_, err := s.Next()
 				require.NoError(t, err)
@@ -198,10 +198,10 @@ func TestSampleRangeHoldsUntilTheNextEvent(t *testing.T) {
 			require.NoError(t, err)
 			_, err = s.Next()
 			require.NoError(t, err)
-			require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
-			require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
 			at := 120 * time.Second // both active, ramps done
-			require.NoError(t, s.Apply(policies.Wake{At: at}))
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: at}))
 			for s.Now() < at {
 				_, err := s.Next()
 				require.NoError(t, err)
@@ -209,7 +209,7 @@ func TestSampleRangeHoldsUntilTheNextEvent(t *testing.T) {
 			lo, hi := s.View().Telemetry.(policies.SteadyTelemetry).SampleRange(0)
 			require.Positive(t, hi.SMACT)
 			end := at + 600*time.Second
-			require.NoError(t, s.Apply(policies.Wake{At: end}))
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: end}))
 			next := end // the next event's time
 			for s.Now() < end {
 				evs, err := s.Next()
@@ -251,9 +251,9 @@ func TestTelemetryScale(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.Next()
 		require.NoError(t, err)
-		require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0}}))
-		require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
-		require.NoError(t, s.Apply(policies.Wake{At: 100 * time.Second}))
+		require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+		require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
+		require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: 100 * time.Second}))
 		var x policies.Sample
 		fin := make([]time.Duration, 2)
 		for {

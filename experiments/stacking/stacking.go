@@ -282,13 +282,12 @@ func (p *probe) Event(e policies.Event) {
 // Action implements the loop's Recorder: a pressure rejection counts once
 // per whole second.
 func (p *probe) Action(a policies.Action) {
-	d, ok := a.(policies.Defer)
-	if !ok || d.Reason != "pressure" {
+	if a.Kind != policies.Defer || a.Reason != "pressure" {
 		return
 	}
-	if k := int64(p.now / time.Second); p.sec[d.Job] != k {
-		p.sec[d.Job] = k
-		p.jobs[d.Job].Deferrals++
+	if k := int64(p.now / time.Second); p.sec[a.Job] != k {
+		p.sec[a.Job] = k
+		p.jobs[a.Job].Deferrals++
 	}
 }
 

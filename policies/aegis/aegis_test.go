@@ -86,7 +86,7 @@ func policy(t *testing.T, params map[string]string) *Policy {
 func decide(p *Policy, v *policies.View) (places map[policies.JobID][]int, defers map[int]string, stops int) {
 	places, defers = map[policies.JobID][]int{}, map[int]string{}
 	for _, a := range p.Schedule(v) {
-		switch a := a.(type) {
+		switch a.Kind {
 		case policies.Place:
 			places[a.Job] = a.GPUs
 		case policies.Defer:
@@ -412,7 +412,7 @@ func TestHeadOfLineBlockingAndTick(t *testing.T) {
 	acts := policy(t, nil).Schedule(&w.v)
 	var defers, wakes int
 	for _, a := range acts {
-		switch a := a.(type) {
+		switch a.Kind {
 		case policies.Defer:
 			defers++
 		case policies.Wake:

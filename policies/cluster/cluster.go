@@ -329,7 +329,7 @@ func (d *Dispatcher) ServerOf(g int) int { return d.ofGPU[g] }
 func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 	if len(v.GPUs) != len(d.ofGPU) {
 		// A backend of another size: nothing sensible to route.
-		return []policies.Action{policies.Wake{At: v.Now + time.Hour}}
+		return []policies.Action{{Kind: policies.Wake, At: v.Now + time.Hour}}
 	}
 	var acts []policies.Action
 	if !d.observed || d.stale || !d.routed {
@@ -344,10 +344,10 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 		acts = d.decide(v, i, acts)
 	}
 	if d.wake >= 0 {
-		acts = append(acts, policies.Wake{At: d.wake})
+		acts = append(acts, policies.Action{Kind: policies.Wake, At: d.wake})
 	}
 	for _, a := range acts {
-		switch a.(type) {
+		switch a.Kind {
 		case policies.Place, policies.Stop:
 			d.stale = true
 		}
@@ -524,11 +524,11 @@ func (d *Dispatcher) big(j *policies.Job, mask uint8) (policies.Action, bool) {
 		}
 	}
 	if have < j.GPUs {
-		return nil, false
+		return policies.Action{}, false
 	}
 	if j.Attempts > 0 && j.LastFailure != policies.NoFailure {
 		// It failed alone on whole servers: retrying cannot help.
-		return policies.Stop{Job: j.ID, Reason: "failed on whole servers: " + j.LastFailure.String()}, true
+		return policies.Action{Kind: policies.Stop, Job: j.ID, Reason: "failed on whole servers: " + j.LastFailure.String()}, true
 	}
 	gpus := make([]int, 0, j.GPUs)
 	for _, i := range take {
@@ -538,7 +538,7 @@ func (d *Dispatcher) big(j *policies.Job, mask uint8) (policies.Action, bool) {
 			gpus = append(gpus, g)
 		}
 	}
-	return policies.Place{Job: j.ID, GPUs: gpus}, true
+	return policies.Action{Kind: policies.Place, Job: j.ID, GPUs: gpus}, true
 }
 
 // decide runs server i's policy on its restricted view and appends its
@@ -606,14 +606,14 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 		}
 	}()
 	for _, a := range s.p.Schedule(sv) {
-		switch a := a.(type) {
+		switch a.Kind {
 		case policies.Place:
 			s.dirty = true // its placements are its next view's change
 			gpus := make([]int, len(a.GPUs))
 			for k, g := range a.GPUs {
 				gpus[k] = g + s.first
 			}
-			acts = append(acts, policies.Place{Job: a.Job, GPUs: gpus})
+			acts = append(acts, policies.Action{Kind: policies.Place, Job: a.Job, GPUs: gpus})
 		case policies.Defer:
 			if a.GPU >= 0 {
 				a.GPU += s.first

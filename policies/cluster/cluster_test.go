@@ -42,13 +42,13 @@ func (p *greedy) Schedule(v *policies.View) []policies.Action {
 	for _, id := range v.Queue.All() {
 		gpus := v.IdleGPUs(taken, v.Job(id).GPUs)
 		if gpus == nil {
-			acts = append(acts, policies.Defer{Job: id, GPU: 0, Reason: "busy"}, policies.Wake{At: v.Now + time.Minute})
+			acts = append(acts, policies.Action{Kind: policies.Defer, Job: id, GPU: 0, Reason: "busy"}, policies.Action{Kind: policies.Wake, At: v.Now + time.Minute})
 			break
 		}
 		for _, g := range gpus {
 			taken[g] = true
 		}
-		acts = append(acts, policies.Place{Job: id, GPUs: gpus})
+		acts = append(acts, policies.Action{Kind: policies.Place, Job: id, GPUs: gpus})
 	}
 	return acts
 }
@@ -99,8 +99,8 @@ func newGreedy(t *testing.T, strategy string, sizes []int) (*Dispatcher, []*gree
 func places(acts []policies.Action) map[policies.JobID][]int {
 	m := map[policies.JobID][]int{}
 	for _, a := range acts {
-		if p, ok := a.(policies.Place); ok {
-			m[p.Job] = p.GPUs
+		if a.Kind == policies.Place {
+			m[a.Job] = a.GPUs
 		}
 	}
 	return m
@@ -158,8 +158,8 @@ func TestRestrictedView(t *testing.T) {
 	require.Equal(t, []int{2, 3, 4}, s.tel)
 	require.Equal(t, []policies.JobID{2, 3}, s.queue)
 	require.Equal(t, map[policies.JobID][]int{1: {1}}, s.on)
-	require.Contains(t, acts, policies.Action(policies.Defer{Job: 3, GPU: 2, Reason: "busy"}))
-	require.Contains(t, acts, policies.Action(policies.Wake{At: v.Now + time.Minute}))
+	require.Contains(t, acts, policies.Action{Kind: policies.Defer, Job: 3, GPU: 2, Reason: "busy"})
+	require.Contains(t, acts, policies.Action{Kind: policies.Wake, At: v.Now + time.Minute})
 	require.Equal(t, []int{0, 1}, v.Jobs[0].On, "the cluster view is not modified")
 }
 
@@ -181,7 +181,7 @@ func TestBigJobs(t *testing.T) {
 	v := view(16, nil, [][2]int{{0, 16}})
 	v.Jobs[0].Attempts, v.Jobs[0].LastFailure = 1, policies.OOM
 	v.Failed = []policies.JobID{0}
-	require.Equal(t, []policies.Action{policies.Stop{Job: 0, Reason: "failed on whole servers: oom"}}, d.Schedule(v))
+	require.Equal(t, []policies.Action{{Kind: policies.Stop, Job: 0, Reason: "failed on whole servers: oom"}}, d.Schedule(v))
 }
 
 func TestNewErrors(t *testing.T) {

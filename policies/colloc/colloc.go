@@ -205,23 +205,11 @@ type Scheduler struct {
 	// arrivals with a lower id queue ahead of it (the queue is in id order).
 	decided, idle, settled bool
 	stopAt                 policies.JobID
-	// defers holds each GPU's last deferral, boxed, to hand out again while
-	// it repeats (no allocation per deferral).
-	defers []policies.Action
 }
 
-// deferral returns Defer{job, g, reason} as an Action, reusing GPU g's last
-// one when it is the same.
+// deferral returns the Defer action of job on GPU g for reason.
 func (s *Scheduler) deferral(job policies.JobID, g int, reason string) policies.Action {
-	if g >= len(s.defers) {
-		s.defers = append(s.defers, make([]policies.Action, g+1-len(s.defers))...)
-	}
-	if d, ok := s.defers[g].(policies.Defer); ok && d.Job == job && d.Reason == reason {
-		return s.defers[g]
-	}
-	a := policies.Action(policies.Defer{Job: job, GPU: g, Reason: reason})
-	s.defers[g] = a
-	return a
+	return policies.Action{Kind: policies.Defer, Job: job, GPU: g, Reason: reason}
 }
 
 // New returns a scheduler named name applying rule under cfg.
@@ -267,9 +255,9 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 		j := v.Job(id)
 		switch {
 		case j.LastFailure == policies.OtherFailure:
-			acts = append(acts, policies.Stop{Job: id, Reason: "failed (not OOM)"})
+			acts = append(acts, policies.Action{Kind: policies.Stop, Job: id, Reason: "failed (not OOM)"})
 		case j.LastFailure == policies.OOM && !j.FailedShared:
-			acts = append(acts, policies.Stop{Job: id, Reason: "OOM while running exclusively"})
+			acts = append(acts, policies.Action{Kind: policies.Stop, Job: id, Reason: "OOM while running exclusively"})
 		default:
 			recovery = append(recovery, id)
 		}
@@ -318,7 +306,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	}
 	deferred := false
 	for _, a := range acts {
-		switch a.(type) {
+		switch a.Kind {
 		case policies.Defer:
 			deferred = true
 		case policies.Stop:
@@ -349,7 +337,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 				next += s.cfg.Tick - r
 			}
 		}
-		acts = append(acts, policies.Wake{At: next})
+		acts = append(acts, policies.Action{Kind: policies.Wake, At: next})
 	}
 	return acts
 }
@@ -426,7 +414,7 @@ func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, 
 	if p, ok := s.rule.(Placer); ok {
 		p.Placed(j, gpus)
 	}
-	return append(acts, policies.Place{Job: j.ID, GPUs: gpus})
+	return append(acts, policies.Action{Kind: policies.Place, Job: j.ID, GPUs: gpus})
 }
 
 type cand struct {

@@ -40,8 +40,8 @@ func TestWholePartners(t *testing.T) {
 		cfg.WholePartners = tc.whole
 		var got []int
 		for _, a := range New("t", cfg, scores).Schedule(v) {
-			if p, ok := a.(policies.Place); ok {
-				got = p.GPUs
+			if a.Kind == policies.Place {
+				got = a.GPUs
 			}
 		}
 		require.Equal(t, tc.want, got, "whole partners: %v", tc.whole)
@@ -122,8 +122,8 @@ func TestWakeAtHorizon(t *testing.T) {
 	}
 	wake := func(acts []policies.Action) time.Duration {
 		for _, a := range acts {
-			if w, ok := a.(policies.Wake); ok {
-				return w.At
+			if a.Kind == policies.Wake {
+				return a.At
 			}
 		}
 		return -1
@@ -200,8 +200,8 @@ func TestWakeAtRefinedHorizon(t *testing.T) {
 			acts := New("t", DefaultConfig(), refineRule{horizonRule{110 * s}, c.refined, &limit}).Schedule(v)
 			got := time.Duration(-1)
 			for _, a := range acts {
-				if w, ok := a.(policies.Wake); ok {
-					got = w.At
+				if a.Kind == policies.Wake {
+					got = a.At
 				}
 			}
 			require.Equal(t, c.want, got)
@@ -356,7 +356,7 @@ func TestWantsAfterPlacing(t *testing.T) {
 			sch := New("t", cfg, c.rule)
 			placed := false
 			for _, a := range sch.Schedule(c.v) {
-				_, ok := a.(policies.Place)
+				ok := a.Kind == policies.Place
 				placed = placed || ok
 			}
 			require.True(t, placed)

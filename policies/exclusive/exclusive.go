@@ -68,7 +68,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		j := v.Job(id)
 		if j.Attempts > 0 && j.LastFailure != policies.NoFailure {
 			// It already failed while alone on its GPUs: retrying cannot help.
-			acts = append(acts, policies.Stop{Job: id, Reason: "failed exclusively: " + j.LastFailure.String()})
+			acts = append(acts, policies.Action{Kind: policies.Stop, Job: id, Reason: "failed exclusively: " + j.LastFailure.String()})
 			continue
 		}
 		gpus := p.idle(v, taken, j.GPUs)
@@ -79,11 +79,11 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		for _, g := range gpus {
 			taken[g] = true
 		}
-		acts = append(acts, policies.Place{Job: id, GPUs: gpus})
+		acts = append(acts, policies.Action{Kind: policies.Place, Job: id, GPUs: gpus})
 	}
 	for _, a := range acts { // leave taken all false for the next decision
-		if pl, ok := a.(policies.Place); ok {
-			for _, g := range pl.GPUs {
+		if a.Kind == policies.Place {
+			for _, g := range a.GPUs {
 				taken[g] = false
 			}
 		}

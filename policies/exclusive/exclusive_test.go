@@ -34,12 +34,12 @@ func TestSchedule(t *testing.T) {
 		want []policies.Action
 	}{
 		{"lowest idle GPUs first", []bool{true, false, false}, []policies.Job{{GPUs: 1}, {GPUs: 1}},
-			[]policies.Action{policies.Place{Job: 0, GPUs: []int{1}}, policies.Place{Job: 1, GPUs: []int{2}}}},
+			[]policies.Action{{Kind: policies.Place, Job: 0, GPUs: []int{1}}, {Kind: policies.Place, Job: 1, GPUs: []int{2}}}},
 		{"multi-GPU job all at once", []bool{false, true, false}, []policies.Job{{GPUs: 2}},
-			[]policies.Action{policies.Place{Job: 0, GPUs: []int{0, 2}}}},
+			[]policies.Action{{Kind: policies.Place, Job: 0, GPUs: []int{0, 2}}}},
 		{"head-of-line blocking", []bool{false, true, true}, []policies.Job{{GPUs: 2}, {GPUs: 1}}, nil},
 		{"a job that failed alone is stopped", []bool{false}, []policies.Job{{GPUs: 1, Attempts: 1, LastFailure: policies.OOM}, {GPUs: 1}},
-			[]policies.Action{policies.Stop{Job: 0, Reason: "failed exclusively: oom"}, policies.Place{Job: 1, GPUs: []int{0}}}},
+			[]policies.Action{{Kind: policies.Stop, Job: 0, Reason: "failed exclusively: oom"}, {Kind: policies.Place, Job: 1, GPUs: []int{0}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, (&Policy{}).Schedule(view(tc.busy, tc.jobs...)))
@@ -55,13 +55,13 @@ func TestSchedule(t *testing.T) {
 func TestScheduleResultsStay(t *testing.T) {
 	p := &Policy{}
 	first := p.Schedule(view([]bool{false, false, true, false}, policies.Job{GPUs: 2}, policies.Job{GPUs: 1}))
-	want := []policies.Action{policies.Place{Job: 0, GPUs: []int{0, 1}}, policies.Place{Job: 1, GPUs: []int{3}}}
+	want := []policies.Action{{Kind: policies.Place, Job: 0, GPUs: []int{0, 1}}, {Kind: policies.Place, Job: 1, GPUs: []int{3}}}
 	require.Equal(t, want, first)
-	_ = append(first, policies.Stop{Job: 7})
-	_ = append(first[0].(policies.Place).GPUs, 9)
+	_ = append(first, policies.Action{Kind: policies.Stop, Job: 7})
+	_ = append(first[0].GPUs, 9)
 	for range 300 { // past the arenas' first arrays
 		second := p.Schedule(view([]bool{true, false, false, false}, policies.Job{GPUs: 3}))
-		require.Equal(t, []policies.Action{policies.Place{Job: 0, GPUs: []int{1, 2, 3}}}, second)
+		require.Equal(t, []policies.Action{{Kind: policies.Place, Job: 0, GPUs: []int{1, 2, 3}}}, second)
 	}
 	require.Equal(t, want, first)
 	require.Nil(t, p.Schedule(view([]bool{true, true}, policies.Job{GPUs: 1})))

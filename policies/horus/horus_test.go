@@ -132,11 +132,11 @@ func TestScore(t *testing.T) {
 }
 
 // placed returns the Place actions of a decision.
-func placed(acts []policies.Action) []policies.Place {
-	var out []policies.Place
+func placed(acts []policies.Action) []policies.Action {
+	var out []policies.Action
 	for _, a := range acts {
-		if p, ok := a.(policies.Place); ok {
-			out = append(out, p)
+		if a.Kind == policies.Place {
+			out = append(out, a)
 		}
 	}
 	return out
@@ -151,10 +151,10 @@ func TestScheduleChoosesLowestScore(t *testing.T) {
 		{20, 1000, []int{2}}, {20, 1000, []int{2}},
 	}
 	v := world(3, append(running, on{util: 20, peak: 2000})...)
-	require.Equal(t, []policies.Place{{Job: 4, GPUs: []int{1}}}, placed(sched(t, nil).Schedule(v)))
+	require.Equal(t, []policies.Action{{Kind: policies.Place, Job: 4, GPUs: []int{1}}}, placed(sched(t, nil).Schedule(v)))
 	// original costs: GPU 0 1.3·0.098+0.3+1 = 1.43, GPU 1 1.3·0.78+0.5+1 = 2.52,
 	// GPU 2 1.3·0.098+0.4+2 = 2.53.
-	require.Equal(t, []policies.Place{{Job: 4, GPUs: []int{0}}}, placed(sched(t, original).Schedule(v)))
+	require.Equal(t, []policies.Action{{Kind: policies.Place, Job: 4, GPUs: []int{0}}}, placed(sched(t, original).Schedule(v)))
 }
 
 // The original variant looks past a blocked head (up to 5 queued jobs);
@@ -165,10 +165,10 @@ func TestLookahead(t *testing.T) {
 	v := world(1, append(full, queue...)...)
 	require.Empty(t, placed(sched(t, original).Schedule(v)), "the sixth job is past the lookahead")
 	v = world(1, append(full, append(queue[:4:4], on{util: 10, peak: 100})...)...)
-	require.Equal(t, []policies.Place{{Job: 5, GPUs: []int{0}}}, placed(sched(t, original).Schedule(v)))
+	require.Equal(t, []policies.Action{{Kind: policies.Place, Job: 5, GPUs: []int{0}}}, placed(sched(t, original).Schedule(v)))
 	v = world(1, on{95, 1000, []int{0}}, on{util: 10}, on{util: 5})
 	require.Empty(t, placed(sched(t, nil).Schedule(v)), "paper: strict FIFO")
-	require.Equal(t, []policies.Place{{Job: 2, GPUs: []int{0}}}, placed(sched(t, map[string]string{"lookahead": "2"}).Schedule(v)))
+	require.Equal(t, []policies.Action{{Kind: policies.Place, Job: 2, GPUs: []int{0}}}, placed(sched(t, map[string]string{"lookahead": "2"}).Schedule(v)))
 }
 
 func TestNew(t *testing.T) {

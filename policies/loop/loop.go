@@ -143,8 +143,8 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 				decide = decide || sel == nil || sel.Wants(e)
 				continue
 			}
-			if pl, ok := a.(policies.Place); ok {
-				if err := checkPlaced(b.View(), pl); err != nil {
+			if a.Kind == policies.Place {
+				if err := checkPlaced(b.View(), a); err != nil {
 					return fmt.Errorf("loop: at t=%v: %w", v.Now, err)
 				}
 			}
@@ -285,7 +285,7 @@ func checkGPU(v *policies.View, g int) error {
 	return nil
 }
 
-func checkPlaced(v *policies.View, p policies.Place) error {
+func checkPlaced(v *policies.View, p policies.Action) error {
 	j := &v.Jobs[p.Job]
 	if j.State != policies.Running || !slices.Equal(j.On, p.GPUs) {
 		return fmt.Errorf("job %d was placed on %v but is %s on %v", p.Job, p.GPUs, j.State, j.On)

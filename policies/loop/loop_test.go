@@ -175,9 +175,9 @@ func (b *script) Next() ([]policies.Event, error) {
 }
 func (b *script) View() *policies.View { return b.v }
 func (b *script) Apply(a policies.Action) error {
-	if p, ok := a.(policies.Place); ok && !b.failed {
+	if a.Kind == policies.Place && !b.failed {
 		b.failed = true
-		return &PlaceError{T: b.v.Now, Job: p.Job, GPUs: p.GPUs, Err: errTest}
+		return &PlaceError{T: b.v.Now, Job: a.Job, GPUs: a.GPUs, Err: errTest}
 	}
 	return nil
 }
@@ -195,7 +195,7 @@ func (p *picky) Name() string { return "picky" }
 func (p *picky) Schedule(v *policies.View) []policies.Action {
 	p.decided = append(p.decided, v.Now)
 	if len(p.decided) == 1 {
-		return []policies.Action{policies.Place{Job: 0, GPUs: []int{0}}}
+		return []policies.Action{{Kind: policies.Place, Job: 0, GPUs: []int{0}}}
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func (s *Snapshot) Touch(e policies.Event) {
 
 // TouchAction marks the job an action names as changed.
 func (s *Snapshot) TouchAction(a policies.Action) {
-	switch a := a.(type) {
+	switch a.Kind {
 	case policies.Place:
 		s.dirty = append(s.dirty, a.Job)
 	case policies.Stop:

@@ -157,8 +157,8 @@ func decide(t *testing.T, variant string, v *policies.View) []int {
 	s, err := lucid.New(map[string]string{"variant": variant})
 	require.NoError(t, err)
 	for _, a := range s.Schedule(v) {
-		if p, ok := a.(policies.Place); ok {
-			return p.GPUs
+		if a.Kind == policies.Place {
+			return a.GPUs
 		}
 	}
 	return nil
