@@ -134,3 +134,35 @@ func TestAheadForeseesSamples(t *testing.T) {
 		require.Equal(t, s.sample(0, int64(x.At/time.Second)), x, "at %v", x.At)
 	}
 }
+
+// sharing is an interference model that halves a job's rate per co-runner.
+type sharing struct{}
+
+func (sharing) Rate(_ models.Profile, co []models.Profile) float64 { return 1 / float64(1+len(co)) }
+
+// A job joining one GPU of a 2-GPU job slows it, which changes the other
+// GPU's telemetry under a rate-weighted combination though that GPU's jobs
+// stay the same: its Regime changes, so that a policy's foresight from
+// before is not trusted.
+func TestRegimeFollowsRates(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:2")
+	require.NoError(t, err)
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1,
+		Telemetry: models.TelemetryParams{RateWeight: 1}, Interference: sharing{}},
+		[]JobSpec{{Name: "pair", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
+			{Name: "b", Workload: "bert_base_wiki_bs32_1gpu", GPUs: 1, Submit: 100 * time.Second}})
+	require.NoError(t, err)
+	_, err = s.Next()
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0, 1}}))
+	_, err = s.Until(100 * time.Second) // b arrives
+	require.NoError(t, err)
+	tm := telemetry{s}
+	before := tm.Regime(1)
+	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
+	_, err = s.Until(200 * time.Second) // b active on GPU 0: the pair slows
+	require.NoError(t, err)
+	require.Less(t, s.jobs[0].rate, 1.0, "the pair slowed")
+	require.Equal(t, []policies.JobID{0}, s.view.GPUs[1].Jobs, "GPU 1's jobs are unchanged")
+	require.NotEqual(t, before, tm.Regime(1), "GPU 1's telemetry changed with the pair's rate")
+}

@@ -265,3 +265,33 @@ func TestLookaheadMatchesExactScores(t *testing.T) {
 		}
 	}
 }
+
+// regimed is foreseen telemetry whose regime the test sets.
+type regimed struct {
+	foreseen
+	regime *uint64
+}
+
+func (r regimed) Regime(int) uint64 { return *r.regime }
+
+// A cached verdict is not reused once the telemetry's regime changed (a job's
+// rate can change its GPU's samples while the GPU's jobs stay the same).
+func TestVerdictCacheFollowsRegime(t *testing.T) {
+	now := 100 * time.Second
+	regime := uint64(1)
+	v := &policies.View{Now: now, Pressure: true, Telemetry: regimed{foreseen{steady{&now}}, &regime},
+		GPUs: []policies.GPU{{Jobs: []policies.JobID{0}, CapacityMiB: 40960}},
+		Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true},
+			{ID: 1, GPUs: 1, State: policies.Pending}}}
+	p := NewWith(DefaultConfig())
+	p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
+	p.Admit(v, &v.Jobs[1], 0)
+	p.Refine(v, colloc.Never)
+	require.Equal(t, uint64(1), p.verdicts[0].regime)
+	until := p.verdicts[0].until
+	require.Greater(t, until, now+time.Second)
+	regime = 2
+	clear(p.winDone)
+	p.Admit(v, &v.Jobs[1], 0)
+	require.Equal(t, uint64(2), p.verdicts[0].regime, "the verdict was computed again")
+}
