@@ -80,6 +80,9 @@ type Dispatcher struct {
 	// idleSum is the sum of idle: no job of more GPUs fits anywhere.
 	idleSum int
 	saved   []saved
+	// What Wants knows of the last decision: one has been made, it
+	// deferred a job, and jobs are left pending after its actions.
+	decided, deferred, pending bool
 
 	// A cluster of several GPU types (SetTypes; nil types otherwise):
 	// each type's largest server, each job's types (0: not asked yet),
@@ -329,6 +332,7 @@ func (d *Dispatcher) ServerOf(g int) int { return d.ofGPU[g] }
 func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 	if len(v.GPUs) != len(d.ofGPU) {
 		// A backend of another size: nothing sensible to route.
+		d.decided = false
 		return []policies.Action{{Kind: policies.Wake, At: v.Now + time.Hour}}
 	}
 	var acts []policies.Action
@@ -346,13 +350,77 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 	if d.wake >= 0 {
 		acts = append(acts, policies.Action{Kind: policies.Wake, At: d.wake})
 	}
+	left := v.Queue.Len() // the failed jobs are queued too
+	d.decided, d.deferred = true, false
 	for _, a := range acts {
 		switch a.Kind {
 		case policies.Place, policies.Stop:
 			d.stale = true
+			left--
+		case policies.Defer:
+			d.deferred = true
 		}
 	}
+	d.pending = left > 0
 	return acts
+}
+
+// Wants implements policies.Selective: it reports whether event e could
+// change the dispatcher's decision, which is the routing of the pending
+// jobs plus each server's policy's decision on its share. Before the first
+// decision every event is wanted.
+//
+// After a decision that left nothing pending and deferred nothing, only an
+// arrival, a failure or a failed placement can give the next one something
+// to do: a decision on an empty queue returns no action, whatever started,
+// finished or woke meanwhile (after deferrals it would end their
+// episodes, so then the rules below apply).
+//
+// Otherwise the routing reads the queue, the failed jobs and which GPUs
+// are idle. A start or a stop (the events of the dispatcher's own
+// placements and stops: the view has changed by its actions), a finish
+// (GPUs freed), a failure and a failed placement are wanted. An arrival is
+// wanted unless the last routing stopped short of the queue's end (every
+// server had its fill): a job queued behind is routed nowhere. A job's
+// first activity changes no routing: it is wanted when a server it runs on
+// has jobs routed to it and a policy that wants it (policies.Selective; a
+// policy that is not selective wants every event). A wake-up is wanted
+// when a server's requested decision time has come. A server whose policy
+// declines an event is still marked as touched by Observe and decided at
+// the dispatcher's next decision, where its policy repeats itself by the
+// Selective contract.
+func (d *Dispatcher) Wants(e policies.Event) bool {
+	if !d.decided || !d.observed {
+		return true
+	}
+	if !d.pending && !d.deferred {
+		switch e.Kind {
+		case policies.JobArrived, policies.JobFailed, policies.PlaceFailed:
+			return true
+		}
+		return false
+	}
+	switch e.Kind {
+	case policies.JobArrived:
+		return d.open > 0
+	case policies.JobActive:
+		if int(e.Job) >= len(d.jobSrv) {
+			return true
+		}
+		for _, i := range d.jobSrv[e.Job] {
+			s := &d.servers[i]
+			if len(s.lastQueue) == 0 {
+				continue // nothing routed to it: it decides nothing
+			}
+			if sel, ok := s.p.(policies.Selective); !ok || sel.Wants(e) {
+				return true
+			}
+		}
+		return false
+	case policies.Wakeup:
+		return d.wake >= 0 && e.T >= d.wake
+	}
+	return true
 }
 
 // route gives each server its queue and failed jobs for this decision

@@ -252,3 +252,57 @@ func TestSkipUnchanged(t *testing.T) {
 	d.Schedule(v)
 	require.Len(t, ps[0].seen, 3, "its Wake came")
 }
+
+// picky is greedy with a Wants that declines every event.
+type picky struct{ *greedy }
+
+func (picky) Wants(policies.Event) bool { return false }
+
+// TestWants: what the dispatcher asks to decide on after a decision.
+func TestWants(t *testing.T) {
+	ev := func(k policies.EventKind, id policies.JobID, at time.Duration) policies.Event {
+		return policies.Event{Kind: k, Job: id, T: at}
+	}
+	t.Run("nothing pending", func(t *testing.T) {
+		d, _ := newGreedy(t, BestFit, []int{2, 2})
+		require.True(t, d.Wants(ev(policies.JobArrived, 0, 0)), "before the first decision")
+		d.Observe(ev(policies.JobArrived, 0, time.Hour))
+		require.Len(t, places(d.Schedule(view(4, nil, [][2]int{{0, 2}}))), 1)
+		for k, want := range map[policies.EventKind]bool{
+			policies.JobStarted: false, policies.JobActive: false, policies.JobFinished: false,
+			policies.Wakeup: false, policies.JobStopped: false,
+			policies.JobArrived: true, policies.JobFailed: true, policies.PlaceFailed: true,
+		} {
+			require.Equal(t, want, d.Wants(ev(k, 0, time.Hour)), "%v", k)
+		}
+	})
+	// Two servers of 2 busy GPUs, 38 queued jobs of 1 GPU: routing stops
+	// after 5 jobs per server (depth 3); each server defers its head and
+	// wakes in a minute.
+	saturated := func(t *testing.T, build func() policies.Policy) *Dispatcher {
+		var queue [][2]int
+		for id := 2; id < 40; id++ {
+			queue = append(queue, [2]int{id, 1})
+		}
+		d, err := New(Config{Strategy: BestFit, Depth: 3}, []int{2, 2}, func() (policies.Policy, error) { return build(), nil })
+		require.NoError(t, err)
+		d.Observe(policies.Event{Kind: policies.JobStarted, Job: 0, GPUs: []int{0, 1}})
+		d.Observe(policies.Event{Kind: policies.JobStarted, Job: 1, GPUs: []int{2, 3}})
+		require.Empty(t, places(d.Schedule(view(4, map[policies.JobID][]int{0: {0, 1}, 1: {2, 3}}, queue))))
+		return d
+	}
+	t.Run("saturated", func(t *testing.T) {
+		d := saturated(t, func() policies.Policy { return &greedy{} })
+		require.False(t, d.Wants(ev(policies.JobArrived, 40, time.Hour)), "routed nowhere")
+		require.True(t, d.Wants(ev(policies.JobFinished, 0, time.Hour)))
+		require.True(t, d.Wants(ev(policies.JobFailed, 0, time.Hour)))
+		require.True(t, d.Wants(ev(policies.JobActive, 1, time.Hour)), "server 1's policy is not selective")
+		require.False(t, d.Wants(ev(policies.Wakeup, -1, time.Hour)), "no server's time has come")
+		require.True(t, d.Wants(ev(policies.Wakeup, -1, time.Hour+time.Minute)))
+	})
+	t.Run("server declines", func(t *testing.T) {
+		d := saturated(t, func() policies.Policy { return picky{&greedy{}} })
+		require.False(t, d.Wants(ev(policies.JobActive, 1, time.Hour)))
+		require.True(t, d.Wants(ev(policies.JobFinished, 1, time.Hour)), "routing reads freed GPUs")
+	})
+}
