@@ -18,7 +18,7 @@ import (
 
 // likeTrace generates a runnable trace like `aegis trace gen --like like
 // --jobs n --seed seed` writes (1- and 2-GPU jobs on catalog workloads).
-func likeTrace(b *testing.B, like string, n int, seed uint64) *traces.Trace {
+func likeTrace(b testing.TB, like string, n int, seed uint64) *traces.Trace {
 	log, err := traces.GenerateLike(like, n, seed, 2)
 	require.NoError(b, err)
 	wl, err := traces.MapWorkloads(log.Jobs, models.A100())

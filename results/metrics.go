@@ -68,18 +68,17 @@ type Collector struct {
 
 	// Deferral episodes: a job deferred on a GPU for one reason in
 	// consecutive decisions.
-	grid      time.Duration // decision grid (0: count decisions seen)
-	decision  int           // decisions seen so far
-	decidedAt time.Duration // time of the latest decision
-	open      []episode     // episodes still open
-	openAt    map[deferKey]int
-	episodes  map[string]int // closed and open episodes by reason
-	spans     map[string]int // decisions spanned by closed episodes, by reason
+	grid      time.Duration       // decision grid (0: count decisions seen)
+	decision  int                 // decisions seen so far
+	decidedAt time.Duration       // time of the latest decision
+	eps       deferIndex[episode] // episodes still open, by job and GPU
+	open      []int32             // their slots in eps
+	episodes  map[string]int      // closed and open episodes by reason
+	spans     map[string]int      // decisions spanned by closed episodes, by reason
 }
 
 // episode is one open deferral episode.
 type episode struct {
-	key    deferKey
 	reason string
 	start  time.Duration // its first decision
 	last   int           // the latest decision that repeated it
@@ -103,7 +102,7 @@ func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
 // job i as the backend lists it (so that no slice of every job is needed).
 func NewCollectorOf(n int, job func(i int) policies.Job, forward ...Recorder) *Collector {
 	c := &Collector{jobs: make([]Job, n), started: make([]time.Duration, n),
-		forward: forward, openAt: map[deferKey]int{}, episodes: map[string]int{}, spans: map[string]int{},
+		forward: forward, eps: newDeferIndex[episode](), episodes: map[string]int{}, spans: map[string]int{},
 		done: newSummaryAcc()}
 	for i := range n {
 		j := job(i)
@@ -296,15 +295,15 @@ func (c *Collector) Decision(now time.Duration) {
 // time of the decision after it (the current one).
 func (c *Collector) closeStale(dec int) {
 	k := 0
-	for _, e := range c.open {
+	for _, s := range c.open {
+		e := c.eps.val(s)
 		if e.last == dec {
-			c.open[k] = e
-			c.openAt[e.key] = k
+			c.open[k] = s
 			k++
 			continue
 		}
-		delete(c.openAt, e.key)
-		c.spans[e.reason] += c.span(e, c.decidedAt)
+		c.spans[e.reason] += c.span(*e, c.decidedAt)
+		c.eps.remove(s)
 	}
 	c.open = c.open[:k]
 }
@@ -340,8 +339,8 @@ func (c *Collector) Action(a policies.Action) {
 
 func (c *Collector) deferral(d policies.Action) {
 	k := deferKey{d.Job, d.GPU}
-	if i, ok := c.openAt[k]; ok {
-		e := &c.open[i]
+	if s := c.eps.get(k); s >= 0 {
+		e := c.eps.val(s)
 		if e.reason == d.Reason && (e.last == c.decision-1 || e.last == c.decision) {
 			if e.last != c.decision {
 				e.last = c.decision
@@ -352,12 +351,11 @@ func (c *Collector) deferral(d policies.Action) {
 		// Another reason now (or the same one after a gap): the old
 		// episode ends at this decision.
 		c.spans[e.reason] += c.span(*e, c.decidedAt)
-		*e = episode{key: k, reason: d.Reason, start: c.decidedAt, last: c.decision, seen: 1}
+		*e = episode{reason: d.Reason, start: c.decidedAt, last: c.decision, seen: 1}
 		c.episodes[d.Reason]++
 		return
 	}
-	c.openAt[k] = len(c.open)
-	c.open = append(c.open, episode{key: k, reason: d.Reason, start: c.decidedAt, last: c.decision, seen: 1})
+	c.open = append(c.open, c.eps.add(k, episode{reason: d.Reason, start: c.decidedAt, last: c.decision, seen: 1}))
 	c.episodes[d.Reason]++
 }
 
@@ -380,7 +378,8 @@ func (c *Collector) Deferrals() map[string]int { return maps.Clone(c.episodes) }
 // decision, included when it repeated them.
 func (c *Collector) DeferralDecisions() map[string]int {
 	out := maps.Clone(c.spans)
-	for _, e := range c.open {
+	for _, s := range c.open {
+		e := *c.eps.val(s)
 		end := c.decidedAt
 		if e.last == c.decision {
 			end++

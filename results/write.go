@@ -188,20 +188,22 @@ type EventLog struct {
 	w      *bufio.Writer
 	now    time.Duration
 	err    error
-	defers map[deferKey]string // last logged reason per job and GPU
-	// deferGPUs lists, per job, the GPUs with an entry in defers.
-	deferGPUs  map[policies.JobID][]int
+	defers deferIndex[logged] // last logged reason per job and GPU
+	// jobDefers is, per job, the first of its slots in defers (the others
+	// follow through logged.more).
+	jobDefers  map[policies.JobID]int32
 	buf, extra []byte
 }
 
-type deferKey struct {
-	job policies.JobID
-	gpu int
+// logged is the reason last logged for a deferral of a job on a GPU.
+type logged struct {
+	reason string
+	more   int32 // the job's next slot in EventLog.defers, -1 if none
 }
 
 // NewEventLog writes to w; call Flush at the end.
 func NewEventLog(w io.Writer) *EventLog {
-	return &EventLog{w: bufio.NewWriter(w), defers: map[deferKey]string{}, deferGPUs: map[policies.JobID][]int{}}
+	return &EventLog{w: bufio.NewWriter(w), defers: newDeferIndex[logged](), jobDefers: map[policies.JobID]int32{}}
 }
 
 // attempt returns `,"attempt":N` in the scratch buffer.
@@ -248,10 +250,14 @@ func (l *EventLog) Event(e policies.Event) {
 		l.line(e.T, "arrived", e.Job, "")
 	case policies.JobStarted:
 		// A new attempt starts a new deferral history for the job.
-		for _, g := range l.deferGPUs[e.Job] {
-			delete(l.defers, deferKey{e.Job, g})
+		if s, ok := l.jobDefers[e.Job]; ok {
+			for s >= 0 {
+				next := l.defers.val(s).more
+				l.defers.remove(s)
+				s = next
+			}
+			delete(l.jobDefers, e.Job)
 		}
-		delete(l.deferGPUs, e.Job)
 		x := append(l.attempt(e.Attempt), `,"gpus":[`...)
 		for i, g := range e.GPUs {
 			if i > 0 {
@@ -282,13 +288,23 @@ func (l *EventLog) Event(e policies.Event) {
 func (l *EventLog) Action(a policies.Action) {
 	if a.Kind == policies.Defer {
 		k := deferKey{a.Job, a.GPU}
-		if last, ok := l.defers[k]; !ok || last != a.Reason {
+		s := l.defers.get(k)
+		switch {
+		case s < 0:
+			more, ok := l.jobDefers[a.Job]
 			if !ok {
-				l.deferGPUs[a.Job] = append(l.deferGPUs[a.Job], a.GPU)
+				more = -1
 			}
-			l.defers[k] = a.Reason
-			l.line(l.now, "defer", a.Job, `,"gpu":`+strconv.Itoa(a.GPU)+`,"reason":`+strconv.Quote(a.Reason))
+			l.jobDefers[a.Job] = l.defers.add(k, logged{reason: a.Reason, more: more})
+		case l.defers.val(s).reason != a.Reason:
+			l.defers.val(s).reason = a.Reason
+		default:
+			return
 		}
+		x := strconv.AppendInt(append(l.extra[:0], `,"gpu":`...), int64(a.GPU), 10)
+		x = strconv.AppendQuote(append(x, `,"reason":`...), a.Reason)
+		l.extra = x
+		l.lineBytes(l.now, "defer", a.Job, x)
 	}
 }
 

@@ -154,12 +154,12 @@ func TestRegimeFollowsRates(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Next()
 	require.NoError(t, err)
-	require.NoError(t, s.Apply(policies.Place{Job: 0, GPUs: []int{0, 1}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0, 1}}))
 	_, err = s.Until(100 * time.Second) // b arrives
 	require.NoError(t, err)
 	tm := telemetry{s}
 	before := tm.Regime(1)
-	require.NoError(t, s.Apply(policies.Place{Job: 1, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
 	_, err = s.Until(200 * time.Second) // b active on GPU 0: the pair slows
 	require.NoError(t, err)
 	require.Less(t, s.jobs[0].rate, 1.0, "the pair slowed")

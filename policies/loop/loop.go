@@ -167,20 +167,28 @@ func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder)
 }
 
 // fullCheckEvery is how often (in decisions) the loop checks the whole
-// view; in between it checks what may have changed.
-const fullCheckEvery = 64
+// view; in between it checks what may have changed. A large view is checked
+// in full less often: at most fullCheckCost of its queue entries and GPUs
+// per decision on average, so that a long backlog is not read again and
+// again.
+const (
+	fullCheckEvery = 64
+	fullCheckCost  = 8
+)
 
 // check verifies the parts of v that may have changed since the last
 // decision: the GPUs that differ from the snapshot or that a touched job
 // ran on, and the jobs that events and actions touched (a backend changes a
 // job only together with an event about it or an action naming it); the
-// whole view (Check) at the first decision and every fullCheckEvery-th, so
-// that a queue a backend corrupted is still found. It tells Update which
-// GPUs to copy.
+// whole view (Check) at the first decision and then every fullCheckEvery-th
+// (or, for a large view, every (queue + GPUs) / fullCheckCost-th), so that a
+// queue a backend corrupted is still found. It tells Update which GPUs to
+// copy.
 func (s *Snapshot) check(v *policies.View) error {
 	s.checks++
-	if s.checks%fullCheckEvery == 1 || s.all || len(s.v.Jobs) != len(v.Jobs) || len(s.v.GPUs) != len(v.GPUs) {
+	if s.checks >= s.nextFull || s.all || len(s.v.Jobs) != len(v.Jobs) || len(s.v.GPUs) != len(v.GPUs) {
 		s.allGPUs = true
+		s.nextFull = s.checks + max(fullCheckEvery, (v.Queue.Len()+len(v.Failed)+len(v.GPUs))/fullCheckCost)
 		return Check(v)
 	}
 	s.allGPUs = false

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"testing"
@@ -232,4 +233,22 @@ func TestSelectiveSkipsDecisions(t *testing.T) {
 	require.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 5 * time.Second}, p.decided)
 	require.Equal(t, 8, p.observed, "7 events and the failed placement")
 	require.Equal(t, 8, rec.n)
+}
+
+// A long queue is checked in full less often, in proportion to its length
+// (fullCheckCost entries per decision on average), and an entry a backend
+// corrupted is still found: here at the first full check after the tenth
+// instant, the 501st decision instead of the 65th.
+func TestLongQueueCheckedLessOften(t *testing.T) {
+	const n = 4000
+	jobs := []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}
+	var queue []policies.JobID
+	for i := 1; i <= n; i++ {
+		jobs = append(jobs, policies.Job{ID: policies.JobID(i), GPUs: 1, State: policies.Pending})
+		queue = append(queue, policies.JobID(i))
+	}
+	v := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}}, Jobs: jobs, Queue: policies.ListOf(queue...)}
+	err := Run(&corrupting{v: v}, idle{}, discard{})
+	require.ErrorContains(t, err, "queued job 0 is not pending")
+	require.ErrorContains(t, err, fmt.Sprintf("t=%v ", time.Duration(1+(n+1)/fullCheckCost)*time.Second))
 }

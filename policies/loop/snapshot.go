@@ -14,8 +14,9 @@ type Snapshot struct {
 	v     policies.View
 	dirty []policies.JobID
 	all   bool // copy every job on the next Update
-	// checks counts the loop's view checks (check).
-	checks int
+	// checks counts the loop's view checks (check); the next full check
+	// comes at the nextFull-th.
+	checks, nextFull int
 	// changed lists the GPUs that check found to differ from the
 	// snapshot (when !allGPUs): the ones Update copies.
 	changed []int

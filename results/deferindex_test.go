@@ -1,0 +1,258 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// TestDeferIndex checks the index against a map under random look-ups,
+// additions and removals (slots reused), and that a repeated sequence of
+// look-ups is served by the guesses, not the map.
+func TestDeferIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := newDeferIndex[int]()
+	ref := map[deferKey]int{}
+	slot := map[deferKey]int32{}
+	for i := range 20000 {
+		k := deferKey{policies.JobID(rng.IntN(6)), rng.IntN(8) - 1}
+		s := x.get(k)
+		v, ok := ref[k]
+		require.Equal(t, ok, s >= 0, "step %d key %v", i, k)
+		switch {
+		case !ok:
+			slot[k] = x.add(k, i)
+			ref[k] = i
+		case rng.IntN(3) == 0:
+			require.Equal(t, v, *x.val(s), "step %d key %v", i, k)
+			require.Equal(t, slot[k], s)
+			x.remove(s)
+			delete(ref, k)
+			delete(slot, k)
+		default:
+			require.Equal(t, v, *x.val(s), "step %d key %v", i, k)
+			*x.val(s) = i
+			ref[k] = i
+		}
+	}
+	require.Equal(t, len(ref), len(x.at))
+
+	y := newDeferIndex[int]()
+	var keys []deferKey
+	for g := range 8 {
+		keys = append(keys, deferKey{7, g}, deferKey{9, g})
+	}
+	for _, k := range keys {
+		require.Equal(t, int32(-1), y.get(k))
+		y.add(k, int(k.job)*100+k.gpu)
+	}
+	require.Equal(t, len(keys), y.hashed)
+	for range 100 {
+		for _, k := range keys {
+			s := y.get(k)
+			require.Equal(t, int(k.job)*100+k.gpu, *y.val(s))
+		}
+	}
+	// The first look-up of the second round has no guess yet (the last
+	// key was added, and nothing followed it); every other one is guessed.
+	require.Equal(t, len(keys)+1, y.hashed)
+}
+
+// refDeferrals is the collector's and event log's deferral bookkeeping done
+// the plain way (a map per look-up), as they were before deferIndex: the
+// reference TestDeferralsMatchReference compares them with.
+type refDeferrals struct {
+	decision  int
+	decidedAt time.Duration
+	open      map[deferKey]*refEpisode
+	episodes  map[string]int
+	spans     map[string]int
+	logged    map[deferKey]string
+	lines     []string
+	now       time.Duration
+}
+
+type refEpisode struct {
+	reason string
+	start  time.Duration
+	last   int
+}
+
+func refSpan(start, end time.Duration) int {
+	n := 1
+	if end > start {
+		n += max(0, int((end-1)/sec-start/sec))
+	}
+	return n
+}
+
+func (r *refDeferrals) decide(now time.Duration) {
+	for k, e := range r.open {
+		if e.last != r.decision {
+			r.spans[e.reason] += refSpan(e.start, r.decidedAt)
+			delete(r.open, k)
+		}
+	}
+	r.decision++
+	r.decidedAt = now
+}
+
+func (r *refDeferrals) deferral(k deferKey, reason string) {
+	if e, ok := r.open[k]; ok {
+		if e.reason == reason && (e.last == r.decision-1 || e.last == r.decision) {
+			e.last = r.decision
+		} else {
+			r.spans[e.reason] += refSpan(e.start, r.decidedAt)
+			*e = refEpisode{reason, r.decidedAt, r.decision}
+			r.episodes[reason]++
+		}
+	} else {
+		r.open[k] = &refEpisode{reason, r.decidedAt, r.decision}
+		r.episodes[reason]++
+	}
+	if last, ok := r.logged[k]; !ok || last != reason {
+		r.logged[k] = reason
+		r.lines = append(r.lines, fmt.Sprintf(`{"t":%s,"event":"defer","job":%d,"gpu":%d,"reason":%q}`,
+			secs(r.now), k.job, k.gpu, reason))
+	}
+}
+
+func (r *refDeferrals) started(job policies.JobID) {
+	for k := range r.logged {
+		if k.job == job {
+			delete(r.logged, k)
+		}
+	}
+}
+
+func (r *refDeferrals) decisions() map[string]int {
+	out := map[string]int{}
+	for k, v := range r.spans {
+		out[k] = v
+	}
+	for _, e := range r.open {
+		end := r.decidedAt
+		if e.last == r.decision {
+			end++
+		}
+		out[e.reason] += refSpan(e.start, end)
+	}
+	return out
+}
+
+// TestDeferralsMatchReference drives the collector and the event log with
+// random decisions that mostly repeat the previous one's deferrals (in
+// order, with some dropped, added, reordered or given another reason) and
+// random starts, and compares the deferral episodes, the decisions they
+// spanned and the logged deferrals with the plain bookkeeping.
+func TestDeferralsMatchReference(t *testing.T) {
+	reasons := []string{"memory", "pressure", "hold"}
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		jobs := make([]policies.Job, 6)
+		for i := range jobs {
+			jobs[i].ID = policies.JobID(i)
+		}
+		var log bytes.Buffer
+		el := NewEventLog(&log)
+		c := NewCollector(jobs, el)
+		c.SetDecisionGrid(sec)
+		ref := &refDeferrals{open: map[deferKey]*refEpisode{}, episodes: map[string]int{}, spans: map[string]int{},
+			logged: map[deferKey]string{}}
+		type act struct {
+			k      deferKey
+			reason string
+		}
+		var prev []act
+		now := time.Duration(0)
+		for range 400 {
+			now += time.Duration(1+rng.IntN(1500)) * time.Millisecond
+			if rng.IntN(8) == 0 {
+				e := policies.Event{Kind: policies.JobStarted, T: now, Job: policies.JobID(rng.IntN(len(jobs))),
+					Attempt: 1, GPUs: []int{0}}
+				c.Event(e)
+				ref.started(e.Job)
+			}
+			c.Event(policies.Event{Kind: policies.Wakeup, T: now})
+			ref.now = now
+			c.Decision(now)
+			ref.decide(now)
+			var cur []act
+			for _, a := range prev {
+				switch rng.IntN(20) {
+				case 0: // dropped
+				case 1:
+					cur = append(cur, act{a.k, reasons[rng.IntN(len(reasons))]})
+				default:
+					cur = append(cur, a)
+				}
+			}
+			if rng.IntN(10) == 0 && len(cur) > 1 {
+				i, j := rng.IntN(len(cur)), rng.IntN(len(cur))
+				cur[i], cur[j] = cur[j], cur[i]
+			}
+			for range rng.IntN(3) {
+				k := deferKey{policies.JobID(rng.IntN(len(jobs))), rng.IntN(9) - 1}
+				if !containsKey(cur, func(a act) bool { return a.k == k }) {
+					cur = append(cur, act{k, reasons[rng.IntN(len(reasons))]})
+				}
+			}
+			for _, a := range cur {
+				c.Action(policies.Action{Kind: policies.Defer, Job: a.k.job, GPU: a.k.gpu, Reason: a.reason})
+				ref.deferral(a.k, a.reason)
+			}
+			prev = cur
+		}
+		require.NoError(t, el.Flush())
+		s := c.Summary()
+		require.Equal(t, ref.episodes, s.Deferrals, "seed %d", seed)
+		require.Equal(t, ref.decisions(), s.DeferralDecisions, "seed %d", seed)
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+			if strings.Contains(l, `"event":"defer"`) {
+				got = append(got, l)
+			}
+		}
+		require.Equal(t, ref.lines, got, "seed %d", seed)
+		require.NotEmpty(t, got)
+	}
+}
+
+func containsKey[T any](xs []T, f func(T) bool) bool {
+	for _, x := range xs {
+		if f(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkRepeatedDefer records decisions that repeat the previous one's
+// deferrals of one job on every GPU (the collector and the event log), per
+// deferral: the cost must not grow with the GPUs (the open episodes).
+func BenchmarkRepeatedDefer(b *testing.B) {
+	for _, gpus := range []int{8, 1000} {
+		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
+			c := NewCollector([]policies.Job{{ID: 0}}, NewEventLog(io.Discard))
+			c.SetDecisionGrid(sec)
+			b.ReportAllocs()
+			now := time.Duration(0)
+			for i := 0; b.Loop(); i++ {
+				g := i % gpus
+				if g == 0 {
+					now += sec
+					c.Decision(now)
+				}
+				c.Action(policies.Action{Kind: policies.Defer, Job: 0, GPU: g, Reason: "pressure"})
+			}
+		})
+	}
+}
