@@ -77,7 +77,11 @@ func TestArrivalListAndHeap(t *testing.T) {
 				}
 			}
 			require.Equal(t, pending[k], it)
-			require.Equal(t, it, s.popDue())
+			_, ok = s.popAt(it.t + 1)
+			require.False(t, ok, "not due then")
+			got, ok := s.popAt(it.t)
+			require.True(t, ok)
+			require.Equal(t, it, got)
 			pending = slices.Delete(pending, k, k+1)
 		}
 		at := time.Duration(0)

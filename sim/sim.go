@@ -555,17 +555,26 @@ func (s *Sim) due() (item, bool) {
 	return item{}, false
 }
 
-// popDue removes the event due returned.
-func (s *Sim) popDue() item {
-	if s.arrived < len(s.arrivals) && (len(s.q) == 0 || s.arrivals[s.arrived].before(s.q[0])) {
-		it := s.arrivals[s.arrived]
-		s.arrived++
-		if s.arrived == len(s.arrivals) { // all out: reuse the array
-			s.arrivals, s.arrived = s.arrivals[:0], 0
+// popAt removes and returns the event due returns if it is at time t (one
+// comparison of the arrival list with the heap, not two).
+func (s *Sim) popAt(t time.Duration) (item, bool) {
+	if s.arrived < len(s.arrivals) {
+		if a := &s.arrivals[s.arrived]; len(s.q) == 0 || a.before(s.q[0]) {
+			if a.t != t {
+				return item{}, false
+			}
+			it := *a
+			s.arrived++
+			if s.arrived == len(s.arrivals) { // all out: reuse the array
+				s.arrivals, s.arrived = s.arrivals[:0], 0
+			}
+			return it, true
 		}
-		return it
 	}
-	return s.q.pop()
+	if len(s.q) == 0 || s.q[0].t != t {
+		return item{}, false
+	}
+	return s.q.pop(), true
 }
 
 // before orders events by time, then sequence.
@@ -712,8 +721,7 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 	for first, ok := s.due(); ok && first.t <= limit; first, ok = s.due() {
 		t := first.t
 		var last item
-		for next, ok := s.due(); ok && next.t == t; next, ok = s.due() {
-			it := s.popDue()
+		for it, ok := s.popAt(t); ok; it, ok = s.popAt(t) {
 			if it.kind == evWake {
 				delete(s.wakes, it.t)
 				if s.live == 0 || (s.arriving == 0 && s.running() == 0 && it.t-s.lastChange > s.cfg.Truth.IdleHorizon) {
