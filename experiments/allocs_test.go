@@ -12,7 +12,8 @@ import (
 // Events and actions are passed as values, never boxed: once a run is set
 // up, an event costs no allocation. The allocations a run of twice the jobs
 // adds, per event it adds, stay far below one (1.3 when each event and
-// placement was boxed into an interface, 0.33 with boxed placements only).
+// placement was boxed into an interface, 0.33 with boxed placements only,
+// 0.07 when the simulator kept only 4 telemetry segments' arrays for reuse).
 func TestAllocationsPerEvent(t *testing.T) {
 	srv, err := models.ParseServer("a100-40gb:16")
 	require.NoError(t, err)
@@ -30,5 +31,5 @@ func TestAllocationsPerEvent(t *testing.T) {
 	require.Greater(t, e2, e1)
 	perEvent := (a2 - a1) / float64(e2-e1)
 	t.Logf("%.0f and %.0f allocations for %d and %d events: %.3f per added event", a1, a2, e1, e2, perEvent)
-	require.Less(t, perEvent, 0.15)
+	require.Less(t, perEvent, 0.04)
 }

@@ -18,6 +18,12 @@ import (
 // keep is how much telemetry history a GPU retains.
 const keep = 2 * time.Hour
 
+// keepFree is how many dropped segments' arrays a GPU keeps for reuse:
+// after a quiet spell a record drops many segments at once, and with only a
+// few kept the next ones allocate again (a run of short jobs then allocated
+// once every few placements).
+const keepFree = 64
+
 type segJob struct {
 	id, attempt int
 	prof        *models.Profile
@@ -109,9 +115,9 @@ func (h *history) record(s *Sim, g int) {
 }
 
 // recycle keeps the array of a segment no longer in the history for the
-// next record (a few at most): nothing refers to a dropped segment.
+// next record (up to keepFree): nothing refers to a dropped segment.
 func (h *history) recycle(jobs []segJob) {
-	if cap(jobs) > 0 && len(h.free) < 4 {
+	if cap(jobs) > 0 && len(h.free) < keepFree {
 		h.free = append(h.free, jobs[:0])
 	}
 }
