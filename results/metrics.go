@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"time"
@@ -73,13 +72,21 @@ type Collector struct {
 	decidedAt time.Duration       // time of the latest decision
 	eps       deferIndex[episode] // episodes still open, by job and GPU
 	open      []int32             // their slots in eps
-	episodes  map[string]int      // closed and open episodes by reason
-	spans     map[string]int      // decisions spanned by closed episodes, by reason
+	// Deferral reasons, in order of first use, with their index in
+	// reasons, the episodes (closed and open) and the decisions spanned by
+	// closed episodes, by reason index.
+	reasons    []string
+	reasonAt   map[string]int32
+	episodes   []int
+	spans      []int
+	lastReason int32 // the reason index looked up last, -1 if none
+
+	deciders []interface{ Decision(time.Duration) } // the forward recorders that take decisions
 }
 
 // episode is one open deferral episode.
 type episode struct {
-	reason string
+	reason int32         // index in Collector.reasons
 	start  time.Duration // its first decision
 	last   int           // the latest decision that repeated it
 	seen   int           // decisions that repeated it (used without a grid)
@@ -102,8 +109,13 @@ func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
 // job i as the backend lists it (so that no slice of every job is needed).
 func NewCollectorOf(n int, job func(i int) policies.Job, forward ...Recorder) *Collector {
 	c := &Collector{jobs: make([]Job, n), started: make([]time.Duration, n),
-		forward: forward, eps: newDeferIndex[episode](), episodes: map[string]int{}, spans: map[string]int{},
+		forward: forward, eps: newDeferIndex[episode](), reasonAt: map[string]int32{}, lastReason: -1,
 		done: newSummaryAcc()}
+	for _, f := range forward {
+		if d, ok := f.(interface{ Decision(time.Duration) }); ok {
+			c.deciders = append(c.deciders, d)
+		}
+	}
 	for i := range n {
 		j := job(i)
 		c.jobs[i] = Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
@@ -284,10 +296,8 @@ func (c *Collector) Decision(now time.Duration) {
 	c.closeStale(c.decision)
 	c.decision++
 	c.decidedAt = now
-	for _, f := range c.forward {
-		if d, ok := f.(interface{ Decision(time.Duration) }); ok {
-			d.Decision(now)
-		}
+	for _, d := range c.deciders {
+		d.Decision(now)
 	}
 }
 
@@ -341,7 +351,7 @@ func (c *Collector) deferral(d policies.Action) {
 	k := deferKey{d.Job, d.GPU}
 	if s := c.eps.get(k); s >= 0 {
 		e := c.eps.val(s)
-		if e.reason == d.Reason && (e.last == c.decision-1 || e.last == c.decision) {
+		if c.reasons[e.reason] == d.Reason && (e.last == c.decision-1 || e.last == c.decision) {
 			if e.last != c.decision {
 				e.last = c.decision
 				e.seen++
@@ -351,12 +361,40 @@ func (c *Collector) deferral(d policies.Action) {
 		// Another reason now (or the same one after a gap): the old
 		// episode ends at this decision.
 		c.spans[e.reason] += c.span(*e, c.decidedAt)
-		*e = episode{reason: d.Reason, start: c.decidedAt, last: c.decision, seen: 1}
-		c.episodes[d.Reason]++
+		r := c.reason(d.Reason)
+		*e = episode{reason: r, start: c.decidedAt, last: c.decision, seen: 1}
+		c.episodes[r]++
 		return
 	}
-	c.open = append(c.open, c.eps.add(k, episode{reason: d.Reason, start: c.decidedAt, last: c.decision, seen: 1}))
-	c.episodes[d.Reason]++
+	r := c.reason(d.Reason)
+	c.open = append(c.open, c.eps.add(k, episode{reason: r, start: c.decidedAt, last: c.decision, seen: 1}))
+	c.episodes[r]++
+}
+
+// reason returns the index of a deferral reason, adding it if new.
+func (c *Collector) reason(r string) int32 {
+	if i := c.lastReason; i >= 0 && c.reasons[i] == r {
+		return i
+	}
+	i, ok := c.reasonAt[r]
+	if !ok {
+		i = int32(len(c.reasons))
+		c.reasons = append(c.reasons, r)
+		c.episodes = append(c.episodes, 0)
+		c.spans = append(c.spans, 0)
+		c.reasonAt[r] = i
+	}
+	c.lastReason = i
+	return i
+}
+
+// byReason returns counts by reason index as a map by reason.
+func (c *Collector) byReason(n []int) map[string]int {
+	out := make(map[string]int, len(n))
+	for i, v := range n {
+		out[c.reasons[i]] = v
+	}
+	return out
 }
 
 // Jobs returns the per-job outcomes, by job id: every job's, or after
@@ -370,23 +408,23 @@ func (c *Collector) Events() int { return c.events }
 // Deferrals returns the deferral episodes by reason: a job deferred on a
 // GPU for one reason in consecutive decisions, until the reason changes or
 // it is placed (or the decisions stop deferring it there).
-func (c *Collector) Deferrals() map[string]int { return maps.Clone(c.episodes) }
+func (c *Collector) Deferrals() map[string]int { return c.byReason(c.episodes) }
 
 // DeferralDecisions returns, by reason, how many decisions the deferral
 // episodes spanned, counted in ticks of the decision grid (see
 // SetDecisionGrid). Episodes still open at the end count up to the last
 // decision, included when it repeated them.
 func (c *Collector) DeferralDecisions() map[string]int {
-	out := maps.Clone(c.spans)
+	spans := slices.Clone(c.spans)
 	for _, s := range c.open {
 		e := *c.eps.val(s)
 		end := c.decidedAt
 		if e.last == c.decision {
 			end++
 		}
-		out[e.reason] += c.span(e, end)
+		spans[e.reason] += c.span(e, end)
 	}
-	return out
+	return c.byReason(spans)
 }
 
 // Summary summarizes the run so far: Summarize over the jobs, with the

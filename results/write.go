@@ -193,6 +193,12 @@ type EventLog struct {
 	// follow through logged.more).
 	jobDefers  map[policies.JobID]int32
 	buf, extra []byte
+	// The latest line's time and a deferral's reason, formatted: lines
+	// come in bursts at one time, deferrals mostly for one reason.
+	t       time.Duration
+	tText   []byte
+	reason  string
+	reasonQ []byte
 }
 
 // logged is the reason last logged for a deferral of a job on a GPU.
@@ -223,7 +229,10 @@ func (l *EventLog) lineBytes(t time.Duration, kind string, job policies.JobID, e
 	}
 	b := l.buf[:0]
 	b = append(b, `{"t":`...)
-	b = appendSecs(b, t)
+	if t != l.t || l.tText == nil {
+		l.t, l.tText = t, appendSecs(l.tText[:0], t)
+	}
+	b = append(b, l.tText...)
 	b = append(b, `,"event":"`...)
 	b = append(b, kind...)
 	b = append(b, `","job":`...)
@@ -302,7 +311,10 @@ func (l *EventLog) Action(a policies.Action) {
 			return
 		}
 		x := strconv.AppendInt(append(l.extra[:0], `,"gpu":`...), int64(a.GPU), 10)
-		x = strconv.AppendQuote(append(x, `,"reason":`...), a.Reason)
+		if a.Reason != l.reason || l.reasonQ == nil {
+			l.reason, l.reasonQ = a.Reason, strconv.AppendQuote(l.reasonQ[:0], a.Reason)
+		}
+		x = append(append(x, `,"reason":`...), l.reasonQ...)
 		l.extra = x
 		l.lineBytes(l.now, "defer", a.Job, x)
 	}
