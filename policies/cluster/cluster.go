@@ -147,8 +147,8 @@ type server struct {
 	// or left its GPUs since (then route counts them again).
 	idleN   int
 	recount bool
-	wake                  time.Duration
-	defers                []policies.Action
+	wake    time.Duration
+	defers  []policies.Action
 }
 
 // New returns a dispatcher with the given settings over servers of the given
