@@ -143,8 +143,12 @@ type server struct {
 	// actions (cluster numbering).
 	lastQueue, lastFailed []policies.JobID
 	dirty                 bool
-	wake                  time.Duration
-	defers                []policies.Action
+	// Its idle GPUs as last counted, and whether a job may have started on
+	// or left its GPUs since (then route counts them again).
+	idleN   int
+	recount bool
+	wake    time.Duration
+	defers  []policies.Action
 }
 
 // New returns a dispatcher with the given settings over servers of the given
@@ -171,7 +175,7 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 		if err != nil {
 			return nil, err
 		}
-		d.servers = append(d.servers, server{first: first, n: n, p: p, dirty: true, wake: -1})
+		d.servers = append(d.servers, server{first: first, n: n, p: p, dirty: true, recount: true, wake: -1})
 		for range n {
 			d.ofGPU = append(d.ofGPU, i)
 		}
@@ -280,27 +284,30 @@ func (d *Dispatcher) Observe(e policies.Event) {
 			}
 		}
 		d.jobSrv[e.Job] = srv
-		d.touch(e.Job)
+		d.touch(e.Job, true)
 	case policies.JobActive:
-		d.touch(e.Job)
+		d.touch(e.Job, false)
 	case policies.JobFinished:
-		d.touch(e.Job)
+		d.touch(e.Job, true)
 	case policies.JobFailed:
-		d.touch(e.Job)
+		d.touch(e.Job, true)
 	case policies.PlaceFailed:
 		for _, g := range e.GPUs {
 			if g >= 0 && g < len(d.ofGPU) {
 				d.servers[d.ofGPU[g]].dirty = true
+				d.servers[d.ofGPU[g]].recount = true
 			}
 		}
 	}
 }
 
-// touch marks the servers of job id's latest attempt.
-func (d *Dispatcher) touch(id policies.JobID) {
+// touch marks the servers of job id's latest attempt, and, when the job
+// started on or left their GPUs (gpus), their idle GPUs for counting.
+func (d *Dispatcher) touch(id policies.JobID, gpus bool) {
 	if int(id) < len(d.jobSrv) {
 		for _, i := range d.jobSrv[id] {
 			d.servers[i].dirty = true
+			d.servers[i].recount = d.servers[i].recount || gpus
 		}
 	}
 }
@@ -431,12 +438,18 @@ func (d *Dispatcher) route(v *policies.View) []policies.Action {
 	for i := range d.servers {
 		s := &d.servers[i]
 		s.queue, s.failed, s.got = s.queue[:0], s.failed[:0], 0
-		d.idle[i] = 0
-		for g := s.first; g < s.first+s.n; g++ {
-			if len(v.GPUs[g].Jobs) == 0 {
-				d.idle[i]++
+		if s.recount || !d.observed {
+			// Only a start, finish, failure or failed placement on its
+			// GPUs changes which of them are idle, and the dispatcher
+			// observes each.
+			s.idleN, s.recount = 0, false
+			for g := s.first; g < s.first+s.n; g++ {
+				if len(v.GPUs[g].Jobs) == 0 {
+					s.idleN++
+				}
 			}
 		}
+		d.idle[i] = s.idleN
 		d.whole[i] = d.idle[i] == s.n
 		d.gone[i] = false
 		d.idleSum += d.idle[i]

@@ -306,3 +306,18 @@ func TestWants(t *testing.T) {
 		require.True(t, d.Wants(ev(policies.JobFinished, 1, time.Hour)), "routing reads freed GPUs")
 	})
 }
+
+// TestIdleCounted: the dispatcher counts a server's idle GPUs again only
+// after an event that starts a job on or takes one off its GPUs (the view
+// below changes behind its back to show that it does not count otherwise).
+func TestIdleCounted(t *testing.T) {
+	d, _ := newGreedy(t, BestFit, []int{2, 2})
+	d.Observe(policies.Event{Kind: policies.JobStarted, Job: 0, GPUs: []int{0, 1}})
+	v := view(4, map[policies.JobID][]int{0: {0, 1}}, [][2]int{{1, 1}})
+	require.Equal(t, []int{2}, places(d.Schedule(v))[1], "server 0 is busy")
+	v.GPUs[0].Jobs, v.GPUs[1].Jobs = nil, nil
+	d.Observe(policies.Event{Kind: policies.JobActive, Job: 0})
+	require.Equal(t, []int{2}, places(d.Schedule(v))[1], "no event took a job off server 0")
+	d.Observe(policies.Event{Kind: policies.JobFinished, Job: 0})
+	require.Equal(t, []int{0}, places(d.Schedule(v))[1], "both servers idle: the first")
+}
