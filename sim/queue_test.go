@@ -111,3 +111,40 @@ func TestArrivalListAndHeap(t *testing.T) {
 		require.False(t, ok)
 	}
 }
+
+// The pending queue keeps submission order whatever the mix of arrivals and
+// removals; its head leaves by reslicing and, once the end of its array is
+// reached, it moves back to the array's start: a steady stream of arrivals
+// and placements from the head allocates nothing.
+func TestPendingQueueReusesItsArray(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	s := &Sim{}
+	var want []policies.JobID // the reference, sorted
+	for range 2000 {
+		id := policies.JobID(rng.IntN(300))
+		i, in := slices.BinarySearch(want, id)
+		switch {
+		case in && rng.IntN(3) == 0: // the head, or another
+			id = want[0]
+			fallthrough
+		case in:
+			require.True(t, s.dequeue(id))
+			want = slices.Delete(want, slices.Index(want, id), slices.Index(want, id)+1)
+		default:
+			s.enqueue(id)
+			want = slices.Insert(want, i, id)
+		}
+		require.Equal(t, want, s.view.Queue.AppendTo([]policies.JobID{}))
+	}
+	next := policies.JobID(1000)
+	allocs := testing.AllocsPerRun(1, func() { // all of 1000 steps
+		for range 1000 {
+			s.enqueue(next)
+			next++
+			s.dequeue(s.queue[0])
+		}
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, len(want), s.view.Queue.Len())
+	require.Equal(t, next-1, s.view.Queue.At(s.view.Queue.Len()-1))
+}

@@ -246,6 +246,7 @@ type Sim struct {
 	gpus     []gpu
 	view     policies.View
 	queue    []policies.JobID // the pending jobs in submission order: view.Queue
+	qbuf     []policies.JobID // the array queue is in, from its start
 	out      []policies.Event
 	ret      int // events of out already returned by Next
 	wakes    map[time.Duration]bool
@@ -846,8 +847,18 @@ func (s *Sim) emit(e policies.Event) { s.out = append(s.out, e) }
 // enqueue inserts a pending job into the queue in submission order.
 func (s *Sim) enqueue(id policies.JobID) {
 	q := s.queue
+	if len(q) == cap(q) && 2*len(q) <= cap(s.qbuf) {
+		// The head left by reslicing and the end is reached: move the
+		// queue back to the start of its array instead of growing it.
+		q = s.qbuf[:copy(s.qbuf, q)]
+	}
+	grow := len(q) == cap(q)
 	i, _ := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
-	s.queue = slices.Insert(q, i, id)
+	q = slices.Insert(q, i, id)
+	if grow { // a new array
+		s.qbuf = q[:cap(q)]
+	}
+	s.queue = q
 	s.view.Queue = policies.ListOf(s.queue...)
 }
 
