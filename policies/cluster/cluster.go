@@ -83,6 +83,7 @@ type Dispatcher struct {
 	// What Wants knows of the last decision: one has been made, it
 	// deferred a job, and jobs are left pending after its actions.
 	decided, deferred, pending bool
+	acts                       []policies.Action // the last decision's
 
 	// A cluster of several GPU types (SetTypes; nil types otherwise):
 	// each type's largest server, each job's types (0: not asked yet),
@@ -336,15 +337,20 @@ func (d *Dispatcher) ServerOf(g int) int { return d.ofGPU[g] }
 //  4. Each server's policy decides on its restricted view holding the jobs
 //     routed to it; its actions are returned with cluster GPU numbers, and
 //     the earliest Wake of all servers.
+//
+// The returned slice is valid until the next call (its buffer is reused).
 func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 	if len(v.GPUs) != len(d.ofGPU) {
 		// A backend of another size: nothing sensible to route.
 		d.decided = false
 		return []policies.Action{{Kind: policies.Wake, At: v.Now + time.Hour}}
 	}
-	var acts []policies.Action
+	// The actions are returned in a buffer reused by the next decision
+	// (the loop carries them out before it asks again), so that repeating
+	// the servers' deferrals allocates nothing.
+	acts := d.acts[:0]
 	if !d.observed || d.stale || !d.routed {
-		acts = d.route(v)
+		acts = d.route(v, acts)
 	}
 	// Otherwise only a wake-up happened since the last decision, which
 	// placed and stopped nothing: the queue, the failed jobs and the idle
@@ -369,6 +375,7 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 		}
 	}
 	d.pending = left > 0
+	d.acts = acts
 	return acts
 }
 
@@ -431,9 +438,9 @@ func (d *Dispatcher) Wants(e policies.Event) bool {
 }
 
 // route gives each server its queue and failed jobs for this decision
-// (steps 1–3 of Schedule) and returns the placements and stops of jobs
-// larger than a server.
-func (d *Dispatcher) route(v *policies.View) []policies.Action {
+// (steps 1–3 of Schedule) and appends to acts the placements and stops of
+// jobs larger than a server.
+func (d *Dispatcher) route(v *policies.View, acts []policies.Action) []policies.Action {
 	d.idleSum, d.open = 0, len(d.servers)
 	for i := range d.servers {
 		s := &d.servers[i]
@@ -454,7 +461,6 @@ func (d *Dispatcher) route(v *policies.View) []policies.Action {
 		d.gone[i] = false
 		d.idleSum += d.idle[i]
 	}
-	var acts []policies.Action
 	if len(d.dest) < len(v.Jobs) {
 		d.dest = append(d.dest, make([]int32, len(v.Jobs)-len(d.dest))...)
 		d.stamp = append(d.stamp, make([]uint32, len(v.Jobs)-len(d.stamp))...)
