@@ -86,11 +86,13 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 		v.Jobs = v.Jobs[:0]
 		s.all = false
 	}
-	if n := len(src.Jobs); n > len(v.Jobs) {
-		v.Jobs = slices.Grow(v.Jobs, n-len(v.Jobs))
-		for i := len(v.Jobs); i < n; i++ {
-			v.Jobs = append(v.Jobs, policies.Job{})
-			s.copyJob(&v.Jobs[i], &src.Jobs[i])
+	if n, old := len(src.Jobs), len(v.Jobs); n > old {
+		v.Jobs = append(v.Jobs, src.Jobs[old:n]...) // one copy, then own GPU lists
+		for i := old; i < n; i++ {
+			if v.Jobs[i].On != nil {
+				v.Jobs[i].On = nil
+				s.copyJob(&v.Jobs[i], &src.Jobs[i])
+			}
 		}
 	}
 	for _, id := range s.dirty {
