@@ -74,9 +74,13 @@ type Dispatcher struct {
 	// stale: an event other than a wake-up, or a placement or stop of the
 	// last decision, may have changed what routing reads since it last ran.
 	stale, routed bool
-	jobSrv        [][]int // per job: the servers of its latest attempt
-	counting      bool    // routed jobs count towards a server's fill
-	rr            int     // the server that got the decision's last job fitting nowhere, -1 before
+	// Per job: the server of its latest attempt (none: -1; several, for a
+	// job larger than a server: spans, in span).
+	jobSrv   []int32
+	span     map[policies.JobID][]int
+	one      [1]int // serversOf's answer for one server
+	counting bool   // routed jobs count towards a server's fill
+	rr       int    // the server that got the decision's last job fitting nowhere, -1 before
 	// idleSum is the sum of idle: no job of more GPUs fits anywhere.
 	idleSum int
 	saved   []saved
@@ -150,6 +154,7 @@ type server struct {
 	recount bool
 	wake    time.Duration
 	defers  []policies.Action
+	tel     foresightShift // its view's telemetry (restrict)
 }
 
 // New returns a dispatcher with the given settings over servers of the given
@@ -275,16 +280,7 @@ func (d *Dispatcher) Observe(e policies.Event) {
 	}
 	switch e.Kind {
 	case policies.JobStarted:
-		for int(e.Job) >= len(d.jobSrv) {
-			d.jobSrv = append(d.jobSrv, nil)
-		}
-		srv := d.jobSrv[e.Job][:0]
-		for _, g := range e.GPUs {
-			if g >= 0 && g < len(d.ofGPU) && !slices.Contains(srv, d.ofGPU[g]) {
-				srv = append(srv, d.ofGPU[g])
-			}
-		}
-		d.jobSrv[e.Job] = srv
+		d.started(e.Job, e.GPUs)
 		d.touch(e.Job, true)
 	case policies.JobActive:
 		d.touch(e.Job, false)
@@ -302,14 +298,71 @@ func (d *Dispatcher) Observe(e policies.Event) {
 	}
 }
 
+// Marks of jobSrv besides a server number.
+const (
+	noServer = -1
+	spans    = -2
+)
+
+// started notes the servers of job id's new attempt on gpus.
+func (d *Dispatcher) started(id policies.JobID, gpus []int) {
+	for int(id) >= len(d.jobSrv) {
+		d.jobSrv = append(d.jobSrv, noServer)
+	}
+	if d.jobSrv[id] == spans {
+		delete(d.span, id)
+	}
+	d.jobSrv[id] = noServer
+	for _, g := range gpus {
+		if g < 0 || g >= len(d.ofGPU) {
+			continue
+		}
+		switch i := int32(d.ofGPU[g]); d.jobSrv[id] {
+		case noServer:
+			d.jobSrv[id] = i
+		case i, spans:
+		default:
+			d.jobSrv[id] = spans
+		}
+	}
+	if d.jobSrv[id] != spans {
+		return
+	}
+	var srv []int
+	for _, g := range gpus {
+		if g >= 0 && g < len(d.ofGPU) && !slices.Contains(srv, d.ofGPU[g]) {
+			srv = append(srv, d.ofGPU[g])
+		}
+	}
+	if d.span == nil {
+		d.span = map[policies.JobID][]int{}
+	}
+	d.span[id] = srv
+}
+
+// serversOf returns the servers of job id's latest attempt (valid until
+// the next call).
+func (d *Dispatcher) serversOf(id policies.JobID) []int {
+	if int(id) >= len(d.jobSrv) {
+		return nil
+	}
+	switch k := d.jobSrv[id]; k {
+	case noServer:
+		return nil
+	case spans:
+		return d.span[id]
+	default:
+		d.one[0] = int(k)
+		return d.one[:]
+	}
+}
+
 // touch marks the servers of job id's latest attempt, and, when the job
 // started on or left their GPUs (gpus), their idle GPUs for counting.
 func (d *Dispatcher) touch(id policies.JobID, gpus bool) {
-	if int(id) < len(d.jobSrv) {
-		for _, i := range d.jobSrv[id] {
-			d.servers[i].dirty = true
-			d.servers[i].recount = d.servers[i].recount || gpus
-		}
+	for _, i := range d.serversOf(id) {
+		d.servers[i].dirty = true
+		d.servers[i].recount = d.servers[i].recount || gpus
 	}
 }
 
@@ -421,7 +474,7 @@ func (d *Dispatcher) Wants(e policies.Event) bool {
 		if int(e.Job) >= len(d.jobSrv) {
 			return true
 		}
-		for _, i := range d.jobSrv[e.Job] {
+		for _, i := range d.serversOf(e.Job) {
 			s := &d.servers[i]
 			if len(s.lastQueue) == 0 {
 				continue // nothing routed to it: it decides nothing
@@ -670,7 +723,7 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 	}
 	sv.Jobs = v.Jobs
 	sv.Queue, sv.Failed = policies.ListOf(s.queue...), s.failed
-	sv.Telemetry = restrict(v.Telemetry, s.first)
+	sv.Telemetry = s.restrict(v.Telemetry)
 	if cap(sv.GPUs) < s.n {
 		sv.GPUs = make([]policies.GPU, s.n)
 	}
@@ -741,18 +794,22 @@ func (d *Dispatcher) renumber(v *policies.View, s *server, id policies.JobID) {
 	j.On = slices.Clip(d.on[start:])
 }
 
-// restrict returns t with GPU numbers shifted by first.
-func restrict(t policies.Telemetry, first int) policies.Telemetry {
+// restrict returns t with GPU numbers shifted to server s's, held in s
+// (a pointer to it: building the view allocates nothing).
+func (s *server) restrict(t policies.Telemetry) policies.Telemetry {
 	if t == nil {
 		return nil
 	}
 	if fs, ok := t.(foresight); ok {
-		return foresightShift{steadyShift{shift{t, first}, fs}, fs}
+		s.tel = foresightShift{steadyShift{shift{t, s.first}, fs}, fs}
+		return &s.tel
 	}
 	if st, ok := t.(steady); ok {
-		return steadyShift{shift{t, first}, st}
+		s.tel.steadyShift = steadyShift{shift{t, s.first}, st}
+		return &s.tel.steadyShift
 	}
-	return shift{t, first}
+	s.tel.shift = shift{t, s.first}
+	return &s.tel.shift
 }
 
 type steady interface {
