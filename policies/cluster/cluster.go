@@ -88,6 +88,14 @@ type Dispatcher struct {
 	// deferred a job, and jobs are left pending after its actions.
 	decided, deferred, pending bool
 	acts                       []policies.Action // the last decision's
+	// Per server: its idle GPUs as last counted, and whether a job may
+	// have started on or left its GPUs since (then route counts them
+	// again).
+	idleN   []int
+	recount []bool
+	// The servers with jobs routed to them by the latest routing (filled)
+	// and with jobs at their latest decision (asked); order: their union.
+	filled, asked, order []int
 
 	// A cluster of several GPU types (SetTypes; nil types otherwise):
 	// each type's largest server, each job's types (0: not asked yet),
@@ -148,13 +156,9 @@ type server struct {
 	// actions (cluster numbering).
 	lastQueue, lastFailed []policies.JobID
 	dirty                 bool
-	// Its idle GPUs as last counted, and whether a job may have started on
-	// or left its GPUs since (then route counts them again).
-	idleN   int
-	recount bool
-	wake    time.Duration
-	defers  []policies.Action
-	tel     foresightShift // its view's telemetry (restrict)
+	wake                  time.Duration
+	defers                []policies.Action
+	tel                   foresightShift // its view's telemetry (restrict)
 }
 
 // New returns a dispatcher with the given settings over servers of the given
@@ -181,7 +185,7 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 		if err != nil {
 			return nil, err
 		}
-		d.servers = append(d.servers, server{first: first, n: n, p: p, dirty: true, recount: true, wake: -1})
+		d.servers = append(d.servers, server{first: first, n: n, p: p, dirty: true, wake: -1})
 		for range n {
 			d.ofGPU = append(d.ofGPU, i)
 		}
@@ -189,6 +193,11 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 		d.maxGPUs = max(d.maxGPUs, n)
 	}
 	d.idle = make([]int, len(sizes))
+	d.idleN = make([]int, len(sizes))
+	d.recount = make([]bool, len(sizes))
+	for i := range d.recount {
+		d.recount[i] = true
+	}
 	d.whole = make([]bool, len(sizes))
 	d.gone = make([]bool, len(sizes))
 	return d, nil
@@ -292,7 +301,7 @@ func (d *Dispatcher) Observe(e policies.Event) {
 		for _, g := range e.GPUs {
 			if g >= 0 && g < len(d.ofGPU) {
 				d.servers[d.ofGPU[g]].dirty = true
-				d.servers[d.ofGPU[g]].recount = true
+				d.recount[d.ofGPU[g]] = true
 			}
 		}
 	}
@@ -362,7 +371,7 @@ func (d *Dispatcher) serversOf(id policies.JobID) []int {
 func (d *Dispatcher) touch(id policies.JobID, gpus bool) {
 	for _, i := range d.serversOf(id) {
 		d.servers[i].dirty = true
-		d.servers[i].recount = d.servers[i].recount || gpus
+		d.recount[i] = d.recount[i] || gpus
 	}
 }
 
@@ -410,8 +419,18 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 	// GPUs are as they were, and so is every server's share of them.
 	d.routed, d.stale = true, false
 	d.wake = -1
-	for i := range d.servers {
+	// Only the servers with jobs routed to them now or at their last
+	// decision need one: every other is as a decision on nothing leaves
+	// it.
+	d.order = append(append(d.order[:0], d.filled...), d.asked...)
+	slices.Sort(d.order)
+	d.order = slices.Compact(d.order)
+	d.asked = d.asked[:0]
+	for _, i := range d.order {
 		acts = d.decide(v, i, acts)
+		if len(d.servers[i].lastQueue) > 0 {
+			d.asked = append(d.asked, i)
+		}
 	}
 	if d.wake >= 0 {
 		acts = append(acts, policies.Action{Kind: policies.Wake, At: d.wake})
@@ -495,22 +514,26 @@ func (d *Dispatcher) Wants(e policies.Event) bool {
 // jobs larger than a server.
 func (d *Dispatcher) route(v *policies.View, acts []policies.Action) []policies.Action {
 	d.idleSum, d.open = 0, len(d.servers)
-	for i := range d.servers {
+	for _, i := range d.filled {
 		s := &d.servers[i]
 		s.queue, s.failed, s.got = s.queue[:0], s.failed[:0], 0
-		if s.recount || !d.observed {
+	}
+	d.filled = d.filled[:0]
+	for i := range d.servers {
+		if d.recount[i] || !d.observed {
 			// Only a start, finish, failure or failed placement on its
 			// GPUs changes which of them are idle, and the dispatcher
 			// observes each.
-			s.idleN, s.recount = 0, false
+			s := &d.servers[i]
+			d.idleN[i], d.recount[i] = 0, false
 			for g := s.first; g < s.first+s.n; g++ {
 				if len(v.GPUs[g].Jobs) == 0 {
-					s.idleN++
+					d.idleN[i]++
 				}
 			}
 		}
-		d.idle[i] = s.idleN
-		d.whole[i] = d.idle[i] == s.n
+		d.idle[i] = d.idleN[i]
+		d.whole[i] = d.idle[i] == d.servers[i].n
 		d.gone[i] = false
 		d.idleSum += d.idle[i]
 	}
@@ -551,18 +574,27 @@ func (d *Dispatcher) route(v *policies.View, acts []policies.Action) []policies.
 	for k := range stop {
 		id := v.Queue.At(k)
 		if s := d.dest[id]; s >= 0 {
-			d.servers[s].queue = append(d.servers[s].queue, id)
+			d.enqueue(int(s), id)
 		}
 	}
 	for _, id := range v.Failed {
 		if s := d.dest[id]; s >= 0 {
 			d.servers[s].failed = append(d.servers[s].failed, id)
-			if d.dest[id] >= 0 && !slices.Contains(d.servers[s].queue, id) {
-				d.servers[s].queue = append(d.servers[s].queue, id)
+			if !slices.Contains(d.servers[s].queue, id) {
+				d.enqueue(int(s), id)
 			}
 		}
 	}
 	return acts
+}
+
+// enqueue appends job id to server i's queue of this decision.
+func (d *Dispatcher) enqueue(i int, id policies.JobID) {
+	s := &d.servers[i]
+	if len(s.queue) == 0 {
+		d.filled = append(d.filled, i)
+	}
+	s.queue = append(s.queue, id)
 }
 
 // give records that server i got one more routed job.
