@@ -96,6 +96,10 @@ type Dispatcher struct {
 	// The servers with jobs routed to them by the latest routing (filled)
 	// and with jobs at their latest decision (asked); order: their union.
 	filled, asked, order []int
+	// The job of the latest JobActive observed and its servers that were
+	// clean before it (Wants).
+	active      policies.JobID
+	activeClean []int
 
 	// A cluster of several GPU types (SetTypes; nil types otherwise):
 	// each type's largest server, each job's types (0: not asked yet),
@@ -292,6 +296,12 @@ func (d *Dispatcher) Observe(e policies.Event) {
 		d.started(e.Job, e.GPUs)
 		d.touch(e.Job, true)
 	case policies.JobActive:
+		d.active, d.activeClean = e.Job, d.activeClean[:0]
+		for _, i := range d.serversOf(e.Job) {
+			if !d.servers[i].dirty {
+				d.activeClean = append(d.activeClean, i)
+			}
+		}
 		d.touch(e.Job, false)
 	case policies.JobFinished:
 		d.touch(e.Job, true)
@@ -472,9 +482,11 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 // has jobs routed to it and a policy that wants it (policies.Selective; a
 // policy that is not selective wants every event). A wake-up is wanted
 // when a server's requested decision time has come. A server whose policy
-// declines an event is still marked as touched by Observe and decided at
-// the dispatcher's next decision, where its policy repeats itself by the
-// Selective contract.
+// declines a first activity is left as a decision then would have left it
+// (by the Selective contract, repeating itself): clean again if it was
+// clean before, so that a later decision repeats it too instead of asking
+// it at a later time (which could see, e.g., a hold that ended between
+// ticks). Wants thus changes which servers the next decision asks.
 func (d *Dispatcher) Wants(e policies.Event) bool {
 	if !d.decided || !d.observed {
 		return true
@@ -500,6 +512,17 @@ func (d *Dispatcher) Wants(e policies.Event) bool {
 			}
 			if sel, ok := s.p.(policies.Selective); !ok || sel.Wants(e) {
 				return true
+			}
+		}
+		// Declined: a decision now would ask its servers again and get
+		// their last decisions back, after which they would be clean;
+		// those that were clean before it are clean again, so that a
+		// later decision repeats them as a decision now would have left
+		// them (asking them later instead could see a hold ended between
+		// ticks).
+		if d.active == e.Job {
+			for _, i := range d.activeClean {
+				d.servers[i].dirty = false
 			}
 		}
 		return false

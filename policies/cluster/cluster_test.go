@@ -322,3 +322,17 @@ func TestIdleCounted(t *testing.T) {
 	d.Observe(policies.Event{Kind: policies.JobFinished, Job: 0})
 	require.Equal(t, []int{0}, places(d.Schedule(v))[1], "both servers idle: the first")
 }
+
+// TestSpanningJob: the events of a job on whole servers touch every one of
+// them.
+func TestSpanningJob(t *testing.T) {
+	d, _ := newGreedy(t, BestFit, []int{2, 2, 2})
+	d.Observe(policies.Event{Kind: policies.JobStarted, Job: 0, GPUs: []int{2, 3, 4, 5}})
+	d.Schedule(view(6, map[policies.JobID][]int{0: {2, 3, 4, 5}}, [][2]int{{1, 1}}))
+	require.Equal(t, []int{1, 2}, d.serversOf(0))
+	require.Equal(t, []bool{false, false, false}, d.recount)
+	d.Observe(policies.Event{Kind: policies.JobFinished, Job: 0})
+	require.Equal(t, []bool{false, true, true}, d.recount)
+	d.Observe(policies.Event{Kind: policies.JobStarted, Job: 0, GPUs: []int{1}})
+	require.Equal(t, []int{0}, d.serversOf(0), "a new attempt on one server")
+}
