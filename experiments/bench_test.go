@@ -21,12 +21,8 @@ import (
 func likeTrace(b testing.TB, like string, n int, seed uint64) *traces.Trace {
 	log, err := traces.GenerateLike(like, n, seed, 2)
 	require.NoError(b, err)
-	wl, err := traces.MapWorkloads(log.Jobs, models.A100())
+	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100())
 	require.NoError(b, err)
-	tr := &traces.Trace{Name: log.Name, Jobs: make([]traces.Job, len(log.Jobs))}
-	for i, j := range log.Jobs {
-		tr.Jobs[i] = traces.Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs}
-	}
 	return tr
 }
 
@@ -38,17 +34,26 @@ func benchRun(b *testing.B, tr *traces.Trace, srv string, policy string, sets ..
 	require.NoError(b, err)
 	params, err := policies.ParseSets(sets)
 	require.NoError(b, err)
+	benchSim(b, Run{Trace: tr, Server: s, Policy: policy, Params: params, Seed: 1})
+}
+
+// benchSim simulates r at each iteration and reports events per second
+// (wall), events per run, CPU time per run (cpu-ns/op: user + system time
+// of the whole process, less sensitive than ns/op to other programs
+// sharing the cores) and events per CPU second.
+func benchSim(b *testing.B, r Run) {
 	events, runs := 0, 0
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		o, err := Simulate(Run{Trace: tr, Server: s, Policy: policy, Params: params, Seed: 1}, io.Discard)
+		o, err := Simulate(r, io.Discard)
 		require.NoError(b, err)
 		events += o.Events
 		runs++
 	}
 	cpu := cpuTime() - cpu0
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(events)/float64(runs), "events/op")
 	if cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs), "cpu-ns/op")
 		b.ReportMetric(float64(events)/cpu.Seconds(), "events/cpu-s")
@@ -161,20 +166,7 @@ func BenchmarkMillion(b *testing.B) {
 				require.NoError(b, err)
 				r.Server = srv
 			}
-			events, runs := 0, 0
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			for b.Loop() {
-				o, err := Simulate(r, io.Discard)
-				require.NoError(b, err)
-				events += o.Events
-				runs++
-			}
-			cpu := cpuTime() - cpu0
-			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-			if cpu > 0 {
-				b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs), "cpu-ns/op")
-			}
+			benchSim(b, r)
 			if rss := peakRSS(); rss > 0 {
 				b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
 			}

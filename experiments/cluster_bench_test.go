@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -65,23 +64,7 @@ func BenchmarkClusterSmall(b *testing.B) {
 	benchCluster(b, tr, &c, "aegis")
 }
 
-// benchCluster simulates tr on cluster c under policy and reports events
-// per second and per run and the CPU time per run (cpu-ns/op, as benchRun).
+// benchCluster simulates tr on cluster c under policy (benchSim).
 func benchCluster(b *testing.B, tr *traces.Trace, c *models.Cluster, policy string) {
-	events, runs := 0, 0
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		o, err := Simulate(Run{Trace: tr, Cluster: c, Policy: policy, Params: map[string]string{}, Seed: 1}, io.Discard)
-		require.NoError(b, err)
-		events += o.Events
-		runs++
-	}
-	cpu := cpuTime() - cpu0
-	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(events)/float64(runs), "events/op")
-	if cpu > 0 {
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs), "cpu-ns/op")
-		b.ReportMetric(float64(events)/cpu.Seconds(), "events/cpu-s")
-	}
+	benchSim(b, Run{Trace: tr, Cluster: c, Policy: policy, Params: map[string]string{}, Seed: 1})
 }

@@ -21,14 +21,7 @@ import (
 // rarely wait) and on Philly, with at least 1.2 x fewer decisions on the
 // Venus-like trace.
 func TestSelectiveCollocChangesNothing(t *testing.T) {
-	gen, err := traces.GenerateLike("venus", 1500, 1, 2)
-	require.NoError(t, err)
-	wl, err := traces.MapWorkloads(gen.Jobs, models.A100())
-	require.NoError(t, err)
-	backlog := &traces.Trace{Name: gen.Name, Jobs: make([]traces.Job, len(gen.Jobs))}
-	for i, j := range gen.Jobs {
-		backlog.Jobs[i] = traces.Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs}
-	}
+	backlog := likeTrace(t, "venus", 1500, 1)
 	philly, err := traces.Load("philly")
 	require.NoError(t, err)
 	for _, c := range []struct {

@@ -69,14 +69,7 @@ func (c countingSelective) Wants(e policies.Event) bool {
 // decisions, on a backlogged trace, a paper trace and a pool where jobs
 // rarely wait.
 func TestSelectiveExclusiveChangesNothing(t *testing.T) {
-	gen, err := traces.GenerateLike("saturn", 3000, 1, 2)
-	require.NoError(t, err)
-	wl, err := traces.MapWorkloads(gen.Jobs, models.A100())
-	require.NoError(t, err)
-	backlog := &traces.Trace{Name: gen.Name, Jobs: make([]traces.Job, len(gen.Jobs))}
-	for i, j := range gen.Jobs {
-		backlog.Jobs[i] = traces.Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs}
-	}
+	backlog := likeTrace(t, "saturn", 3000, 1)
 	philly, err := traces.Load("philly")
 	require.NoError(t, err)
 	for _, c := range []struct {

@@ -98,12 +98,21 @@ func MapTrace(name string, jobs []LogJob, cat *models.Catalog) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	return mapped(name, jobs, wl, false), nil
+}
+
+// mapped is the trace of jobs on workloads wl, with each job's duration
+// as its solo_s when withSolo.
+func mapped(name string, jobs []LogJob, wl []string, withSolo bool) *Trace {
 	t := &Trace{Name: name, Jobs: make([]Job, len(jobs))}
 	for i, j := range jobs {
 		t.Jobs[i] = Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs}
+		if withSolo {
+			t.Jobs[i].SoloS = j.Duration.Seconds()
+		}
 	}
 	sortStable(t.Jobs)
-	return t, nil
+	return t
 }
 
 // MapsExactly reports whether cat has a workload of every GPU count that a
@@ -132,10 +141,5 @@ func MapTraceDividing(name string, jobs []LogJob, cat *models.Catalog) (*Trace, 
 	if err != nil {
 		return nil, err
 	}
-	t := &Trace{Name: name, Jobs: make([]Job, len(jobs))}
-	for i, j := range jobs {
-		t.Jobs[i] = Job{ID: j.ID, Submit: j.Submit, Workload: wl[i], GPUs: j.GPUs, SoloS: j.Duration.Seconds()}
-	}
-	sortStable(t.Jobs)
-	return t, nil
+	return mapped(name, jobs, wl, true), nil
 }
