@@ -431,6 +431,7 @@ func (c *Collector) DeferralDecisions() map[string]int {
 // deferral episodes and the decisions they spanned.
 func (c *Collector) Summary() Summary {
 	a := c.done.clone()
+	a.grow(len(c.jobs))
 	for i := range c.jobs {
 		a.add(&c.jobs[i])
 	}
@@ -463,8 +464,7 @@ type Summary struct {
 // Summarize computes the run metrics over the jobs that finished.
 func Summarize(jobs []Job, deferrals map[string]int) Summary {
 	a := newSummaryAcc()
-	a.jct, a.queue = make([]float64, 0, len(jobs)), make([]float64, 0, len(jobs))
-	a.exec, a.norm = make([]float64, 0, len(jobs)), make([]float64, 0, len(jobs))
+	a.grow(len(jobs))
 	for i := range jobs {
 		a.add(&jobs[i])
 	}
@@ -506,6 +506,13 @@ func (a *summaryAcc) add(j *Job) {
 	}
 }
 
+// grow makes room for the values of n more finished jobs, so that adding
+// them appends without copying.
+func (a *summaryAcc) grow(n int) {
+	a.jct, a.queue = slices.Grow(a.jct, n), slices.Grow(a.queue, n)
+	a.exec, a.norm = slices.Grow(a.exec, n), slices.Grow(a.norm, n)
+}
+
 // clone returns a copy sharing no memory with a.
 func (a *summaryAcc) clone() summaryAcc {
 	b := *a
@@ -521,32 +528,47 @@ func (a *summaryAcc) summary(deferrals map[string]int) Summary {
 	if a.last >= 0 {
 		s.MakespanS = (a.last - a.first).Seconds()
 	}
-	s.MeanJCTS, s.P95JCTS = meanP95(a.jct)
-	s.MeanQueueS, s.P95QueueS = meanP95(a.queue)
-	s.MeanExecS, s.P95ExecS = meanP95(a.exec)
-	s.MeanNormJCT, _ = meanP95(a.norm)
+	// One scratch array for the four sorts.
+	var scratch []uint64
+	if n := max(len(a.jct), len(a.queue), len(a.exec), len(a.norm)); n >= radixMin {
+		scratch = make([]uint64, 2*n)
+	}
+	s.MeanJCTS, s.P95JCTS = meanP95(a.jct, scratch)
+	s.MeanQueueS, s.P95QueueS = meanP95(a.queue, scratch)
+	s.MeanExecS, s.P95ExecS = meanP95(a.exec, scratch)
+	s.MeanNormJCT, _ = meanP95(a.norm, scratch)
 	return s
 }
 
-func meanP95(xs []float64) (float64, float64) {
+func meanP95(xs []float64, scratch []uint64) (float64, float64) {
 	if len(xs) == 0 {
 		return 0, 0
 	}
-	sortFloats(xs)
+	sortFloatsIn(xs, scratch)
 	return policies.Mean(xs), policies.SortedQuantile(xs, 0.95)
 }
+
+// radixMin is the shortest input sortFloats radix-sorts.
+const radixMin = 512
 
 // sortFloats sorts xs in increasing order, as slices.Sort does: a radix
 // sort of the values' bits (mapped so that their unsigned order is the
 // numbers' order), several times faster on the hundreds of thousands of
 // values of a large run. Short inputs, and inputs with a NaN or a negative
 // zero (whose place slices.Sort leaves open), go to slices.Sort.
-func sortFloats(xs []float64) {
-	if len(xs) < 512 {
+func sortFloats(xs []float64) { sortFloatsIn(xs, nil) }
+
+// sortFloatsIn is sortFloats using scratch as its working memory when it
+// holds 2·len(xs) values (else it allocates).
+func sortFloatsIn(xs []float64, scratch []uint64) {
+	if len(xs) < radixMin {
 		slices.Sort(xs)
 		return
 	}
-	keys := make([]uint64, len(xs))
+	if len(scratch) < 2*len(xs) {
+		scratch = make([]uint64, 2*len(xs))
+	}
+	keys, tmp := scratch[:len(xs)], scratch[len(xs):2*len(xs)]
 	for i, x := range xs {
 		b := math.Float64bits(x)
 		if x != x || b == 1<<63 {
@@ -560,7 +582,6 @@ func sortFloats(xs []float64) {
 		}
 		keys[i] = b
 	}
-	tmp := make([]uint64, len(xs))
 	for shift := uint(0); shift < 64; shift += 8 {
 		var count [256]int
 		for _, k := range keys {

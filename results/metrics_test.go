@@ -2,7 +2,9 @@ package results
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -223,4 +225,51 @@ func TestCollectorAdd(t *testing.T) {
 	require.Equal(t, policies.Done, j.State)
 	require.Equal(t, 11*time.Second, j.JCT())
 	require.Equal(t, 10*time.Second, j.Exec)
+}
+
+// chunkWriter records the size of every Write and fails from the failAt-th
+// (counting from 1; 0: never).
+type chunkWriter struct {
+	bytes.Buffer
+	writes []int
+	failAt int
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, len(p))
+	if w.failAt > 0 && len(w.writes) >= w.failAt {
+		return 0, errors.New("disk full")
+	}
+	return w.Buffer.Write(p)
+}
+
+// The event log writes whole lines in chunks of at least logChunk bytes
+// (the last one at Flush), not a Write per line; the first write error is
+// kept and Flush reports it.
+func TestEventLogChunks(t *testing.T) {
+	log := func(w io.Writer) *EventLog {
+		l := NewEventLog(w)
+		for i := range 1000 {
+			l.Event(policies.Event{Kind: policies.JobArrived, T: time.Duration(i) * time.Millisecond, Job: policies.JobID(i)})
+		}
+		return l
+	}
+	var w chunkWriter
+	require.NoError(t, log(&w).Flush())
+	lines := bytes.Split(bytes.TrimSuffix(w.Bytes(), []byte("\n")), []byte("\n"))
+	require.Len(t, lines, 1000)
+	require.Equal(t, `{"t":0.999,"event":"arrived","job":999}`, string(lines[999]))
+	require.Greater(t, len(w.writes), 1)
+	require.Less(t, len(w.writes), 1000/50)
+	total := 0
+	for i, n := range w.writes {
+		if i < len(w.writes)-1 {
+			require.GreaterOrEqual(t, n, logChunk)
+		}
+		total += n
+		require.Equal(t, byte('\n'), w.Bytes()[total-1], "write %d ends a line", i)
+	}
+	bad := chunkWriter{failAt: 2}
+	require.EqualError(t, log(&bad).Flush(), "disk full")
+	require.Len(t, bad.writes, 2, "no write after the error")
 }

@@ -136,9 +136,14 @@ func TestStreamJobsPartial(t *testing.T) {
 
 // sortFloats sorts like slices.Sort: random values of every sign and
 // magnitude, ties, infinities, long and short inputs; a NaN or a negative
-// zero falls back to slices.Sort.
+// zero falls back to slices.Sort. sortFloatsIn sorts the same in a scratch
+// array reused from the sort before.
 func TestSortFloats(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	scratch := make([]uint64, 2*100000)
+	for i := range scratch {
+		scratch[i] = rng.Uint64()
+	}
 	for _, n := range []int{0, 1, 10, 511, 512, 513, 5000, 100000} {
 		for _, kind := range []string{"mixed", "positive", "ties", "special"} {
 			xs := make([]float64, n)
@@ -154,10 +159,12 @@ func TestSortFloats(t *testing.T) {
 					xs[i] = []float64{math.Inf(1), math.Inf(-1), 0, math.MaxFloat64, -math.SmallestNonzeroFloat64, 1}[rng.IntN(6)]
 				}
 			}
-			want := slices.Clone(xs)
+			want, ys := slices.Clone(xs), slices.Clone(xs)
 			slices.Sort(want)
 			sortFloats(xs)
 			require.Equal(t, want, xs, "%d %s", n, kind)
+			sortFloatsIn(ys, scratch)
+			require.Equal(t, want, ys, "%d %s, scratch", n, kind)
 		}
 	}
 	xs := make([]float64, 1000)
@@ -167,6 +174,27 @@ func TestSortFloats(t *testing.T) {
 	xs[10], xs[20] = math.NaN(), math.Copysign(0, -1)
 	sortFloats(xs)
 	require.True(t, math.IsNaN(xs[0]), "slices.Sort puts NaN first")
+}
+
+// appendInt writes strconv.AppendInt's bytes after what the slice holds:
+// every digit count, powers of ten and their neighbours, negative numbers,
+// the extremes, random values.
+func TestAppendInt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ns := []int64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, -1, -10, -12345, math.MaxInt64, math.MinInt64}
+	for p := int64(1); p <= 1e18; p *= 10 {
+		ns = append(ns, p-1, p, p+1)
+	}
+	for range 10000 {
+		ns = append(ns, rng.Int64N(1<<uint(rng.IntN(62)+1)))
+	}
+	for _, n := range ns {
+		for _, prefix := range []string{"", `{"job":`} {
+			b := make([]byte, len(prefix), len(prefix)+rng.IntN(24))
+			copy(b, prefix)
+			require.Equal(t, string(strconv.AppendInt([]byte(prefix), n, 10)), string(appendInt(b, n)), "%d", n)
+		}
+	}
 }
 
 // appendSecs writes FormatFloat(d.Seconds(), 'f', 3, 64)'s bytes: random

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"fmt"
@@ -38,10 +37,65 @@ func appendSecs(b []byte, d time.Duration) []byte {
 	default:
 		return strconv.AppendFloat(b, d.Seconds(), 'f', 3, 64)
 	}
-	b = strconv.AppendInt(b, q/1000, 10)
+	b = appendInt(b, q/1000)
 	f := q % 1000
 	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
+
+// appendInt appends n in decimal, as strconv.AppendInt(b, n, 10) does,
+// writing the digits in place (the event log writes several per line).
+func appendInt(b []byte, n int64) []byte {
+	if n < 0 {
+		return strconv.AppendInt(b, n, 10)
+	}
+	u := uint64(n)
+	var d int // u's digits: most numbers logged have few
+	switch {
+	case u < 10:
+		d = 1
+	case u < 100:
+		d = 2
+	case u < 1000:
+		d = 3
+	case u < 10000:
+		d = 4
+	case u < 100000:
+		d = 5
+	case u < 1000000:
+		d = 6
+	default:
+		d = 7
+		for x := u / 1000000; x >= 10; x /= 10 {
+			d++
+		}
+	}
+	i := len(b) + d
+	b = slices.Grow(b, d)[:i]
+	for u >= 100 {
+		q := u / 100
+		r := 2 * (u - 100*q)
+		i -= 2
+		b[i], b[i+1] = digitPairs[r], digitPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		b[i-2], b[i-1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		b[i-1] = byte('0' + u)
+	}
+	return b
+}
+
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
 
@@ -185,14 +239,14 @@ func WriteSummaryTable(w io.Writer, title string, s Summary) error {
 // JSON Lines, one object per line with fixed key order. Wake-ups are left
 // out: they carry no information beyond a decision tick.
 type EventLog struct {
-	w      *bufio.Writer
+	w      io.Writer
 	now    time.Duration
 	err    error
 	defers deferIndex[logged] // last logged reason per job and GPU
 	// jobDefers is, per job, the first of its slots in defers (the others
 	// follow through logged.more).
 	jobDefers  map[policies.JobID]int32
-	buf, extra []byte
+	buf, extra []byte // buf: the lines not yet written to w
 	// The latest line's time and a deferral's reason, formatted: lines
 	// come in bursts at one time, deferrals mostly for one reason.
 	t       time.Duration
@@ -209,12 +263,12 @@ type logged struct {
 
 // NewEventLog writes to w; call Flush at the end.
 func NewEventLog(w io.Writer) *EventLog {
-	return &EventLog{w: bufio.NewWriter(w), defers: newDeferIndex[logged](), jobDefers: map[policies.JobID]int32{}}
+	return &EventLog{w: w, defers: newDeferIndex[logged](), jobDefers: map[policies.JobID]int32{}}
 }
 
 // attempt returns `,"attempt":N` in the scratch buffer.
 func (l *EventLog) attempt(n int) []byte {
-	l.extra = strconv.AppendInt(append(l.extra[:0], `,"attempt":`...), int64(n), 10)
+	l.extra = appendInt(append(l.extra[:0], `,"attempt":`...), int64(n))
 	return l.extra
 }
 
@@ -227,8 +281,7 @@ func (l *EventLog) lineBytes(t time.Duration, kind string, job policies.JobID, e
 	if l.err != nil {
 		return
 	}
-	b := l.buf[:0]
-	b = append(b, `{"t":`...)
+	b := append(l.buf, `{"t":`...)
 	if t != l.t || l.tText == nil {
 		l.t, l.tText = t, appendSecs(l.tText[:0], t)
 	}
@@ -236,11 +289,23 @@ func (l *EventLog) lineBytes(t time.Duration, kind string, job policies.JobID, e
 	b = append(b, `,"event":"`...)
 	b = append(b, kind...)
 	b = append(b, `","job":`...)
-	b = strconv.AppendInt(b, int64(job), 10)
+	b = appendInt(b, int64(job))
 	b = append(b, extra...)
 	b = append(b, "}\n"...)
 	l.buf = b
-	_, l.err = l.w.Write(b)
+	if len(b) >= logChunk {
+		l.write()
+	}
+}
+
+// logChunk is how many bytes of lines the event log collects before it
+// writes them (bufio's default buffer size).
+const logChunk = 4096
+
+// write writes the collected lines to the underlying writer.
+func (l *EventLog) write() {
+	_, l.err = l.w.Write(l.buf)
+	l.buf = l.buf[:0]
 }
 
 func ints(xs []int) string {
@@ -272,7 +337,7 @@ func (l *EventLog) Event(e policies.Event) {
 			if i > 0 {
 				x = append(x, ',')
 			}
-			x = strconv.AppendInt(x, int64(g), 10)
+			x = appendInt(x, int64(g))
 		}
 		x = append(x, `],"shared":`...)
 		x = strconv.AppendBool(x, e.Shared)
@@ -310,7 +375,7 @@ func (l *EventLog) Action(a policies.Action) {
 		default:
 			return
 		}
-		x := strconv.AppendInt(append(l.extra[:0], `,"gpu":`...), int64(a.GPU), 10)
+		x := appendInt(append(l.extra[:0], `,"gpu":`...), int64(a.GPU))
 		if a.Reason != l.reason || l.reasonQ == nil {
 			l.reason, l.reasonQ = a.Reason, strconv.AppendQuote(l.reasonQ[:0], a.Reason)
 		}
@@ -322,10 +387,10 @@ func (l *EventLog) Action(a policies.Action) {
 
 // Flush writes out buffered lines and reports the first write error.
 func (l *EventLog) Flush() error {
-	if l.err != nil {
-		return l.err
+	if l.err == nil && len(l.buf) > 0 {
+		l.write()
 	}
-	return l.w.Flush()
+	return l.err
 }
 
 // RunFiles returns a run's output files by name: jobs.csv (with a server
