@@ -224,6 +224,17 @@ func (h *history) holds(c *cached) bool {
 // history, which every recorded change advances.
 func (tm telemetry) Regime(g int) uint64 { return tm.s.gpus[g].tel.version }
 
+// RegimeSince implements policies.Foresight: the start of GPU g's current
+// telemetry segment (0 before the first), from which on every sample is
+// drawn from the segment SampleRange bounds.
+func (tm telemetry) RegimeSince(g int) time.Duration {
+	h := &tm.s.gpus[g].tel
+	if len(h.segs) == 0 {
+		return 0
+	}
+	return h.segs[len(h.segs)-1].start
+}
+
 // sample is GPU g's telemetry at whole second k.
 func (s *Sim) sample(g int, k int64) policies.Sample {
 	t := time.Duration(k) * time.Second

@@ -589,6 +589,18 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 	c.ok, c.anchor, c.regime, c.jobs = true, anchor, regime, append(c.jobs[:0], v.GPUs[g].Jobs...)
 	c.refining = false
 	sec := v.Now.Truncate(time.Second)
+	if foresee && !p.cfg.EveryTick {
+		if reject, ok := p.settled(v, fs, g, anchor, sec); ok {
+			// Every window of the regime gives this verdict: it holds
+			// until the regime, the jobs or the anchor change, and the
+			// window need not be read.
+			c.reason, c.until = "", colloc.Never
+			if reject {
+				c.reason = "pressure"
+			}
+			return c.reason, c.until
+		}
+	}
 	if p.window(v, g); len(p.win[g]) == 0 {
 		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
 			c.reason, c.until = "window", v.Now
@@ -624,6 +636,59 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 		c.la.reset(sl.samples, &sl.sorted, sl.use, p.cfg.Window)
 	}
 	return c.reason, c.until
+}
+
+// settled reports whether the filter's verdict on GPU g is known without
+// reading its window, and the verdict: the window is not empty, all of it
+// lies in the telemetry's current regime (policies.Foresight.RegimeSince),
+// and every score a window of samples within the regime's range
+// (SampleRange) can have is on the same side of the thresholds, with
+// flipAfter's margin. Every score is then within the range (a mean, an
+// order statistic, an EWMA of values within it), so the verdict is the one
+// reading the window gives, and no sample to come can change it.
+func (p *Policy) settled(v *policies.View, fs policies.Foresight, g int, anchor, sec time.Duration) (reject, ok bool) {
+	first := max(sec-time.Duration(p.cfg.Window-1)*time.Second, 0)
+	if p.cfg.Anchored {
+		if anchor > sec {
+			return false, false // an empty window
+		}
+		a := anchor.Truncate(time.Second)
+		if a < anchor {
+			a += time.Second
+		}
+		first = max(first, a)
+	}
+	if first < fs.RegimeSince(g) {
+		return false, false
+	}
+	lo, hi := sampleBounds(fs, g)
+	const eps = 1e-9
+	if p.cfg.Filter == "util" {
+		switch {
+		case hi.UtilPct < p.cfg.UtilPct-eps:
+			return false, true
+		case lo.UtilPct >= p.cfg.UtilPct+eps:
+			return true, true
+		}
+		return false, false
+	}
+	t := p.cfg.Thresholds
+	switch {
+	case hi.SMACT < t[0]-eps || (hi.SMOCC < t[1]-eps && hi.DRAMA < t[2]-eps):
+		return false, true
+	case lo.SMACT >= t[0]+eps && (lo.SMOCC >= t[1]+eps || lo.DRAMA >= t[2]+eps):
+		return true, true
+	}
+	return false, false
+}
+
+// sampleBounds is the range of GPU g's samples until the next event: the
+// contract's, tightened to the backend's SampleRange.
+func sampleBounds(st policies.SteadyTelemetry, g int) (lo, hi policies.Sample) {
+	l, h := st.SampleRange(g)
+	lo = policies.Sample{SMACT: max(l.SMACT, 0), SMOCC: max(l.SMOCC, 0), DRAMA: max(l.DRAMA, 0), UtilPct: max(l.UtilPct, 0)}
+	hi = policies.Sample{SMACT: min(h.SMACT, 1), SMOCC: min(h.SMOCC, 1), DRAMA: min(h.DRAMA, 1), UtilPct: min(h.UtilPct, 100)}
+	return lo, hi
 }
 
 // refine steps GPU g's refining window through up to aheadChunk more
@@ -707,9 +772,7 @@ func (p *Policy) flipAfter(v *policies.View, g int, win []policies.Sample, sorte
 	// the backend knows it.
 	lo, hi := policies.Sample{}, policies.Sample{SMACT: 1, SMOCC: 1, DRAMA: 1, UtilPct: 100}
 	if st, ok := telemetryOf(v).(policies.SteadyTelemetry); ok {
-		l, h := st.SampleRange(g)
-		lo = policies.Sample{SMACT: max(l.SMACT, 0), SMOCC: max(l.SMOCC, 0), DRAMA: max(l.DRAMA, 0), UtilPct: max(l.UtilPct, 0)}
-		hi = policies.Sample{SMACT: min(h.SMACT, 1), SMOCC: min(h.SMOCC, 1), DRAMA: min(h.DRAMA, 1), UtilPct: min(h.UtilPct, 100)}
+		lo, hi = sampleBounds(st, g)
 	}
 	if p.cfg.Filter == "util" {
 		b[0].reset(win, sorted[util], util, n)
@@ -894,5 +957,3 @@ func telemetryOf(v *policies.View) policies.Telemetry {
 	}
 	return v.Telemetry
 }
-
-var AheadSoft = 32

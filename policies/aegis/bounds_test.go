@@ -167,6 +167,7 @@ func (f foreseen) Ahead(dst []policies.Sample, _ int, after time.Duration, n int
 	return append(dst, all...)
 }
 func (foreseen) Regime(int) uint64              { return 1 }
+func (foreseen) RegimeSince(int) time.Duration  { return 0 }
 func (foreseen) UsedMiBUntil(int) time.Duration { return colloc.Never }
 
 // bruteVerdict is the pressure filter's verdict on the window rebuilt at
@@ -294,4 +295,81 @@ func TestVerdictCacheFollowsRegime(t *testing.T) {
 	clear(p.winDone)
 	p.Admit(v, &v.Jobs[1], 0)
 	require.Equal(t, uint64(2), p.verdicts[0].regime, "the verdict was computed again")
+}
+
+// ranged is foreseen telemetry whose every sample is x, within the range
+// [lo, hi] since the regime began at since; it counts Samples calls.
+type ranged struct {
+	x, lo, hi policies.Sample
+	since     time.Duration
+	now       *time.Duration
+	reads     *int
+}
+
+func (r ranged) Samples(dst []policies.Sample, _, n int) []policies.Sample {
+	*r.reads++
+	last := int64(*r.now / time.Second)
+	for k := max(last-int64(n)+1, 0); k <= last; k++ {
+		x := r.x
+		x.At = time.Duration(k) * time.Second
+		dst = append(dst, x)
+	}
+	return dst
+}
+func (r ranged) Ahead(dst []policies.Sample, _ int, after time.Duration, n int) []policies.Sample {
+	for k := range n {
+		x := r.x
+		x.At = after + time.Duration(k+1)*time.Second
+		dst = append(dst, x)
+	}
+	return dst
+}
+func (ranged) UsedMiBUntil(int) time.Duration             { return colloc.Never }
+func (r ranged) SampleRange(int) (lo, hi policies.Sample) { return r.lo, r.hi }
+func (ranged) Regime(int) uint64                          { return 1 }
+func (r ranged) RegimeSince(int) time.Duration            { return r.since }
+
+// A verdict every window of the regime's range gives is known without
+// reading the window (and holds until something changes); the window is
+// read when the range straddles a threshold or the window reaches back
+// before the regime began.
+func TestSettledVerdictReadsNoWindow(t *testing.T) {
+	low := policies.Sample{SMACT: 0.2, SMOCC: 0.2, DRAMA: 0.2}
+	high := policies.Sample{SMACT: 0.8, SMOCC: 0.6, DRAMA: 0.6}
+	for _, tc := range []struct {
+		name      string
+		x, lo, hi policies.Sample
+		since     time.Duration
+		reason    string
+		reads     bool
+	}{
+		{"light", low, policies.Sample{SMACT: 0.1, SMOCC: 0.1, DRAMA: 0.1}, policies.Sample{SMACT: 0.3, SMOCC: 0.3, DRAMA: 0.3}, 0, "", false},
+		{"heavy", high, policies.Sample{SMACT: 0.7, SMOCC: 0.5, DRAMA: 0.5}, policies.Sample{SMACT: 0.9, SMOCC: 0.7, DRAMA: 0.7}, 0, "pressure", false},
+		{"straddles", low, policies.Sample{SMACT: 0.1, SMOCC: 0.1, DRAMA: 0.1}, policies.Sample{SMACT: 0.7, SMOCC: 0.7, DRAMA: 0.7}, 0, "", true},
+		{"regime newer than the window", low, policies.Sample{SMACT: 0.1, SMOCC: 0.1, DRAMA: 0.1}, policies.Sample{SMACT: 0.3, SMOCC: 0.3, DRAMA: 0.3}, 95 * time.Second, "", true},
+		{"heavy, regime newer", high, policies.Sample{SMACT: 0.7, SMOCC: 0.5, DRAMA: 0.5}, policies.Sample{SMACT: 0.9, SMOCC: 0.7, DRAMA: 0.7}, 95 * time.Second, "pressure", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := 100 * time.Second
+			reads := 0
+			v := &policies.View{Now: now, Pressure: true,
+				Telemetry: ranged{x: tc.x, lo: tc.lo, hi: tc.hi, since: tc.since, now: &now, reads: &reads},
+				GPUs:      []policies.GPU{{Jobs: []policies.JobID{0}, CapacityMiB: 40960}},
+				Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true, ActiveAt: 10 * time.Second},
+					{ID: 1, GPUs: 1, State: policies.Pending}}}
+			p := NewWith(DefaultConfig())
+			p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
+			require.Equal(t, tc.reason, p.Admit(v, &v.Jobs[1], 0))
+			require.Equal(t, tc.reads, reads > 0, "window read")
+			if !tc.reads {
+				require.Equal(t, colloc.Never, p.Until(v, &v.Jobs[1], 0))
+			}
+			// The same verdict as a decision reading the window.
+			cfg := DefaultConfig()
+			cfg.EveryTick = true
+			ref := NewWith(cfg)
+			ref.Schedule(&policies.View{GPUs: v.GPUs})
+			require.Equal(t, tc.reason, ref.Admit(v, &v.Jobs[1], 0))
+		})
+	}
 }

@@ -907,3 +907,5 @@ func (s foresightShift) Ahead(dst []policies.Sample, gpu int, after time.Duratio
 }
 
 func (s foresightShift) Regime(gpu int) uint64 { return s.fs.Regime(gpu + s.first) }
+
+func (s foresightShift) RegimeSince(gpu int) time.Duration { return s.fs.RegimeSince(gpu + s.first) }
