@@ -198,12 +198,12 @@ func (q *queue) pop() item {
 // job is the simulator's private state of a job.
 type job struct {
 	// The job as submitted (spec rebuilds its policies.Job): its trace
-	// name, GPUs and submit time, and the workload and solo time it was
-	// added with.
+	// name, GPUs and submit time, and the workload (with its derived
+	// figures) and solo time it was added with.
 	name    string
 	gpus    int
 	submit  time.Duration
-	w0      *models.Workload
+	info0   *workloadInfo
 	solo0   float64
 	w       *models.Workload
 	startup time.Duration // this attempt's launch-to-activity time
@@ -412,7 +412,7 @@ func (s *Sim) TypeMask(id policies.JobID) uint8 {
 // type's catalog cannot run it.
 func (s *Sim) ProfileOnType(id policies.JobID, k int) (p policies.Profile, ok bool) {
 	j := &s.jobs[id]
-	w, ok := s.types[k].Catalog.Get(j.w0.ID)
+	w, ok := s.types[k].Catalog.Get(j.info0.w.ID)
 	if !ok || !fits(w, j.gpus, s.cfg.GPUsPerProfile) {
 		return policies.Profile{}, false
 	}
@@ -512,9 +512,9 @@ func (s *Sim) addMixed(sp JobSpec) (policies.JobID, error) {
 // add appends a checked job.
 func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) policies.JobID {
 	i := len(s.jobs)
-	nominal := s.workload(w).startup
-	s.jobs = append(s.jobs, job{name: sp.Name, gpus: sp.GPUs, submit: max(sp.Submit, s.now), w0: w, solo0: solo,
-		w: w, nominal: nominal, solo: solo, own: sp.SoloS > 0, types: mask})
+	info := s.workload(w)
+	s.jobs = append(s.jobs, job{name: sp.Name, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
+		w: w, nominal: info.startup, solo: solo, own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists.
 	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
 	s.pushArrival(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
@@ -590,6 +590,7 @@ func (s *Sim) Job(i int) policies.Job { return s.spec(i) }
 
 // workloadInfo is what the simulator derives from a workload, once.
 type workloadInfo struct {
+	w       *models.Workload
 	startup time.Duration    // models.Startup (it parses the id)
 	profile policies.Profile // PolicyProfile
 }
@@ -602,7 +603,7 @@ func (s *Sim) workload(w *models.Workload) *workloadInfo {
 	if s.workloads == nil {
 		s.workloads = map[*models.Workload]*workloadInfo{}
 	}
-	x := &workloadInfo{startup: models.Startup(w.ID), profile: w.PolicyProfile()}
+	x := &workloadInfo{w: w, startup: models.Startup(w.ID), profile: w.PolicyProfile()}
 	s.workloads[w] = x
 	return x
 }
@@ -622,7 +623,7 @@ func (s *Sim) cloneGPUs(gpus []int) []int {
 // spec is job i as submitted: what a policy sees of it once it arrives.
 func (s *Sim) spec(i int) policies.Job {
 	j := &s.jobs[i]
-	prof := s.workload(j.w0).profile
+	prof := j.info0.profile
 	prof.SoloS = j.solo0
 	return policies.Job{ID: policies.JobID(i), Name: j.name, GPUs: j.gpus, Submit: j.submit, Profile: prof,
 		State: policies.Waiting}
@@ -989,9 +990,9 @@ func (s *Sim) onType(id int, gpus []int) error {
 	p, ok := s.ProfileOnType(policies.JobID(id), int(k))
 	if !ok {
 		return fmt.Errorf("sim: place job %d: the %s catalog does not run workload %s on %d GPUs",
-			id, s.types[k].Type.Name, j.w0.ID, j.gpus)
+			id, s.types[k].Type.Name, j.info0.w.ID, j.gpus)
 	}
-	j.w, _ = s.types[k].Catalog.Get(j.w0.ID)
+	j.w, _ = s.types[k].Catalog.Get(j.info0.w.ID)
 	j.solo = p.SoloS
 	s.view.Jobs[id].Profile = p
 	return nil
