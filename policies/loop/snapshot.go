@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"math"
 	"slices"
 
 	"github.com/aegis-sched/aegis/policies"
@@ -86,7 +87,7 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 		v.Jobs = v.Jobs[:0]
 		s.all = false
 	}
-	if n, old := len(src.Jobs), len(v.Jobs); n > old {
+	if n, old := len(src.Jobs), len(v.Jobs); n > old && cap(v.Jobs) >= n {
 		v.Jobs = append(v.Jobs, src.Jobs[old:n]...) // one copy, then own GPU lists
 		for i := old; i < n; i++ {
 			if v.Jobs[i].On != nil {
@@ -94,6 +95,19 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 				s.copyJob(&v.Jobs[i], &src.Jobs[i])
 			}
 		}
+	} else if n > old {
+		// New, zeroed memory (grown as append grows): a job not yet
+		// submitted (most of them at the first decision) needs only its ID.
+		jobs := make([]policies.Job, n, max(n, 2*cap(v.Jobs)))
+		copy(jobs, v.Jobs)
+		for i := old; i < n; i++ {
+			if j := &src.Jobs[i]; unsubmitted(j) {
+				jobs[i].ID = j.ID
+			} else {
+				s.copyJob(&jobs[i], j)
+			}
+		}
+		v.Jobs = jobs
 	}
 	for _, id := range s.dirty {
 		if int(id) >= 0 && int(id) < len(src.Jobs) {
@@ -104,6 +118,21 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 	v.Queue = src.Queue // read-only: shared, not copied
 	v.Failed = append(v.Failed[:0], src.Failed...)
 	return v
+}
+
+// unsubmitted reports whether j is the zero Job but for its ID, bit for
+// bit: how a backend lists a job not yet submitted.
+// TestUnsubmittedCoversJob keeps it in step with the fields of
+// policies.Job and policies.Profile.
+func unsubmitted(j *policies.Job) bool {
+	p := &j.Profile
+	return j.State == policies.Waiting && j.On == nil && j.Name == "" && j.GPUs == 0 && j.Submit == 0 &&
+		j.Attempts == 0 && j.OOMs == 0 && j.LastFailure == policies.NoFailure && j.FailedAt == 0 && !j.FailedShared &&
+		j.Started == 0 && !j.Active && j.ActiveAt == 0 &&
+		p.Workload == "" && p.Lucid == 0 &&
+		math.Float64bits(p.SoloS)|math.Float64bits(p.PeakMiB)|math.Float64bits(p.UtilPct)|
+			math.Float64bits(p.SMACT)|math.Float64bits(p.SMOCC)|math.Float64bits(p.DRAMA)|
+			math.Float64bits(p.Analytical)|math.Float64bits(p.FakeTensor)|math.Float64bits(p.GPUMemNet) == 0
 }
 
 func copyGPU(dst, src *policies.GPU) {

@@ -1,0 +1,100 @@
+package loop
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// unsubmitted is true of a job that shows only its ID, and false once any
+// other field of policies.Job or of its Profile is set, to any value not
+// bit for bit zero (a negative zero too): adding a field to either type
+// without checking it in unsubmitted fails here.
+func TestUnsubmittedCoversJob(t *testing.T) {
+	require.True(t, unsubmitted(&policies.Job{ID: 7}))
+	set := func(f reflect.Value) []reflect.Value {
+		switch f.Kind() {
+		case reflect.Bool:
+			return []reflect.Value{reflect.ValueOf(true)}
+		case reflect.Int, reflect.Int64:
+			return []reflect.Value{reflect.ValueOf(int64(1)).Convert(f.Type())}
+		case reflect.Float64:
+			return []reflect.Value{reflect.ValueOf(1.0), reflect.ValueOf(math.Copysign(0, -1))}
+		case reflect.String:
+			return []reflect.Value{reflect.ValueOf("x").Convert(f.Type())}
+		case reflect.Slice:
+			return []reflect.Value{reflect.MakeSlice(f.Type(), 0, 0)}
+		}
+		t.Fatalf("field of kind %s: teach this test (and unsubmitted) about it", f.Kind())
+		return nil
+	}
+	fields := 0
+	for _, path := range fieldPaths(reflect.TypeOf(policies.Job{}), nil) {
+		if reflect.TypeOf(policies.Job{}).FieldByIndex(path).Name == "ID" {
+			continue
+		}
+		var j policies.Job
+		for _, x := range set(reflect.ValueOf(&j).Elem().FieldByIndex(path)) {
+			j = policies.Job{ID: 7}
+			reflect.ValueOf(&j).Elem().FieldByIndex(path).Set(x)
+			require.False(t, unsubmitted(&j), "field %v set to %v", reflect.TypeOf(j).FieldByIndex(path).Name, x)
+		}
+		fields++
+	}
+	require.Greater(t, fields, 20)
+}
+
+// fieldPaths lists the index paths of t's fields, descending into embedded
+// structs.
+func fieldPaths(t reflect.Type, prefix []int) [][]int {
+	var out [][]int
+	for i := range t.NumField() {
+		path := append(append([]int(nil), prefix...), i)
+		if f := t.Field(i); f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, fieldPaths(f.Type, path)...)
+			continue
+		}
+		out = append(out, path)
+	}
+	return out
+}
+
+// Update copies every job, whether it is new (submitted or not, listed
+// one at a time or many at once) or changed, and the copy owns its GPU
+// lists.
+func TestSnapshotCopiesJobs(t *testing.T) {
+	src := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}}}
+	var s Snapshot
+	add := func(j policies.Job) {
+		j.ID = policies.JobID(len(src.Jobs))
+		src.Jobs = append(src.Jobs, j)
+	}
+	for i := range 40 {
+		switch i % 4 {
+		case 0:
+			add(policies.Job{})
+		case 1:
+			add(policies.Job{Name: "a", GPUs: 1, State: policies.Pending, Profile: policies.Profile{Workload: "w", SoloS: 3}})
+		case 2:
+			add(policies.Job{GPUs: 1, State: policies.Running, On: []int{0}})
+		case 3:
+			add(policies.Job{Profile: policies.Profile{PeakMiB: math.Copysign(0, -1)}})
+		}
+		if i < 10 || i%7 == 0 { // one at a time, then several at once
+			require.Equal(t, src.Jobs, s.Update(src).Jobs, "after job %d", i)
+		}
+	}
+	v := s.Update(src)
+	require.Equal(t, src.Jobs, v.Jobs)
+	require.True(t, math.Signbit(v.Jobs[3].PeakMiB))
+	require.Nil(t, v.Jobs[0].On)
+	v.Jobs[2].On[0] = 9
+	require.Equal(t, []int{0}, src.Jobs[2].On, "the snapshot's GPU lists are its own")
+	src.Jobs[4].State = policies.Pending
+	s.Touch(policies.Event{Kind: policies.JobArrived, Job: 4})
+	require.Equal(t, src.Jobs[4], s.Update(src).Jobs[4])
+}
