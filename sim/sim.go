@@ -959,15 +959,16 @@ func (s *Sim) place(a policies.Action) error {
 	s.touch(a.GPUs)
 	j := &s.jobs[id]
 	j.epoch++
-	u := unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x57a27)
+	attempt := unitPrefix(s.cfg.Seed, uint64(id), uint64(pj.Attempts)) // unit(seed, id, attempts, ·)
+	u := unitFrom(attempt, 0x57a27)
 	j.startup = time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
-	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x9ea4)-1)
+	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unitFrom(attempt, 0x9ea4)-1)
 	// The variation never lifts a peak above the GPU: a job profiled alone
 	// fits alone (a profiled peak above the capacity stays as it is).
 	j.peak = min(j.peak, max(1, s.capacity(a.GPUs[0])/j.w.PeakMiB()))
 	j.speed = 1
 	if s.cfg.Truth.SpeedJitter > 0 {
-		j.speed += s.cfg.Truth.SpeedJitter * (2*unit(s.cfg.Seed, uint64(id), uint64(pj.Attempts), 0x5bd) - 1)
+		j.speed += s.cfg.Truth.SpeedJitter * (2*unitFrom(attempt, 0x5bd) - 1)
 	}
 	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
 	s.lastChange = s.now
