@@ -210,10 +210,9 @@ type job struct {
 	peak    float64       // this attempt's true peak as a multiple of the profiled one
 	speed   float64       // this attempt's work as a multiple of the nominal one
 	epoch   uint32        // bumps when the pending finish/active event goes stale
-	nominal time.Duration // nominal startup
-	solo    float64       // the job's solo time, seconds (its own or the workload's)
 	own     bool          // solo is the trace's solo_s, on every GPU type
 	types   uint8         // mixed servers: the GPU types it may run on (TypeMask)
+	solo    float64       // the job's solo time, seconds (its own or the workload's)
 	work    float64       // remaining solo-speed seconds of work once active
 	rate    float64       // current progress rate
 	since   time.Duration // when work was last settled
@@ -514,7 +513,7 @@ func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) poli
 	i := len(s.jobs)
 	info := s.workload(w)
 	s.jobs = append(s.jobs, job{name: sp.Name, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
-		w: w, nominal: info.startup, solo: solo, own: sp.SoloS > 0, types: mask})
+		w: w, solo: solo, own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists.
 	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
 	s.pushArrival(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
@@ -961,7 +960,7 @@ func (s *Sim) place(a policies.Action) error {
 	j.epoch++
 	attempt := unitPrefix(s.cfg.Seed, uint64(id), uint64(pj.Attempts)) // unit(seed, id, attempts, ·)
 	u := unitFrom(attempt, 0x57a27)
-	j.startup = time.Duration(float64(j.nominal) * (1 + s.cfg.Truth.StartupJitter*(2*u-1)))
+	j.startup = time.Duration(float64(j.info0.startup) * (1 + s.cfg.Truth.StartupJitter*(2*u-1))) // nominal startup, jittered
 	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unitFrom(attempt, 0x9ea4)-1)
 	// The variation never lifts a peak above the GPU: a job profiled alone
 	// fits alone (a profiled peak above the capacity stays as it is).
