@@ -1113,6 +1113,18 @@ func (s *Sim) usedAt(g int, t time.Duration) float64 {
 func (s *Sim) scheduleOOM(g int) {
 	s.gpus[g].epoch++
 	capa := s.capacity(g)
+	// Each job's memory ramps up to its peak and stays there: when the
+	// active jobs' peaks fit together (with room for rounding), no time
+	// exceeds the capacity and there is nothing to search.
+	peaks := 0.0
+	for _, id := range s.view.GPUs[g].Jobs {
+		if s.view.Jobs[id].Active {
+			peaks += s.profileOn(int(id), g).PeakMiB * s.jobs[id].peak
+		}
+	}
+	if peaks*(1+1e-9) <= capa {
+		return
+	}
 	// Breakpoints where the piecewise-linear total changes slope.
 	ts := append(s.ts[:0], s.now)
 	defer func() { s.ts = ts[:0] }()

@@ -177,6 +177,29 @@ func TestOOMWhenCollocationExceedsMemory(t *testing.T) {
 	near(t, failed.T-5*sec, jobs[1].Exec, "the failed attempt's time counts as execution")
 }
 
+// Jobs whose peaks together exceed the GPU by a hair still run out of
+// memory once the later one has ramped up; exactly at the capacity they fit
+// (the search for the crossing is skipped only with room for rounding).
+func TestOOMAtTheCapacity(t *testing.T) {
+	const big = "vgg16_imagenet_bs128_1gpu"
+	w, ok := models.A100().Get(big)
+	require.True(t, ok)
+	peaks := 2 * w.PeakMiB()
+	for _, tc := range []struct {
+		capacity float64
+		oom      bool
+	}{{peaks * (1 - 1e-12), true}, {peaks, false}} {
+		srv := server(t, "a100-40gb:1")
+		srv.Type.MemoryMiB = tc.capacity
+		s, err := sim.New(sim.Config{Server: srv, Catalog: models.A100(), Truth: exact(), Seed: 1},
+			[]sim.JobSpec{{Name: "a", Workload: big, GPUs: 1}, {Name: "b", Workload: big, GPUs: 1, Submit: 5 * sec}})
+		require.NoError(t, err)
+		col := results.NewCollector(s.Jobs())
+		require.NoError(t, loop.Run(s, script{0: {0}, 1: {0}}, col))
+		require.Equal(t, tc.oom, col.Jobs()[1].Failed == 1, "capacity %v MiB, peaks %v MiB", tc.capacity, peaks)
+	}
+}
+
 func TestNoOOMWhenCollocationFits(t *testing.T) {
 	const mid = "resnet50_imagenet_bs64_1gpu" // 7118 MiB
 	specs := []sim.JobSpec{{Name: "a", Workload: mid, GPUs: 1}, {Name: "b", Workload: mid, GPUs: 1}, {Name: "c", Workload: mid, GPUs: 1}}
