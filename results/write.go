@@ -272,12 +272,14 @@ func (l *EventLog) attempt(n int) []byte {
 	return l.extra
 }
 
-func (l *EventLog) line(t time.Duration, kind string, job policies.JobID, extra string) {
+func (l *EventLog) line(t time.Duration, head string, job policies.JobID, extra string) {
 	l.extra = append(l.extra[:0], extra...)
-	l.lineBytes(t, kind, job, l.extra)
+	l.lineBytes(t, head, job, l.extra)
 }
 
-func (l *EventLog) lineBytes(t time.Duration, kind string, job policies.JobID, extra []byte) {
+// lineBytes writes one line: `{"t":` t head job extra `}`, where head is
+// `,"event":"KIND","job":` (a constant per kind: one copy).
+func (l *EventLog) lineBytes(t time.Duration, head string, job policies.JobID, extra []byte) {
 	if l.err != nil {
 		return
 	}
@@ -286,9 +288,7 @@ func (l *EventLog) lineBytes(t time.Duration, kind string, job policies.JobID, e
 		l.t, l.tText = t, appendSecs(l.tText[:0], t)
 	}
 	b = append(b, l.tText...)
-	b = append(b, `,"event":"`...)
-	b = append(b, kind...)
-	b = append(b, `","job":`...)
+	b = append(b, head...)
 	b = appendInt(b, int64(job))
 	b = append(b, extra...)
 	b = append(b, "}\n"...)
@@ -321,7 +321,7 @@ func (l *EventLog) Event(e policies.Event) {
 	l.now = e.At()
 	switch e.Kind {
 	case policies.JobArrived:
-		l.line(e.T, "arrived", e.Job, "")
+		l.lineBytes(e.T, `,"event":"arrived","job":`, e.Job, nil)
 	case policies.JobStarted:
 		// A new attempt starts a new deferral history for the job.
 		if s, ok := l.jobDefers[e.Job]; ok {
@@ -342,17 +342,17 @@ func (l *EventLog) Event(e policies.Event) {
 		x = append(x, `],"shared":`...)
 		x = strconv.AppendBool(x, e.Shared)
 		l.extra = x
-		l.lineBytes(e.T, "started", e.Job, x)
+		l.lineBytes(e.T, `,"event":"started","job":`, e.Job, x)
 	case policies.JobActive:
-		l.lineBytes(e.T, "active", e.Job, l.attempt(e.Attempt))
+		l.lineBytes(e.T, `,"event":"active","job":`, e.Job, l.attempt(e.Attempt))
 	case policies.JobFinished:
-		l.lineBytes(e.T, "finished", e.Job, l.attempt(e.Attempt))
+		l.lineBytes(e.T, `,"event":"finished","job":`, e.Job, l.attempt(e.Attempt))
 	case policies.JobFailed:
-		l.line(e.T, "failed", e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Failure.String(), e.GPU))
+		l.line(e.T, `,"event":"failed","job":`, e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Failure.String(), e.GPU))
 	case policies.JobStopped:
-		l.line(e.T, "stopped", e.Job, fmt.Sprintf(`,"reason":%q`, e.Reason))
+		l.line(e.T, `,"event":"stopped","job":`, e.Job, fmt.Sprintf(`,"reason":%q`, e.Reason))
 	case policies.PlaceFailed:
-		l.line(e.T, "place-failed", e.Job, fmt.Sprintf(`,"gpus":%s,"reason":%q`, ints(e.GPUs), e.Reason))
+		l.line(e.T, `,"event":"place-failed","job":`, e.Job, fmt.Sprintf(`,"gpus":%s,"reason":%q`, ints(e.GPUs), e.Reason))
 	}
 }
 
@@ -381,7 +381,7 @@ func (l *EventLog) Action(a policies.Action) {
 		}
 		x = append(append(x, `,"reason":`...), l.reasonQ...)
 		l.extra = x
-		l.lineBytes(l.now, "defer", a.Job, x)
+		l.lineBytes(l.now, `,"event":"defer","job":`, a.Job, x)
 	}
 }
 

@@ -514,8 +514,15 @@ func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) poli
 	info := s.workload(w)
 	s.jobs = append(s.jobs, job{name: sp.Name, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
 		w: w, solo: solo, own: sp.SoloS > 0, types: mask})
-	// Until it arrives, a policy sees only that the job exists.
-	s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
+	// Until it arrives, a policy sees only that the job exists. The view's
+	// jobs are only ever appended to, so their array past its length is
+	// still zero, a Waiting job: the ID is all there is to write.
+	if n := len(s.view.Jobs); n < cap(s.view.Jobs) {
+		s.view.Jobs = s.view.Jobs[:n+1]
+		s.view.Jobs[n].ID = policies.JobID(i)
+	} else {
+		s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
+	}
 	s.pushArrival(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
 	s.live++
 	s.arriving++

@@ -417,3 +417,26 @@ func TestSpeedJitter(t *testing.T) {
 	_, err = sim.ParseTruth(map[string]string{"speed_jitter": "0.6"})
 	require.ErrorContains(t, err, "speed_jitter")
 }
+
+// Until it arrives, a policy sees only a job's ID and that it is waiting,
+// for the jobs given to New and those added later.
+func TestWaitingJobsShowOnlyTheirID(t *testing.T) {
+	const mid = "resnet50_imagenet_bs64_1gpu"
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
+		[]sim.JobSpec{{Name: "a", Workload: mid, GPUs: 1, Submit: sec}, {Name: "b", Workload: mid, GPUs: 1, Submit: 2 * sec}})
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err := s.Add(sim.JobSpec{Name: fmt.Sprint("c", i), Workload: mid, GPUs: 1, Submit: 3 * sec})
+		require.NoError(t, err)
+	}
+	want := make([]policies.Job, 7)
+	for i := range want {
+		want[i] = policies.Job{ID: policies.JobID(i), State: policies.Waiting}
+	}
+	require.Equal(t, want, s.View().Jobs)
+	evs, err := s.Next()
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, "a", s.View().Jobs[0].Name)
+	require.Equal(t, want[1:], s.View().Jobs[1:])
+}
