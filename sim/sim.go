@@ -1115,21 +1115,26 @@ func (s *Sim) usedAt(g int, t time.Duration) float64 {
 	return u
 }
 
-// scheduleOOM finds the first time GPU g's true memory exceeds its capacity
-// and schedules an OOM event then, replacing any earlier plan.
-func (s *Sim) scheduleOOM(g int) {
-	s.gpus[g].epoch++
-	capa := s.capacity(g)
-	// Each job's memory ramps up to its peak and stays there: when the
-	// active jobs' peaks fit together (with room for rounding), no time
-	// exceeds the capacity and there is nothing to search.
+// peaksFit reports whether the active jobs on GPU g fit it at their peaks,
+// with room for rounding. Each job's memory ramps up to its peak and stays
+// there, so then their memory is within the capacity at every time from
+// now on (until the jobs on g change).
+func (s *Sim) peaksFit(g int) bool {
 	peaks := 0.0
 	for _, id := range s.view.GPUs[g].Jobs {
 		if s.view.Jobs[id].Active {
 			peaks += s.profileOn(int(id), g).PeakMiB * s.jobs[id].peak
 		}
 	}
-	if peaks*(1+1e-9) <= capa {
+	return peaks*(1+1e-9) <= s.capacity(g)
+}
+
+// scheduleOOM finds the first time GPU g's true memory exceeds its capacity
+// and schedules an OOM event then, replacing any earlier plan.
+func (s *Sim) scheduleOOM(g int) {
+	s.gpus[g].epoch++
+	capa := s.capacity(g)
+	if s.peaksFit(g) { // no time exceeds the capacity: nothing to search
 		return
 	}
 	// Breakpoints where the piecewise-linear total changes slope.
@@ -1262,6 +1267,9 @@ func (s *Sim) check(job int) error {
 					return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
 				}
 			}
+		}
+		if s.peaksFit(g) {
+			continue // within the capacity at its peaks, so now too
 		}
 		if u, c := s.usedAt(g, s.now), s.capacity(g); u > c+1e-6 {
 			return fmt.Errorf("GPU %d holds %.0f MiB, over its %.0f MiB capacity", g, u, c)
