@@ -63,8 +63,17 @@ func TestMixedServerTruth(t *testing.T) {
 	require.Positive(t, x0[0].SMACT)
 	require.Zero(t, x1[0].SMACT, "legacy: no pressure indicators")
 	require.Positive(t, x1[0].UtilPct)
+	finish := finishTimes(t, s, 2)
+	require.InDelta(t, pa.SoloS, finish[0], 1e-6)
+	require.InDelta(t, pl.SoloS, finish[1], 1e-6)
+}
+
+// finishTimes advances s until n jobs have finished and returns when each
+// finished, in seconds.
+func finishTimes(t *testing.T, s *sim.Sim, n int) map[policies.JobID]float64 {
+	t.Helper()
 	finish := map[policies.JobID]float64{}
-	for len(finish) < 2 {
+	for len(finish) < n {
 		evs, err := s.Next()
 		require.NoError(t, err)
 		require.NotEmpty(t, evs)
@@ -74,8 +83,7 @@ func TestMixedServerTruth(t *testing.T) {
 			}
 		}
 	}
-	require.InDelta(t, pa.SoloS, finish[0], 1e-6)
-	require.InDelta(t, pl.SoloS, finish[1], 1e-6)
+	return finish
 }
 
 // halfSpeed is an interference model under which every job runs at half
@@ -102,17 +110,7 @@ func TestMixedServerInterferencePerType(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{1}}))
-	finish := map[policies.JobID]float64{}
-	for len(finish) < 2 {
-		evs, err := s.Next()
-		require.NoError(t, err)
-		require.NotEmpty(t, evs)
-		for _, e := range evs {
-			if e.Kind == policies.JobFinished {
-				finish[e.Job] = e.T.Seconds()
-			}
-		}
-	}
+	finish := finishTimes(t, s, 2)
 	soloS := solo(t, w).Seconds()
 	startup := models.Startup(w).Seconds()
 	require.InDelta(t, soloS, finish[0], 1e-6)
