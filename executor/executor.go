@@ -10,6 +10,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -250,23 +251,13 @@ func (x *Executor) add(sp sim.JobSpec) policies.JobID {
 	x.att = append(x.att, nil)
 	x.view.Jobs = append(x.view.Jobs, policies.Job{ID: id, State: policies.Waiting})
 	i, _ := slices.BinarySearchFunc(x.waiting, sp.Submit, func(a policies.JobID, t time.Duration) int {
-		return cmpDur(x.specs[a].Submit, t+1) // after equal submits: file order
+		return cmp.Compare(x.specs[a].Submit, t+1) // after equal submits: file order
 	})
 	x.waiting = slices.Insert(x.waiting, i, id)
 	if x.cfg.Emulator != nil {
 		x.cfg.Emulator.submit(sp)
 	}
 	return id
-}
-
-func cmpDur(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // job is job id as submitted, with its profile.
@@ -922,7 +913,7 @@ func (t telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 	now := t.x.view.Now.Truncate(time.Second)
 	lo := now - time.Duration(n)*time.Second
 	i, _ := slices.BinarySearchFunc(s, lo+time.Second, func(x policies.Sample, t time.Duration) int {
-		return cmpDur(x.At.Truncate(time.Second), t)
+		return cmp.Compare(x.At.Truncate(time.Second), t)
 	})
 	for ; i < len(s) && s[i].At.Truncate(time.Second) <= now; i++ {
 		dst = append(dst, s[i])

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -138,9 +139,9 @@ func newGenerator(ref Reference, maxGPUs int) (*Generator, error) {
 		{0.5, ref.DurationP50S}, {0.95, ref.DurationP95S}, {1, maxDurationS}}
 	slices.SortFunc(ks, func(a, b knot) int {
 		if a.u != b.u {
-			return cmpFloat(a.u, b.u)
+			return cmp.Compare(a.u, b.u)
 		}
-		return cmpFloat(a.d, b.d)
+		return cmp.Compare(a.d, b.d)
 	})
 	for i, k := range ks {
 		if i > 0 && (k.d < ks[i-1].d || k.u == ks[i-1].u) {
@@ -162,16 +163,6 @@ func newGenerator(ref Reference, maxGPUs int) (*Generator, error) {
 		g.pBig = 1 - float64(ref.JobCount)/float64(ref.SourceJobs)
 	}
 	return g, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // normQuantile is the standard normal quantile function.

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestMapGeneratedLog(t *testing.T) {
 		byGPUs[job.GPUs] = append(byGPUs[job.GPUs], [2]float64{l.Jobs[i].Duration.Seconds(), w.SoloS})
 	}
 	for g, pairs := range byGPUs {
-		slices.SortFunc(pairs, func(a, b [2]float64) int { return cmpFloat(a[0], b[0]) })
+		slices.SortFunc(pairs, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 		for i := 1; i < len(pairs); i++ {
 			require.LessOrEqual(t, pairs[i-1][1], pairs[i][1], "monotone within %d GPUs", g)
 		}

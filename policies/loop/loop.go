@@ -218,17 +218,11 @@ func (s *Snapshot) check(v *policies.View) error {
 		if int(id) < 0 || int(id) >= len(v.Jobs) {
 			continue
 		}
-		j := &v.Jobs[id]
-		if j.State != policies.Running {
+		if v.Jobs[id].State != policies.Running {
 			continue
 		}
-		if len(j.On) != j.GPUs {
-			return fmt.Errorf("job %d runs on GPUs %v but needs %d", id, j.On, j.GPUs)
-		}
-		for _, h := range j.On {
-			if h < 0 || h >= len(v.GPUs) || !slices.Contains(v.GPUs[h].Jobs, id) {
-				return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
-			}
+		if err := checkHolds(v, id); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -281,13 +275,23 @@ func checkGPU(v *policies.View, g int) error {
 		if j.State != policies.Running || !slices.Contains(j.On, g) {
 			return fmt.Errorf("GPU %d lists job %d, which is %s on %v", g, id, j.State, j.On)
 		}
-		if len(j.On) != j.GPUs {
-			return fmt.Errorf("job %d runs on GPUs %v but needs %d", id, j.On, j.GPUs)
+		if err := checkHolds(v, id); err != nil {
+			return err
 		}
-		for _, h := range j.On {
-			if h < 0 || h >= len(v.GPUs) || !slices.Contains(v.GPUs[h].Jobs, id) {
-				return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
-			}
+	}
+	return nil
+}
+
+// checkHolds checks that running job id holds exactly the GPUs it needs and
+// that each of them lists it.
+func checkHolds(v *policies.View, id policies.JobID) error {
+	j := &v.Jobs[id]
+	if len(j.On) != j.GPUs {
+		return fmt.Errorf("job %d runs on GPUs %v but needs %d", id, j.On, j.GPUs)
+	}
+	for _, h := range j.On {
+		if h < 0 || h >= len(v.GPUs) || !slices.Contains(v.GPUs[h].Jobs, id) {
+			return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -631,7 +632,7 @@ func (d *dirData) timelineData() (Timeline, error) {
 		}
 		slices.SortStableFunc(steps, func(a, b step) int {
 			if a.t != b.t {
-				return cmpF(a.t, b.t)
+				return cmp.Compare(a.t, b.t)
 			}
 			return a.d - b.d // ends before starts at the same instant
 		})

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -531,9 +532,9 @@ func pareto(xy plotter.XYs) plotter.XYs {
 	s := slices.Clone(xy)
 	slices.SortFunc(s, func(a, b plotter.XY) int {
 		if a.X != b.X {
-			return cmpF(a.X, b.X)
+			return cmp.Compare(a.X, b.X)
 		}
-		return cmpF(b.Y, a.Y)
+		return cmp.Compare(b.Y, a.Y)
 	})
 	var out plotter.XYs
 	best := math.Inf(-1)
@@ -544,16 +545,6 @@ func pareto(xy plotter.XYs) plotter.XYs {
 		}
 	}
 	return out
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Timeline is one run's GPUs over time: per GPU the number of jobs on it,
