@@ -26,7 +26,7 @@ func (d dispatchSelective) Wants(e policies.Event) bool {
 
 // TestSelectiveDispatcherChangesNothing: the cluster dispatcher skips the
 // instants whose events could change neither its routing nor a server's
-// decision (cluster.Dispatcher.Wants); every output byte, event log
+// decision (dispatch.Dispatcher.Wants); every output byte, event log
 // included, is the same as when it decides at every instant with an event
 // (as it did before it was selective), under every policy, every dispatch strategy and on a cluster of two GPU
 // types, with jobs larger than a server (placed on whole servers), and

@@ -15,7 +15,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
-	"github.com/aegis-sched/aegis/policies/cluster"
+	"github.com/aegis-sched/aegis/policies/dispatch"
 	"github.com/aegis-sched/aegis/policies/exclusive"
 	"github.com/aegis-sched/aegis/policies/horus"
 	"github.com/aegis-sched/aegis/policies/loop"
@@ -142,7 +142,7 @@ type Run struct {
 	Jobs io.Writer
 	// Cluster, when not nil, runs the trace on a cluster instead of
 	// Server: its GPUs as one pool (server 0's first), one instance of the
-	// policy per server behind a cluster.Dispatcher (parameter dispatch).
+	// policy per server behind a dispatch.Dispatcher (parameter dispatch).
 	Cluster *models.Cluster
 }
 
@@ -166,7 +166,7 @@ type Outcome struct {
 func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	var (
 		p    policies.Policy
-		disp *cluster.Dispatcher
+		disp *dispatch.Dispatcher
 		err  error
 	)
 	if r.Cluster != nil {
@@ -332,8 +332,8 @@ func newMixedTruth(r Run) (*mixedTruth, error) {
 
 // route tells the dispatcher the cluster's types and where s lets each job
 // run.
-func (m *mixedTruth) route(d *cluster.Dispatcher, s *sim.Sim, c models.Cluster) error {
-	ts := cluster.Types{Server: c.ServerType, Pressure: m.pressure, Runs: s.TypeMask}
+func (m *mixedTruth) route(d *dispatch.Dispatcher, s *sim.Sim, c models.Cluster) error {
+	ts := dispatch.Types{Server: c.ServerType, Pressure: m.pressure, Runs: s.TypeMask}
 	if m.differ {
 		ts.Profile = s.ProfileOnType
 	}
@@ -385,13 +385,13 @@ func checkMixed(t *traces.Trace, c models.Cluster, cats []*models.Catalog) error
 
 // NewDispatcher builds a cluster dispatcher running policy name with
 // params on each of the cluster's servers; params may also hold the
-// dispatcher's own key, dispatch (cluster.ReadConfig).
-func NewDispatcher(name string, params map[string]string, c models.Cluster) (*cluster.Dispatcher, error) {
+// dispatcher's own key, dispatch (dispatch.ReadConfig).
+func NewDispatcher(name string, params map[string]string, c models.Cluster) (*dispatch.Dispatcher, error) {
 	cfg, rest, err := splitDispatch(params)
 	if err != nil {
 		return nil, err
 	}
-	return cluster.New(cfg, c.Servers, func() (policies.Policy, error) { return NewPolicy(name, rest) })
+	return dispatch.New(cfg, c.Servers, func() (policies.Policy, error) { return NewPolicy(name, rest) })
 }
 
 // WithoutDispatch returns params without the dispatcher's key when
@@ -407,11 +407,11 @@ func WithoutDispatch(params map[string]string, cluster bool) map[string]string {
 	return rest
 }
 
-// dispatchKeys are the dispatcher's own parameters (cluster.ReadConfig).
+// dispatchKeys are the dispatcher's own parameters (dispatch.ReadConfig).
 var dispatchKeys = []string{"dispatch", "route_depth"}
 
 // splitDispatch reads the dispatcher's parameters and returns the others.
-func splitDispatch(params map[string]string) (cluster.Config, map[string]string, error) {
+func splitDispatch(params map[string]string) (dispatch.Config, map[string]string, error) {
 	own := map[string]string{}
 	for _, k := range dispatchKeys {
 		if v, ok := params[k]; ok {
@@ -419,9 +419,9 @@ func splitDispatch(params map[string]string) (cluster.Config, map[string]string,
 		}
 	}
 	p := policies.NewParams(own)
-	cfg := cluster.ReadConfig(p)
+	cfg := dispatch.ReadConfig(p)
 	if err := p.Done("cluster"); err != nil {
-		return cluster.Config{}, nil, err
+		return dispatch.Config{}, nil, err
 	}
 	return cfg, WithoutDispatch(params, true), nil
 }
@@ -429,7 +429,7 @@ func splitDispatch(params map[string]string) (cluster.Config, map[string]string,
 // serverRecorder records the server(s) of each job's latest attempt and,
 // on a cluster of several GPU types, its GPU type.
 type serverRecorder struct {
-	d       *cluster.Dispatcher
+	d       *dispatch.Dispatcher
 	servers []string
 	// Several GPU types: each type's name, each GPU's type, each job's.
 	names  []string

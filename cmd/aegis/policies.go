@@ -11,7 +11,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/policies"
-	"github.com/aegis-sched/aegis/policies/cluster"
+	"github.com/aegis-sched/aegis/policies/dispatch"
 	"github.com/aegis-sched/aegis/sim"
 )
 
@@ -65,7 +65,7 @@ that reads the parameters. A variant that changes defaults shows them as
 					return err
 				}
 				p = policies.NewParams(nil)
-				cluster.ReadConfig(p)
+				dispatch.ReadConfig(p)
 				fmt.Fprintln(w, "\ncluster dispatcher (aegis simulate --cluster, with any policy's --set key=value):")
 				return writeParamDefs(w, p.Defs(), nil)
 			}

@@ -1,4 +1,4 @@
-// Package cluster is the cluster dispatcher: it runs one instance of a
+// Package dispatch is the cluster dispatcher: it runs one instance of a
 // per-server policy for each server of a cluster, gives each a View
 // restricted to its server's GPUs (numbered from 0), routes the pending jobs
 // among the servers, and places jobs larger than a server on whole idle
@@ -8,7 +8,7 @@
 // first; the dispatcher keeps every job inside one server unless it needs
 // more GPUs than the largest server has. In a cluster of several GPU types
 // (SetTypes) it routes each job only to servers of the types it may run on.
-package cluster
+package dispatch
 
 import (
 	"fmt"
@@ -171,19 +171,19 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 	switch cfg.Strategy {
 	case BestFit, FirstFit, LeastLoaded:
 	default:
-		return nil, fmt.Errorf("cluster: dispatch %q: want %s, %s or %s", cfg.Strategy, BestFit, FirstFit, LeastLoaded)
+		return nil, fmt.Errorf("dispatch: dispatch %q: want %s, %s or %s", cfg.Strategy, BestFit, FirstFit, LeastLoaded)
 	}
 	if cfg.Depth < 1 {
-		return nil, fmt.Errorf("cluster: route_depth %d: want at least 1", cfg.Depth)
+		return nil, fmt.Errorf("dispatch: route_depth %d: want at least 1", cfg.Depth)
 	}
 	if len(sizes) == 0 {
-		return nil, fmt.Errorf("cluster: no servers")
+		return nil, fmt.Errorf("dispatch: no servers")
 	}
 	d := &Dispatcher{strategy: cfg.Strategy, depth: cfg.Depth}
 	first := 0
 	for i, n := range sizes {
 		if n < 1 {
-			return nil, fmt.Errorf("cluster: server %d has %d GPUs", i, n)
+			return nil, fmt.Errorf("dispatch: server %d has %d GPUs", i, n)
 		}
 		p, err := build()
 		if err != nil {
@@ -211,15 +211,15 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 // first Schedule.
 func (d *Dispatcher) SetTypes(t Types) error {
 	if len(t.Server) != len(d.servers) {
-		return fmt.Errorf("cluster: the types of %d servers for %d servers", len(t.Server), len(d.servers))
+		return fmt.Errorf("dispatch: the types of %d servers for %d servers", len(t.Server), len(d.servers))
 	}
 	if t.Runs == nil {
-		return fmt.Errorf("cluster: types without Runs")
+		return fmt.Errorf("dispatch: types without Runs")
 	}
 	d.typeMax = make([]int, len(t.Pressure))
 	for i, k := range t.Server {
 		if k < 0 || k >= len(t.Pressure) || k >= 8 {
-			return fmt.Errorf("cluster: server %d: type %d of %d", i, k, len(t.Pressure))
+			return fmt.Errorf("dispatch: server %d: type %d of %d", i, k, len(t.Pressure))
 		}
 		d.typeMax[k] = max(d.typeMax[k], d.servers[i].n)
 	}
