@@ -20,7 +20,8 @@ import (
 func readBuildInfo() (*debug.BuildInfo, bool) { return debug.ReadBuildInfo() }
 
 // LabelColumns are the columns every combined CSV of a spec run starts with;
-// one column per swept parameter follows them.
+// one column per swept parameter follows them, and a tuple parameter's
+// component columns (PARAM.1 … PARAM.K) follow its own.
 var LabelColumns = []string{"spec", "trace", "config", "policy", "seed"}
 
 // NormalizedColumns are the metrics normalized.csv divides by the
@@ -78,7 +79,7 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		}
 		data[i] = d
 	}
-	labelHead := append(slices.Clone(LabelColumns), m.Sweep...)
+	labelHead := append(slices.Clone(LabelColumns), sweepHeader(m)...)
 	out := map[string][]byte{}
 	// cells.csv and jobs.csv
 	var cellsCSV, jobsCSV bytes.Buffer
@@ -196,7 +197,33 @@ func readCSVFile(path string) ([][]string, error) {
 	return recs, nil
 }
 
-// cellLabels are a cell's label column values.
+// sweepHeader names the combined CSVs' sweep columns: per swept parameter
+// its column, followed for a tuple parameter (Axis.Components) by one
+// column per component, PARAM.1 … PARAM.K (e.g. thresholds.1 for τ1).
+func sweepHeader(m *Meta) []string {
+	var h []string
+	for _, p := range m.Sweep {
+		h = append(h, p)
+		for k := range sweepComponents(m, p) {
+			h = append(h, p+"."+strconv.Itoa(k+1))
+		}
+	}
+	return h
+}
+
+// sweepComponents is the number of components of swept parameter p (0 for
+// a plain value).
+func sweepComponents(m *Meta, p string) int {
+	for i := range m.Spec.Sweep {
+		if m.Spec.Sweep[i].Param == p {
+			return m.Spec.Sweep[i].Components()
+		}
+	}
+	return 0
+}
+
+// cellLabels are a cell's label column values (LabelColumns, then
+// sweepHeader's).
 func cellLabels(m *Meta, c Cell) []string {
 	l := []string{m.Spec.Name, c.Trace, c.Config, c.Policy, strconv.FormatUint(c.Seed, 10)}
 	for _, p := range m.Sweep {
@@ -207,6 +234,15 @@ func cellLabels(m *Meta, c Cell) []string {
 			}
 		}
 		l = append(l, v)
+		n := sweepComponents(m, p)
+		parts := strings.Split(v, ",")
+		for k := range n {
+			if v == "" || len(parts) != n {
+				l = append(l, "") // the config does not sweep
+				continue
+			}
+			l = append(l, strings.TrimSpace(parts[k]))
+		}
 	}
 	return l
 }
@@ -344,6 +380,13 @@ func writeNormalized(labelHead []string, rows []normRow) []byte {
 
 // buildTable lays out the spec's table.
 func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, error) {
+	// The table shows each swept parameter's whole value.
+	var sweepAt []int
+	for k, h := range sweepHeader(m) {
+		if slices.Contains(m.Sweep, h) {
+			sweepAt = append(sweepAt, len(LabelColumns)+k)
+		}
+	}
 	sweepCols := func() []results.Column {
 		var cs []results.Column
 		for _, p := range m.Sweep {
@@ -353,8 +396,8 @@ func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, erro
 	}
 	pointCells := func(labels []string) []results.Cell {
 		var cs []results.Cell
-		for k := range m.Sweep {
-			cs = append(cs, results.Cell{Text: labels[len(LabelColumns)+k]})
+		for _, i := range sweepAt {
+			cs = append(cs, results.Cell{Text: labels[i]})
 		}
 		return cs
 	}

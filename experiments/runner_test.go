@@ -76,7 +76,7 @@ func TestRunSpecSameBytesAnyJobs(t *testing.T) {
 	fa, fb := files(t, a), files(t, b)
 	require.Equal(t, fa, fb)
 	for _, f := range []string{"run.json", "cells.csv", "jobs.csv", "normalized.csv", "table.md", "table.csv", "table.tex",
-		"cells/philly-8-s1.AEGIS.p1.s2/events.jsonl", "cells/venus-8-s2.Exclusive.s1/cell.json"} {
+		"cells/philly-8-s1.AEGIS.hold=30s.s2/events.jsonl", "cells/venus-8-s2.Exclusive.s1/cell.json"} {
 		require.Contains(t, fa, f)
 	}
 	// Every combined row carries its cell's labels.
@@ -95,7 +95,7 @@ func TestRunSpecSkipsDoneCells(t *testing.T) {
 	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	// A tampered cell shows that a rerun skips it...
-	sum := filepath.Join(dir, "cells", "philly-8-s1.AEGIS.p0.s1", "summary.csv")
+	sum := filepath.Join(dir, "cells", "philly-8-s1.AEGIS.hold=10s.s1", "summary.csv")
 	orig, err := os.ReadFile(sum)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(sum, []byte(strings.Replace(string(orig), "\n", "\n9", 1)), 0o644))
@@ -106,7 +106,7 @@ func TestRunSpecSkipsDoneCells(t *testing.T) {
 	b, _ := os.ReadFile(sum)
 	require.NotEqual(t, string(orig), string(b))
 	// ...a cell without cell.json (never finished) is run again...
-	require.NoError(t, os.Remove(filepath.Join(dir, "cells", "venus-8-s2.AEGIS.p1.s2", CellFile)))
+	require.NoError(t, os.Remove(filepath.Join(dir, "cells", "venus-8-s2.AEGIS.hold=30s.s2", CellFile)))
 	rep, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Ran)

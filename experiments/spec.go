@@ -701,6 +701,28 @@ func (ax *Axis) size() int {
 	return n
 }
 
+// Components is the number of components of a tuple axis, whose values
+// are comma-separated lists of equal length (e.g. thresholds τ1,τ2,τ3):
+// the number of Product's lists, or of every value's parts; 0 for an axis
+// of plain values. The combined CSVs give each component its own column.
+func (ax *Axis) Components() int {
+	if len(ax.Product) > 0 {
+		if len(ax.Product) < 2 {
+			return 0
+		}
+		return len(ax.Product)
+	}
+	n := 0
+	for i, v := range ax.Values {
+		k := strings.Count(v, ",") + 1
+		if k < 2 || i > 0 && k != n {
+			return 0
+		}
+		n = k
+	}
+	return n
+}
+
 // values lists an axis's values: Values, or Product's combinations joined
 // with commas (the last component varying fastest).
 func (ax *Axis) values() []string {
@@ -812,11 +834,7 @@ func (s *Spec) Cells() []Cell {
 			}
 			for pi, pt := range pts {
 				for _, seed := range s.Seeds {
-					id := cellDir(ts.Name) + "." + cellDir(c.Label)
-					if pt != nil {
-						id += ".p" + strconv.Itoa(pi)
-					}
-					id += ".s" + strconv.FormatUint(seed, 10)
+					id := cellDir(ts.Name) + "." + cellDir(c.Label) + pointDir(pt, pi) + ".s" + strconv.FormatUint(seed, 10)
 					cells = append(cells, Cell{Index: len(cells), ID: id, Trace: ts.Name, Config: c.Label,
 						Policy: c.Policy, Point: pt, Seed: seed, trace: ti, config: ci, point: pi})
 				}
@@ -836,14 +854,40 @@ func (s *Spec) Cells() []Cell {
 }
 
 // cellDir makes a label safe as part of a file name.
-func cellDir(label string) string {
-	b := []byte(label)
+func cellDir(label string) string { return safeName(label, "-_") }
+
+// safeName replaces every byte of s but ASCII letters, digits and the
+// bytes of also by '_'.
+func safeName(s, also string) string {
+	b := []byte(s)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(also, c) >= 0) {
 			b[i] = '_'
 		}
 	}
 	return string(b)
+}
+
+// maxPointDir bounds the sweep point's part of a cell directory's name.
+const maxPointDir = 120
+
+// pointDir is the sweep point's part of a cell directory's name: "" for no
+// point, else "." and the point's settings by value, joined by '+' (e.g.
+// ".hold=10s+thresholds=0.5,0.35,0.5"), made file-safe; ".pI" (I the
+// point's index) when that would be too long for a file name.
+func pointDir(pt Point, i int) string {
+	if pt == nil {
+		return ""
+	}
+	var parts []string
+	for _, kv := range pt {
+		parts = append(parts, kv.Param+"="+kv.Value)
+	}
+	s := safeName(strings.Join(parts, "+"), "-_.,=+")
+	if len(s) > maxPointDir {
+		return ".p" + strconv.Itoa(i)
+	}
+	return "." + s
 }
 
 // cellRun builds the run of config ci at sweep point pt (trace and seed

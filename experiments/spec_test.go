@@ -50,8 +50,8 @@ func TestParseSpecCells(t *testing.T) {
 	// Per trace: Exclusive once per seed (2), AEGIS at 4 points × 2 seeds.
 	require.Len(t, cells, 2*(2+8))
 	require.Equal(t, "demo.Exclusive.s1", cells[0].ID)
-	require.Equal(t, "demo.AEGIS.p0.s1", cells[2].ID)
-	require.Equal(t, "venus-12-s3.AEGIS.p3.s2", cells[len(cells)-1].ID)
+	require.Equal(t, "demo.AEGIS.hold=10s+thresholds=0.6,0.35,0.5.s1", cells[2].ID)
+	require.Equal(t, "venus-12-s3.AEGIS.hold=30s+thresholds=0.7,0.35,0.5.s2", cells[len(cells)-1].ID)
 	r, err := s.cellRun(cells[2].config, cells[2].Point)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"memory": "peakmem", "hold": "10s", "thresholds": "0.6,0.35,0.5"}, r.Params)

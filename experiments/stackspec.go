@@ -170,11 +170,7 @@ func (s *Spec) stackCells() []Cell {
 	for qi, q := range s.seqs {
 		for pi, pt := range s.Points() {
 			for _, seed := range s.Seeds {
-				id := cellDir(q.Name)
-				if pt != nil {
-					id += ".p" + strconv.Itoa(pi)
-				}
-				id += ".s" + strconv.FormatUint(seed, 10)
+				id := cellDir(q.Name) + pointDir(pt, pi) + ".s" + strconv.FormatUint(seed, 10)
 				cells = append(cells, Cell{Index: len(cells), ID: id, Trace: q.Name, Config: "stacking", Policy: "aegis",
 					Point: pt, Seed: seed, trace: qi, point: pi})
 			}

@@ -167,14 +167,36 @@ func sweepColumns(t *runfiles.Table, firstMetric []string) []string {
 	return cols
 }
 
+// component reports whether sweep column c is a component of a tuple
+// parameter's column (PARAM.K, K a number, beside a PARAM column).
+func component(c string, sweep []string) bool {
+	p, k, ok := cutLast(c, ".")
+	if !ok || !slices.Contains(sweep, p) {
+		return false
+	}
+	_, err := strconv.Atoi(k)
+	return err == nil
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
 // seriesName names row i's configuration: its config label (or policy),
-// plus the swept parameters' values (those it has).
+// plus the swept parameters' values (those it has; a tuple parameter's
+// whole value, not its components).
 func seriesName(t *runfiles.Table, i int, sweep []string) string {
 	name := t.String(i, "config")
 	if name == "" {
 		name = t.String(i, "policy")
 	}
 	for _, c := range sweep {
+		if component(c, sweep) {
+			continue
+		}
 		if v := t.String(i, c); v != "" { // empty: the config does not sweep
 			name = strings.TrimSpace(name + " " + c + "=" + v)
 		}

@@ -288,6 +288,14 @@ func TestSeriesNames(t *testing.T) {
 	}
 	require.Equal(t, []string{"Exclusive", "AEGIS hold=30s window=20", "horus"}, names)
 	require.Equal(t, "Exclusive", baseline(tb, sweep))
+
+	// A tuple parameter's components (thresholds.1, ...) stay out of names.
+	in = "spec,trace,config,policy,seed,thresholds,thresholds.1,thresholds.2,truth.noise,makespan_s\n" +
+		"s,philly,AEGIS,aegis,1,\"0.5,0.35\",0.5,0.35,1,0.7\n"
+	tb, err = runfiles.ParseTable("cells.csv", strings.NewReader(in))
+	require.NoError(t, err)
+	sweep = sweepColumns(tb, results.SummaryColumns)
+	require.Equal(t, "AEGIS thresholds=0.5,0.35 truth.noise=1", seriesName(tb, 0, sweep))
 }
 
 // BenchmarkDrawDir draws every figure of the test spec directory as SVG.
