@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/plots"
@@ -72,7 +72,7 @@ func (r *runs) get(t *testing.T, trace string, c config) results.Summary {
 		k, v, _ := strings.Cut(kv, "=")
 		params[k] = v
 	}
-	o, err := experiments.Simulate(experiments.Run{Trace: tr, Server: srv, Policy: c.policy, Params: params, Seed: seed}, nil)
+	o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: c.policy, Params: params, Seed: seed}, nil)
 	require.NoError(t, err)
 	r.mu.Lock()
 	r.out[key] = &o.Summary
@@ -226,7 +226,7 @@ func TestDocsFigure(t *testing.T) {
 	require.NoError(t, err)
 	tel, err := os.Create(filepath.Join(dir, "telemetry.csv"))
 	require.NoError(t, err)
-	_, err = experiments.Simulate(experiments.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: seed, Telemetry: tel}, ev)
+	_, err = assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: seed, Telemetry: tel}, ev)
 	require.NoError(t, err)
 	require.NoError(t, ev.Close())
 	require.NoError(t, tel.Close())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/loop"
@@ -20,7 +21,7 @@ func summary(t *testing.T, trace string, params map[string]string) results.Summa
 	require.NoError(t, err)
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
-	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: "aegis", Params: params, Seed: 42}, nil)
+	o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: params, Seed: 42}, nil)
 	require.NoError(t, err)
 	require.Equal(t, len(tr.Jobs), o.Summary.Finished, "every job finishes")
 	return o.Summary
@@ -103,7 +104,7 @@ func TestReadingTelemetryChangesNothing(t *testing.T) {
 			Truth: sim.DefaultTruth(), Seed: 5}, specs)
 		require.NoError(t, err)
 		var p policies.Policy
-		p, err = NewPolicy("aegis", nil)
+		p, err = assemble.NewPolicy("aegis", nil)
 		require.NoError(t, err)
 		if probe {
 			p = prober{p}
@@ -132,7 +133,7 @@ func TestPeakMemWithPeakJitter(t *testing.T) {
 	require.NoError(t, err)
 	failed := 0
 	for seed := uint64(1); seed <= 6; seed++ {
-		o, err := Simulate(Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"memory": "peakmem"},
+		o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"memory": "peakmem"},
 			Seed: seed, Truth: &truth}, nil)
 		require.NoError(t, err)
 		require.Equal(t, o.Summary.FailedAttempts, o.Summary.RecoveredAttempts, "seed %d", seed)

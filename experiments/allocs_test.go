@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -20,7 +21,7 @@ func TestAllocationsPerEvent(t *testing.T) {
 	run := func(n int) (allocs float64, events int) {
 		tr := likeTrace(t, "saturn", n, 1)
 		allocs = testing.AllocsPerRun(1, func() {
-			o, err := Simulate(Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1}, io.Discard)
+			o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1}, io.Discard)
 			require.NoError(t, err)
 			events = o.Events
 		})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/traces"
@@ -34,19 +35,19 @@ func benchRun(b *testing.B, tr *traces.Trace, srv string, policy string, sets ..
 	require.NoError(b, err)
 	params, err := policies.ParseSets(sets)
 	require.NoError(b, err)
-	benchSim(b, Run{Trace: tr, Server: s, Policy: policy, Params: params, Seed: 1})
+	benchSim(b, assemble.Run{Trace: tr, Server: s, Policy: policy, Params: params, Seed: 1})
 }
 
 // benchSim simulates r at each iteration and reports events per second
 // (wall), events per run, CPU time per run (cpu-ns/op: user + system time
 // of the whole process, less sensitive than ns/op to other programs
 // sharing the cores) and events per CPU second.
-func benchSim(b *testing.B, r Run) {
+func benchSim(b *testing.B, r assemble.Run) {
 	events, runs := 0, 0
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		o, err := Simulate(r, io.Discard)
+		o, err := assemble.Simulate(r, io.Discard)
 		require.NoError(b, err)
 		events += o.Events
 		runs++
@@ -156,7 +157,7 @@ func BenchmarkMillion(b *testing.B) {
 		{"cluster/a100-40gb:8x125", "", "a100-40gb:8x125"},
 	} {
 		b.Run(c.name+"/aegis", func(b *testing.B) {
-			r := Run{Trace: tr, Policy: "aegis", Seed: 1, Jobs: io.Discard}
+			r := assemble.Run{Trace: tr, Policy: "aegis", Seed: 1, Jobs: io.Discard}
 			if c.cluster != "" {
 				cl, err := models.ParseCluster(c.cluster)
 				require.NoError(b, err)
@@ -171,5 +172,29 @@ func BenchmarkMillion(b *testing.B) {
 				b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
 			}
 		})
+	}
+}
+
+// BenchmarkSimulate runs each policy on the demo trace (an overloaded
+// worst case: the head job waits most of the run, so collocating policies
+// decide every second) and on the Philly paper trace.
+func BenchmarkSimulate(b *testing.B) {
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(b, err)
+	for _, name := range []string{"demo", "philly"} {
+		tr, err := traces.Load(name)
+		require.NoError(b, err)
+		for _, policy := range assemble.PolicyNames() {
+			b.Run(name+"/"+policy, func(b *testing.B) {
+				events := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: policy, Seed: 1}, io.Discard)
+					require.NoError(b, err)
+					events += o.Events
+				}
+				b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
 	}
 }

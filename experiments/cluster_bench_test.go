@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -66,5 +67,5 @@ func BenchmarkClusterSmall(b *testing.B) {
 
 // benchCluster simulates tr on cluster c under policy (benchSim).
 func benchCluster(b *testing.B, tr *traces.Trace, c *models.Cluster, policy string) {
-	benchSim(b, Run{Trace: tr, Cluster: c, Policy: policy, Params: map[string]string{}, Seed: 1})
+	benchSim(b, assemble.Run{Trace: tr, Cluster: c, Policy: policy, Params: map[string]string{}, Seed: 1})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 )
@@ -49,12 +50,12 @@ func TestSelectiveDispatcherChangesNothing(t *testing.T) {
 		tr := clusterTrace(t, c.jobs, c.seed)
 		cl, err := models.ParseCluster(c.cluster)
 		require.NoError(t, err)
-		for _, policy := range PolicyNames() {
+		for _, policy := range assemble.PolicyNames() {
 			t.Run(fmt.Sprint(c.cluster, "/", c.dispatch, "/", c.jobs, "jobs/", policy), func(t *testing.T) {
 				var every, some *counting
 				run := func(wrap func(policies.Policy) policies.Policy) map[string][]byte {
 					var ev bytes.Buffer
-					o, err := Simulate(Run{Trace: tr, Cluster: &cl, Policy: policy, Seed: 1,
+					o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &cl, Policy: policy, Seed: 1,
 						Params: map[string]string{"dispatch": c.dispatch}, Wrap: wrap}, &ev)
 					require.NoError(t, err)
 					files, err := o.Files(ev.Bytes())

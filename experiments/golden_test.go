@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
@@ -64,7 +65,7 @@ func runFiles(t testing.TB, trace, policy string, params map[string]string, seed
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var ev, jb, sm, df bytes.Buffer
-	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &ev)
+	o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &ev)
 	require.NoError(t, err)
 	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
 	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))

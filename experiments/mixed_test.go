@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -66,7 +67,7 @@ func TestMixedClusterRouting(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, c.Mixed())
 			tr := &traces.Trace{Name: "t", Jobs: tc.jobs}
-			for _, policy := range PolicyNames() {
+			for _, policy := range assemble.PolicyNames() {
 				for _, dispatch := range []string{"bestfit", "firstfit", "leastloaded"} {
 					params := map[string]string{"dispatch": dispatch}
 					if policy == "aegis" {
@@ -74,7 +75,7 @@ func TestMixedClusterRouting(t *testing.T) {
 							params[k] = v
 						}
 					}
-					o, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: policy, Params: params, Seed: 1}, nil)
+					o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Params: params, Seed: 1}, nil)
 					require.NoError(t, err, "%s %s", policy, dispatch)
 					require.Equal(t, len(tr.Jobs), o.Summary.Finished, "%s %s", policy, dispatch)
 					for i := range tr.Jobs {
@@ -103,7 +104,7 @@ func TestMixedClusterSoloTimes(t *testing.T) {
 	require.NoError(t, err)
 	tr := &traces.Trace{Name: "t", Jobs: []traces.Job{{ID: "0", Workload: w, GPUs: 1}, {ID: "1", Workload: w, GPUs: 1},
 		{ID: "2", Workload: w, GPUs: 1, SoloS: 100, Submit: 2000 * time.Second}}}
-	o, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: "exclusive", Params: map[string]string{"dispatch": "firstfit"}, Seed: 1}, nil)
+	o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "exclusive", Params: map[string]string{"dispatch": "firstfit"}, Seed: 1}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"0", "1", "0"}, o.Servers)
 	require.Equal(t, []string{"legacy-11gb", "a100-40gb", "legacy-11gb"}, o.GPUTypes)
@@ -129,7 +130,7 @@ func TestMixedClusterSameBytes(t *testing.T) {
 	var first map[string][]byte
 	for range 2 {
 		var ev bytes.Buffer
-		o, err := Simulate(Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4}, &ev)
+		o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4}, &ev)
 		require.NoError(t, err)
 		f, err := o.Files(ev.Bytes())
 		require.NoError(t, err)
@@ -141,7 +142,7 @@ func TestMixedClusterSameBytes(t *testing.T) {
 	}
 	// Streamed, jobs.csv is the same with its server and gpu_type columns.
 	var jobs bytes.Buffer
-	_, err = Simulate(Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4, Jobs: &jobs}, nil)
+	_, err = assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4, Jobs: &jobs}, nil)
 	require.NoError(t, err)
 	require.Equal(t, string(first["jobs.csv"]), jobs.String())
 	require.Contains(t, jobs.String(), ",server,gpu_type\n")
@@ -169,7 +170,7 @@ func TestMixedClusterErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := models.ParseCluster(tc.cluster)
 			require.NoError(t, err)
-			_, err = Simulate(Run{Trace: tc.trace, Cluster: &c, Policy: tc.policy, Seed: 1}, nil)
+			_, err = assemble.Simulate(assemble.Run{Trace: tc.trace, Cluster: &c, Policy: tc.policy, Seed: 1}, nil)
 			require.ErrorContains(t, err, tc.err)
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/policies/colloc"
@@ -36,7 +37,7 @@ func (d PlacementDecision) Differs() bool {
 // can give different runs: only where a decision has more eligible GPUs
 // than the job needs and their rankings disagree. The run's event log goes
 // to events when it is not nil (watching changes nothing in the run).
-func PlacementDecisions(r Run, events io.Writer) ([]PlacementDecision, error) {
+func PlacementDecisions(r assemble.Run, events io.Writer) ([]PlacementDecision, error) {
 	if r.Policy != "aegis" {
 		return nil, fmt.Errorf("placement decisions: policy %s: want aegis", r.Policy)
 	}
@@ -53,7 +54,7 @@ func PlacementDecisions(r Run, events io.Writer) ([]PlacementDecision, error) {
 	r.Wrap = func(p policies.Policy) policies.Policy {
 		return &placementProbe{Policy: p, mu: mu, out: &out}
 	}
-	if _, err := Simulate(r, events); err != nil {
+	if _, err := assemble.Simulate(r, events); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/plots"
@@ -285,7 +286,7 @@ func (s *Spec) runCell(dir string, c Cell) error {
 	if s.Telemetry {
 		r.Telemetry = &tel
 	}
-	o, err := Simulate(r, &events)
+	o, err := assemble.Simulate(r, &events)
 	if err != nil {
 		return err
 	}
@@ -304,20 +305,6 @@ func (s *Spec) runCell(dir string, c Cell) error {
 	}
 	files[CellFile] = append(b, '\n')
 	return writeDirAtomic(filepath.Join(dir, c.ID), files)
-}
-
-// Files returns a run's output files by name: jobs.csv, summary.csv,
-// deferrals.csv and, given the event log's bytes, events.jsonl.
-func (o *Outcome) Files(events []byte) (map[string][]byte, error) {
-	files, err := results.RunFiles(o.Jobs, o.Servers, o.Summary, events)
-	if err != nil || o.GPUTypes == nil {
-		return files, err
-	}
-	var b bytes.Buffer
-	err = results.WriteJobsCSVWith(&b, o.Jobs, results.ExtraColumn{Name: "server", Values: o.Servers},
-		results.ExtraColumn{Name: "gpu_type", Values: o.GPUTypes})
-	files["jobs.csv"] = b.Bytes()
-	return files, err
 }
 
 // writeDirAtomic writes a cell's files into dir all or nothing

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/traces"
@@ -48,7 +49,7 @@ func TestSelectiveCollocChangesNothing(t *testing.T) {
 			var every, some *counting
 			run := func(wrap func(policies.Policy) policies.Policy) map[string][]byte {
 				var ev bytes.Buffer
-				o, err := Simulate(Run{Trace: tr, Server: srv, Policy: c.policy, Params: params, Seed: 1, Wrap: wrap}, &ev)
+				o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: c.policy, Params: params, Seed: 1, Wrap: wrap}, &ev)
 				require.NoError(t, err)
 				files, err := o.Files(ev.Bytes())
 				require.NoError(t, err)

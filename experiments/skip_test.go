@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/traces"
@@ -60,7 +61,7 @@ func events(t *testing.T, trace, policy string, params map[string]string) int {
 	require.NoError(t, err)
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
-	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: 3}, io.Discard)
+	o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: 3}, io.Discard)
 	require.NoError(t, err)
 	return o.Events
 }

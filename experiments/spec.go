@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/plots"
@@ -368,10 +369,10 @@ func (s *Spec) check(root *yaml.Node) error {
 		}
 		labels[c.Label] = i
 		if c.Policy == "" {
-			return a.errf([]any{"configs", i, "policy"}, "missing: one of %s", strings.Join(PolicyNames(), ", "))
+			return a.errf([]any{"configs", i, "policy"}, "missing: one of %s", strings.Join(assemble.PolicyNames(), ", "))
 		}
-		if !slices.Contains(PolicyNames(), c.Policy) {
-			return a.errf([]any{"configs", i, "policy"}, "unknown policy %q (known: %s)", c.Policy, strings.Join(PolicyNames(), ", "))
+		if !slices.Contains(assemble.PolicyNames(), c.Policy) {
+			return a.errf([]any{"configs", i, "policy"}, "unknown policy %q (known: %s)", c.Policy, strings.Join(assemble.PolicyNames(), ", "))
 		}
 		mf, err := s.loadModel(a, i)
 		if err != nil {
@@ -501,17 +502,7 @@ func (s *Spec) serverKey() string {
 // checkTrace checks trace t against the spec's server or cluster (cat: the
 // server's or the cluster's first type's catalog).
 func (s *Spec) checkTrace(t *traces.Trace, cat *models.Catalog) error {
-	switch {
-	case s.cluster == nil:
-		return Check(t, s.server, cat)
-	case s.cluster.Mixed():
-		m, err := newMixedTruth(Run{Cluster: s.cluster})
-		if err != nil {
-			return err
-		}
-		return checkMixed(t, *s.cluster, m.cats)
-	}
-	return check(t, s.server, cat, true)
+	return assemble.CheckOn(t, s.server, s.cluster, cat)
 }
 
 func isYAMLFile(name string) bool {
@@ -892,7 +883,7 @@ func pointDir(pt Point, i int) string {
 
 // cellRun builds the run of config ci at sweep point pt (trace and seed
 // left to the caller), checking the policy's parameters on the server.
-func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
+func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) {
 	c := &s.Configs[ci]
 	params := map[string]string{}
 	truth := map[string]string{}
@@ -908,7 +899,7 @@ func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
 	if c.NWayExponent != nil {
 		var err error
 		if inter, err = withExponent(inter, *c.NWayExponent); err != nil {
-			return Run{}, err
+			return assemble.Run{}, err
 		}
 	}
 	for _, kv := range pt {
@@ -919,40 +910,40 @@ func (s *Spec) cellRun(ci int, pt Point) (Run, error) {
 			ownModel = true
 			rho, err := strconv.ParseFloat(kv.Value, 64)
 			if err != nil {
-				return Run{}, fmt.Errorf("%s=%q: not a number", kv.Param, kv.Value)
+				return assemble.Run{}, fmt.Errorf("%s=%q: not a number", kv.Param, kv.Value)
 			}
 			if inter, err = withExponent(inter, rho); err != nil {
-				return Run{}, fmt.Errorf("%s: %w", kv.Param, err)
+				return assemble.Run{}, fmt.Errorf("%s: %w", kv.Param, err)
 			}
 		default:
 			params[kv.Param] = kv.Value
 		}
 	}
 	if s.cluster != nil {
-		if _, err := NewDispatcher(c.Policy, params, *s.cluster); err != nil {
-			return Run{}, err
+		if _, err := assemble.NewDispatcher(c.Policy, params, *s.cluster); err != nil {
+			return assemble.Run{}, err
 		}
-		if err := CheckClusterPolicy(c.Policy, WithoutDispatch(params, true), *s.cluster); err != nil {
-			return Run{}, err
+		if err := assemble.CheckClusterPolicy(c.Policy, assemble.WithoutDispatch(params, true), *s.cluster); err != nil {
+			return assemble.Run{}, err
 		}
 		if s.cluster.Mixed() && c.Model == "" && !ownModel {
 			inter = nil // each GPU type's own model
 		}
-	} else if err := CheckPolicy(c.Policy, params, s.server); err != nil {
-		return Run{}, err
+	} else if err := assemble.CheckPolicy(c.Policy, params, s.server); err != nil {
+		return assemble.Run{}, err
 	}
 	tr, err := sim.ParseTruth(truth)
 	if err != nil {
-		return Run{}, err
+		return assemble.Run{}, err
 	}
 	if s.cluster != nil {
 		for _, t := range s.cluster.Types {
 			if err := tr.Check(models.Server{Type: t, GPUs: 1}); err != nil {
-				return Run{}, err
+				return assemble.Run{}, err
 			}
 		}
 	}
-	return Run{Server: s.server, Cluster: s.cluster, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
+	return assemble.Run{Server: s.server, Cluster: s.cluster, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
 }
 
 // truthSettings are a cell's truth settings as given (config, then sweep).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/traces"
@@ -28,14 +29,14 @@ func TestStreamedJobsCSV(t *testing.T) {
 		cluster *models.Cluster
 	}{{"server/aegis", "aegis", nil}, {"server/exclusive", "exclusive", nil}, {"cluster/lucid", "lucid", &cl}} {
 		t.Run(c.name, func(t *testing.T) {
-			r := Run{Trace: tr, Server: srv, Policy: c.policy, Seed: 3, Cluster: c.cluster}
+			r := assemble.Run{Trace: tr, Server: srv, Policy: c.policy, Seed: 3, Cluster: c.cluster}
 			var ev1, ev2, jobs bytes.Buffer
-			held, err := Simulate(r, &ev1)
+			held, err := assemble.Simulate(r, &ev1)
 			require.NoError(t, err)
 			files, err := held.Files(ev1.Bytes())
 			require.NoError(t, err)
 			r.Jobs = &jobs
-			streamed, err := Simulate(r, &ev2)
+			streamed, err := assemble.Simulate(r, &ev2)
 			require.NoError(t, err)
 			require.Equal(t, string(files["jobs.csv"]), jobs.String())
 			require.Equal(t, held.Summary, streamed.Summary)
@@ -83,7 +84,7 @@ func TestSelectiveExclusiveChangesNothing(t *testing.T) {
 			var every, some *counting
 			run := func(wrap func(policies.Policy) policies.Policy) (map[string][]byte, int) {
 				var ev bytes.Buffer
-				o, err := Simulate(Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap}, &ev)
+				o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap}, &ev)
 				require.NoError(t, err)
 				files, err := o.Files(ev.Bytes())
 				require.NoError(t, err)

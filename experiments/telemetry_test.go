@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/loop"
@@ -44,11 +45,11 @@ func telemetryRun(t *testing.T, telemetry bool) (out [4]string) {
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var ev, tel, jb, sm bytes.Buffer
-	r := Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 3}
+	r := assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 3}
 	if telemetry {
 		r.Telemetry = &tel
 	}
-	o, err := Simulate(r, &ev)
+	o, err := assemble.Simulate(r, &ev)
 	require.NoError(t, err)
 	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
 	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))
@@ -92,7 +93,7 @@ func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: models.DefaultInterference(),
 		Truth: sim.DefaultTruth(), Seed: 3, Samples: tw.Sample}, specs)
 	require.NoError(t, err)
-	p, err := NewPolicy("aegis", nil)
+	p, err := assemble.NewPolicy("aegis", nil)
 	require.NoError(t, err)
 	rec := seen{Policy: p, got: map[[2]int64]policies.Sample{}}
 	require.NoError(t, loop.Run(s, rec, results.NewCollector(s.Jobs())))
@@ -129,11 +130,11 @@ func BenchmarkTelemetry(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				r := Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 42}
+				r := assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 42}
 				if on {
 					r.Telemetry = io.Discard
 				}
-				if _, err := Simulate(r, nil); err != nil {
+				if _, err := assemble.Simulate(r, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/aegis-sched/aegis/executor"
 	"github.com/aegis-sched/aegis/executor/gpu"
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
@@ -103,7 +103,7 @@ See docs/executor.md.`,
 	fl := c.Flags()
 	fl.StringVar(&f.trace, "trace", "", "built-in trace name, CSV file, or - for job lines on standard input")
 	fl.StringVar(&f.workloads, "workloads", "", "workloads YAML: the command of each workload id (not with --emulate)")
-	fl.StringVar(&f.policy, "policy", "aegis", fmt.Sprintf("scheduling policy %v", experiments.PolicyNames()))
+	fl.StringVar(&f.policy, "policy", "aegis", fmt.Sprintf("scheduling policy %v", assemble.PolicyNames()))
 	fl.StringArrayVar(&f.sets, "set", nil, "policy parameter key=value (repeatable)")
 	fl.StringVar(&f.gpus, "gpus", "", "GPU indices to use, e.g. 0,1,2 (default all)")
 	fl.StringVar(&f.gpuType, "gpu-type", "a100-40gb", "GPU type whose workload catalog gives the profiles policies see (real GPUs)")
@@ -132,7 +132,7 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
-	p, err := experiments.NewPolicy(f.policy, params)
+	p, err := assemble.NewPolicy(f.policy, params)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -241,7 +241,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 			s.cfg.Source.Close()
 			return err
 		}
-	} else if err := experiments.CheckPolicy(f.policy, mustSets(f.sets), mustServer(f.emulate)); err != nil {
+	} else if err := assemble.CheckPolicy(f.policy, mustSets(f.sets), mustServer(f.emulate)); err != nil {
 		return usageError{err}
 	}
 	name := "standard input"
@@ -252,7 +252,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 		if err != nil {
 			return err
 		}
-		if err := experiments.Check(tr, models.Server{Type: models.GPUType{Name: "this run's"}, GPUs: 1 << 20}, s.cfg.Catalog); err != nil {
+		if err := assemble.Check(tr, models.Server{Type: models.GPUType{Name: "this run's"}, GPUs: 1 << 20}, s.cfg.Catalog); err != nil {
 			return err
 		}
 		for _, j := range tr.Jobs {

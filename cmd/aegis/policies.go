@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/dispatch"
 	"github.com/aegis-sched/aegis/sim"
@@ -32,7 +32,7 @@ that reads the parameters. A variant that changes defaults shows them as
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			names := experiments.PolicyNames()
+			names := assemble.PolicyNames()
 			if len(args) == 1 {
 				if !slices.Contains(names, args[0]) {
 					return usageError{fmt.Errorf("unknown policy %q (known: %s)", args[0], strings.Join(names, ", "))}
@@ -41,7 +41,7 @@ that reads the parameters. A variant that changes defaults shows them as
 			}
 			w := c.OutOrStdout()
 			for _, n := range names {
-				defs, err := experiments.PolicyParams(n, nil)
+				defs, err := assemble.PolicyParams(n, nil)
 				if err != nil {
 					return err
 				}
@@ -49,7 +49,7 @@ that reads the parameters. A variant that changes defaults shows them as
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "%s: %s\n", n, experiments.PolicySummary(n))
+				fmt.Fprintf(w, "%s: %s\n", n, assemble.PolicySummary(n))
 				if err := writeParamDefs(w, defs, variants); err != nil {
 					return err
 				}
@@ -87,7 +87,7 @@ func variantDefaults(policy string, defs []policies.ParamDef) (map[string][]stri
 		if v == defs[i].Default {
 			continue
 		}
-		other, err := experiments.PolicyParams(policy, map[string]string{"variant": v})
+		other, err := assemble.PolicyParams(policy, map[string]string{"variant": v})
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 )
 
 // aegis policies lists each policy's parameters from the code that reads
@@ -17,18 +17,18 @@ import (
 func TestPoliciesListsParameters(t *testing.T) {
 	code, out, errs := aegis("policies")
 	require.Equal(t, 0, code, errs)
-	for _, name := range experiments.PolicyNames() {
-		require.Contains(t, out, name+": "+experiments.PolicySummary(name))
-		defs, err := experiments.PolicyParams(name, nil)
+	for _, name := range assemble.PolicyNames() {
+		require.Contains(t, out, name+": "+assemble.PolicySummary(name))
+		defs, err := assemble.PolicyParams(name, nil)
 		require.NoError(t, err)
 		keys := map[string]bool{}
 		for _, d := range defs {
 			keys[d.Key] = true
 			require.Regexp(t, `(?m)^  `+d.Key+` +`+regexpQuote(d.Default), out)
-			_, err := experiments.NewPolicy(name, map[string]string{d.Key: d.Default})
+			_, err := assemble.NewPolicy(name, map[string]string{d.Key: d.Default})
 			require.NoError(t, err, "%s: default %s=%s refused", name, d.Key, d.Default)
 		}
-		_, err = experiments.NewPolicy(name, map[string]string{"no_such_key": "1"})
+		_, err = assemble.NewPolicy(name, map[string]string{"no_such_key": "1"})
 		require.Error(t, err)
 		valid := err.Error()[strings.Index(err.Error(), "valid: ")+len("valid: "):]
 		if len(keys) == 0 {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
@@ -78,11 +78,11 @@ docs/simulator.md, "Clusters".`,
 				return usageError{err}
 			}
 			if cl != nil {
-				if _, err = experiments.NewDispatcher(policy, params, *cl); err == nil {
-					err = experiments.CheckClusterPolicy(policy, experiments.WithoutDispatch(params, true), *cl)
+				if _, err = assemble.NewDispatcher(policy, params, *cl); err == nil {
+					err = assemble.CheckClusterPolicy(policy, assemble.WithoutDispatch(params, true), *cl)
 				}
 			} else {
-				err = experiments.CheckPolicy(policy, params, srv)
+				err = assemble.CheckPolicy(policy, params, srv)
 			}
 			if err != nil {
 				return usageError{err}
@@ -121,7 +121,7 @@ docs/simulator.md, "Clusters".`,
 			if err != nil {
 				return err
 			}
-			r := experiments.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth, Cluster: cl}
+			r := assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth, Cluster: cl}
 			// The big files stream into the output directory while the
 			// run goes on; summary.csv and deferrals.csv follow at the end.
 			var events io.Writer
@@ -150,7 +150,7 @@ docs/simulator.md, "Clusters".`,
 					return err
 				}
 			}
-			o, err := experiments.Simulate(r, events)
+			o, err := assemble.Simulate(r, events)
 			if err != nil {
 				return err
 			}
@@ -179,7 +179,7 @@ docs/simulator.md, "Clusters".`,
 	}
 	f := c.Flags()
 	f.StringVar(&trace, "trace", "demo", "built-in trace name or CSV file")
-	f.StringVar(&policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", experiments.PolicyNames()))
+	f.StringVar(&policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", assemble.PolicyNames()))
 	f.StringVar(&server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
 	f.StringVar(&clusterSpec, "cluster", "", "cluster as TYPE:GPUSxSERVERS[,...] instead of --server, e.g. a100-40gb:8x16")
 	f.Uint64Var(&seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -31,7 +31,7 @@ h200-141gb (A100 figures, see docs/models.md), or a GPU type YAML file.`,
 			}
 			w, ok := cat.Get(args[0])
 			if !ok {
-				return fmt.Errorf("workload %q is not in the %s catalog (see %s)%s", args[0], t.Name, experiments.WorkloadsCommand(t.Name), showSuggest(cat, args[0]))
+				return fmt.Errorf("workload %q is not in the %s catalog (see %s)%s", args[0], t.Name, assemble.WorkloadsCommand(t.Name), showSuggest(cat, args[0]))
 			}
 			m, err := models.InterferenceFor(t)
 			if err != nil {

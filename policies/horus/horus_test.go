@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/colloc"
@@ -210,7 +210,7 @@ func TestDemoTraceFinishes(t *testing.T) {
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	for _, params := range []map[string]string{nil, original} {
-		o, err := experiments.Simulate(experiments.Run{Trace: tr, Server: srv, Policy: "horus", Params: params, Seed: 1}, nil)
+		o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "horus", Params: params, Seed: 1}, nil)
 		require.NoError(t, err)
 		require.Equal(t, len(tr.Jobs), o.Summary.Finished, "variant %v", params)
 		require.Zero(t, o.Summary.Stopped)

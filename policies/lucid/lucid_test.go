@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/colloc"
@@ -234,8 +234,8 @@ func TestDemoTraceFinishes(t *testing.T) {
 	require.NoError(t, err)
 	for _, variant := range []string{lucid.Paper, lucid.Original} {
 		t.Run(variant, func(t *testing.T) {
-			run := experiments.Run{Trace: tr, Server: srv, Policy: "lucid", Params: map[string]string{"variant": variant}, Seed: 1}
-			o, err := experiments.Simulate(run, nil)
+			run := assemble.Run{Trace: tr, Server: srv, Policy: "lucid", Params: map[string]string{"variant": variant}, Seed: 1}
+			o, err := assemble.Simulate(run, nil)
 			require.NoError(t, err)
 			require.Equal(t, len(tr.Jobs), o.Summary.Finished)
 			require.Zero(t, o.Summary.Stopped)

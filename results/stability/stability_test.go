@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aegis-sched/aegis/experiments"
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results/runfiles"
@@ -122,7 +122,7 @@ func TestWriteDirFromSimulatedRun(t *testing.T) {
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var ev, tel bytes.Buffer
-	_, err = experiments.Simulate(experiments.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 1, Telemetry: &tel}, &ev)
+	_, err = assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 1, Telemetry: &tel}, &ev)
 	require.NoError(t, err)
 	run := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(run, "telemetry.csv"), tel.Bytes(), 0o644))

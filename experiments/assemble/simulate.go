@@ -1,120 +1,26 @@
-// Package experiments is the composition root: it builds policies by name,
-// wires traces, models, a policy and the simulator into runs, and collects
-// their results; its experiment specs (Spec, RunSpec, Merge) run many such
-// runs and combine them into tables, figures and provenance.
-package experiments
+// Package assemble puts one run together from named parts: it builds a
+// policy (or a cluster dispatcher of one) by name from the registry of
+// known policies, checks a trace against a server or cluster, and wires
+// the trace, the models' truth, the policy and the simulator into a run
+// (Simulate). It knows nothing of experiment specs or figures: both aegis
+// simulate and aegis exec use it, and experiments runs many such runs.
+package assemble
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"maps"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
-	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/policies/dispatch"
-	"github.com/aegis-sched/aegis/policies/exclusive"
-	"github.com/aegis-sched/aegis/policies/horus"
 	"github.com/aegis-sched/aegis/policies/loop"
-	"github.com/aegis-sched/aegis/policies/lucid"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
-
-// policy is a known policy: its one-line summary, its constructor, and the
-// code that reads its parameters (the constructor's first step, run alone
-// to list them).
-type policy struct {
-	summary string
-	build   func(map[string]string) (policies.Policy, error)
-	read    func(*policies.Params) error
-}
-
-// known lists the policies by name: the one place a policy is registered.
-func known() map[string]policy {
-	return map[string]policy{
-		"exclusive": {"strict FIFO, each job alone on idle GPUs (the baseline)",
-			func(p map[string]string) (policies.Policy, error) { return exclusive.New(p) },
-			exclusive.ReadConfig},
-		"aegis": {"runtime-guided collocation: memory feasibility, observation hold, activity-anchored telemetry window, pressure filter, placement",
-			func(p map[string]string) (policies.Policy, error) { return aegis.New(p) },
-			func(p *policies.Params) error { _, err := aegis.ReadConfig(p); return err }},
-		"horus": {"Horus (TPDS 2021): collocation by summed profiled utilization (paper) or its cost model (original)",
-			func(p map[string]string) (policies.Policy, error) { return horus.New(p) },
-			func(p *policies.Params) error { _, err := horus.ReadConfig(p); return err }},
-		"lucid": {"Lucid (ASPLOS 2023): pairs jobs of complementary sharing classes within memory",
-			func(p map[string]string) (policies.Policy, error) { return lucid.New(p) },
-			func(p *policies.Params) error { _, err := lucid.ReadConfig(p); return err }},
-	}
-}
-
-// PolicySummary is a one-line description of a known policy ("" for
-// others).
-func PolicySummary(name string) string { return known()[name].summary }
-
-// PolicyParams lists a policy's parameters with their defaults and valid
-// values, read from the policy's own parameter code with settings (nil: all
-// defaults; e.g. {"variant": "original"} shows that variant's defaults).
-func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef, error) {
-	k, ok := known()[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
-	}
-	p := policies.NewParams(settings)
-	if err := k.read(p); err != nil {
-		return nil, err
-	}
-	return p.Defs(), nil
-}
-
-// PolicyNames lists the known policies.
-func PolicyNames() []string {
-	var s []string
-	for n := range known() {
-		s = append(s, n)
-	}
-	sort.Strings(s)
-	return s
-}
-
-// NewPolicy builds a policy by name with key=value parameters.
-func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
-	k, ok := known()[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
-	}
-	return k.build(params)
-}
-
-// CheckClusterPolicy is CheckPolicy for every GPU type of cluster c: each
-// server's policy must be able to run on its type.
-func CheckClusterPolicy(name string, params map[string]string, c models.Cluster) error {
-	for _, t := range c.Types {
-		if err := CheckPolicy(name, params, models.Server{Type: t, GPUs: c.MaxServerGPUs()}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// CheckPolicy builds a policy by name and checks that it can run on the
-// server (e.g. a pressure filter needs DCGM telemetry).
-func CheckPolicy(name string, params map[string]string, srv models.Server) error {
-	p, err := NewPolicy(name, params)
-	if err != nil {
-		return err
-	}
-	if v, ok := p.(policies.Validator); ok {
-		if err := v.Validate(&policies.View{Pressure: srv.Type.Pressure}); err != nil {
-			return fmt.Errorf("policy %s on %s: %w", name, srv, err)
-		}
-	}
-	return nil
-}
 
 // Run is one simulation: a trace on a server under a policy.
 type Run struct {
@@ -294,6 +200,20 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	return o, nil
 }
 
+// Files returns a run's output files by name: jobs.csv, summary.csv,
+// deferrals.csv and, given the event log's bytes, events.jsonl.
+func (o *Outcome) Files(events []byte) (map[string][]byte, error) {
+	files, err := results.RunFiles(o.Jobs, o.Servers, o.Summary, events)
+	if err != nil || o.GPUTypes == nil {
+		return files, err
+	}
+	var b bytes.Buffer
+	err = results.WriteJobsCSVWith(&b, o.Jobs, results.ExtraColumn{Name: "server", Values: o.Servers},
+		results.ExtraColumn{Name: "gpu_type", Values: o.GPUTypes})
+	files["jobs.csv"] = b.Bytes()
+	return files, err
+}
+
 // mixedTruth is the truth of each GPU type of a cluster of several:
 // catalog, interference model (Run.Interference, when set, for every type)
 // and telemetry model.
@@ -383,49 +303,6 @@ func checkMixed(t *traces.Trace, c models.Cluster, cats []*models.Catalog) error
 	return nil
 }
 
-// NewDispatcher builds a cluster dispatcher running policy name with
-// params on each of the cluster's servers; params may also hold the
-// dispatcher's own key, dispatch (dispatch.ReadConfig).
-func NewDispatcher(name string, params map[string]string, c models.Cluster) (*dispatch.Dispatcher, error) {
-	cfg, rest, err := splitDispatch(params)
-	if err != nil {
-		return nil, err
-	}
-	return dispatch.New(cfg, c.Servers, func() (policies.Policy, error) { return NewPolicy(name, rest) })
-}
-
-// WithoutDispatch returns params without the dispatcher's key when
-// cluster is true (what each server's policy gets), else params.
-func WithoutDispatch(params map[string]string, cluster bool) map[string]string {
-	if !cluster {
-		return params
-	}
-	rest := maps.Clone(params)
-	for _, k := range dispatchKeys {
-		delete(rest, k)
-	}
-	return rest
-}
-
-// dispatchKeys are the dispatcher's own parameters (dispatch.ReadConfig).
-var dispatchKeys = []string{"dispatch", "route_depth"}
-
-// splitDispatch reads the dispatcher's parameters and returns the others.
-func splitDispatch(params map[string]string) (dispatch.Config, map[string]string, error) {
-	own := map[string]string{}
-	for _, k := range dispatchKeys {
-		if v, ok := params[k]; ok {
-			own[k] = v
-		}
-	}
-	p := policies.NewParams(own)
-	cfg := dispatch.ReadConfig(p)
-	if err := p.Done("cluster"); err != nil {
-		return dispatch.Config{}, nil, err
-	}
-	return cfg, WithoutDispatch(params, true), nil
-}
-
 // serverRecorder records the server(s) of each job's latest attempt and,
 // on a cluster of several GPU types, its GPU type.
 type serverRecorder struct {
@@ -498,4 +375,22 @@ func check(t *traces.Trace, srv models.Server, cat *models.Catalog, perProfile b
 		}
 	}
 	return nil
+}
+
+// CheckOn is Check on srv or, when c is not nil, on cluster c (srv is then
+// c.Server() and cat its first type's catalog): a cluster run admits a
+// multiple of a workload's GPU count, and a cluster of several GPU types
+// checks each job against the catalogs of all of them.
+func CheckOn(t *traces.Trace, srv models.Server, c *models.Cluster, cat *models.Catalog) error {
+	switch {
+	case c == nil:
+		return Check(t, srv, cat)
+	case c.Mixed():
+		m, err := newMixedTruth(Run{Cluster: c})
+		if err != nil {
+			return err
+		}
+		return checkMixed(t, *c, m.cats)
+	}
+	return check(t, srv, cat, true)
 }

@@ -1,9 +1,8 @@
-package experiments
+package assemble
 
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"runtime"
 	"testing"
 
@@ -65,28 +64,4 @@ func TestNewPolicyErrors(t *testing.T) {
 	require.ErrorContains(t, err, "exclusive")
 	_, err = NewPolicy("exclusive", map[string]string{"x": "1"})
 	require.ErrorContains(t, err, `unknown parameter "x"`)
-}
-
-// BenchmarkSimulate runs each policy on the demo trace (an overloaded
-// worst case: the head job waits most of the run, so collocating policies
-// decide every second) and on the Philly paper trace.
-func BenchmarkSimulate(b *testing.B) {
-	srv, err := models.ParseServer("a100-40gb:3")
-	require.NoError(b, err)
-	for _, name := range []string{"demo", "philly"} {
-		tr, err := traces.Load(name)
-		require.NoError(b, err)
-		for _, policy := range PolicyNames() {
-			b.Run(name+"/"+policy, func(b *testing.B) {
-				events := 0
-				b.ReportAllocs()
-				for b.Loop() {
-					o, err := Simulate(Run{Trace: tr, Server: srv, Policy: policy, Seed: 1}, io.Discard)
-					require.NoError(b, err)
-					events += o.Events
-				}
-				b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-			})
-		}
-	}
 }
