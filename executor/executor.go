@@ -117,34 +117,54 @@ type Executor struct {
 	replaying  bool // rebuilding the state from the journal: nothing is appended
 }
 
-// New starts a run in cfg.Dir, which must not hold a journal yet. settings
-// are recorded in the journal for a resume (see Run.Settings).
+// New starts a run in cfg.Dir, which must not hold a journal yet; it holds
+// the directory's lock until Close. Every job is checked before anything
+// is written. settings are recorded in the journal for a resume (see
+// Run.Settings).
 func New(cfg Config, settings map[string]string) (*Executor, error) {
 	x, err := prepare(cfg, time.Now())
 	if err != nil {
 		return nil, err
 	}
+	for _, sp := range cfg.Jobs {
+		if err := x.check(sp); err != nil {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
 	}
 	if x.j, err = CreateJournal(filepath.Join(cfg.Dir, "journal.jsonl")); err != nil {
+		if errors.Is(err, ErrLocked) {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
 		return nil, fmt.Errorf("executor: %w (resume it with --resume, or choose another directory)", err)
 	}
-	if err := x.j.Append(Record{Type: "run", Run: &Run{Start: x.start, Settings: settings}}); err != nil {
+	if err := x.mkdirs(); err != nil {
+		x.j.Close()
 		return nil, err
 	}
-	var recs []Record
+	n := len(cfg.Jobs)
+	recs := []Record{{Type: "run", Run: &Run{Start: x.start, Settings: settings, Jobs: &n}}}
 	for _, sp := range cfg.Jobs {
-		if err := x.check(sp); err != nil {
-			return nil, err
-		}
 		recs = append(recs, Record{Type: "job", Job: len(x.specs), Spec: specOf(sp)})
 		x.add(sp)
 	}
 	if err := x.j.Append(recs...); err != nil {
-		return nil, err
+		x.j.Close()
+		return nil, fmt.Errorf("executor: %w", err)
 	}
 	return x, nil
+}
+
+// mkdirs makes the run directory's logs/ and attempts/.
+func (x *Executor) mkdirs() error {
+	for _, dir := range []string{"logs", "attempts"} {
+		if err := os.MkdirAll(filepath.Join(x.cfg.Dir, dir), 0o755); err != nil {
+			return fmt.Errorf("executor: %w", err)
+		}
+	}
+	return nil
 }
 
 func prepare(cfg Config, start time.Time) (*Executor, error) {
@@ -213,11 +233,6 @@ func prepare(cfg Config, start time.Time) (*Executor, error) {
 	}
 	if !x.view.Pressure {
 		fmt.Fprintf(cfg.Log, "telemetry %s: no SM activity/occupancy/DRAM pressure signals; policies see utilization and memory only\n", cfg.Source.Name())
-	}
-	for _, dir := range []string{"logs", "attempts"} {
-		if err := os.MkdirAll(filepath.Join(cfg.Dir, dir), 0o755); err != nil {
-			return nil, fmt.Errorf("executor: %w", err)
-		}
 	}
 	return x, nil
 }
@@ -576,15 +591,30 @@ func (x *Executor) activate(id policies.JobID, t time.Duration) error {
 // exited ends attempt a: finished on exit code 0, else failed as Classify
 // says (its status file gone means the shim itself was killed).
 func (x *Executor) exited(a *attempt) error {
+	return x.ended(a, "the attempt's process ended without recording an exit status (killed?)")
+}
+
+// ended is exited, with the reason of the failure when a's shim recorded no
+// exit status. What is left of the attempt's process group (the job's
+// command and its children, when the shim itself was killed) is killed
+// first, so that nothing of it keeps the GPUs.
+func (x *Executor) ended(a *attempt, noStatus string) error {
 	if x.att[a.job] != a {
 		return nil // already ended (shutdown)
+	}
+	left, err := reapGroup(a.pid, a.start)
+	if err != nil {
+		fmt.Fprintf(x.cfg.Log, "job %s attempt %d: %v\n", x.specs[a.job].Name, a.n, err)
 	}
 	st, ok, err := readStatus(a.status)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return x.fail(a, policies.OtherFailure, "the attempt's process ended without recording an exit status (killed?)")
+		if left {
+			noStatus += fmt.Sprintf("; what was left of its process group %d was killed", a.pid)
+		}
+		return x.fail(a, policies.OtherFailure, noStatus)
 	}
 	if st.Code == 0 {
 		return x.finish(a)
@@ -628,10 +658,15 @@ func (x *Executor) finish(a *attempt) error {
 	if err := x.journal(Record{Type: "finished", T: int64(t), Job: int(a.job), Attempt: a.n}); err != nil {
 		return err
 	}
+	x.finished(a, t)
+	return nil
+}
+
+// finished applies a finished attempt to the state and emits it.
+func (x *Executor) finished(a *attempt, t time.Duration) {
 	x.release(a)
 	x.view.Jobs[a.job].State = policies.Done
 	x.emit(policies.Event{Kind: policies.JobFinished, T: t, Job: a.job, Attempt: a.n})
-	return nil
 }
 
 func (x *Executor) fail(a *attempt, f policies.Failure, reason string) error {
@@ -691,10 +726,7 @@ func (x *Executor) Apply(a policies.Action) error {
 		if err := x.journal(Record{Type: "stopped", T: int64(t), Job: id, Reason: a.Reason}); err != nil {
 			return err
 		}
-		x.dequeue(a.Job)
-		x.view.Jobs[id].State = policies.Stopped
-		x.lastChange = t
-		x.emit(policies.Event{Kind: policies.JobStopped, T: t, Job: a.Job, Reason: a.Reason})
+		x.stopped(a.Job, t, a.Reason)
 		return nil
 	case policies.Wake:
 		t := x.clock()
@@ -744,6 +776,14 @@ func (x *Executor) place(p policies.Action) error {
 	return nil
 }
 
+// stopped applies a stopped job to the state and emits it.
+func (x *Executor) stopped(id policies.JobID, t time.Duration, reason string) {
+	x.dequeue(id)
+	x.view.Jobs[id].State = policies.Stopped
+	x.lastChange = t
+	x.emit(policies.Event{Kind: policies.JobStopped, T: t, Job: id, Reason: reason})
+}
+
 // started applies a started attempt to the state and emits it.
 func (x *Executor) started(a *attempt, t time.Duration) {
 	pj := &x.view.Jobs[a.job]
@@ -758,7 +798,7 @@ func (x *Executor) started(a *attempt, t time.Duration) {
 	x.att[a.job] = a
 	x.lastChange = t
 	x.emit(policies.Event{Kind: policies.JobStarted, T: t, Job: a.job, Attempt: a.n, GPUs: slices.Clone(a.gpus), Shared: !a.exclusive})
-	if x.cfg.Emulator != nil && !x.replaying {
+	if x.cfg.Emulator != nil && !x.replaying && a.pid > 0 {
 		x.cfg.Emulator.placed(a.job, a.gpus, a.pid, t)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -55,26 +56,52 @@ type Spec struct {
 type Run struct {
 	Start    time.Time         `json:"start"`
 	Settings map[string]string `json:"settings"`
+	// Jobs is how many job records follow this one, written with it in
+	// one append (the jobs known at the start); fewer means the journal
+	// was cut short. Journals written before it was recorded have none.
+	Jobs *int `json:"jobs,omitempty"`
 }
 
-// Journal appends records to a file, fsync'ing each.
+// Journal appends records to a file, fsync'ing each append, and holds the
+// run directory's lock (see LockName) until it is closed: one executor per
+// run directory. After a failed append it appends nothing more (a torn
+// line can only be the last one) and every later Append returns the first
+// error.
 type Journal struct {
-	f   *os.File
-	buf []byte
+	w    syncWriter
+	lock *os.File
+	err  error
+	buf  []byte
 }
 
-// CreateJournal creates path; it fails if path exists (a run directory is
-// resumed, never overwritten).
+// syncWriter is what a journal writes to: its file (a fault-injecting
+// writer in tests).
+type syncWriter interface {
+	io.WriteCloser
+	Sync() error
+}
+
+// CreateJournal takes the lock of path's directory and creates path; it
+// fails if path exists (a run directory is resumed, never overwritten) or
+// another executor holds the directory.
 func CreateJournal(path string) (*Journal, error) {
+	lock, err := lockDir(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	return &Journal{f: f}, nil
+	return &Journal{w: f, lock: lock}, nil
 }
 
 // Append writes records and fsyncs the file once.
 func (j *Journal) Append(rs ...Record) error {
+	if j.err != nil {
+		return j.err
+	}
 	j.buf = j.buf[:0]
 	for i := range rs {
 		b, err := json.Marshal(&rs[i])
@@ -83,17 +110,25 @@ func (j *Journal) Append(rs ...Record) error {
 		}
 		j.buf = append(append(j.buf, b...), '\n')
 	}
-	if _, err := j.f.Write(j.buf); err != nil {
-		return fmt.Errorf("journal: %w", err)
+	_, err := j.w.Write(j.buf)
+	if err == nil {
+		err = j.w.Sync()
 	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("journal: %w", err)
+	if err != nil {
+		j.err = fmt.Errorf("journal: %w", err)
 	}
-	return nil
+	return j.err
 }
 
-// Close closes the file.
-func (j *Journal) Close() error { return j.f.Close() }
+// Close closes the file and releases the run directory's lock.
+func (j *Journal) Close() error {
+	err := j.w.Close()
+	if j.lock != nil {
+		err = errors.Join(err, j.lock.Close())
+		j.lock = nil
+	}
+	return err
+}
 
 // ReadJournal reads a journal's records. A torn last line (the executor was
 // killed while writing it) is dropped and reported by torn; a bad line
@@ -126,9 +161,25 @@ func ReadJournal(r io.Reader, name string) (recs []Record, torn bool, err error)
 	return recs, false, nil
 }
 
-// OpenJournal reads the journal at path for a resume and reopens it for
-// appending, cutting off a torn last line first.
+// OpenJournal takes the lock of path's directory, reads the journal at path
+// for a resume and reopens it for appending, cutting off a torn last line
+// first. It fails if another executor holds the directory, and names the
+// line of a journal that was cut short or is damaged (see CheckJournal).
 func OpenJournal(path string) (*Journal, []Record, error) {
+	lock, err := lockDir(filepath.Dir(path))
+	if err != nil {
+		return nil, nil, err
+	}
+	j, recs, err := openJournal(path)
+	if err != nil {
+		lock.Close()
+		return nil, nil, err
+	}
+	j.lock = lock
+	return j, recs, nil
+}
+
+func openJournal(path string) (*Journal, []Record, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
@@ -137,8 +188,8 @@ func OpenJournal(path string) (*Journal, []Record, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(recs) == 0 || recs[0].Type != "run" || recs[0].Run == nil {
-		return nil, nil, fmt.Errorf("%s:1: not an executor journal (want a run record first)", path)
+	if err := CheckJournal(recs, path); err != nil {
+		return nil, nil, err
 	}
 	if torn {
 		if err := os.Truncate(path, int64(bytes.LastIndexByte(b, '\n')+1)); err != nil {
@@ -149,5 +200,39 @@ func OpenJournal(path string) (*Journal, []Record, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
-	return &Journal{f: f}, recs, nil
+	return &Journal{w: f}, recs, nil
+}
+
+// maxRecordT bounds a record's run time: 100 years, far beyond any run,
+// and far enough from the int64 limit that no run-time arithmetic
+// overflows.
+const maxRecordT = 100 * 365 * 24 * time.Hour
+
+// CheckJournal checks what a resume needs of a journal's records before
+// replaying them: a run record first, followed by as many job records as
+// it says the run started with (fewer: the journal was cut short), and run
+// times between 0 and maxRecordT. Errors name the file and line.
+func CheckJournal(recs []Record, name string) error {
+	if len(recs) == 0 || recs[0].Type != "run" || recs[0].Run == nil {
+		return fmt.Errorf("%s:1: not an executor journal (want a run record first)", name)
+	}
+	if n := recs[0].Run.Jobs; n != nil {
+		k := 1
+		for k < len(recs) && k <= *n && recs[k].Type == "job" {
+			k++
+		}
+		if k-1 < *n {
+			return fmt.Errorf("%s:%d: the run started with %d jobs but the journal lists %d before line %d: it was cut short (start the run again in a new directory)",
+				name, k, *n, k-1, k+1)
+		}
+	}
+	for i, r := range recs {
+		if r.T < 0 || time.Duration(r.T) > maxRecordT {
+			return fmt.Errorf("%s:%d: run time t=%d ns: want 0 to %d (%v): the journal is damaged", name, i+1, r.T, int64(maxRecordT), maxRecordT)
+		}
+		if r.Spec != nil && (r.Spec.SubmitNs < 0 || time.Duration(r.Spec.SubmitNs) > maxRecordT) {
+			return fmt.Errorf("%s:%d: submit_ns %d: want 0 to %d (%v): the journal is damaged", name, i+1, r.Spec.SubmitNs, int64(maxRecordT), maxRecordT)
+		}
+	}
+	return nil
 }

@@ -110,3 +110,22 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	}
 	return nil
 }
+
+// reapGroup kills what is left of the process group of an attempt's shim
+// (PID pid, started at start) once the shim has ended, and reports whether
+// anything was left. Linux does not reuse a number that is still some
+// process group's ID, so the group's members are the shim's leftovers
+// unless the PID now belongs to another process (reused after the group
+// emptied): then nothing is signalled.
+func reapGroup(pid int, start uint64) (bool, error) {
+	if pid <= 1 {
+		return false, nil
+	}
+	if st, err := readStat(pid); err == nil && st.start != start {
+		return false, nil
+	}
+	if !groupAlive(pid) {
+		return false, nil
+	}
+	return true, signalGroup(pid, syscall.SIGKILL)
+}

@@ -2,128 +2,193 @@ package executor
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/sim"
 )
 
-// Resume continues the run whose journal OpenJournal returned: it rebuilds
-// the state by replaying the records (the first Next returns every
-// replayed event, so that recorders and the policy see the whole run),
-// then settles the attempts the journal left running: one whose process
-// (matched by PID and process start time, so a reused PID is not taken for
-// it) still runs is adopted; one that ended meanwhile ends as its exit
-// status says; one that vanished without a status fails with a reason
-// saying so; a launch that never started a process is a failed placement
-// (the job stays pending). cfg is built as for New, except that Jobs is
-// ignored: the jobs are the journal's.
+// Resume continues the run whose journal OpenJournal returned (holding the
+// run directory's lock): it rebuilds the state by replaying the records
+// (the first Next returns every replayed event, so that recorders and the
+// policy see the whole run), then settles the attempts the journal left
+// running: one whose process (matched by PID and process start time, so a
+// reused PID is not taken for it) still runs is adopted; one that ended
+// meanwhile ends as its exit status says; one that vanished without a
+// status fails with a reason saying so, and what is left of its process
+// group is killed; a launch that never started a process is a failed
+// placement (the job stays pending). cfg is built as for New, except that
+// Jobs is ignored: the jobs are the journal's.
 func Resume(cfg Config, j *Journal, recs []Record) (*Executor, error) {
-	if len(recs) == 0 || recs[0].Run == nil {
-		return nil, fmt.Errorf("executor: resume: not an executor journal")
+	name := filepath.Join(cfg.Dir, "journal.jsonl")
+	if err := CheckJournal(recs, name); err != nil {
+		return nil, fmt.Errorf("executor: resume: %w", err)
 	}
 	x, err := prepare(cfg, recs[0].Run.Start)
 	if err != nil {
 		return nil, err
 	}
+	if err := x.mkdirs(); err != nil {
+		return nil, err
+	}
 	x.j = j
+	launches, err := x.replay(recs, name)
+	if err != nil {
+		return nil, err
+	}
+	now := x.clock()
+	replayed := slices.Clone(x.att)
+	if err := x.settleLaunches(launches, now); err != nil {
+		return nil, err
+	}
+	if err := x.settleRunning(replayed, now); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// futureSlack is how far past now (in wall time) a journaled run time may
+// be: the wall clock may step back a little between two sessions.
+const futureSlack = time.Minute
+
+// replay rebuilds the state from the records after the run record of the
+// journal name; it returns the launches that recorded no process.
+func (x *Executor) replay(recs []Record, name string) (map[policies.JobID]*attempt, error) {
 	x.replaying = true
+	defer func() { x.replaying = false }()
+	limit := x.runTime(time.Now().Add(futureSlack))
 	launches := map[policies.JobID]*attempt{}
 	for i, r := range recs[1:] {
 		line := i + 2
-		t := time.Duration(r.T)
-		id := policies.JobID(r.Job)
-		if r.Type != "job" && (r.Job < 0 || r.Job >= len(x.specs)) {
-			return nil, fmt.Errorf("journal line %d: %s record for unknown job %d", line, r.Type, r.Job)
+		if t := time.Duration(r.T); t > limit {
+			return nil, fmt.Errorf("%s:%d: run time %v is after now (%v): the journal is damaged, or the clock was set back",
+				name, line, t, x.runTime(time.Now()))
 		}
-		var a *attempt
-		if r.Type != "job" {
-			a = x.att[id]
-		}
-		needRunning := func() error {
-			if a == nil || a.n != r.Attempt {
-				return fmt.Errorf("journal line %d: %s record for job %d attempt %d, which is not running", line, r.Type, r.Job, r.Attempt)
-			}
-			return nil
-		}
-		x.last = max(x.last, t)
-		switch r.Type {
-		case "job":
-			if r.Spec == nil || r.Job != len(x.specs) {
-				return nil, fmt.Errorf("journal line %d: job record %d out of order", line, r.Job)
-			}
-			sp := sim.JobSpec{Name: r.Spec.Name, Workload: r.Spec.Workload, GPUs: r.Spec.GPUs,
-				Submit: time.Duration(r.Spec.SubmitNs), SoloS: r.Spec.SoloS}
-			if err := x.check(sp); err != nil {
-				return nil, fmt.Errorf("journal line %d: %w", line, err)
-			}
-			x.add(sp)
-		case "arrived":
-			k := slices.Index(x.waiting, id)
-			if k < 0 {
-				return nil, fmt.Errorf("journal line %d: job %d arrives twice", line, r.Job)
-			}
-			x.waiting = slices.Delete(x.waiting, k, k+1)
-			x.arrive(id, t)
-		case "launch":
-			launches[id] = &attempt{job: id, n: r.Attempt, gpus: r.GPUs}
-		case "started":
-			delete(launches, id)
-			if x.view.Jobs[id].State != policies.Pending || len(r.GPUs) != x.specs[id].GPUs {
-				return nil, fmt.Errorf("journal line %d: job %d started but it is %s", line, r.Job, x.view.Jobs[id].State)
-			}
-			a := &attempt{job: id, n: r.Attempt, gpus: r.GPUs, pid: r.PID, start: r.Start, exclusive: !r.Shared}
-			a.status, a.errLog = x.paths(a)
-			a.base = make([]float64, len(a.gpus))
-			x.started(a, t)
-		case "active":
-			if err := needRunning(); err != nil {
-				return nil, err
-			}
-			x.activate(id, t)
-		case "finished":
-			if err := needRunning(); err != nil {
-				return nil, err
-			}
-			x.release(a)
-			x.view.Jobs[id].State = policies.Done
-			x.emit(policies.Event{Kind: policies.JobFinished, T: t, Job: id, Attempt: a.n})
-		case "failed":
-			if err := needRunning(); err != nil {
-				return nil, err
-			}
-			f := policies.OtherFailure
-			if r.Failure == policies.OOM.String() {
-				f = policies.OOM
-			}
-			x.failed(a, f, r.Shared, t)
-		case "stopped":
-			if x.view.Jobs[id].State != policies.Pending {
-				return nil, fmt.Errorf("journal line %d: job %d stopped but it is %s", line, r.Job, x.view.Jobs[id].State)
-			}
-			x.dequeue(id)
-			x.view.Jobs[id].State = policies.Stopped
-			x.emit(policies.Event{Kind: policies.JobStopped, T: t, Job: id, Reason: r.Reason})
-		case "place-failed":
-			delete(launches, id)
-			x.emit(policies.Event{Kind: policies.PlaceFailed, T: t, Job: id, GPUs: r.GPUs, Reason: r.Reason})
-		case "interrupted":
-			if err := needRunning(); err != nil {
-				return nil, err
-			}
-			x.release(a)
-			x.view.Jobs[id].State = policies.Pending
-			x.enqueue(id)
-		default:
-			return nil, fmt.Errorf("journal line %d: unknown record type %q", line, r.Type)
+		if err := x.replayRecord(r, launches); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 	}
-	x.replaying = false
-	now := x.clock()
-	replayed := slices.Clone(x.att)
-	// Launches that did not record their process: adopt the shim if it
-	// started after all, else the placement did not take effect.
+	return launches, nil
+}
+
+// replayRecord applies one record to the state.
+func (x *Executor) replayRecord(r Record, launches map[policies.JobID]*attempt) error {
+	t := time.Duration(r.T)
+	id := policies.JobID(r.Job)
+	if r.Type != "job" && (r.Job < 0 || r.Job >= len(x.specs)) {
+		return fmt.Errorf("%s record for unknown job %d", r.Type, r.Job)
+	}
+	x.last = max(x.last, t)
+	switch r.Type {
+	case "job":
+		return x.replayJob(r)
+	case "arrived":
+		k := slices.Index(x.waiting, id)
+		if k < 0 {
+			return fmt.Errorf("job %d arrives twice", r.Job)
+		}
+		x.waiting = slices.Delete(x.waiting, k, k+1)
+		x.arrive(id, t)
+	case "launch":
+		if err := x.checkGPUs(r); err != nil {
+			return err
+		}
+		launches[id] = &attempt{job: id, n: r.Attempt, gpus: r.GPUs}
+	case "started":
+		delete(launches, id)
+		return x.replayStarted(r)
+	case "active", "finished", "failed", "interrupted":
+		return x.replayEnd(r)
+	case "stopped":
+		if s := x.view.Jobs[id].State; s != policies.Pending {
+			return fmt.Errorf("job %d stopped but it is %s", r.Job, s)
+		}
+		x.stopped(id, t, r.Reason)
+	case "place-failed":
+		delete(launches, id)
+		x.emit(policies.Event{Kind: policies.PlaceFailed, T: t, Job: id, GPUs: r.GPUs, Reason: r.Reason})
+	default:
+		return fmt.Errorf("unknown record type %q", r.Type)
+	}
+	return nil
+}
+
+func (x *Executor) replayJob(r Record) error {
+	if r.Spec == nil || r.Job != len(x.specs) {
+		return fmt.Errorf("job record %d out of order", r.Job)
+	}
+	sp := sim.JobSpec{Name: r.Spec.Name, Workload: r.Spec.Workload, GPUs: r.Spec.GPUs,
+		Submit: time.Duration(r.Spec.SubmitNs), SoloS: r.Spec.SoloS}
+	if err := x.check(sp); err != nil {
+		return err
+	}
+	x.add(sp)
+	return nil
+}
+
+func (x *Executor) replayStarted(r Record) error {
+	id := policies.JobID(r.Job)
+	if s := x.view.Jobs[id].State; s != policies.Pending {
+		return fmt.Errorf("job %d started but it is %s", r.Job, s)
+	}
+	if err := x.checkGPUs(r); err != nil {
+		return err
+	}
+	a := &attempt{job: id, n: r.Attempt, gpus: r.GPUs, pid: r.PID, start: r.Start, exclusive: !r.Shared}
+	a.status, a.errLog = x.paths(a)
+	a.base = make([]float64, len(a.gpus))
+	x.started(a, time.Duration(r.T))
+	return nil
+}
+
+// checkGPUs checks a launch or started record's GPUs: as many as the job
+// needs, distinct, and GPUs of this run.
+func (x *Executor) checkGPUs(r Record) error {
+	if len(r.GPUs) != x.specs[r.Job].GPUs {
+		return fmt.Errorf("%s record: job %d on %d GPUs; it needs %d", r.Type, r.Job, len(r.GPUs), x.specs[r.Job].GPUs)
+	}
+	for i, g := range r.GPUs {
+		if g < 0 || g >= len(x.devs) || slices.Contains(r.GPUs[:i], g) {
+			return fmt.Errorf("%s record: job %d on GPUs %v; the run has %d", r.Type, r.Job, r.GPUs, len(x.devs))
+		}
+	}
+	return nil
+}
+
+// replayEnd applies a record about the job's running attempt.
+func (x *Executor) replayEnd(r Record) error {
+	id, t := policies.JobID(r.Job), time.Duration(r.T)
+	a := x.att[id]
+	if a == nil || a.n != r.Attempt {
+		return fmt.Errorf("%s record for job %d attempt %d, which is not running", r.Type, r.Job, r.Attempt)
+	}
+	switch r.Type {
+	case "active":
+		return x.activate(id, t)
+	case "finished":
+		x.finished(a, t)
+	case "failed":
+		f := policies.OtherFailure
+		if r.Failure == policies.OOM.String() {
+			f = policies.OOM
+		}
+		x.failed(a, f, r.Shared, t)
+	case "interrupted":
+		x.release(a)
+		x.view.Jobs[id].State = policies.Pending
+		x.enqueue(id)
+	}
+	return nil
+}
+
+// settleLaunches settles the launches that did not record their process:
+// the shim is adopted if it started after all; if it already ended, the
+// attempt ends as its status file says; else the placement did not take
+// effect.
+func (x *Executor) settleLaunches(launches map[policies.JobID]*attempt, now time.Duration) error {
 	for _, id := range sortedKeys(launches) {
 		a := launches[id]
 		a.own, a.exclusive = false, true
@@ -132,50 +197,60 @@ func Resume(cfg Config, j *Journal, recs []Record) (*Executor, error) {
 			a.exclusive = a.exclusive && len(x.view.GPUs[g].Jobs) == 0
 			a.base = append(a.base, x.view.GPUs[g].UsedMiB)
 		}
-		if pids := findByArg(a.status); len(pids) == 1 {
+		_, ended, err := readStatus(a.status)
+		if err != nil {
+			return err
+		}
+		how := "its process ended while the executor was down"
+		if pids := findByArg(a.status); !ended && len(pids) == 1 {
 			if st, err := readStat(pids[0]); err == nil {
 				a.pid, a.start = pids[0], st.start
-				if err := x.journal(Record{Type: "started", T: int64(now), Job: int(id), Attempt: a.n, GPUs: a.gpus,
-					PID: a.pid, Start: a.start, Shared: !a.exclusive}); err != nil {
-					return nil, err
-				}
-				fmt.Fprintf(x.cfg.Log, "resume: job %s attempt %d: adopted process %d (launched before the executor stopped)\n", x.specs[id].Name, a.n, a.pid)
-				x.started(a, now)
-				continue
+				how = "adopted process " + strconv.Itoa(a.pid)
 			}
 		}
-		reason := "the executor stopped before the attempt's process started"
-		if err := x.journal(Record{Type: "place-failed", T: int64(now), Job: int(id), Attempt: a.n, GPUs: a.gpus, Reason: reason}); err != nil {
-			return nil, err
+		if !ended && a.pid == 0 {
+			reason := "the executor stopped before the attempt's process started"
+			if err := x.journal(Record{Type: "place-failed", T: int64(now), Job: int(id), Attempt: a.n, GPUs: a.gpus, Reason: reason}); err != nil {
+				return err
+			}
+			x.emit(policies.Event{Kind: policies.PlaceFailed, T: now, Job: id, GPUs: a.gpus, Reason: reason})
+			continue
 		}
-		x.emit(policies.Event{Kind: policies.PlaceFailed, T: now, Job: id, GPUs: a.gpus, Reason: reason})
+		if err := x.journal(Record{Type: "started", T: int64(now), Job: int(id), Attempt: a.n, GPUs: a.gpus,
+			PID: a.pid, Start: a.start, Shared: !a.exclusive}); err != nil {
+			return err
+		}
+		fmt.Fprintf(x.cfg.Log, "resume: job %s attempt %d: %s (launched before the executor stopped)\n", x.specs[id].Name, a.n, how)
+		x.started(a, now)
+		if ended {
+			if err := x.exited(a); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// settleRunning settles the attempts the journal left running (replayed):
+// a live process is adopted, an ended one ends as its status file says,
+// and one that vanished without a status fails, its process group killed.
+func (x *Executor) settleRunning(replayed []*attempt, now time.Duration) error {
 	for _, a := range replayed {
 		if a == nil {
 			continue
 		}
-		switch {
-		case alive(a.pid, a.start):
+		if alive(a.pid, a.start) {
 			fmt.Fprintf(x.cfg.Log, "resume: job %s attempt %d: adopted process %d\n", x.specs[a.job].Name, a.n, a.pid)
 			if x.cfg.Emulator != nil {
 				x.cfg.Emulator.placed(a.job, a.gpus, a.pid, now)
 			}
-		default:
-			_, ok, err := readStatus(a.status)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				err = x.exited(a)
-			} else {
-				err = x.fail(a, policies.OtherFailure, fmt.Sprintf("the attempt's process %d vanished while the executor was down and recorded no exit status", a.pid))
-			}
-			if err != nil {
-				return nil, err
-			}
+			continue
+		}
+		if err := x.ended(a, fmt.Sprintf("the attempt's process %d vanished while the executor was down and recorded no exit status", a.pid)); err != nil {
+			return err
 		}
 	}
-	return x, nil
+	return nil
 }
 
 func sortedKeys[V any](m map[policies.JobID]V) []policies.JobID {
