@@ -30,8 +30,19 @@ type Profile struct {
 	UtilPct float64
 }
 
-// Stat is a signal's mean and 95th percentile over a solo run.
-type Stat struct{ Mean, P95 float64 }
+// Stat is a signal's mean and 95th percentile over a solo run, and the
+// share of its 1 Hz samples that sit at zero (Idle: 0 for the catalog's
+// full-run profiles, a measured window's low mode otherwise, see Window):
+// the other samples lie around the busy level Mean/(1−Idle).
+type Stat struct{ Mean, P95, Idle float64 }
+
+// Busy is the signal's level while not idle: Mean/(1−Idle).
+func (s Stat) Busy() float64 {
+	if s.Idle <= 0 {
+		return s.Mean
+	}
+	return s.Mean / (1 - s.Idle)
+}
 
 // Estimates are a workload's memory estimates in MiB; 0 means the estimator
 // is unavailable for it (failed, or capped at the GPU size).
@@ -64,10 +75,13 @@ func (c LucidClass) String() string {
 // Workload is one catalog entry: a training job measured alone on the
 // reference GPU.
 type Workload struct {
-	ID        string
-	GPUs      int
-	SoloS     float64   // solo end-to-end runtime, seconds
-	PerGPU    []Profile // len == GPUs
+	ID     string
+	GPUs   int
+	SoloS  float64   // solo end-to-end runtime, seconds
+	PerGPU []Profile // len == GPUs
+	// Shown is the telemetry its jobs show per GPU where it differs from
+	// PerGPU (measured solo windows, see Catalog.WithWindows); nil: PerGPU.
+	Shown     []Profile
 	Estimates Estimates
 	Lucid     LucidClass
 }
@@ -114,8 +128,12 @@ type Catalog struct {
 //go:embed data/catalog_a100.csv
 var a100CSV []byte
 
+//go:embed data/windows_a100.csv
+var a100Windows []byte
+
 // A100 returns the embedded catalog measured on A100 40 GB (derived from the
-// AEGIS artifact's characterization, see NOTICE).
+// AEGIS artifact's characterization, see NOTICE), with the solo telemetry
+// windows measured on the same GPU (A100Windows) as what its jobs show.
 // The catalog is parsed once and shared: treat it as read-only.
 func A100() *Catalog { return a100() }
 
@@ -124,7 +142,20 @@ var a100 = sync.OnceValue(func() *Catalog {
 	if err != nil {
 		panic(fmt.Sprintf("embedded catalog: %v", err)) // a build defect, covered by tests
 	}
-	return c
+	return c.WithWindows(A100Windows())
+})
+
+// A100Windows returns the embedded solo telemetry windows measured on the
+// A100 (models/data/windows_a100.csv, derived by DeriveWindows). Parsed once
+// and shared: treat it as read-only.
+func A100Windows() map[string]Window { return a100Win() }
+
+var a100Win = sync.OnceValue(func() map[string]Window {
+	w, err := ReadWindows(bytes.NewReader(a100Windows), "windows_a100.csv")
+	if err != nil {
+		panic(fmt.Sprintf("embedded windows: %v", err)) // a build defect, covered by tests
+	}
+	return w
 })
 
 // Get returns the workload with the given id.
@@ -224,8 +255,8 @@ func ReadCatalog(r io.Reader, name string) (*Catalog, error) {
 			return nil, fmt.Errorf("%s:%d: workload %s: second row for gpu %d", name, line, id, gpu)
 		}
 		seen[id][gpu] = true
-		w.PerGPU[gpu] = Profile{PeakMiB: f[4], SMACT: Stat{f[5], f[6]}, SMOCC: Stat{f[7], f[8]},
-			DRAMA: Stat{f[9], f[10]}, UtilPct: f[11]}
+		w.PerGPU[gpu] = Profile{PeakMiB: f[4], SMACT: Stat{Mean: f[5], P95: f[6]}, SMOCC: Stat{Mean: f[7], P95: f[8]},
+			DRAMA: Stat{Mean: f[9], P95: f[10]}, UtilPct: f[11]}
 	}
 	for _, id := range c.ids {
 		for g, ok := range seen[id] {
@@ -256,6 +287,12 @@ func NewCatalog(ws []Workload) (*Catalog, error) {
 			return nil, fmt.Errorf("catalog: workload %s: solo time %v is not a positive number", w.ID, w.SoloS)
 		}
 		w.PerGPU = append([]Profile(nil), w.PerGPU...)
+		if w.Shown != nil {
+			if len(w.Shown) != w.GPUs {
+				return nil, fmt.Errorf("catalog: workload %s: %d GPUs with %d shown profiles", w.ID, w.GPUs, len(w.Shown))
+			}
+			w.Shown = append([]Profile(nil), w.Shown...)
+		}
 		c.byID[w.ID] = &w
 		c.ids = append(c.ids, w.ID)
 	}

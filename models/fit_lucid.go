@@ -124,7 +124,7 @@ func readLucidSingle(r io.Reader, name string) (map[string]Profile, error) {
 			v[k] = x
 		}
 		key := get("model") + "/" + get("dataset") + "/" + get("batchsize") + "/" + get("amp")
-		out[key] = Profile{PeakMiB: v[2], SMACT: Stat{v[0] / 100, v[0] / 100}, DRAMA: Stat{v[1] / 100, v[1] / 100}, UtilPct: v[0]}
+		out[key] = Profile{PeakMiB: v[2], SMACT: Stat{Mean: v[0] / 100, P95: v[0] / 100}, DRAMA: Stat{Mean: v[1] / 100, P95: v[1] / 100}, UtilPct: v[0]}
 	}
 	return out, nil
 }

@@ -46,7 +46,7 @@ func TestReadLucid(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ps, 2, "the 2-GPU row is skipped")
 	require.Equal(t, LucidJob{Key: "A/D/32/0", Speed: 0.9,
-		Profile: Profile{PeakMiB: 8000, SMACT: Stat{0.9, 0.9}, DRAMA: Stat{0.5, 0.5}, UtilPct: 90}}, ps[0].A)
+		Profile: Profile{PeakMiB: 8000, SMACT: Stat{Mean: 0.9, P95: 0.9}, DRAMA: Stat{Mean: 0.5, P95: 0.5}, UtilPct: 90}}, ps[0].A)
 	require.Equal(t, 2, ps[0].Line)
 
 	// The heavy job A hurts the light one B more than the reverse: the model

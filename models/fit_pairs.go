@@ -1,8 +1,6 @@
 package models
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -10,7 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // PairJob is one job of a measured two-job co-run.
@@ -81,37 +78,16 @@ var pairCols = []string{"workload_a", "workload_b", "solo_time_a_s", "solo_time_
 // ignored) and maps each workload to cat with PairWorkloadID. Errors name
 // the file, line and column.
 func ReadPairs(r io.Reader, name string, cat *Catalog) ([]PairRun, error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	head, err := cr.Read()
+	rows, err := readTable(r, name, pairCols)
 	if err != nil {
-		return nil, fmt.Errorf("%s: header: %w", name, err)
-	}
-	idx := map[string]int{}
-	for i, h := range head {
-		idx[strings.TrimSpace(h)] = i
-	}
-	col := make([]int, len(pairCols))
-	for i, c := range pairCols {
-		j, ok := idx[c]
-		if !ok {
-			return nil, fmt.Errorf("%s: header: missing column %q", name, c)
-		}
-		col[i] = j
+		return nil, err
 	}
 	var out []PairRun
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		line, _ := cr.FieldPos(0)
+	for _, row := range rows {
+		line, _ := strconv.Atoi(row["line"])
 		var v [4]float64
 		for i := range v {
-			s := strings.TrimSpace(rec[col[2+i]])
+			s := row[pairCols[2+i]]
 			x, err := strconv.ParseFloat(s, 64)
 			if err != nil || !(x > 0) || math.IsInf(x, 0) {
 				return nil, fmt.Errorf("%s:%d: column %s: want a positive number of seconds, got %q", name, line, pairCols[2+i], s)
@@ -119,8 +95,8 @@ func ReadPairs(r io.Reader, name string, cat *Catalog) ([]PairRun, error) {
 			v[i] = x
 		}
 		p := PairRun{Line: line,
-			A: PairJob{Name: strings.TrimSpace(rec[col[0]]), SoloS: v[0], PairS: v[2]},
-			B: PairJob{Name: strings.TrimSpace(rec[col[1]]), SoloS: v[1], PairS: v[3]}}
+			A: PairJob{Name: row[pairCols[0]], SoloS: v[0], PairS: v[2]},
+			B: PairJob{Name: row[pairCols[1]], SoloS: v[1], PairS: v[3]}}
 		for i, j := range []*PairJob{&p.A, &p.B} {
 			if j.Name == "" {
 				return nil, fmt.Errorf("%s:%d: column %s: empty workload name", name, line, pairCols[i])

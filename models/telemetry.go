@@ -48,7 +48,7 @@ func (p TelemetryParams) Shown(id string, prof Profile) Profile {
 	if !ok {
 		return prof
 	}
-	scale := func(st Stat, x float64) Stat { return Stat{Mean: st.Mean * x, P95: st.P95 * x} }
+	scale := func(st Stat, x float64) Stat { return Stat{Mean: st.Mean * x, P95: st.P95 * x, Idle: st.Idle} }
 	prof.SMACT, prof.SMOCC, prof.DRAMA = scale(prof.SMACT, f.SMACT), scale(prof.SMOCC, f.SMOCC), scale(prof.DRAMA, f.DRAMA)
 	return prof
 }

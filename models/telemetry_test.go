@@ -37,9 +37,9 @@ func TestCombineTelemetry(t *testing.T) {
 }
 
 func TestShown(t *testing.T) {
-	prof := Profile{PeakMiB: 100, SMACT: Stat{0.3, 0.3}, SMOCC: Stat{0.1, 0.2}, DRAMA: Stat{0.5, 0.6}, UtilPct: 90}
+	prof := Profile{PeakMiB: 100, SMACT: Stat{Mean: 0.3, P95: 0.3}, SMOCC: Stat{Mean: 0.1, P95: 0.2}, DRAMA: Stat{Mean: 0.5, P95: 0.6}, UtilPct: 90}
 	p := TelemetryParams{Scale: map[string]SignalScale{"w": {SMACT: 2, SMOCC: 4, DRAMA: 0.5}}}
-	require.Equal(t, Profile{PeakMiB: 100, SMACT: Stat{0.6, 0.6}, SMOCC: Stat{0.4, 0.8}, DRAMA: Stat{0.25, 0.3}, UtilPct: 90}, p.Shown("w", prof))
+	require.Equal(t, Profile{PeakMiB: 100, SMACT: Stat{Mean: 0.6, P95: 0.6}, SMOCC: Stat{Mean: 0.4, P95: 0.8}, DRAMA: Stat{Mean: 0.25, P95: 0.3}, UtilPct: 90}, p.Shown("w", prof))
 	require.Equal(t, prof, p.Shown("other", prof))
 	require.Equal(t, prof, TelemetryParams{}.Shown("w", prof))
 }

@@ -28,6 +28,7 @@ func TestRegenerate(t *testing.T) {
 		{"legacy", func(out string) error {
 			return runLegacy(filepath.Join(src, "legacy_11gb_workload_catalog.csv"), "../../data/catalog_a100.csv", out)
 		}, "../../data/catalog_legacy11gb.csv"},
+		{"windows", func(out string) error { return runWindows(filepath.Join(src, "solo_windows"), out) }, "../../data/windows_a100.csv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, tc.name+".csv")
