@@ -174,14 +174,20 @@ feed:
 // figures into dir; it returns the paths written.
 func Finish(dir string, m *Meta) ([]string, error) {
 	files, err := Combine(dir, m)
-	if err != nil || len(m.Spec.Figures) == 0 {
+	if err != nil {
 		return files, err
 	}
 	format := m.Spec.Plots
 	if format == "" {
 		format = "svg"
 	}
-	figs, err := plots.DrawDir(dir, format, m.Spec.Figures...)
+	if len(m.Spec.Figures) > 0 {
+		figs, err := plots.DrawDir(dir, format, m.Spec.Figures...)
+		if files = append(files, figs...); err != nil {
+			return files, err
+		}
+	}
+	figs, err := plots.DrawSweeps(dir, format, m.Spec.SweepFigures...)
 	return append(files, figs...), err
 }
 

@@ -280,6 +280,7 @@ func TestBadStackingSpecs(t *testing.T) {
 		{"bad thresholds", strings.Replace(base, "0.65,0.35,0.5", "0.65,0.35", 1), `f.yaml:5: sweep[0]: thresholds="0.65,0.35": want τ1,τ2,τ3`},
 		{"policy param", strings.Replace(base, "param: thresholds", "param: hold", 1), `f.yaml:5: sweep[0].param: "hold": a stacking sweep sets thresholds`},
 		{"missing data", strings.Replace(base, "stacking: {}", "stacking: {data: nowhere}", 1), "f.yaml:3: stacking.data:"},
+		{"sweep figure", base + "sweep_figures: [{x: thresholds.1}]\n", "f.yaml:6: sweep_figures: a stacking spec draws the thresholds figure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSpec([]byte(tc.spec), "f.yaml")

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,6 +64,10 @@ type Spec struct {
 	// Figures names the figures drawn from the results (see aegis plot);
 	// none when empty.
 	Figures []string `yaml:"figures" json:"figures,omitempty"`
+	// SweepFigures are figures of metrics against a swept parameter (one
+	// line per trace × config with a 95 % CI band over seeds), drawn
+	// into NAME.svg (plots.Sweep; default name sweep-X).
+	SweepFigures []plots.Sweep `yaml:"sweep_figures" json:"sweep_figures,omitempty"`
 	// Plots is the figures' format: "svg" (the default) or "png".
 	Plots string `yaml:"plots" json:"plots,omitempty"`
 	// Stacking, when set, makes this a stacking spec (see StackingSpec):
@@ -355,6 +360,9 @@ func (s *Spec) check(root *yaml.Node) error {
 	if err := s.checkSweep(a); err != nil {
 		return err
 	}
+	if err := s.checkSweepFigures(a); err != nil {
+		return err
+	}
 	if len(s.Configs) == 0 {
 		return a.errf([]any{"configs"}, "missing: list at least one config")
 	}
@@ -441,6 +449,9 @@ func (s *Spec) checkOutputs(a at) error {
 	if !slices.Contains(plotFormats, s.Plots) {
 		return a.errf([]any{"plots"}, "%q: want svg or png", s.Plots)
 	}
+	if s.Stacking != nil && len(s.SweepFigures) > 0 {
+		return a.errf([]any{"sweep_figures"}, "a stacking spec draws the thresholds figure; sweep figures need traces and configs")
+	}
 	if s.Stability && !s.Telemetry {
 		return a.errf([]any{"stability"}, "needs telemetry: true (the cells' telemetry.csv)")
 	}
@@ -454,6 +465,50 @@ func (s *Spec) checkOutputs(a at) error {
 		if f == plots.FigSeeds && len(s.Seeds) < 2 {
 			return a.errf([]any{"figures", i}, "%s shows the spread over seeds: give at least two seeds", f)
 		}
+	}
+	return nil
+}
+
+// checkSweepFigures checks the sweep figures against the sweep: their
+// axis, facet and held columns must be swept columns of the combined CSVs.
+func (s *Spec) checkSweepFigures(a at) error {
+	cols := sweepHeader(&Meta{Spec: s, Sweep: s.SweepParams()})
+	names := map[string]int{}
+	for i, f := range s.SweepFigures {
+		p := func(k string) []any { return []any{"sweep_figures", i, k} }
+		if err := f.Check(); err != nil {
+			key, msg, _ := strings.Cut(err.Error(), ": ")
+			return a.errf(p(key), "%s", msg)
+		}
+		if len(s.Sweep) == 0 {
+			return a.errf([]any{"sweep_figures", i}, "the spec sweeps nothing: add a sweep")
+		}
+		if f.From == plots.SweepNormalized && s.Normalize == "" {
+			return a.errf(p("from"), "normalized needs normalize: the label of the config to normalize to")
+		}
+		check := func(key, col string) error {
+			if !slices.Contains(cols, col) {
+				return a.errf(p(key), "%q is not a swept column (have %s)", col, strings.Join(cols, ", "))
+			}
+			return nil
+		}
+		if err := check("x", f.X); err != nil {
+			return err
+		}
+		if f.Facet != "" {
+			if err := check("facet", f.Facet); err != nil {
+				return err
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(f.Hold)) {
+			if err := check("hold", k); err != nil {
+				return err
+			}
+		}
+		if prev, dup := names[f.FileName()]; dup || slices.Contains(plots.FigureNames, f.FileName()) {
+			return a.errf([]any{"sweep_figures", i}, "file name %q is taken (sweep_figures[%d] or a figure); give it a name", f.FileName(), prev)
+		}
+		names[f.FileName()] = i
 	}
 	return nil
 }

@@ -142,6 +142,16 @@ func TestBadSpecs(t *testing.T) {
 		{"bad plots", repl("table: normalized", "table: normalized\nplots: gif"), `t.yaml:25: plots: "gif"`},
 		{"seeds figure with one seed", strings.Replace(repl("table: normalized", "table: normalized\nfigures: [seeds-cdf]"), "seeds: [1, 2]", "seeds: [1]", 1), `t.yaml:25: figures[0]: seeds-cdf shows the spread over seeds`},
 		{"unknown figure", repl("table: normalized", "table: normalized\nfigures: [normalized, pie]"), `t.yaml:25: figures[1]: unknown figure "pie"`},
+		{"sweep figure x not swept", repl("table: normalized", "table: normalized\nsweep_figures: [{x: thresholds.4}]"), `t.yaml:25: sweep_figures[0].x: "thresholds.4" is not a swept column (have hold, thresholds, thresholds.1, thresholds.2, thresholds.3)`},
+		{"sweep figure without x", repl("table: normalized", "table: normalized\nsweep_figures: [{y: [makespan_s]}]"), `t.yaml:25: sweep_figures[0].x: missing`},
+		{"sweep figure unknown metric", repl("table: normalized", "table: normalized\nsweep_figures: [{x: hold, y: [speed]}]"), `t.yaml:25: sweep_figures[0].y: unknown metric "speed"`},
+		{"sweep figure bad facet", repl("table: normalized", "table: normalized\nsweep_figures: [{x: hold, facet: seed}]"), `t.yaml:25: sweep_figures[0].facet: "seed" is not a swept column`},
+		{"sweep figure bad hold", repl("table: normalized", "table: normalized\nsweep_figures:\n  - x: hold\n    hold: {tau2: 0.35}"), `t.yaml:27: sweep_figures[0].hold: "tau2" is not a swept column`},
+		{"sweep figure unknown key", repl("table: normalized", "table: normalized\nsweep_figures: [{x: hold, ys: [makespan_s]}]"), `t.yaml:25: unknown key "ys" in sweep_figures[0]; valid keys: x, xlabel, y, from, hold, facet, name, title`},
+		{"sweep figures named alike", repl("table: normalized", "table: normalized\nsweep_figures: [{x: hold}, {x: hold, y: [p95_jct_s]}]"), `t.yaml:25: sweep_figures[1]: file name "sweep-hold" is taken`},
+		{"sweep figure named as a figure", repl("table: normalized", "table: normalized\nsweep_figures: [{x: hold, name: normalized}]"), `sweep_figures[0]: file name "normalized" is taken`},
+		{"sweep figure normalized without normalize", strings.Replace(repl("table: normalized", "sweep_figures: [{x: hold, from: normalized}]"), "normalize: Exclusive\n", "", 1), `sweep_figures[0].from: normalized needs normalize`},
+		{"sweep figure without a sweep", repl("sweep:\n  - param: hold\n    values: [10s, 30s]\n  - param: thresholds\n    product: [[0.6, 0.7], [0.35], [0.5]]\n", "sweep_figures: [{x: hold}]\n"), `sweep_figures[0]: the spec sweeps nothing`},
 		{"missing model file", repl("    policy: aegis\n", "    policy: aegis\n    model: nosuch.yaml\n"), "t.yaml:16: configs[1].model: open nosuch.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

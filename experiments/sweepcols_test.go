@@ -83,3 +83,22 @@ func TestPointDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, pointDir(tc.pt, 7)) })
 	}
 }
+
+// The example τ1 sweep (written from docs/experiments.md) runs and draws
+// its figure: τ1 on the x axis, makespan and mean JCT, a line per trace.
+func TestTau1SweepExample(t *testing.T) {
+	s, err := LoadSpec(filepath.Join("examples", "tau1-sweep.yaml"))
+	require.NoError(t, err)
+	require.Len(t, s.Cells(), 4*2*3)
+	dir := t.TempDir()
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Contains(t, rep.Files, filepath.Join(dir, "sweep-thresholds.1.svg"))
+	svg, err := os.ReadFile(filepath.Join(dir, "sweep-thresholds.1.svg"))
+	require.NoError(t, err)
+	for _, want := range []string{"τ1 (SMACT threshold)", "makespan (h)", "mean JCT (h)", ">philly<", ">venus<"} {
+		require.Contains(t, string(svg), want)
+	}
+	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.thresholds=0.8,0.35,0.5.s3", CellFile))
+	require.NoError(t, err, "cell directories are named by value")
+}

@@ -178,7 +178,7 @@ func TestBadInput(t *testing.T) {
 		{name: "validate missing spec", args: []string{"validate", "{dir}/none.yaml"}, code: 1, msg: "none.yaml: no such file"},
 		{name: "validate a GPU type file", args: []string{"validate", "{gpu.yaml}"}, code: 1, msg: `gpu.yaml:2: unknown key "memory_mib"`, lines: 2},
 		{name: "merge without shards", args: []string{"merge"}, code: 2, msg: "aegis merge: give the shard directories"},
-		{name: "plot without a folder", args: []string{"plot"}, code: 2, msg: "aegis plot: accepts 1 arg(s), received 0"},
+		{name: "plot without a folder", args: []string{"plot"}, code: 2, msg: "aegis plot: give at least one results directory"},
 		{name: "plot a folder without results", args: []string{"plot", "{dir}"}, code: 1, msg: "nothing to plot"},
 		{name: "plot format gif", args: []string{"plot", "--format", "gif", "{dir}"}, code: 2, msg: `plot format "gif": want one of svg, png`},
 		{name: "gpus unknown telemetry", args: []string{"gpus", "--telemetry", "bogus"}, code: 1, msg: `unknown telemetry "bogus" (want auto, nvml, dcgm, util)`},

@@ -1,45 +1,116 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/results/plots"
 )
 
 func newPlotCmd() *cobra.Command {
 	var (
-		format  string
-		figures []string
+		format          string
+		figures, sweeps []string
+		ys              []string
 	)
 	c := &cobra.Command{
-		Use:   "plot DIR",
-		Short: "Draw the figures of a results directory (a spec run or an aegis simulate --out) without re-running",
-		Long: `Draw figures from the CSV files of a results directory into it, as SVG (default) or PNG.
+		Use:   "plot DIR...",
+		Short: "Draw the figures of results directories (spec runs or aegis simulate --out) without re-running",
+		Long: `Draw figures from the CSV files of each results directory into it, as SVG (default) or PNG.
 
 From a spec run (aegis run --out DIR): normalized makespan/JCT bars per trace with GeoMean
 and p95 diamonds (normalized.svg, Figure 3), per-job JCT/solo CDFs (jct-cdf.svg, Figure 4),
 queue vs exec trade-off (queue-exec.svg, Figure 5), window stability (stability.svg,
-Figure 6), the threshold sweep (thresholds.svg, Figure 7) and makespan and JCT CDFs across
-seeds (seeds-cdf.svg). From an aegis simulate --out directory: the JCT/solo CDF and a GPU
-timeline (timeline.svg: jobs per GPU, and memory and SMACT with --telemetry).
-Every figure the directory's files allow is drawn unless --figure names some.`,
-		Example: "  aegis plot results/table3\n  aegis simulate --trace philly --policy aegis --out out/run --telemetry && aegis plot out/run --format png",
-		Args:    exactArgs(1),
+Figure 6), the threshold sweep (thresholds.svg, Figure 7), makespan and JCT CDFs across
+seeds (seeds-cdf.svg) and the spec's sweep figures (sweep_figures: metrics against a swept
+parameter with 95 % CI bands). From an aegis simulate --out directory: the JCT/solo CDF and
+a GPU timeline (timeline.svg: jobs per GPU, and memory and SMACT with --telemetry).
+Every figure the directory's files allow is drawn unless --figure or --sweep names some.
+
+--sweep X draws metrics (--y, default makespan_s,mean_jct_s) against the swept column X
+of cells.csv (a swept parameter, or a tuple's component such as thresholds.1) into
+sweep-X.svg. With several directories each gets its own figures; aegis compare --out
+overlays several runs in one figure.`,
+		Example: "  aegis plot results/table3\n  aegis plot out/tau1-sweep --sweep thresholds.1 --y makespan_s,p95_jct_s\n" +
+			"  aegis simulate --trace philly --policy aegis --out out/run --telemetry && aegis plot out/run --format png",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("%s: give at least one results directory", c.CommandPath())}
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := plots.CheckFormat(format); err != nil {
 				return usageError{err}
 			}
-			paths, err := plots.DrawDir(args[0], format, figures...)
-			for _, p := range paths {
-				fmt.Fprintln(c.OutOrStdout(), p)
+			var extra []plots.Sweep
+			for _, x := range sweeps {
+				sw := plots.Sweep{X: x, Y: ys}
+				if err := sw.Check(); err != nil {
+					return usageError{fmt.Errorf("--sweep %s: %w", x, err)}
+				}
+				extra = append(extra, sw)
 			}
-			return err
+			for _, dir := range args {
+				paths, err := plotDir(dir, format, figures, extra)
+				for _, p := range paths {
+					fmt.Fprintln(c.OutOrStdout(), p)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVar(&format, "format", "svg", "output format: "+strings.Join(plots.Formats, " or "))
-	c.Flags().StringSliceVar(&figures, "figure", nil, "draw only these figures ("+strings.Join(plots.FigureNames, ", ")+")")
+	c.Flags().StringSliceVar(&figures, "figure", nil, "draw only these figures ("+strings.Join(plots.FigureNames, ", ")+", or a spec's sweep figure)")
+	c.Flags().StringArrayVar(&sweeps, "sweep", nil, "draw metrics against this swept column of cells.csv (repeatable)")
+	c.Flags().StringSliceVar(&ys, "y", nil, "the metrics of --sweep figures (default makespan_s,mean_jct_s)")
 	return c
+}
+
+// plotDir draws dir's figures: the named ones (or, with none named and no
+// extra sweep figures, every one its files allow), its spec's sweep figures
+// (run.json) and the extra ones.
+func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]string, error) {
+	var specSweeps []plots.Sweep
+	if _, err := os.Stat(filepath.Join(dir, experiments.RunFile)); err == nil {
+		m, err := experiments.ReadMeta(dir)
+		if err != nil {
+			return nil, err
+		}
+		specSweeps = m.Spec.SweepFigures
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var named []string
+	sweeps := slices.Clone(extra)
+	for _, sw := range specSweeps {
+		if len(figures) == 0 && len(extra) == 0 || slices.Contains(figures, sw.FileName()) {
+			sweeps = append(sweeps, sw)
+		}
+	}
+	for _, f := range figures {
+		if !slices.ContainsFunc(specSweeps, func(sw plots.Sweep) bool { return sw.FileName() == f }) {
+			named = append(named, f)
+		}
+	}
+	var paths []string
+	if len(named) > 0 || len(figures) == 0 && len(extra) == 0 {
+		p, err := plots.DrawDir(dir, format, named...)
+		if paths = p; err != nil {
+			return paths, err
+		}
+	}
+	p, err := plots.DrawSweeps(dir, format, sweeps...)
+	return append(paths, p...), err
 }

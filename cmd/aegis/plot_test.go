@@ -37,7 +37,9 @@ func TestPlotErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no dir", []string{"plot"}, 2, "accepts 1 arg"},
+		{"no dir", []string{"plot"}, 2, "give at least one results directory"},
+		{"sweep without a sweep", []string{"plot", empty, "--sweep", "hold"}, 1, "no cells.csv"},
+		{"sweep of an unknown metric", []string{"plot", empty, "--sweep", "hold", "--y", "speed"}, 2, `--sweep hold: y: unknown metric "speed"`},
 		{"bad format", []string{"plot", empty, "--format", "jpg"}, 2, `plot format "jpg"`},
 		{"nothing to plot", []string{"plot", empty}, 1, "nothing to plot"},
 		{"unknown figure", []string{"plot", empty, "--figure", "fig8"}, 1, `unknown figure "fig8"`},
@@ -51,4 +53,43 @@ func TestPlotErrors(t *testing.T) {
 			require.Contains(t, errs, tc.want)
 		})
 	}
+}
+
+// aegis plot takes several directories, each drawn into itself.
+func TestPlotSeveralDirs(t *testing.T) {
+	var dirs []string
+	for _, p := range []string{"exclusive", "aegis", "lucid"} {
+		dir := filepath.Join(t.TempDir(), p)
+		code, _, errs := aegis("simulate", "--trace", "demo", "--policy", p, "--out", dir)
+		require.Equal(t, 0, code, errs)
+		dirs = append(dirs, dir)
+	}
+	code, out, errs := aegis(append([]string{"plot", "--figure", "jct-cdf"}, dirs...)...)
+	require.Equal(t, 0, code, errs)
+	var want string
+	for _, d := range dirs {
+		want += filepath.Join(d, "jct-cdf.svg") + "\n"
+	}
+	require.Equal(t, want, out)
+}
+
+// aegis plot redraws a spec's sweep figures (run.json) and draws --sweep
+// ones on request.
+func TestPlotSweep(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := aegis("run", filepath.Join("..", "..", "experiments", "examples", "tau1-sweep.yaml"), "--out", dir)
+	require.Equal(t, 0, code, errs)
+	require.NoError(t, os.Remove(filepath.Join(dir, "sweep-thresholds.1.svg")))
+	code, out, errs := aegis("plot", dir, "--format", "png")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, filepath.Join(dir, "sweep-thresholds.1.png")+"\n", "the spec's sweep figure")
+	code, out, errs = aegis("plot", dir, "--sweep", "thresholds.1", "--y", "p95_jct_s")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, filepath.Join(dir, "sweep-thresholds.1.svg")+"\n", out, "only the asked-for figure")
+	svg, err := os.ReadFile(filepath.Join(dir, "sweep-thresholds.1.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "p95 JCT (h)")
+	code, out, errs = aegis("plot", dir, "--figure", "sweep-thresholds.1,seeds-cdf")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, filepath.Join(dir, "seeds-cdf.svg")+"\n"+filepath.Join(dir, "sweep-thresholds.1.svg")+"\n", out)
 }

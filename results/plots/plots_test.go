@@ -37,16 +37,24 @@ func TestDrawDirGolden(t *testing.T) {
 	paths, err := DrawDir(dir, "svg", FigNormalized)
 	require.NoError(t, err)
 	require.Equal(t, []string{filepath.Join(dir, "normalized.svg")}, paths)
-	got, err := os.ReadFile(paths[0])
+	checkGolden(t, paths[0])
+}
+
+// checkGolden compares the file at path with its golden copy under
+// testdata/golden (rewritten with -update) and returns its content.
+func checkGolden(t *testing.T, path string) string {
+	t.Helper()
+	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	golden := "testdata/golden/normalized.svg"
+	golden := filepath.Join("testdata", "golden", filepath.Base(path))
 	if *update {
 		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
 		require.NoError(t, os.WriteFile(golden, got, 0o644))
 	}
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err)
-	require.Equal(t, string(want), string(got), "normalized.svg differs from %s (rerun with -update if intended)", golden)
+	require.Equal(t, string(want), string(got), "%s differs from %s (rerun with -update if intended)", filepath.Base(path), golden)
+	return string(got)
 }
 
 func TestDrawDirAllFigures(t *testing.T) {
