@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -113,6 +114,8 @@ type Executor struct {
 	live       <-chan sim.JobSpec
 	nextPoll   time.Duration
 	pollErrs   int
+	foreign    int  // readings in a row listing a process not visible here
+	memOnly    bool // first activity read from memory rise for every job
 	timer      *time.Timer
 	replaying  bool // rebuilding the state from the journal: nothing is appended
 }
@@ -228,7 +231,7 @@ func prepare(cfg Config, start time.Time) (*Executor, error) {
 	x.view.Pressure = true
 	for _, s := range samples {
 		if _, ok := x.devIndex[s.GPU]; ok {
-			x.view.Pressure = x.view.Pressure && s.Pressure
+			x.view.Pressure = x.view.Pressure && s.FromPressureSource()
 		}
 	}
 	if !x.view.Pressure {
@@ -514,6 +517,7 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 		}
 		return nil
 	}
+	x.checkPIDs(samples)
 	for _, s := range samples {
 		g, ok := x.devIndex[s.GPU]
 		if !ok {
@@ -556,10 +560,52 @@ func windowSample(pressure bool, s gpu.Sample, at time.Duration) (ps policies.Sa
 	return ps, true
 }
 
+// foreignAfter is how many readings in a row must list a process this
+// executor cannot see before it stops trusting the source's PIDs (one such
+// reading can be a process that exited since).
+const foreignAfter = 3
+
+// checkPIDs notices when the telemetry's process IDs cannot identify jobs:
+// a driver whose process list is not read (ProcsUnknown), or PIDs from
+// another PID namespace (inside a container NVML may report the host's).
+// From then on first activity is read from each GPU's memory rise, for
+// every job, shared or not; it says so once.
+func (x *Executor) checkPIDs(samples []gpu.Sample) {
+	if x.memOnly {
+		return
+	}
+	why := ""
+	foreign := false
+	for _, s := range samples {
+		if s.ProcsUnknown {
+			why = "the driver's process list is not read"
+			break
+		}
+		for _, p := range s.Procs {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", p.PID)); errors.Is(err, fs.ErrNotExist) {
+				foreign = true
+			}
+		}
+	}
+	if foreign {
+		x.foreign++
+	} else {
+		x.foreign = 0
+	}
+	if why == "" && x.foreign >= foreignAfter {
+		why = fmt.Sprintf("%d readings in a row list GPU processes that do not exist here (another PID namespace, e.g. a container)", x.foreign)
+	}
+	if why != "" {
+		x.memOnly = true
+		fmt.Fprintf(x.cfg.Log, "telemetry %s: %s: first activity is now read from each GPU's memory rise (over %d MiB since launch) for every job\n", x.cfg.Source.Name(), why, activityMiB)
+	}
+}
+
 // showsActivity reports whether sample s of GPU g shows attempt a's first
 // activity: one of its processes (the shim or a process in its group) uses
-// the GPU, or, for an attempt that started alone on its GPUs, the GPU's
-// memory rose by more than a CUDA context's worth since the launch.
+// the GPU, or, for an attempt that started alone on its GPUs (for every
+// attempt when the PIDs cannot be trusted: checkPIDs), the GPU's memory
+// rose by more than a CUDA context's worth since the launch.
 func (x *Executor) showsActivity(a *attempt, g int, s gpu.Sample) bool {
 	for _, p := range s.Procs {
 		if p.PID == a.pid {
@@ -570,7 +616,7 @@ func (x *Executor) showsActivity(a *attempt, g int, s gpu.Sample) bool {
 		}
 	}
 	k := slices.Index(a.gpus, g)
-	return a.exclusive && k >= 0 && s.UsedMiB > a.base[k]+activityMiB
+	return (a.exclusive || x.memOnly) && k >= 0 && s.UsedMiB > a.base[k]+activityMiB
 }
 
 // activityMiB is the memory rise that shows a job's first activity when

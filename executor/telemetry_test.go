@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +58,48 @@ func TestWindowSample(t *testing.T) {
 			got, ok := windowSample(c.pressure, c.in, time.Second)
 			require.Equal(t, c.ok, ok)
 			require.Equal(t, c.want, got)
+		})
+	}
+}
+
+// When the telemetry's PIDs cannot identify jobs (a driver whose process
+// list is not read, or PIDs of another namespace in three readings in a
+// row), first activity comes from memory rise for shared attempts too;
+// until then a shared attempt is known active only by its processes.
+func TestActivityFromMemoryWhenPIDsUnusable(t *testing.T) {
+	const ghost = 1 << 30 // no such PID here
+	mine := gpu.Proc{PID: os.Getpid(), UsedMiB: 100}
+	shared := &attempt{gpus: []int{0}, pid: ghost - 1, base: []float64{10000}}
+	rose := func(procs ...gpu.Proc) gpu.Sample { return gpu.Sample{UsedMiB: 10000 + activityMiB + 1, Procs: procs} }
+	tests := []struct {
+		name     string
+		readings []gpu.Sample
+		memOnly  bool
+		log      string
+	}{
+		{"PIDs of this machine", []gpu.Sample{rose(mine), rose(mine), rose(mine)}, false, ""},
+		{"process list not read", []gpu.Sample{{ProcsUnknown: true}}, true, "the driver's process list is not read"},
+		{"foreign PIDs twice", []gpu.Sample{rose(gpu.Proc{PID: ghost}), rose(gpu.Proc{PID: ghost})}, false, ""},
+		{"foreign PIDs, interrupted", []gpu.Sample{rose(gpu.Proc{PID: ghost}), rose(gpu.Proc{PID: ghost}), rose(mine), rose(gpu.Proc{PID: ghost})}, false, ""},
+		{"foreign PIDs three times", []gpu.Sample{rose(gpu.Proc{PID: ghost}), rose(gpu.Proc{PID: ghost}), rose(gpu.Proc{PID: ghost})}, true,
+			"3 readings in a row list GPU processes that do not exist here"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var log strings.Builder
+			x := &Executor{cfg: Config{Log: &log, Source: gpu.NewFake(nil)}}
+			for _, s := range tc.readings {
+				x.checkPIDs([]gpu.Sample{s})
+			}
+			require.Equal(t, tc.memOnly, x.memOnly)
+			if tc.log != "" {
+				require.Contains(t, log.String(), tc.log)
+				require.Contains(t, log.String(), "first activity is now read from each GPU's memory rise")
+			} else {
+				require.Empty(t, log.String())
+			}
+			require.Equal(t, tc.memOnly, x.showsActivity(shared, 0, rose()), "a shared attempt's memory rise counts only without usable PIDs")
+			require.False(t, x.showsActivity(shared, 0, gpu.Sample{UsedMiB: 10000 + activityMiB}), "no rise, no activity")
 		})
 	}
 }

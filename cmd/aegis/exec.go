@@ -181,6 +181,9 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 	if len(f.truths) > 0 {
 		return nil, usageError{fmt.Errorf("--truth applies to emulated GPUs only (--emulate)")}
 	}
+	if d := os.Getenv("CUDA_MPS_PIPE_DIRECTORY"); d != "" && f.mpsDir == "" {
+		fmt.Fprintf(c.ErrOrStderr(), "exec: warning: CUDA_MPS_PIPE_DIRECTORY=%s is set in this environment but --mps-pipe-dir is not: every job inherits it and connects to that MPS daemon (if one listens there) without aegis knowing; pass --mps-pipe-dir %s to make it explicit, or unset it\n", d, d)
+	}
 	if f.workloads == "" {
 		return nil, usageError{fmt.Errorf("%s: --workloads FILE is needed to run real jobs (or --emulate TYPE:COUNT)", c.CommandPath())}
 	}
@@ -211,13 +214,21 @@ func checkPolicy(ctx context.Context, s *setup) error {
 	if !ok {
 		return nil
 	}
-	samples, err := s.cfg.Source.Sample(ctx)
+	// A failed reading is retried (the executor treats one as a missed
+	// sample); three in a row mean the source does not work.
+	var samples []gpu.Sample
+	var err error
+	for try := 0; try < 3; try++ {
+		if samples, err = s.cfg.Source.Sample(ctx); err == nil {
+			break
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("telemetry %s: %w", s.cfg.Source.Name(), err)
+		return fmt.Errorf("telemetry %s: three readings failed: %w", s.cfg.Source.Name(), err)
 	}
 	pressure := len(samples) > 0
 	for _, x := range samples {
-		pressure = pressure && x.Pressure
+		pressure = pressure && x.FromPressureSource()
 	}
 	if err := v.Validate(&policies.View{Pressure: pressure}); err != nil {
 		return usageError{fmt.Errorf("policy %s with telemetry %s: %w", s.policy.Name(), s.cfg.Source.Name(), err)}

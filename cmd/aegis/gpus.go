@@ -66,7 +66,33 @@ on each GPU. Needs a binary built with cgo on Linux (make gpu-build).`,
 	return c
 }
 
-// printGPUs prints src's devices and n samples taken every interval.
+// sampleLine is one reading as printGPUs prints it: "-" for pressure
+// signals the source lacks, "dropped: why" for ones it lost this time, "?"
+// for processes the driver cannot list.
+func sampleLine(s gpu.Sample) string {
+	procs := make([]string, len(s.Procs))
+	for k, p := range s.Procs {
+		procs[k] = fmt.Sprintf("%d:%.0f", p.PID, p.UsedMiB)
+	}
+	if s.ProcsUnknown {
+		procs = []string{"?"}
+	}
+	press, sm, so, dr := "no", "-", "-", "-"
+	if s.Pressure {
+		press = "yes"
+		sm, so, dr = fmt.Sprintf("%.3f", s.SMACT), fmt.Sprintf("%.3f", s.SMOCC), fmt.Sprintf("%.3f", s.DRAMA)
+	} else if s.Dropped != "" {
+		press = "dropped"
+		procs = append(procs, "("+s.Dropped+")")
+	}
+	line := fmt.Sprintf("%-12s  %3d  %9.0f  %9.0f  %5.0f  %8s  %5s  %5s  %5s  %s",
+		s.At.Format("15:04:05.000"), s.GPU, s.UsedMiB, s.TotalMiB, s.UtilPct, press, sm, so, dr, strings.Join(procs, " "))
+	return strings.TrimRight(line, " ")
+}
+
+// printGPUs prints src's devices and n samples taken every interval. A
+// failed reading prints as missed; it is an error only when every reading
+// failed.
 func printGPUs(ctx context.Context, w io.Writer, src gpu.Source, n int, interval time.Duration) error {
 	devs, err := src.Devices()
 	if err != nil {
@@ -81,6 +107,7 @@ func printGPUs(ctx context.Context, w io.Writer, src gpu.Source, n int, interval
 	}
 	fmt.Fprintf(w, "\n%-12s  %3s  %9s  %9s  %5s  %8s  %5s  %5s  %5s  %s\n",
 		"time", "gpu", "used MiB", "total MiB", "util%", "pressure", "SMACT", "SMOCC", "DRAMA", "processes (pid:MiB)")
+	missed := 0
 	tick := time.NewTicker(max(interval, time.Millisecond))
 	defer tick.Stop()
 	for i := range n {
@@ -93,21 +120,19 @@ func printGPUs(ctx context.Context, w io.Writer, src gpu.Source, n int, interval
 		}
 		got, err := src.Sample(ctx)
 		if err != nil {
-			return fmt.Errorf("sample %d from %s: %w", i+1, src.Name(), err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// A failed reading is a missed sample, as in aegis exec; only
+			// a source that never reads is an error.
+			if missed++; missed == n {
+				return fmt.Errorf("no sample from %s (%d tries): %w", src.Name(), n, err)
+			}
+			fmt.Fprintf(w, "%-12s  sample %d missed: %v\n", time.Now().Format("15:04:05.000"), i+1, err)
+			continue
 		}
 		for _, s := range got {
-			procs := make([]string, len(s.Procs))
-			for k, p := range s.Procs {
-				procs[k] = fmt.Sprintf("%d:%.0f", p.PID, p.UsedMiB)
-			}
-			press, sm, so, dr := "no", "-", "-", "-"
-			if s.Pressure {
-				press = "yes"
-				sm, so, dr = fmt.Sprintf("%.3f", s.SMACT), fmt.Sprintf("%.3f", s.SMOCC), fmt.Sprintf("%.3f", s.DRAMA)
-			}
-			line := fmt.Sprintf("%-12s  %3d  %9.0f  %9.0f  %5.0f  %8s  %5s  %5s  %5s  %s",
-				s.At.Format("15:04:05.000"), s.GPU, s.UsedMiB, s.TotalMiB, s.UtilPct, press, sm, so, dr, strings.Join(procs, " "))
-			fmt.Fprintln(w, strings.TrimRight(line, " "))
+			fmt.Fprintln(w, sampleLine(s))
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,28 @@ func TestPrintGPUs(t *testing.T) {
 	require.Regexp(t, `^10:00:01\.000 +0 +512 +143771 +3 +no +- +- +-$`, lines[4])
 	require.Regexp(t, `^10:00:02\.000 +0 +20480 +143771 +97 +yes +0\.810 +0\.400 +0\.250 +4242:19968$`, lines[5])
 	require.Equal(t, 2, f.Calls())
+}
+
+// TestPrintGPUsDegrades: a failed reading prints as missed and the
+// readings go on; a dropped GPM metric and an unknown process list show as
+// such; only a source that never reads is an error.
+func TestPrintGPUsDegrades(t *testing.T) {
+	at := time.Date(2026, 1, 1, 10, 0, 1, 0, time.UTC)
+	dev := []gpu.Device{{Index: 0, UUID: "GPU-aaaa", Name: "NVIDIA H200", TotalMiB: 143771}}
+	f := gpu.NewFake(dev,
+		gpu.FakeStep{Err: errors.New("nvml: nvmlGpmSampleGet on GPU 0: GPU is lost")},
+		gpu.FakeStep{Samples: []gpu.Sample{{GPU: 0, At: at, UsedMiB: 512, TotalMiB: 143771, UtilPct: 3,
+			Dropped: "metric NVML_GPM_METRIC_SM_UTIL: value NaN outside 0..100", ProcsUnknown: true}}},
+	)
+	var b bytes.Buffer
+	require.NoError(t, printGPUs(context.Background(), &b, f, 2, time.Millisecond))
+	out := b.String()
+	require.Contains(t, out, "sample 1 missed: nvml: nvmlGpmSampleGet on GPU 0: GPU is lost")
+	require.Regexp(t, `10:00:01\.000 +0 +512 +143771 +3 +dropped +- +- +- +\? \(metric NVML_GPM_METRIC_SM_UTIL: value NaN outside 0\.\.100\)`, out)
+
+	f = gpu.NewFake(dev, gpu.FakeStep{Err: errors.New("GPU is lost")}, gpu.FakeStep{Err: errors.New("GPU is lost")})
+	b.Reset()
+	require.EqualError(t, printGPUs(context.Background(), &b, f, 2, time.Millisecond), "no sample from fake (2 tries): GPU is lost")
 }
 
 func TestGPUsCommandErrors(t *testing.T) {
@@ -121,5 +144,35 @@ func TestGPUCheckInputs(t *testing.T) {
 	require.Error(t, err, "no OOM and no samples: the check fails")
 	for _, want := range []string{"job 1: started attempt=1 gpus=[0]", "big-b", "no NVML sample was read", "no failure was classified as OOM"} {
 		require.Contains(t, string(rep), want)
+	}
+}
+
+// TestExecWarnsInheritedMPS: an MPS pipe directory inherited from the
+// environment, without --mps-pipe-dir, is named in a warning before the
+// run starts (here it then stops: no NVML on this machine).
+func TestExecWarnsInheritedMPS(t *testing.T) {
+	wl := filepath.Join("..", "..", "scripts", "gpu-check", "workloads.yaml")
+	tr := filepath.Join("..", "..", "scripts", "gpu-check", "trace.csv")
+	for _, tc := range []struct {
+		env, flag string
+		warn      bool
+	}{
+		{"/tmp/mps-inherited", "", true},
+		{"/tmp/mps-inherited", "/tmp/mps-inherited", false},
+		{"", "", false},
+	} {
+		t.Setenv("CUDA_MPS_PIPE_DIRECTORY", tc.env)
+		args := []string{"exec", "--trace", tr, "--workloads", wl, "--out", filepath.Join(t.TempDir(), "run")}
+		if tc.flag != "" {
+			args = append(args, "--mps-pipe-dir", tc.flag)
+		}
+		var so, se bytes.Buffer
+		run(args, &so, &se)
+		msg := "CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-inherited is set in this environment but --mps-pipe-dir is not"
+		if tc.warn {
+			require.Contains(t, se.String(), msg)
+		} else {
+			require.NotContains(t, se.String(), "CUDA_MPS_PIPE_DIRECTORY")
+		}
 	}
 }

@@ -50,9 +50,22 @@ type Sample struct {
 	// SMACT is SM activity, SMOCC SM occupancy and DRAMA DRAM bandwidth
 	// utilization, each a fraction 0..1 over the sample interval.
 	SMACT, SMOCC, DRAMA float64
+	// Dropped, in a source that reads pressure signals, says why this
+	// sample has none (a GPM metric NVML could not compute or read out of
+	// range): a missed sample for the pressure filter, while memory,
+	// utilization and processes stand. Empty otherwise.
+	Dropped string
 	// Procs are the compute processes running on the GPU.
 	Procs []Proc
+	// ProcsUnknown reports that the source cannot list the GPU's processes
+	// (a driver whose process list is unsafe to read): Procs is empty
+	// whatever runs, and first activity must be read from memory.
+	ProcsUnknown bool
 }
+
+// FromPressureSource reports whether s was read by a source that reads the
+// pressure signals: it has them, or they were dropped from this reading.
+func (s Sample) FromPressureSource() bool { return s.Pressure || s.Dropped != "" }
 
 // Source reads GPU telemetry.
 type Source interface {

@@ -68,9 +68,17 @@ type nvmlLib interface {
 	DeviceCount() (int, error)
 	UUID(i int) (string, error)
 	Name(i int) (string, error)
+	// Memory reads device i's used and total memory the way nvidia-smi
+	// counts it: used excludes the driver-reserved memory (NVML's v2
+	// memory query), so an idle GPU reads about 0.
 	Memory(i int) (used, total uint64, err error)
 	Utilization(i int) (gpuPct uint32, err error)
 	ComputeProcesses(i int) ([]nvmlProc, error)
+	// DriverVersion is the driver's version string, e.g. "535.104.05".
+	DriverVersion() (string, error)
+	// MIGEnabled reports whether device i runs in MIG mode now; a GPU
+	// without MIG support reports false.
+	MIGEnabled(i int) (bool, error)
 	GPMSupported(i int) (bool, error)
 	GPMSampleAlloc() (gpmHandle, error)
 	GPMSampleGet(i int, h gpmHandle) error
@@ -103,6 +111,9 @@ type nvmlSource struct {
 	devices []Device
 	gpm     bool
 	note    string
+	// noProcs means the driver's process list cannot be read safely
+	// (see procListUnsafe): samples carry ProcsUnknown instead.
+	noProcs bool
 	// prev holds each device's latest GPM sample and when it was taken:
 	// the start of the next interval.
 	prev   []gpmHandle
@@ -182,10 +193,12 @@ func newNVMLSource(lib nvmlLib, cfg nvmlConfig) (_ *nvmlSource, err error) {
 		}
 		s.devices = append(s.devices, d)
 	}
+	drv := s.checkDriver()
 	if cfg.noGPM {
-		s.note = "utilization only (GPM not requested): Pressure false"
+		s.note = "utilization only (GPM not requested): Pressure false" + drv
 		return s, nil
 	}
+	defer func() { s.note += drv }()
 	// GPM is used only if every device supports it and gives a first
 	// sample; any failure while probing means utilization only, with the
 	// reason in the note (e.g. no permission, MIG, a VM without GPM).
@@ -237,7 +250,40 @@ func (s *nvmlSource) describe(i int) (Device, error) {
 	if err != nil {
 		return Device{}, nvmlErr("nvmlDeviceGetMemoryInfo", i, err)
 	}
+	mig, err := s.lib.MIGEnabled(i)
+	if err != nil {
+		return Device{}, nvmlErr("nvmlDeviceGetMigMode", i, err)
+	}
+	if mig {
+		return Device{}, fmt.Errorf("nvml: GPU %d (%s) has MIG mode enabled: aegis places jobs on whole GPUs and cannot read or target MIG instances; leave it out with --gpus, or disable MIG on it yourself (nvidia-smi -i %d -mig 0, as root, with no processes on it; aegis never changes GPU settings)", i, name, i)
+	}
 	return Device{Index: i, UUID: uuid, Name: name, TotalMiB: mib(total)}, nil
+}
+
+// checkDriver reads the driver's version and, where its process list cannot
+// be read safely, stops reading it. It returns a note for Note ("" when
+// nothing is wrong; a version NVML cannot tell is not an error).
+func (s *nvmlSource) checkDriver() string {
+	v, err := s.lib.DriverVersion()
+	if err != nil {
+		return ""
+	}
+	if procListUnsafe(v) {
+		s.noProcs = true
+		return fmt.Sprintf("; driver %s: processes not listed (its process list is %d bytes an entry where go-nvml reads %d, go-nvml issue #75), first activity read from each GPU's memory rise", v, 32, 24)
+	}
+	return ""
+}
+
+// procListUnsafe reports whether driver version v (e.g. "535.104.05") is of
+// a branch whose nvmlDeviceGetComputeRunningProcesses_v3 writes 32-byte
+// entries (with usedGpuCcProtectedMemory) where go-nvml allocates the
+// 24-byte nvmlProcessInfo_t: R535. With two processes the second PID would
+// be garbage and the driver would write past go-nvml's buffer, so the list
+// is not read at all on those drivers.
+func procListUnsafe(v string) bool {
+	major, _, _ := strings.Cut(strings.TrimSpace(v), ".")
+	return major == "535"
 }
 
 // gpmTake allocates a GPM sample buffer and fills it from device i.
@@ -299,7 +345,9 @@ func (s *nvmlSource) Devices() ([]Device, error) {
 // the running compute processes and, with GPM, the metrics over the interval
 // since the previous call (the first call's interval starts at open; an
 // interval shorter than 100 ms is waited out). The first failing NVML call
-// ends the reading with an error naming the call and the device.
+// ends the reading with an error naming the call and the device; a GPM
+// metric that fails or reads out of range only drops that device's pressure
+// signals from the sample (Pressure false, Dropped says why).
 func (s *nvmlSource) Sample(ctx context.Context) ([]Sample, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -346,11 +394,15 @@ func (s *nvmlSource) read(j int, d Device) (Sample, error) {
 		return Sample{}, nvmlErr("nvmlDeviceGetUtilizationRates", i, err)
 	}
 	smp.UtilPct = min(float64(util), 100)
-	procs, err := s.lib.ComputeProcesses(i)
-	if err != nil {
-		return Sample{}, nvmlErr("nvmlDeviceGetComputeRunningProcesses", i, err)
+	if s.noProcs {
+		smp.ProcsUnknown = true
+	} else {
+		procs, err := s.lib.ComputeProcesses(i)
+		if err != nil {
+			return Sample{}, nvmlErr("nvmlDeviceGetComputeRunningProcesses", i, err)
+		}
+		smp.Procs = mergeProcs(procs)
 	}
-	smp.Procs = mergeProcs(procs)
 	if !s.gpm {
 		return smp, nil
 	}
@@ -363,18 +415,6 @@ func (s *nvmlSource) read(j int, d Device) (Sample, error) {
 	if err == nil && (len(vals) != len(gpmMetrics) || len(perr) != len(gpmMetrics)) {
 		err = fmt.Errorf("%d values and %d errors for %d metrics", len(vals), len(perr), len(gpmMetrics))
 	}
-	if err == nil {
-		for k, m := range gpmMetrics {
-			if perr[k] != nil {
-				err = fmt.Errorf("metric %s: %w", m, perr[k])
-				break
-			}
-			if v := vals[k]; math.IsNaN(v) || v < 0 || v > 100.5 {
-				err = fmt.Errorf("metric %s: value %g outside 0..100", m, v)
-				break
-			}
-		}
-	}
 	if err != nil {
 		// Keep the interval's start: the next call measures from it.
 		err = nvmlErr("nvmlGpmMetricsGet", i, err)
@@ -383,16 +423,39 @@ func (s *nvmlSource) read(j int, d Device) (Sample, error) {
 		}
 		return Sample{}, err
 	}
-	if ferr := s.lib.GPMSampleFree(s.prev[j]); ferr != nil {
-		s.prev[j], s.prevAt[j] = h, takenAt
+	// The interval is measured: h starts the next one, whatever its metrics.
+	ferr := s.lib.GPMSampleFree(s.prev[j])
+	s.prev[j], s.prevAt[j] = h, takenAt
+	if ferr != nil {
 		return Sample{}, nvmlErr("nvmlGpmSampleFree", i, ferr)
 	}
-	s.prev[j], s.prevAt[j] = h, takenAt
+	if why := badMetric(vals, perr); why != "" {
+		// One bad metric drops this sample's pressure signals only: the
+		// window sees a missed sample; memory, utilization and processes
+		// stand.
+		smp.Dropped = nvmlErr("nvmlGpmMetricsGet", i, errors.New(why)).Error()
+		return smp, nil
+	}
 	smp.Pressure = true
 	smp.SMACT = min(vals[0]/100, 1)
 	smp.SMOCC = min(vals[1]/100, 1)
 	smp.DRAMA = min(vals[2]/100, 1)
 	return smp, nil
+}
+
+// badMetric says why GPM's per-metric results cannot be used ("" when they
+// can): a metric NVML failed to compute, or a value outside 0..100 (a
+// little above 100 is rounding and is clamped).
+func badMetric(vals []float64, perr []error) string {
+	for k, m := range gpmMetrics {
+		if perr[k] != nil {
+			return fmt.Sprintf("metric %s: %v", m, perr[k])
+		}
+		if v := vals[k]; math.IsNaN(v) || v < 0 || v > 100.5 {
+			return fmt.Sprintf("metric %s: value %g outside 0..100", m, v)
+		}
+	}
+	return ""
 }
 
 // mergeProcs converts NVML's process list, summing a PID listed more than

@@ -1,4 +1,4 @@
-//go:build cgo && linux
+//go:build nvml && cgo && linux
 
 package gpu
 
@@ -8,8 +8,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// openNVMLLib returns NVML through go-nvml. The library (libnvml.so) is
-// loaded by Init, so a machine without the NVIDIA driver fails there with
+// openNVMLLib returns NVML through go-nvml. The library (libnvidia-ml.so.1,
+// installed with the NVIDIA driver) is loaded by Init, so a machine without the NVIDIA driver fails there with
 // NVML's "library not found", not here.
 func openNVMLLib() (nvmlLib, error) {
 	return &goNVML{lib: nvml.New(), handles: map[int]nvml.Device{}}, nil
@@ -19,6 +19,9 @@ func openNVMLLib() (nvmlLib, error) {
 type goNVML struct {
 	lib     nvml.Interface
 	handles map[int]nvml.Device
+	// memV1 is set once the v2 memory query proved unavailable (drivers
+	// before R510): memory is then read with the v1 query.
+	memV1 bool
 }
 
 // nvmlError is a failed NVML call's return code; its message is NVML's.
@@ -26,7 +29,7 @@ type nvmlError struct{ ret nvml.Return }
 
 func (e nvmlError) Error() string {
 	if e.ret == nvml.ERROR_LIBRARY_NOT_FOUND {
-		return fmt.Sprintf("%v: %s: libnvml.so.1 could not be loaded (is the NVIDIA driver installed?)", ErrNVMLUnavailable, nvml.ErrorString(e.ret))
+		return fmt.Sprintf("%v: %s: libnvidia-ml.so.1 could not be loaded (is the NVIDIA driver installed?)", ErrNVMLUnavailable, nvml.ErrorString(e.ret))
 	}
 	return nvml.ErrorString(e.ret)
 }
@@ -84,10 +87,25 @@ func (g *goNVML) Name(i int) (string, error) {
 	return n, check(ret)
 }
 
+// Memory reads memory with NVML's v2 query, whose used memory excludes
+// what the driver reserves (as nvidia-smi shows it: about 0 on an idle
+// GPU; the v1 query counts the reservation as used). Drivers without the v2
+// query fall back to v1.
 func (g *goNVML) Memory(i int) (uint64, uint64, error) {
 	d, err := g.device(i)
 	if err != nil {
 		return 0, 0, err
+	}
+	if !g.memV1 {
+		m, ret := d.GetMemoryInfo_v2()
+		switch ret {
+		case nvml.SUCCESS:
+			return m.Used, m.Total, nil
+		case nvml.ERROR_FUNCTION_NOT_FOUND, nvml.ERROR_NOT_SUPPORTED, nvml.ERROR_ARGUMENT_VERSION_MISMATCH:
+			g.memV1 = true
+		default:
+			return 0, 0, check(ret)
+		}
 	}
 	m, ret := d.GetMemoryInfo()
 	return m.Used, m.Total, check(ret)
@@ -116,6 +134,26 @@ func (g *goNVML) ComputeProcesses(i int) ([]nvmlProc, error) {
 		out[k] = nvmlProc{PID: p.Pid, UsedBytes: p.UsedGpuMemory}
 	}
 	return out, nil
+}
+
+func (g *goNVML) DriverVersion() (string, error) {
+	v, ret := g.lib.SystemGetDriverVersion()
+	return v, check(ret)
+}
+
+func (g *goNVML) MIGEnabled(i int) (bool, error) {
+	d, err := g.device(i)
+	if err != nil {
+		return false, err
+	}
+	cur, _, ret := d.GetMigMode()
+	if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_FUNCTION_NOT_FOUND {
+		return false, nil // a GPU or driver without MIG
+	}
+	if err := check(ret); err != nil {
+		return false, err
+	}
+	return cur == nvml.DEVICE_MIG_ENABLE, nil
 }
 
 func (g *goNVML) GPMSupported(i int) (bool, error) {

@@ -1,4 +1,4 @@
-//go:build cgo && linux
+//go:build nvml && cgo && linux
 
 package gpu
 
@@ -38,6 +38,7 @@ func newMockH200(t *testing.T) *mockH200 {
 	srv.ShutdownFunc = func() nvml.Return { return nvml.SUCCESS }
 	srv.ExtensionsFunc = func() nvml.ExtendedInterface { return srv }
 	srv.LookupSymbolFunc = func(string) error { return nil }
+	srv.SystemGetDriverVersionFunc = func() (string, nvml.Return) { return "570.86.15", nvml.SUCCESS }
 	srv.DeviceGetCountFunc = func() (int, nvml.Return) { return len(srv.Devices), nvml.SUCCESS }
 	srv.DeviceGetHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
 		if i < 0 || i >= len(srv.Devices) {
@@ -52,9 +53,15 @@ func newMockH200(t *testing.T) *mockH200 {
 		dev.GetUUIDFunc = func() (string, nvml.Return) {
 			return "GPU-00000000-0000-0000-0000-00000000000" + string(rune('0'+i)), nvml.SUCCESS
 		}
+		// v1 counts the driver's reservation (here 512 MiB) as used; v2,
+		// like nvidia-smi, does not.
 		dev.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
-			return nvml.Memory{Total: 144384 << 20, Used: 3 << 30, Free: 144384<<20 - 3<<30}, nvml.SUCCESS
+			return nvml.Memory{Total: 144384 << 20, Used: 3<<30 + 512<<20, Free: 144384<<20 - 3<<30 - 512<<20}, nvml.SUCCESS
 		}
+		dev.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
+			return nvml.Memory_v2{Total: 144384 << 20, Reserved: 512 << 20, Used: 3 << 30, Free: 144384<<20 - 3<<30 - 512<<20}, nvml.SUCCESS
+		}
+		dev.GetMigModeFunc = func() (int, int, nvml.Return) { return nvml.DEVICE_MIG_DISABLE, nvml.DEVICE_MIG_DISABLE, nvml.SUCCESS }
 		dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 			return nvml.Utilization{Gpu: uint32(60 + i)}, nvml.SUCCESS
 		}
@@ -131,6 +138,7 @@ func TestGoNVMLOnMockH200(t *testing.T) {
 	g := got[1]
 	require.Equal(t, 1, g.GPU)
 	require.Equal(t, 61.0, g.UtilPct)
+	require.Equal(t, 3072.0, g.UsedMiB, "used as nvidia-smi counts it: the v2 query, reserved memory excluded")
 	require.Equal(t, []Proc{{PID: 1001, UsedMiB: 3072}}, g.Procs)
 	require.True(t, g.Pressure)
 	require.Equal(t, []float64{0.45, 0.20, 0.30}, []float64{g.SMACT, g.SMOCC, g.DRAMA})
@@ -172,6 +180,53 @@ func TestGoNVMLAdapterFallbacks(t *testing.T) {
 		}
 		_, err = s.Sample(context.Background())
 		require.EqualError(t, err, "nvml: nvmlDeviceGetUtilizationRates on GPU 1: ERROR_GPU_IS_LOST")
+		require.NoError(t, s.Close())
+	})
+	t.Run("driver without the v2 memory query", func(t *testing.T) {
+		m := newMockH200(t)
+		for _, d := range m.srv.Devices {
+			d.(*mock.Device).GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
+				return nvml.Memory_v2{}, nvml.ERROR_FUNCTION_NOT_FOUND
+			}
+		}
+		s, err := newNVMLSource(&goNVML{lib: m.srv, handles: map[int]nvml.Device{}}, quick(nvmlConfig{}))
+		require.NoError(t, err)
+		got, err := s.Sample(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 3584.0, got[0].UsedMiB, "v1's used, reservation included")
+		require.NoError(t, s.Close())
+	})
+	t.Run("R535 driver: process list not read", func(t *testing.T) {
+		m := newMockH200(t)
+		m.srv.SystemGetDriverVersionFunc = func() (string, nvml.Return) { return "535.104.05", nvml.SUCCESS }
+		for _, d := range m.srv.Devices {
+			d.(*mock.Device).GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+				t.Error("the process list was read on an R535 driver")
+				return nil, nvml.SUCCESS
+			}
+		}
+		s, err := newNVMLSource(&goNVML{lib: m.srv, handles: map[int]nvml.Device{}}, quick(nvmlConfig{}))
+		require.NoError(t, err)
+		got, err := s.Sample(context.Background())
+		require.NoError(t, err)
+		require.True(t, got[0].ProcsUnknown)
+		require.NoError(t, s.Close())
+	})
+	t.Run("MIG enabled", func(t *testing.T) {
+		m := newMockH200(t)
+		m.srv.Devices[0].(*mock.Device).GetMigModeFunc = func() (int, int, nvml.Return) {
+			return nvml.DEVICE_MIG_ENABLE, nvml.DEVICE_MIG_ENABLE, nvml.SUCCESS
+		}
+		_, err := newNVMLSource(&goNVML{lib: m.srv, handles: map[int]nvml.Device{}}, quick(nvmlConfig{}))
+		require.ErrorContains(t, err, "GPU 0 (NVIDIA H200 141GB HBM3e) has MIG mode enabled")
+	})
+	t.Run("GPU without MIG", func(t *testing.T) {
+		m := newMockH200(t)
+		for _, d := range m.srv.Devices {
+			d.(*mock.Device).GetMigModeFunc = func() (int, int, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED }
+		}
+		s, err := newNVMLSource(&goNVML{lib: m.srv, handles: map[int]nvml.Device{}}, quick(nvmlConfig{}))
+		require.NoError(t, err)
 		require.NoError(t, s.Close())
 	})
 	t.Run("library not found", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ type fakeDev struct {
 	util        uint32
 	procs       []nvmlProc
 	gpm         bool
+	mig         bool
 	// smact etc. are the GPM percentages GPMMetrics returns.
 	smact, smocc, drama float64
 }
@@ -31,13 +33,15 @@ type fakeHandle struct {
 // fakeNVML is a scripted NVML: devices, and an error per call name
 // ("Memory", "GPMMetrics", ...) optionally restricted to one device.
 type fakeNVML struct {
-	devs     []fakeDev
-	fail     map[string]error // call -> error
-	failDev  int              // device the failures apply to; -1 = any
-	metErr   error            // per-metric error for the DRAMA metric
-	handles  []*fakeHandle
-	inited   bool
-	shutdown int
+	devs      []fakeDev
+	fail      map[string]error // call -> error
+	failDev   int              // device the failures apply to; -1 = any
+	metErr    error            // per-metric error for the DRAMA metric
+	handles   []*fakeHandle
+	driver    string // DriverVersion's answer ("" = 550.54.15)
+	procCalls int    // ComputeProcesses calls
+	inited    bool
+	shutdown  int
 }
 
 func (f *fakeNVML) err(call string, dev int) error {
@@ -68,8 +72,16 @@ func (f *fakeNVML) Memory(i int) (uint64, uint64, error) {
 }
 func (f *fakeNVML) Utilization(i int) (uint32, error) { return f.devs[i].util, f.err("Utilization", i) }
 func (f *fakeNVML) ComputeProcesses(i int) ([]nvmlProc, error) {
+	f.procCalls++
 	return f.devs[i].procs, f.err("ComputeProcesses", i)
 }
+func (f *fakeNVML) DriverVersion() (string, error) {
+	if f.driver == "" {
+		return "550.54.15", f.err("DriverVersion", -1)
+	}
+	return f.driver, f.err("DriverVersion", -1)
+}
+func (f *fakeNVML) MIGEnabled(i int) (bool, error)   { return f.devs[i].mig, f.err("MIGEnabled", i) }
 func (f *fakeNVML) GPMSupported(i int) (bool, error) { return f.devs[i].gpm, f.err("GPMSupported", i) }
 func (f *fakeNVML) GPMSampleAlloc() (gpmHandle, error) {
 	if err := f.err("GPMSampleAlloc", -1); err != nil {
@@ -344,7 +356,6 @@ func TestNVMLSampleErrors(t *testing.T) {
 		{"ComputeProcesses", nil, "nvml: nvmlDeviceGetComputeRunningProcesses on GPU 1: GPU is lost"},
 		{"GPMSampleGet", nil, "nvml: nvmlGpmSampleGet on GPU 1: GPU is lost"},
 		{"GPMMetrics", nil, "nvml: nvmlGpmMetricsGet on GPU 1: GPU is lost"},
-		{"", boom, "nvml: nvmlGpmMetricsGet on GPU 0: metric NVML_GPM_METRIC_DRAM_BW_UTIL: GPU is lost"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.match, func(t *testing.T) {
@@ -374,13 +385,126 @@ func TestNVMLSampleErrors(t *testing.T) {
 	}
 }
 
-func TestNVMLBadMetricValue(t *testing.T) {
+// TestNVMLBadMetricDropsPressureOnly: a GPM metric NVML fails to compute,
+// or reads out of range, drops that device's pressure signals from that
+// sample only: memory, utilization and processes stand, the other device
+// keeps its signals, and the next reading (measured from this one) is whole.
+func TestNVMLBadMetricDropsPressureOnly(t *testing.T) {
+	tests := []struct {
+		name   string
+		break_ func(*fakeNVML)
+		want   string
+	}{
+		{"metric error", func(f *fakeNVML) { f.metErr = errors.New("GPU is lost") },
+			"nvml: nvmlGpmMetricsGet on GPU 0: metric NVML_GPM_METRIC_DRAM_BW_UTIL: GPU is lost"},
+		{"value out of range", func(f *fakeNVML) { f.devs[0].smocc = 250 },
+			"nvml: nvmlGpmMetricsGet on GPU 0: metric NVML_GPM_METRIC_SM_OCCUPANCY: value 250 outside 0..100"},
+		{"NaN", func(f *fakeNVML) { f.devs[0].smact = math.NaN() },
+			"nvml: nvmlGpmMetricsGet on GPU 0: metric NVML_GPM_METRIC_SM_UTIL: value NaN outside 0..100"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lib := twoGPUs(true)
+			lib.devs[0].drama, lib.devs[1].smact = 50, 80
+			s, err := newNVMLSource(lib, quick(nvmlConfig{}))
+			require.NoError(t, err)
+			good := lib.devs[0]
+			tc.break_(lib) // metErr breaks every device's DRAMA
+			got, err := s.Sample(context.Background())
+			require.NoError(t, err, "one bad metric is not a failed reading")
+			require.False(t, got[0].Pressure)
+			require.Equal(t, tc.want, got[0].Dropped)
+			require.Zero(t, got[0].SMACT+got[0].SMOCC+got[0].DRAMA, "no partial pressure values")
+			require.Equal(t, 2048.0, got[0].UsedMiB, "memory stands")
+			require.Equal(t, 37.0, got[0].UtilPct, "utilization stands")
+			require.Len(t, got[0].Procs, 2, "processes stand")
+			if lib.metErr == nil {
+				require.True(t, got[1].Pressure, "the other GPU keeps its signals")
+				require.InDelta(t, 0.8, got[1].SMACT, 1e-12)
+			}
+			require.Equal(t, 2, lib.live(), "the interval was consumed: one GPM sample held per device")
+
+			lib.devs[0], lib.metErr = good, nil
+			got, err = s.Sample(context.Background())
+			require.NoError(t, err)
+			require.True(t, got[0].Pressure)
+			require.Empty(t, got[0].Dropped)
+			require.InDelta(t, 0.5, got[0].DRAMA, 1e-12)
+			require.NoError(t, s.Close())
+			require.Zero(t, lib.live())
+		})
+	}
+}
+
+// TestNVMLDriverProcList: on R535 drivers the process list is not read (it
+// would overflow go-nvml's buffer and garble PIDs); samples say so.
+func TestNVMLDriverProcList(t *testing.T) {
+	tests := []struct {
+		driver string
+		unsafe bool
+	}{
+		{"535.104.05", true},
+		{"535.183.01", true},
+		{"550.54.15", false},
+		{"525.147.05", false},
+		{"5350.1", false},
+		{"570.86.10", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.driver, func(t *testing.T) {
+			lib := twoGPUs(true)
+			lib.driver = tc.driver
+			s, err := newNVMLSource(lib, quick(nvmlConfig{}))
+			require.NoError(t, err)
+			got, err := s.Sample(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, tc.unsafe, got[0].ProcsUnknown)
+			require.Equal(t, tc.unsafe, got[1].ProcsUnknown)
+			if tc.unsafe {
+				require.Zero(t, lib.procCalls, "the unsafe list is never read")
+				require.Empty(t, got[0].Procs)
+				require.Contains(t, s.Note(), "driver "+tc.driver+": processes not listed")
+				require.True(t, got[0].Pressure, "everything else is read")
+			} else {
+				require.Equal(t, 2, lib.procCalls)
+				require.Len(t, got[0].Procs, 2)
+				require.NotContains(t, s.Note(), "processes not listed")
+			}
+			require.NoError(t, s.Close())
+		})
+	}
+	t.Run("version unknown", func(t *testing.T) {
+		lib := twoGPUs(false)
+		lib.fail["DriverVersion"] = errors.New("not supported")
+		s, err := newNVMLSource(lib, quick(nvmlConfig{}))
+		require.NoError(t, err)
+		got, err := s.Sample(context.Background())
+		require.NoError(t, err)
+		require.False(t, got[0].ProcsUnknown)
+		require.NoError(t, s.Close())
+	})
+}
+
+// TestNVMLRefusesMIG: a selected GPU in MIG mode is refused at open with
+// what to do, not a failure at every sample; other GPUs can be chosen.
+func TestNVMLRefusesMIG(t *testing.T) {
 	lib := twoGPUs(true)
-	lib.devs[1].smocc = 250
-	s, err := newNVMLSource(lib, quick(nvmlConfig{}))
-	require.NoError(t, err)
-	_, err = s.Sample(context.Background())
-	require.EqualError(t, err, "nvml: nvmlGpmMetricsGet on GPU 1: metric NVML_GPM_METRIC_SM_OCCUPANCY: value 250 outside 0..100")
+	lib.devs[1].mig = true
+	_, err := newNVMLSource(lib, quick(nvmlConfig{}))
+	require.ErrorContains(t, err, "nvml: GPU 1 (NVIDIA H200) has MIG mode enabled")
+	require.ErrorContains(t, err, "--gpus")
+	require.Equal(t, 1, lib.shutdown, "NVML is shut down again")
+
+	lib = twoGPUs(true)
+	lib.devs[1].mig = true
+	s, err := newNVMLSource(lib, quick(nvmlConfig{gpus: []int{0}}))
+	require.NoError(t, err, "the GPU without MIG is usable")
+	require.NoError(t, s.Close())
+
+	lib = twoGPUs(true)
+	lib.fail["MIGEnabled"], lib.failDev = errors.New("GPU is lost"), 0
+	_, err = newNVMLSource(lib, quick(nvmlConfig{}))
+	require.EqualError(t, err, "nvml: nvmlDeviceGetMigMode on GPU 0: GPU is lost")
 }
 
 func TestNVMLSampleCancelled(t *testing.T) {

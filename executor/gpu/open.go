@@ -100,16 +100,37 @@ func (o opener) open(kind string, opt Options) (Source, error) {
 	}
 }
 
-// nvml opens the NVML source.
+// nvml opens the NVML source. With GPM it takes a first reading at once: if
+// that fails (a GPM that probes fine but cannot be read), the source is
+// reopened reading utilization only, and its note starts with a warning
+// saying why, rather than every later reading failing.
 func (o opener) nvml(kind string, opt Options, noGPM bool) (*nvmlSource, error) {
-	lib, err := o.lib()
-	if err != nil {
-		return nil, fmt.Errorf("gpu: telemetry %s: %w", kind, err)
+	open := func(noGPM bool) (*nvmlSource, error) {
+		lib, err := o.lib()
+		if err != nil {
+			return nil, fmt.Errorf("gpu: telemetry %s: %w", kind, err)
+		}
+		src, err := newNVMLSource(lib, nvmlConfig{gpus: opt.GPUs, noGPM: noGPM, now: o.now})
+		if err != nil {
+			return nil, fmt.Errorf("gpu: telemetry %s: %w", kind, err)
+		}
+		return src, nil
 	}
-	src, err := newNVMLSource(lib, nvmlConfig{gpus: opt.GPUs, noGPM: noGPM, now: o.now})
-	if err != nil {
-		return nil, fmt.Errorf("gpu: telemetry %s: %w", kind, err)
+	src, err := open(noGPM)
+	if err != nil || !src.gpm {
+		return src, err
 	}
+	_, first := src.Sample(context.Background())
+	if first == nil {
+		return src, nil
+	}
+	if err := src.Close(); err != nil {
+		return nil, fmt.Errorf("gpu: telemetry %s: closing after a failed first GPM reading (%v): %w", kind, first, err)
+	}
+	if src, err = open(true); err != nil {
+		return nil, fmt.Errorf("%w (after a failed first GPM reading: %v)", err, first)
+	}
+	src.note = fmt.Sprintf("WARNING: the first GPM reading failed (%v), so no pressure signals: utilization only, Pressure false", first)
 	return src, nil
 }
 

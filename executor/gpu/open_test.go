@@ -113,6 +113,43 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// TestOpenFirstGPMReadingFails: a GPM that probes fine but whose first
+// reading fails falls back to utilization only, with a warning, instead of
+// failing every reading (or aborting aegis exec and aegis gpus).
+func TestOpenFirstGPMReadingFails(t *testing.T) {
+	for _, kind := range []string{KindAuto, KindNVML} {
+		t.Run(kind, func(t *testing.T) {
+			lib := twoGPUs(true)
+			lib.fail["GPMMetrics"] = errors.New("GPU is lost")
+			o, _ := testOpener(lib, nil, errors.New("no dcgmi"))
+			var log strings.Builder
+			s, err := o.open(kind, Options{Log: &log})
+			require.NoError(t, err)
+			require.Equal(t, "nvml", s.Name())
+			require.Contains(t, log.String(), "WARNING: the first GPM reading failed (nvml: nvmlGpmMetricsGet on GPU 0: GPU is lost), so no pressure signals: utilization only")
+			require.Zero(t, lib.live(), "the GPM buffers of the first try are freed")
+			got, err := s.Sample(context.Background())
+			require.NoError(t, err)
+			require.False(t, got[0].Pressure)
+			require.Equal(t, 2048.0, got[0].UsedMiB)
+			require.NoError(t, s.Close())
+		})
+	}
+	t.Run("utilization fails too", func(t *testing.T) {
+		lib := twoGPUs(true)
+		lib.fail["GPMMetrics"] = errors.New("GPU is lost")
+		o, _ := testOpener(lib, nil, nil)
+		o.lib = func() (nvmlLib, error) {
+			if lib.shutdown > 0 {
+				lib.fail["Memory"] = errors.New("GPU is lost")
+			}
+			return lib, nil
+		}
+		_, err := o.open(KindNVML, Options{})
+		require.ErrorContains(t, err, "after a failed first GPM reading: nvml: nvmlGpmMetricsGet on GPU 0: GPU is lost")
+	})
+}
+
 // TestOpenReal opens the real NVML: on a machine without NVML (CI) it must
 // fail with ErrNVMLUnavailable and a message saying what is missing, never
 // panic; on a GPU machine it must give samples.
@@ -122,7 +159,7 @@ func TestOpenReal(t *testing.T) {
 		if !errors.Is(err, ErrNVMLUnavailable) {
 			t.Skipf("NVML present but not usable here: %v", err)
 		}
-		require.Regexp(t, `CGO_ENABLED=0|libnvml`, err.Error())
+		require.Regexp(t, `built without NVML|libnvidia-ml`, err.Error())
 		return
 	}
 	defer func() { require.NoError(t, s.Close()) }()
