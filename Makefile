@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/aegis
 
-.PHONY: help build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check
+.PHONY: help nvml-test build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -10,8 +10,12 @@ help: ## list targets
 build: ## build bin/aegis
 	$(GO) build -o $(BIN) ./cmd/aegis
 
-gpu-build: ## build bin/aegis with cgo, so it reads GPUs through NVML
-	CGO_ENABLED=1 $(GO) build -o $(BIN) ./cmd/aegis
+gpu-build: ## build bin/aegis with NVML (cgo, the nvml build tag), so it reads real GPUs
+	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) build -tags nvml -o $(BIN) ./cmd/aegis
+
+nvml-test: ## vet and test the NVML adapter (cgo, the nvml build tag) against go-nvml's mock
+	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) vet -tags nvml ./executor/gpu
+	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) test -tags nvml ./executor/gpu
 
 gpu-check: ## on a machine with an NVIDIA GPU and PyTorch: tiny real jobs through aegis exec
 	bash scripts/gpu-check.sh
