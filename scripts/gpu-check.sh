@@ -48,7 +48,7 @@ say "build"
 if [ -n "${AEGIS_BIN:-}" ]; then
 	aegis=$AEGIS_BIN
 elif command -v go >/dev/null; then
-	(cd "$repo" && CGO_ENABLED=1 go build -o bin/aegis ./cmd/aegis) || die "go build with cgo failed (needs a C compiler)"
+	(cd "$repo" && make gpu-build) || die "make gpu-build failed (needs a C compiler)"
 	aegis=$repo/bin/aegis
 else
 	aegis=$repo/bin/aegis
