@@ -74,7 +74,7 @@ func TestClusterSpec(t *testing.T) {
 	r, err = one.cellRun(cells[1].config, cells[1].Point)
 	require.NoError(t, err)
 	require.NotNil(t, r.Interference)
-	require.NotEqual(t, s.cellKey(cells[1]), one.cellKey(cells[1]), "the cluster is part of a cell's key")
+	require.NotEqual(t, mustKey(t, s, cells[1]), mustKey(t, one, cells[1]), "the cluster is part of a cell's key")
 
 	// The dispatcher's parameters can be swept, for every policy.
 	sw, err := ParseSpec([]byte(strings.Replace(clusterSpec, "normalize: Exclusive\n", "sweep:\n  - param: dispatch\n    values: [firstfit, bestfit]\n", 1)), "c.yaml")

@@ -3,12 +3,9 @@ package experiments
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,7 +16,6 @@ import (
 	"sync"
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
-	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/plots"
 )
@@ -31,8 +27,12 @@ type RunOptions struct {
 	// Jobs is how many cells run at once; 0 means GOMAXPROCS. The outputs
 	// do not depend on it.
 	Jobs int
-	// Force reruns cells whose outputs exist for the same spec.
+	// Force reruns cells whose outputs exist with the same key.
 	Force bool
+	// Build identifies the program in cells' keys; empty means the
+	// running executable's sha256 (a test sets its own to see a new build
+	// rerun cells).
+	Build string
 	// Shard and Shards select a deterministic part of the cells: those
 	// whose index modulo Shards is Shard (0-based). Shards 0 runs all.
 	Shard, Shards int
@@ -46,7 +46,7 @@ type RunOptions struct {
 type Report struct {
 	Cells   int // cells of this run (of the shard, when sharded)
 	Ran     int // cells simulated
-	Skipped int // cells whose outputs existed for the same spec
+	Skipped int // cells whose outputs existed with the same key
 	Files   []string
 }
 
@@ -56,21 +56,20 @@ const CellFile = "cell.json"
 
 // cellRecord is a cell's cell.json.
 type cellRecord struct {
-	Spec     string            `json:"spec"`
-	SpecHash string            `json:"spec_hash"`
-	Key      string            `json:"key"` // hash of everything that determines the cell's outputs
-	Cell     Cell              `json:"cell"`
-	Params   map[string]string `json:"params"`
-	Truth    map[string]string `json:"truth"`
-	Events   int               `json:"events"`
+	Spec   string            `json:"spec"` // the spec that ran it
+	Key    string            `json:"key"`  // hash of everything that determines the cell's outputs
+	Cell   Cell              `json:"cell"`
+	Params map[string]string `json:"params"`
+	Truth  map[string]string `json:"truth"`
+	Events int               `json:"events"`
 }
 
 // RunSpec runs a spec's cells (or one shard of them) into opt.Out: each
 // cell's simulate outputs under cells/ID/ (written to a temporary directory
 // and renamed, so that an interrupted run leaves no half-written cell), then
 // run.json and, for a whole run, the combined files (Combine). Cells whose
-// outputs exist for the same spec hash and cell are skipped unless
-// opt.Force. When ctx is cancelled the running cells finish, no new one
+// outputs exist with the same key (see keyInputs: the content of everything
+// that determines them, the build included) are skipped unless opt.Force. When ctx is cancelled the running cells finish, no new one
 // starts and ctx's error is returned.
 func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
 	if opt.Shards < 0 || opt.Shards > 0 && (opt.Shard < 0 || opt.Shard >= opt.Shards) {
@@ -80,14 +79,15 @@ func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	// Cells are reused only when this very program made them: a changed
-	// simulator must not be answered with old outputs.
-	s.tool = executableHash()
 	cellsDir := filepath.Join(opt.Out, "cells")
 	if err := os.MkdirAll(cellsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
-	meta, err := s.meta(opt)
+	keys, err := s.keyInputs(opt.Build)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := s.meta(opt, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
 			continue
 		}
 		rep.Cells++
-		if !opt.Force && s.cellDone(cellsDir, c) {
+		if !opt.Force && cellDone(cellsDir, c) {
 			rep.Skipped++
 			continue
 		}
@@ -191,8 +191,8 @@ func Finish(dir string, m *Meta) ([]string, error) {
 	return append(files, figs...), err
 }
 
-// cellDone reports whether cell c's outputs exist for this spec.
-func (s *Spec) cellDone(dir string, c Cell) bool {
+// cellDone reports whether cell c's outputs exist with its key.
+func cellDone(dir string, c Cell) bool {
 	b, err := os.ReadFile(filepath.Join(dir, c.ID, CellFile))
 	if err != nil {
 		return false
@@ -201,71 +201,7 @@ func (s *Spec) cellDone(dir string, c Cell) bool {
 	if json.Unmarshal(b, &rec) != nil {
 		return false
 	}
-	return rec.SpecHash == s.hash && rec.Key == s.cellKey(c)
-}
-
-// cellKey hashes everything that determines a cell's outputs.
-func (s *Spec) cellKey(c Cell) string {
-	if s.Stacking != nil {
-		cfg, err := s.stackConfig(c.Point, c.Seed)
-		if err != nil {
-			return ""
-		}
-		b, _ := json.Marshal(struct {
-			Sequence, Server string
-			Config           any
-			Model, Tool      string
-		}{s.trHash[c.trace], s.server.String(), cfg, modelHash(cfg.Interference), s.tool})
-		return hashBytes(b)
-	}
-	r, err := s.cellRun(c.config, c.Point)
-	if err != nil {
-		return ""
-	}
-	b, _ := json.Marshal(struct {
-		Trace     string
-		Server    string
-		Policy    string
-		Params    map[string]string
-		Truth     any
-		Model     string
-		Seed      uint64
-		Telemetry bool
-		Tool      string
-	}{s.trHash[c.trace], s.serverKey(), c.Policy, r.Params, r.Truth, modelHash(r.Interference), c.Seed, s.Telemetry, s.tool})
-	return hashBytes(b)
-}
-
-// executableHash hashes the running program's file ("" when unreadable).
-func executableHash() string {
-	p, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-func hashBytes(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// modelHash hashes an interference model's parameters.
-func modelHash(m models.Interference) string {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Sprintf("%T", m)
-	}
-	return hashBytes(append([]byte(fmt.Sprintf("%T", m)), b...))
+	return c.Key != "" && rec.Key == c.Key
 }
 
 // runCell simulates cell c and writes its directory atomically.
@@ -275,8 +211,7 @@ func (s *Spec) runCell(dir string, c Cell) error {
 		if err != nil {
 			return err
 		}
-		b, err := json.MarshalIndent(cellRecord{Spec: s.Name, SpecHash: s.hash, Key: s.cellKey(c), Cell: c,
-			Truth: s.truthSettings(c)}, "", "  ")
+		b, err := json.MarshalIndent(cellRecord{Spec: s.Name, Key: c.Key, Cell: c, Truth: s.truthSettings(c)}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -303,7 +238,7 @@ func (s *Spec) runCell(dir string, c Cell) error {
 	if s.Telemetry {
 		files["telemetry.csv"] = tel.Bytes()
 	}
-	rec := cellRecord{Spec: s.Name, SpecHash: s.hash, Key: s.cellKey(c), Cell: c, Params: r.Params,
+	rec := cellRecord{Spec: s.Name, Key: c.Key, Cell: c, Params: r.Params,
 		Truth: s.truthSettings(c), Events: o.Events}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -382,6 +317,9 @@ type Tool struct {
 	GoVersion string `json:"go"`
 	Revision  string `json:"vcs_revision,omitempty"`
 	Modified  string `json:"vcs_modified,omitempty"`
+	// Build is the sha256 of the executable that ran the cells (part of
+	// every cell's key).
+	Build string `json:"build_sha256,omitempty"`
 }
 
 // ServerInfo is the simulated server.
@@ -391,6 +329,10 @@ type ServerInfo struct {
 	GPUs      int     `json:"gpus"`
 	MemoryMiB float64 `json:"memory_mib"`
 	Pressure  bool    `json:"pressure_telemetry"`
+	// Catalog and Interference hash the (first) GPU type's workload
+	// catalog and interference model by content.
+	Catalog      string `json:"catalog_sha256"`
+	Interference string `json:"interference_sha256"`
 	// Cluster describes a spec's cluster (Spec is then the cluster,
 	// Type, MemoryMiB and Pressure its first GPU type's, GPUs all of
 	// them).
@@ -447,8 +389,9 @@ type CellSetting struct {
 	Truth  map[string]string `json:"truth,omitempty"`
 }
 
-// clusterInfo describes cluster c for run.json.
-func clusterInfo(c models.Cluster) (*ClusterInfo, error) {
+// clusterInfo describes the spec's cluster for run.json (sc: its content).
+func (s *Spec) clusterInfo(sc serverContent) *ClusterInfo {
+	c := s.cluster
 	ci := &ClusterInfo{Servers: len(c.Servers)}
 	for i, n := range c.Servers {
 		k := c.ServerType[i]
@@ -462,23 +405,11 @@ func clusterInfo(c models.Cluster) (*ClusterInfo, error) {
 	for i, n := range c.Servers {
 		gpus[c.ServerType[i]] += n
 	}
-	for k, t := range c.Types {
-		cat, err := models.CatalogFor(t)
-		if err != nil {
-			return nil, err
-		}
-		cb, err := json.Marshal(cat)
-		if err != nil {
-			return nil, err
-		}
-		inter, err := models.InterferenceFor(t)
-		if err != nil {
-			return nil, err
-		}
+	for k, t := range sc.Types {
 		ci.Types = append(ci.Types, ClusterType{Type: t.Name, GPUs: gpus[k], MemoryMiB: t.MemoryMiB, Pressure: t.Pressure,
-			Catalog: hashBytes(cb), Interference: modelHash(inter)})
+			Catalog: t.Catalog, Interference: t.Interference})
 	}
-	return ci, nil
+	return ci
 }
 
 // ToolInfo reads the running program's module version and VCS stamp.
@@ -503,18 +434,23 @@ func ToolInfo() Tool {
 	return t
 }
 
-// meta builds run.json's content.
-func (s *Spec) meta(opt RunOptions) (*Meta, error) {
+// meta builds run.json's content; its cells carry their keys.
+func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 	m := &Meta{Tool: ToolInfo(), Spec: s, SpecFile: filepath.ToSlash(s.file), SpecHash: s.hash, SpecText: string(s.raw),
 		Seeds: s.Seeds, Sweep: s.SweepParams(), Cells: s.Cells()}
-	m.Server = ServerInfo{Spec: s.Server, Type: s.server.Type.Name, GPUs: s.server.GPUs,
-		MemoryMiB: s.server.Type.MemoryMiB, Pressure: s.server.Type.Pressure}
+	m.Tool.Build = keys.build
+	if err := s.cellKeys(keys, m.Cells); err != nil {
+		return nil, err
+	}
+	sc, err := s.serverContentOf()
+	if err != nil {
+		return nil, err
+	}
+	t0 := sc.Types[0]
+	m.Server = ServerInfo{Spec: s.Server, Type: t0.Name, GPUs: s.server.GPUs, MemoryMiB: t0.MemoryMiB, Pressure: t0.Pressure,
+		Catalog: t0.Catalog, Interference: t0.Interference}
 	if s.cluster != nil {
-		ci, err := clusterInfo(*s.cluster)
-		if err != nil {
-			return nil, err
-		}
-		m.Server.Spec, m.Server.Cluster = s.Cluster, ci
+		m.Server.Spec, m.Server.Cluster = s.Cluster, s.clusterInfo(sc)
 	}
 	if opt.Shards > 0 {
 		m.Shard = strconv.Itoa(opt.Shard) + "/" + strconv.Itoa(opt.Shards)
@@ -522,9 +458,13 @@ func (s *Spec) meta(opt RunOptions) (*Meta, error) {
 	if s.Stacking != nil {
 		for i, q := range s.seqs {
 			m.Traces = append(m.Traces, TraceInfo{Name: q.Name, Source: "stacking sequence from " + filepath.ToSlash(s.stackDir),
-				Jobs: len(q.Jobs), SHA256: s.trHash[i]})
+				Jobs: len(q.Jobs), SHA256: keys.traces[i]})
 		}
-		m.Models = append(m.Models, ModelInfo{Config: "stacking", Interference: modelHash(s.stackInter)})
+		mh, err := modelHash(s.stackInter)
+		if err != nil {
+			return nil, err
+		}
+		m.Models = append(m.Models, ModelInfo{Config: "stacking", Interference: mh, Catalog: t0.Catalog})
 		for _, c := range m.Cells {
 			m.Configs = append(m.Configs, CellSetting{ID: c.ID, Truth: s.truthSettings(c)})
 		}
@@ -535,23 +475,17 @@ func (s *Spec) meta(opt RunOptions) (*Meta, error) {
 		if src == "" {
 			src = fmt.Sprintf("generated: like %s, %d jobs, seed %d, max %d GPUs", s.Traces[i].Like, s.Traces[i].Jobs, s.Traces[i].Seed, cmpOr(s.Traces[i].MaxGPUs, 2))
 		}
-		m.Traces = append(m.Traces, TraceInfo{Name: s.Traces[i].Name, Source: src, Jobs: len(t.Jobs), SHA256: s.trHash[i]})
-	}
-	cat, err := models.CatalogFor(s.server.Type)
-	if err != nil {
-		return nil, err
-	}
-	cb, err := json.Marshal(cat)
-	if err != nil {
-		return nil, err
+		m.Traces = append(m.Traces, TraceInfo{Name: s.Traces[i].Name, Source: src, Jobs: len(t.Jobs), SHA256: keys.traces[i]})
 	}
 	for i, c := range s.Configs {
-		mi := ModelInfo{Config: c.Label, File: c.Model, FileSHA256: s.models[i].hash, Catalog: hashBytes(cb)}
+		mi := ModelInfo{Config: c.Label, File: c.Model, FileSHA256: s.models[i].hash, Catalog: t0.Catalog}
 		r, err := s.cellRun(i, nil)
 		if err != nil {
 			return nil, err
 		}
-		mi.Interference = modelHash(r.Interference)
+		if mi.Interference, err = modelHash(r.Interference); err != nil {
+			return nil, err
+		}
 		if r.Interference == nil {
 			mi.Interference = "per GPU type (server.cluster.types)"
 		}

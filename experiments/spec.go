@@ -88,9 +88,8 @@ type Spec struct {
 	// its Server().
 	cluster *models.Cluster
 	trs     []*traces.Trace
-	trHash  []string     // sha256 of each trace in our CSV format
+	trHash  []string     // sha256 of each stacking sequence (keyInputs hashes traces)
 	models  []*modelFile // by config
-	tool    string       // hash of the program running the spec (cells' keys)
 
 	// A stacking spec's sequences, data folder and interference model.
 	seqs       []stacking.Sequence
@@ -342,12 +341,7 @@ func (s *Spec) check(root *yaml.Node) error {
 			return a.errf([]any{"traces", i, "name"}, "%q repeats traces[%d]; give each trace its own name", s.Traces[i].Name, prev)
 		}
 		seenTrace[s.Traces[i].Name] = i
-		var b bytes.Buffer
-		if err := traces.WriteCSV(&b, t); err != nil {
-			return a.errf([]any{"traces", i}, "%v", err)
-		}
-		sum := sha256.Sum256(b.Bytes())
-		s.trs, s.trHash = append(s.trs, t), append(s.trHash, hex.EncodeToString(sum[:]))
+		s.trs = append(s.trs, t)
 	}
 	if len(s.Seeds) == 0 {
 		return a.errf([]any{"seeds"}, "missing: list at least one seed")
@@ -544,14 +538,6 @@ func (s *Spec) checkServer(a at) (models.Server, error) {
 	}
 	s.server = server
 	return server, nil
-}
-
-// serverKey names the spec's server or cluster in cells' keys.
-func (s *Spec) serverKey() string {
-	if s.cluster != nil {
-		return "cluster " + s.cluster.String()
-	}
-	return s.server.String()
 }
 
 // checkTrace checks trace t against the spec's server or cluster (cat: the
@@ -860,6 +846,9 @@ type Cell struct {
 	// Point is the sweep point (nil for a config that does not sweep).
 	Point Point  `json:"point,omitempty"`
 	Seed  uint64 `json:"seed"`
+	// Key is the hash of everything that determines the cell's outputs
+	// (set by RunSpec; see keyInputs).
+	Key string `json:"key,omitempty"`
 
 	trace, config, point int
 }

@@ -28,9 +28,10 @@ func newRunCmd() *cobra.Command {
 		Long: `Run experiment specs (see docs/experiments.md). Each cell (trace × config × sweep
 point × seed) is simulated, --jobs at a time; its outputs go to OUT/cells/ID/,
 written under a temporary name and renamed, so an interrupted run (Ctrl-C) leaves
-no half-written cell and the next run continues where it stopped: cells whose
-outputs exist for the same spec hash and the same aegis executable are skipped
-(--force redoes them). Then
+no half-written cell and the next run continues where it stopped: a cell whose
+outputs exist with the same key (the content of its trace, server and GPU types,
+policy, parameters, truth settings, model, seed and the aegis executable) is
+skipped (--force redoes it); editing the rest of a spec reruns nothing. Then
 OUT/run.json (provenance), cells.csv, jobs.csv, normalized.csv and the spec's
 table (table.md, table.csv, table.tex) are written. The outputs are
 byte-identical whatever --jobs is.

@@ -1,0 +1,233 @@
+package experiments
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// A cell's key is the sha256 of everything that determines the bytes of
+// its outputs, each input by content: the trace, the server or cluster
+// (every GPU type's memory, telemetry, catalog and interference model),
+// the policy and its parameters, the truth settings, the interference
+// model the config runs, the seed, whether telemetry is written, and the
+// build of the program. Labels, cell directory names and the rest of the
+// spec file are not part of it: a finished cell is reused by any spec that
+// asks for the same simulation, and by no other.
+
+// keyInputs are the parts of the keys shared by a spec's cells, computed
+// once per run.
+type keyInputs struct {
+	build  string   // the program (RunOptions.Build or the executable's hash)
+	server string   // hash of the server's or cluster's content (serverContent)
+	traces []string // hash of each trace (or stacking sequence) by index
+}
+
+// typeContent is what the simulator reads of a GPU type: its memory,
+// whether it has pressure telemetry, and its catalog and interference
+// model by content (a user type's files, or the built-in ones, which the
+// build covers). File names are not part of it.
+type typeContent struct {
+	Name         string  `json:"type"`
+	MemoryMiB    float64 `json:"memory_mib"`
+	Pressure     bool    `json:"pressure_telemetry"`
+	Catalog      string  `json:"catalog_sha256"`
+	Interference string  `json:"interference_sha256"`
+}
+
+// serverContent is a server or cluster by content.
+type serverContent struct {
+	Cluster    bool          // a cluster (dispatcher and per-server policies) or one server
+	Servers    []int         // GPUs per server
+	ServerType []int         // each server's index into Types
+	Types      []typeContent // the GPU types
+}
+
+// typeContentOf reads GPU type t's catalog and interference model.
+func typeContentOf(t models.GPUType) (typeContent, error) {
+	cat, err := models.CatalogFor(t)
+	if err != nil {
+		return typeContent{}, err
+	}
+	inter, err := models.InterferenceFor(t)
+	if err != nil {
+		return typeContent{}, err
+	}
+	ch, err := catalogHash(cat)
+	if err != nil {
+		return typeContent{}, fmt.Errorf("GPU type %s: %w", t.Name, err)
+	}
+	mh, err := modelHash(inter)
+	if err != nil {
+		return typeContent{}, fmt.Errorf("GPU type %s: %w", t.Name, err)
+	}
+	return typeContent{Name: t.Name, MemoryMiB: t.MemoryMiB, Pressure: t.Pressure, Catalog: ch, Interference: mh}, nil
+}
+
+// serverContentOf is the spec's server or cluster by content.
+func (s *Spec) serverContentOf() (serverContent, error) {
+	sc := serverContent{Servers: []int{s.server.GPUs}, ServerType: []int{0}}
+	types := []models.GPUType{s.server.Type}
+	if s.cluster != nil {
+		sc = serverContent{Cluster: true, Servers: s.cluster.Servers, ServerType: s.cluster.ServerType}
+		types = s.cluster.Types
+	}
+	for _, t := range types {
+		tc, err := typeContentOf(t)
+		if err != nil {
+			return sc, err
+		}
+		sc.Types = append(sc.Types, tc)
+	}
+	return sc, nil
+}
+
+// keyInputs hashes the server and the traces as they are now (a test may
+// have shortened a trace after LoadSpec); build "" means the running
+// executable.
+func (s *Spec) keyInputs(build string) (*keyInputs, error) {
+	if build == "" {
+		build = executableHash()
+	}
+	sc, err := s.serverContentOf()
+	if err != nil {
+		return nil, err
+	}
+	h, err := hashJSON(sc)
+	if err != nil {
+		return nil, err
+	}
+	k := &keyInputs{build: build, server: h}
+	if s.Stacking != nil {
+		k.traces = s.trHash // sequences are hashed as loaded
+		return k, nil
+	}
+	for _, t := range s.trs {
+		h, err := traceHash(t)
+		if err != nil {
+			return nil, err
+		}
+		k.traces = append(k.traces, h)
+	}
+	return k, nil
+}
+
+// cellKey is cell c's key (see keyInputs).
+func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
+	if s.Stacking != nil {
+		cfg, err := s.stackConfig(c.Point, c.Seed)
+		if err != nil {
+			return "", err
+		}
+		cfg.GPU = models.GPUType{} // in Server, by content
+		mh, err := modelHash(cfg.Interference)
+		if err != nil {
+			return "", err
+		}
+		return hashJSON(struct {
+			Sequence, Server string
+			Config           any
+			Model, Build     string
+		}{k.traces[c.trace], k.server, cfg, mh, k.build})
+	}
+	r, err := s.cellRun(c.config, c.Point)
+	if err != nil {
+		return "", err
+	}
+	mh, err := modelHash(r.Interference)
+	if err != nil {
+		return "", err
+	}
+	return hashJSON(struct {
+		Trace, Server, Policy string
+		Params                map[string]string
+		Truth                 any
+		Model                 string
+		Seed                  uint64
+		Telemetry             bool
+		Build                 string
+	}{k.traces[c.trace], k.server, c.Policy, r.Params, r.Truth, mh, c.Seed, s.Telemetry, k.build})
+}
+
+// cellKeys sets the key of each cell.
+func (s *Spec) cellKeys(k *keyInputs, cells []Cell) error {
+	for i := range cells {
+		key, err := s.cellKey(k, cells[i])
+		if err != nil {
+			return fmt.Errorf("cell %s: %w", cells[i].ID, err)
+		}
+		cells[i].Key = key
+	}
+	return nil
+}
+
+// traceHash is the sha256 of trace t in our CSV format.
+func traceHash(t *traces.Trace) (string, error) {
+	var b bytes.Buffer
+	if err := traces.WriteCSV(&b, t); err != nil {
+		return "", err
+	}
+	return hashBytes(b.Bytes()), nil
+}
+
+// catalogHash hashes a workload catalog's content: every workload, in id
+// order.
+func catalogHash(c *models.Catalog) (string, error) {
+	ws := make([]*models.Workload, 0, c.Len())
+	for _, id := range c.IDs() {
+		w, _ := c.Get(id)
+		ws = append(ws, w)
+	}
+	return hashJSON(ws)
+}
+
+// modelHash hashes an interference model's type and parameters ("" for
+// none: each GPU type's own, which the server's content covers).
+func modelHash(m models.Interference) (string, error) {
+	if m == nil {
+		return "", nil
+	}
+	return hashJSON(struct {
+		Type  string
+		Model models.Interference
+	}{fmt.Sprintf("%T", m), m})
+}
+
+// hashJSON hashes v's JSON form.
+func hashJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("key of %T: %w", v, err)
+	}
+	return hashBytes(b), nil
+}
+
+func hashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// executableHash hashes the running program's file ("" when unreadable).
+func executableHash() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
