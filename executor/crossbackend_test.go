@@ -13,6 +13,7 @@ import (
 	"github.com/aegis-sched/aegis/policies/loop"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // starts records the order of placements.
@@ -82,7 +83,7 @@ func simDone(jobs []results.Job) []string {
 // crossRun runs jobs on the emulated executor, checks that the finished
 // jobs and the placement order are the simulator's, and returns the
 // makespan.
-func crossRun(t *testing.T, jobs []sim.JobSpec, speedup float64, wantDone []string, wantOrder [][2]int) float64 {
+func crossRun(t *testing.T, jobs []traces.Job, speedup float64, wantDone []string, wantOrder [][2]int) float64 {
 	dir := t.TempDir()
 	killLeftovers(t, dir)
 	cfg, err := emulatedConfig(dir, self(t), jobs, 2, speedup)

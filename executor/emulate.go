@@ -13,6 +13,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // Emulator models a server's GPUs for the executor with the simulator's
@@ -60,7 +61,7 @@ func (e *Emulator) attach(x *Executor) {
 }
 
 // submit mirrors a job the executor knows (same id).
-func (e *Emulator) submit(sp sim.JobSpec) {
+func (e *Emulator) submit(sp traces.Job) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, err := e.s.Add(sp); err != nil {

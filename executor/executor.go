@@ -30,7 +30,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/loop"
-	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // Config describes one executor run.
@@ -40,11 +40,11 @@ type Config struct {
 	Dir string
 	// Jobs are the jobs known at the start, in submission order; Submit is
 	// the offset from the run's start.
-	Jobs []sim.JobSpec
+	Jobs []traces.Job
 	// Live, when not nil, delivers jobs submitted during the run (a live
 	// queue); it is closed when no more will come. A job arrives at its
 	// Submit offset or when it is received, whichever is later.
-	Live <-chan sim.JobSpec
+	Live <-chan traces.Job
 	// Catalog gives the profiles policies see (and checks the jobs).
 	Catalog *models.Catalog
 	// Workloads maps workload ids to commands. Nil means every job runs
@@ -102,7 +102,7 @@ type Executor struct {
 	devIndex   map[int]int // Device.Index -> policy GPU index
 	view       policies.View
 	queue      []policies.JobID // the pending jobs in submission order: view.Queue
-	specs      []sim.JobSpec
+	specs      []traces.Job
 	att        []*attempt
 	waiting    []policies.JobID // not yet arrived, by submit time
 	wakes      []time.Duration
@@ -111,7 +111,7 @@ type Executor struct {
 	out        []policies.Event
 	last       time.Duration
 	lastChange time.Duration
-	live       <-chan sim.JobSpec
+	live       <-chan traces.Job
 	nextPoll   time.Duration
 	pollErrs   int
 	foreign    int  // readings in a row listing a process not visible here
@@ -240,30 +240,30 @@ func prepare(cfg Config, start time.Time) (*Executor, error) {
 	return x, nil
 }
 
-func specOf(sp sim.JobSpec) *Spec {
-	return &Spec{Name: sp.Name, Workload: sp.Workload, GPUs: sp.GPUs, SubmitNs: int64(sp.Submit), SoloS: sp.SoloS}
+func specOf(sp traces.Job) *Spec {
+	return &Spec{Name: sp.ID, Workload: sp.Workload, GPUs: sp.GPUs, SubmitNs: int64(sp.Submit), SoloS: sp.SoloS}
 }
 
 // check reports why a job cannot run here.
-func (x *Executor) check(sp sim.JobSpec) error {
+func (x *Executor) check(sp traces.Job) error {
 	w, ok := x.cfg.Catalog.Get(sp.Workload)
 	switch {
 	case !ok:
-		return fmt.Errorf("job %s: workload %q is not in the catalog (see aegis workloads)", sp.Name, sp.Workload)
+		return fmt.Errorf("job %s: workload %q is not in the catalog (see aegis workloads)", sp.ID, sp.Workload)
 	case w.GPUs != sp.GPUs:
-		return fmt.Errorf("job %s: %d GPUs, but workload %s needs %d", sp.Name, sp.GPUs, sp.Workload, w.GPUs)
+		return fmt.Errorf("job %s: %d GPUs, but workload %s needs %d", sp.ID, sp.GPUs, sp.Workload, w.GPUs)
 	case sp.GPUs > len(x.devs):
-		return fmt.Errorf("job %s needs %d GPUs; the run has %d", sp.Name, sp.GPUs, len(x.devs))
+		return fmt.Errorf("job %s needs %d GPUs; the run has %d", sp.ID, sp.GPUs, len(x.devs))
 	case sp.Submit < 0:
-		return fmt.Errorf("job %s: negative submit offset %v", sp.Name, sp.Submit)
+		return fmt.Errorf("job %s: negative submit offset %v", sp.ID, sp.Submit)
 	case x.cfg.Workloads != nil && x.cfg.Workloads[sp.Workload] == nil:
-		return fmt.Errorf("job %s: workload %s has no command in the workloads file", sp.Name, sp.Workload)
+		return fmt.Errorf("job %s: workload %s has no command in the workloads file", sp.ID, sp.Workload)
 	}
 	return nil
 }
 
 // add makes a job known (waiting for its arrival).
-func (x *Executor) add(sp sim.JobSpec) policies.JobID {
+func (x *Executor) add(sp traces.Job) policies.JobID {
 	id := policies.JobID(len(x.specs))
 	x.specs = append(x.specs, sp)
 	x.att = append(x.att, nil)
@@ -286,7 +286,7 @@ func (x *Executor) job(id policies.JobID) policies.Job {
 	if sp.SoloS > 0 {
 		prof.SoloS = sp.SoloS
 	}
-	return policies.Job{ID: id, Name: sp.Name, GPUs: sp.GPUs, Submit: sp.Submit, Profile: prof, State: policies.Waiting}
+	return policies.Job{ID: id, Name: sp.ID, GPUs: sp.GPUs, Submit: sp.Submit, Profile: prof, State: policies.Waiting}
 }
 
 // Jobs returns every job known so far as submitted (for recorders).
@@ -394,7 +394,7 @@ func (x *Executor) NextContext(ctx context.Context) ([]policies.Event, error) {
 }
 
 // submit adds a job received during the run.
-func (x *Executor) submit(sp sim.JobSpec) error {
+func (x *Executor) submit(sp traces.Job) error {
 	sp.Submit = max(sp.Submit, x.clock())
 	if err := x.check(sp); err != nil {
 		fmt.Fprintf(x.cfg.Log, "live queue: %v: job rejected\n", err)
@@ -650,7 +650,7 @@ func (x *Executor) ended(a *attempt, noStatus string) error {
 	}
 	left, err := reapGroup(a.pid, a.start)
 	if err != nil {
-		fmt.Fprintf(x.cfg.Log, "job %s attempt %d: %v\n", x.specs[a.job].Name, a.n, err)
+		fmt.Fprintf(x.cfg.Log, "job %s attempt %d: %v\n", x.specs[a.job].ID, a.n, err)
 	}
 	st, ok, err := readStatus(a.status)
 	if err != nil {
@@ -725,7 +725,7 @@ func (x *Executor) fail(a *attempt, f policies.Failure, reason string) error {
 		GPU: a.gpus[0], Shared: shared, Reason: reason}); err != nil {
 		return err
 	}
-	fmt.Fprintf(x.cfg.Log, "t=%v job %s attempt %d failed (%s): %s; log %s\n", t, x.specs[a.job].Name, a.n, f, reason, a.errLog)
+	fmt.Fprintf(x.cfg.Log, "t=%v job %s attempt %d failed (%s): %s; log %s\n", t, x.specs[a.job].ID, a.n, f, reason, a.errLog)
 	x.failed(a, f, shared, t)
 	return nil
 }
@@ -947,7 +947,7 @@ func (x *Executor) Shutdown() error {
 	if left := wait(x.cfg.Grace); len(left) > 0 {
 		for _, a := range left {
 			fmt.Fprintf(x.cfg.Log, "job %s attempt %d: still running %v after SIGTERM; killing process group %d\n",
-				x.specs[a.job].Name, a.n, x.cfg.Grace, a.pid)
+				x.specs[a.job].ID, a.n, x.cfg.Grace, a.pid)
 			errs = append(errs, signalGroup(a.pid, syscall.SIGKILL))
 		}
 		if left := wait(x.cfg.Grace); len(left) > 0 {

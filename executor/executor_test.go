@@ -12,7 +12,7 @@ import (
 
 	"github.com/aegis-sched/aegis/executor"
 	"github.com/aegis-sched/aegis/policies"
-	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // The small trace runs to completion on emulated GPUs: real processes,
@@ -49,7 +49,7 @@ func TestLiveQueue(t *testing.T) {
 	jobs := small()
 	cfg, err := emulatedConfig(dir, self(t), jobs[:1], 2, 400)
 	require.NoError(t, err)
-	live := make(chan sim.JobSpec)
+	live := make(chan traces.Job)
 	cfg.Live = live
 	var log strings.Builder
 	cfg.Log = &log
@@ -60,14 +60,14 @@ func TestLiveQueue(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 			live <- j
 		}
-		live <- sim.JobSpec{Name: "bad", Workload: "no_such_workload", GPUs: 1}
+		live <- traces.Job{ID: "bad", Workload: "no_such_workload", GPUs: 1}
 		close(live)
 	}()
 	res, err := executor.Execute(context.Background(), x, newAegis())
 	require.NoError(t, err)
 	require.Len(t, res.Jobs, len(jobs))
 	for i, j := range res.Jobs {
-		require.Equal(t, jobs[i].Name, j.Name)
+		require.Equal(t, jobs[i].ID, j.Name)
 		require.Equal(t, policies.Done, j.State, j.Name)
 		if i > 0 {
 			require.GreaterOrEqual(t, j.Submit, jobs[i].Submit, "a live job is submitted when it is received at the earliest")

@@ -15,7 +15,7 @@ import (
 	"github.com/aegis-sched/aegis/executor/gpu"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies/exclusive"
-	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // fakeGPUs is a steady telemetry source of n idle 40 GiB GPUs.
@@ -63,9 +63,9 @@ func workloads(t *testing.T, dir string) map[string]*executor.Workload {
 func realConfig(t *testing.T, jobs ...string) executor.Config {
 	dir := t.TempDir()
 	killLeftovers(t, dir)
-	var specs []sim.JobSpec
+	var specs []traces.Job
 	for i, w := range jobs {
-		specs = append(specs, sim.JobSpec{Name: w + "-" + string(rune('0'+i)), Workload: w, GPUs: 1})
+		specs = append(specs, traces.Job{ID: w + "-" + string(rune('0'+i)), Workload: w, GPUs: 1})
 	}
 	return executor.Config{Dir: dir, Jobs: specs, Catalog: models.A100(), Workloads: workloads(t, dir),
 		Source: fakeGPUs(2), Speedup: 1, Self: self(t), Grace: 300 * time.Millisecond, MPSPipeDir: "/tmp/mps-pipe"}

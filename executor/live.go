@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // ReadLive reads job lines from r as they come (`aegis exec --trace -`):
@@ -18,8 +18,8 @@ import (
 // line, comma-separated without quoting. Each job is sent on the returned
 // channel, which is closed at the end of input. A bad line is reported on
 // log with its line number and column, and skipped: the queue stays live.
-func ReadLive(r io.Reader, name string, log io.Writer) <-chan sim.JobSpec {
-	ch := make(chan sim.JobSpec)
+func ReadLive(r io.Reader, name string, log io.Writer) <-chan traces.Job {
+	ch := make(chan traces.Job)
 	go func() {
 		defer close(ch)
 		sc := bufio.NewScanner(r)
@@ -70,7 +70,7 @@ func newLiveParser(header string) (*liveParser, error) {
 	return p, nil
 }
 
-func (p *liveParser) parse(text string, line int) (sim.JobSpec, error) {
+func (p *liveParser) parse(text string, line int) (traces.Job, error) {
 	f := strings.Split(text, ",")
 	get := func(name string) (string, bool) {
 		i, ok := p.col[name]
@@ -79,7 +79,7 @@ func (p *liveParser) parse(text string, line int) (sim.JobSpec, error) {
 		}
 		return strings.TrimSpace(f[i]), true
 	}
-	var sp sim.JobSpec
+	var sp traces.Job
 	s, _ := get("submit_offset_s")
 	sub, err := strconv.ParseFloat(s, 64)
 	if err != nil || sub < 0 || sub > 1e9 || math.IsNaN(sub) {
@@ -100,8 +100,8 @@ func (p *liveParser) parse(text string, line int) (sim.JobSpec, error) {
 		}
 		sp.SoloS = v
 	}
-	if sp.Name, _ = get("job_id"); sp.Name == "" {
-		sp.Name = "line" + strconv.Itoa(line)
+	if sp.ID, _ = get("job_id"); sp.ID == "" {
+		sp.ID = "line" + strconv.Itoa(line)
 	}
 	return sp, nil
 }

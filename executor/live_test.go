@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 func TestReadLive(t *testing.T) {
@@ -18,13 +18,13 @@ func TestReadLive(t *testing.T) {
 		"2.5,xlnet,2,c,30\n" +
 		"3,w,0,d,\n"
 	var log strings.Builder
-	var got []sim.JobSpec
+	var got []traces.Job
 	for sp := range ReadLive(strings.NewReader(in), "stdin", &log) {
 		got = append(got, sp)
 	}
-	require.Equal(t, []sim.JobSpec{
-		{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1},
-		{Name: "c", Workload: "xlnet", GPUs: 2, Submit: 2500 * time.Millisecond, SoloS: 30},
+	require.Equal(t, []traces.Job{
+		{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1},
+		{ID: "c", Workload: "xlnet", GPUs: 2, Submit: 2500 * time.Millisecond, SoloS: 30},
 	}, got)
 	require.Contains(t, log.String(), "stdin:4: column submit_offset_s")
 	require.Contains(t, log.String(), "stdin:6: column num_gpus")
@@ -42,7 +42,7 @@ func FuzzReadLive(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		var log strings.Builder
 		for sp := range ReadLive(strings.NewReader(in), "f", &log) {
-			if sp.GPUs < 1 || sp.Submit < 0 || sp.Workload == "" || sp.Name == "" {
+			if sp.GPUs < 1 || sp.Submit < 0 || sp.Workload == "" || sp.ID == "" {
 				t.Fatalf("bad job accepted: %+v", sp)
 			}
 		}

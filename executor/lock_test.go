@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/executor"
-	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // One executor per run directory: while one holds it (a fresh run or a
@@ -46,7 +46,7 @@ func TestNewChecksJobsBeforeWriting(t *testing.T) {
 	cfg := realConfig(t, wOK)
 	cfg.Dir = filepath.Join(cfg.Dir, "run")
 	cfg.Source = fakeGPUs(1)
-	cfg.Jobs = append(cfg.Jobs, sim.JobSpec{Name: "big", Workload: "gpt2_large_wiki_bs8_2gpu", GPUs: 2})
+	cfg.Jobs = append(cfg.Jobs, traces.Job{ID: "big", Workload: "gpt2_large_wiki_bs8_2gpu", GPUs: 2})
 	_, err := executor.New(cfg, nil)
 	require.ErrorContains(t, err, "job big needs 2 GPUs; the run has 1")
 	require.NoDirExists(t, cfg.Dir)

@@ -13,6 +13,7 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // The test binary doubles as the aegis binary the executor starts: with
@@ -46,19 +47,19 @@ func self(t testing.TB) []string {
 }
 
 // small is a short trace: five jobs of 40-90 solo seconds on 2 GPUs.
-func small() []sim.JobSpec {
+func small() []traces.Job {
 	ws := []string{"resnet18_cifar100_bs128_20e_1gpu", "mobilenet_cifar100_bs128_20e_1gpu", "mnist_bs32_1gpu",
 		"resnet18_cifar100_bs64_20e_1gpu", "mnist_bs32_1gpu"}
-	var specs []sim.JobSpec
+	var specs []traces.Job
 	for i, w := range ws {
-		specs = append(specs, sim.JobSpec{Name: "j" + strconv.Itoa(i), Workload: w, GPUs: 1,
+		specs = append(specs, traces.Job{ID: "j" + strconv.Itoa(i), Workload: w, GPUs: 1,
 			Submit: time.Duration(i) * 5 * time.Second, SoloS: float64(40 + 10*i)})
 	}
 	return specs
 }
 
 // emulatedConfig is an executor run of jobs on emulated A100s.
-func emulatedConfig(dir string, selfCmd []string, jobs []sim.JobSpec, gpus int, speedup float64) (executor.Config, error) {
+func emulatedConfig(dir string, selfCmd []string, jobs []traces.Job, gpus int, speedup float64) (executor.Config, error) {
 	srv, err := models.ParseServer(fmt.Sprintf("a100-40gb:%d", gpus))
 	if err != nil {
 		return executor.Config{}, err

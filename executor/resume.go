@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/aegis-sched/aegis/policies"
-	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // Resume continues the run whose journal OpenJournal returned (holding the
@@ -120,7 +120,7 @@ func (x *Executor) replayJob(r Record) error {
 	if r.Spec == nil || r.Job != len(x.specs) {
 		return fmt.Errorf("job record %d out of order", r.Job)
 	}
-	sp := sim.JobSpec{Name: r.Spec.Name, Workload: r.Spec.Workload, GPUs: r.Spec.GPUs,
+	sp := traces.Job{ID: r.Spec.Name, Workload: r.Spec.Workload, GPUs: r.Spec.GPUs,
 		Submit: time.Duration(r.Spec.SubmitNs), SoloS: r.Spec.SoloS}
 	if err := x.check(sp); err != nil {
 		return err
@@ -220,7 +220,7 @@ func (x *Executor) settleLaunches(launches map[policies.JobID]*attempt, now time
 			PID: a.pid, Start: a.start, Shared: !a.exclusive}); err != nil {
 			return err
 		}
-		fmt.Fprintf(x.cfg.Log, "resume: job %s attempt %d: %s (launched before the executor stopped)\n", x.specs[id].Name, a.n, how)
+		fmt.Fprintf(x.cfg.Log, "resume: job %s attempt %d: %s (launched before the executor stopped)\n", x.specs[id].ID, a.n, how)
 		x.started(a, now)
 		if ended {
 			if err := x.exited(a); err != nil {
@@ -240,7 +240,7 @@ func (x *Executor) settleRunning(replayed []*attempt, now time.Duration) error {
 			continue
 		}
 		if alive(a.pid, a.start) {
-			fmt.Fprintf(x.cfg.Log, "resume: job %s attempt %d: adopted process %d\n", x.specs[a.job].Name, a.n, a.pid)
+			fmt.Fprintf(x.cfg.Log, "resume: job %s attempt %d: adopted process %d\n", x.specs[a.job].ID, a.n, a.pid)
 			if x.cfg.Emulator != nil {
 				x.cfg.Emulator.placed(a.job, a.gpus, a.pid, now)
 			}

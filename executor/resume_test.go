@@ -126,7 +126,7 @@ func TestResumeVanishedAndReusedPID(t *testing.T) {
 	require.NoError(t, err)
 	recs := []executor.Record{{Type: "run", Run: &executor.Run{Start: start}}}
 	for i, sp := range cfg.Jobs {
-		recs = append(recs, executor.Record{Type: "job", Job: i, Spec: &executor.Spec{Name: sp.Name, Workload: sp.Workload, GPUs: 1}})
+		recs = append(recs, executor.Record{Type: "job", Job: i, Spec: &executor.Spec{Name: sp.ID, Workload: sp.Workload, GPUs: 1}})
 		recs = append(recs, executor.Record{Type: "arrived", Job: i})
 	}
 	recs = append(recs,

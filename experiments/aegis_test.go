@@ -96,9 +96,9 @@ func TestReadingTelemetryChangesNothing(t *testing.T) {
 		require.NoError(t, err)
 		cat, err := models.CatalogFor(srv.Type)
 		require.NoError(t, err)
-		specs := make([]sim.JobSpec, len(tr.Jobs))
+		specs := make([]traces.Job, len(tr.Jobs))
 		for i, j := range tr.Jobs {
-			specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
+			specs[i] = traces.Job{ID: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
 		}
 		s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: models.DefaultInterference(),
 			Truth: sim.DefaultTruth(), Seed: 5}, specs)

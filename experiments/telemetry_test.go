@@ -84,9 +84,9 @@ func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
 	require.NoError(t, err)
 	cat, err := models.CatalogFor(srv.Type)
 	require.NoError(t, err)
-	specs := make([]sim.JobSpec, len(tr.Jobs))
+	specs := make([]traces.Job, len(tr.Jobs))
 	for i, j := range tr.Jobs {
-		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
+		specs[i] = traces.Job{ID: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
 	}
 	var tel bytes.Buffer
 	tw := results.NewTelemetryWriter(&tel)

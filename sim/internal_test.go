@@ -9,6 +9,7 @@ import (
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // newTestSim builds a simulator of one 1-GPU job on a100-40gb:1.
@@ -17,7 +18,7 @@ func newTestSim(t *testing.T, m models.Interference) *Sim {
 	srv, err := models.ParseServer("a100-40gb:1")
 	require.NoError(t, err)
 	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1, Interference: m},
-		[]JobSpec{{Name: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1}})
+		[]traces.Job{{ID: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1}})
 	require.NoError(t, err)
 	return s
 }
@@ -100,8 +101,8 @@ func TestAheadForeseesSamples(t *testing.T) {
 	srv, err := models.ParseServer("a100-40gb:1")
 	require.NoError(t, err)
 	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1},
-		[]JobSpec{{Name: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1},
-			{Name: "b", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, Submit: 150 * time.Second}})
+		[]traces.Job{{ID: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1},
+			{ID: "b", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, Submit: 150 * time.Second}})
 	require.NoError(t, err)
 	_, err = s.Next() // a arrives
 	require.NoError(t, err)
@@ -149,8 +150,8 @@ func TestRegimeFollowsRates(t *testing.T) {
 	require.NoError(t, err)
 	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1,
 		Telemetry: models.TelemetryParams{RateWeight: 1}, Interference: sharing{}},
-		[]JobSpec{{Name: "pair", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
-			{Name: "b", Workload: "bert_base_wiki_bs32_1gpu", GPUs: 1, Submit: 100 * time.Second}})
+		[]traces.Job{{ID: "pair", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
+			{ID: "b", Workload: "bert_base_wiki_bs32_1gpu", GPUs: 1, Submit: 100 * time.Second}})
 	require.NoError(t, err)
 	_, err = s.Next()
 	require.NoError(t, err)

@@ -14,18 +14,19 @@ import (
 	"github.com/aegis-sched/aegis/policies/loop"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
-func mixed() []sim.JobSpec {
+func mixed() []traces.Job {
 	ws := []string{"resnet18_cifar100_bs128_20e_1gpu", "mobilenet_cifar100_bs128_20e_1gpu", "mnist_bs32_1gpu",
 		"xlnet_base_cased_wiki_bs8_2gpu", "resnet18_cifar100_bs64_20e_1gpu", "mnist_bs32_1gpu"}
-	var specs []sim.JobSpec
+	var specs []traces.Job
 	for i, w := range ws {
 		g := 1
 		if i == 3 {
 			g = 2
 		}
-		specs = append(specs, sim.JobSpec{Name: w, Workload: w, GPUs: g, Submit: sec * 7 * time.Duration(i)})
+		specs = append(specs, traces.Job{ID: w, Workload: w, GPUs: g, Submit: sec * 7 * time.Duration(i)})
 	}
 	return specs
 }
@@ -133,10 +134,10 @@ func TestLiveQueueAddAndUntil(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, evs)
 	require.Equal(t, 10*sec, s.Now())
-	id, err := s.Add(sim.JobSpec{Name: "late", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 2 * sec})
+	id, err := s.Add(traces.Job{ID: "late", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 2 * sec})
 	require.NoError(t, err)
 	require.Equal(t, policies.JobID(0), id)
-	_, err = s.Add(sim.JobSpec{Name: "bad", Workload: "nope", GPUs: 1})
+	_, err = s.Add(traces.Job{ID: "bad", Workload: "nope", GPUs: 1})
 	require.ErrorContains(t, err, "nope")
 	evs, err = s.Until(10 * sec)
 	require.NoError(t, err)

@@ -8,10 +8,11 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // mixedServer returns a server of one A100 (GPU 0) and one legacy GPU (GPU 1).
-func mixedServer(t *testing.T, specs []sim.JobSpec) *sim.Sim {
+func mixedServer(t *testing.T, specs []traces.Job) *sim.Sim {
 	t.Helper()
 	a100, err := models.LookupGPU("a100-40gb")
 	require.NoError(t, err)
@@ -30,10 +31,10 @@ func mixedServer(t *testing.T, specs []sim.JobSpec) *sim.Sim {
 // holds it, and runs its workload there as that type's catalog says.
 func TestMixedServerTruth(t *testing.T) {
 	const common = "efficientnet_cifar100_bs128_20e_1gpu"
-	s := mixedServer(t, []sim.JobSpec{
-		{Name: "a", Workload: common, GPUs: 1},
-		{Name: "b", Workload: common, GPUs: 1},
-		{Name: "bert", Workload: "bert_base_wiki_bs32_1gpu", GPUs: 1},
+	s := mixedServer(t, []traces.Job{
+		{ID: "a", Workload: common, GPUs: 1},
+		{ID: "b", Workload: common, GPUs: 1},
+		{ID: "bert", Workload: "bert_base_wiki_bs32_1gpu", GPUs: 1},
 	})
 	require.Equal(t, []uint8{3, 3, 1}, []uint8{s.TypeMask(0), s.TypeMask(1), s.TypeMask(2)})
 	_, ok := s.ProfileOnType(2, 1)
@@ -102,7 +103,7 @@ func TestMixedServerInterferencePerType(t *testing.T) {
 	const w = "resnet18_cifar100_bs128_20e_1gpu"
 	s, err := sim.New(sim.Config{Server: models.Server{Type: a100, GPUs: 2}, Truth: exact(), Seed: 1,
 		Types:  []sim.TypeTruth{{Type: a100, Catalog: models.A100()}, {Type: h200, Catalog: models.A100(), Interference: halfSpeed{}}},
-		TypeOf: []int{0, 1}}, []sim.JobSpec{{Name: "a", Workload: w, GPUs: 1}, {Name: "h", Workload: w, GPUs: 1}})
+		TypeOf: []int{0, 1}}, []traces.Job{{ID: "a", Workload: w, GPUs: 1}, {ID: "h", Workload: w, GPUs: 1}})
 	require.NoError(t, err)
 	require.Equal(t, []float64{40960, 143771}, []float64{s.View().GPUs[0].CapacityMiB, s.View().GPUs[1].CapacityMiB})
 	require.True(t, s.View().Pressure)
@@ -130,7 +131,7 @@ func TestMixedServerMemoryPerType(t *testing.T) {
 	require.Greater(t, w.PeakMiB(), small.MemoryMiB)
 	s, err := sim.New(sim.Config{Server: models.Server{Type: small, GPUs: 2}, Truth: exact(), Seed: 1,
 		Types:  []sim.TypeTruth{{Type: small, Catalog: models.A100()}, {Type: a100, Catalog: models.A100()}},
-		TypeOf: []int{0, 1}}, []sim.JobSpec{{Name: "big", Workload: big, GPUs: 1}})
+		TypeOf: []int{0, 1}}, []traces.Job{{ID: "big", Workload: big, GPUs: 1}})
 	require.NoError(t, err)
 	require.Equal(t, uint8(2), s.TypeMask(0), "only the A100 holds it")
 	_, err = s.Next()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // Truth holds the simulator's truth-model settings that are not per workload.
@@ -110,18 +111,6 @@ type TypeTruth struct {
 
 // maxTypes bounds Config.Types (TypeMask's bits).
 const maxTypes = 8
-
-// JobSpec is a job to simulate.
-type JobSpec struct {
-	Name     string
-	Workload string
-	GPUs     int
-	Submit   time.Duration
-	// SoloS, when positive, is the job's length in solo seconds (startup
-	// included): it runs its workload's profile for that long alone. 0
-	// means the workload's profiled solo time.
-	SoloS float64
-}
 
 type kind uint8
 
@@ -301,7 +290,7 @@ func (s *Sim) mixed() bool { return s.typeOf != nil }
 
 // New builds a simulator for the given jobs. Every job's workload must be in
 // the catalog with a matching GPU count that the server can hold.
-func New(cfg Config, specs []JobSpec) (*Sim, error) {
+func New(cfg Config, specs []traces.Job) (*Sim, error) {
 	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
 	if err := s.setTypes(); err != nil {
 		return nil, err
@@ -451,7 +440,7 @@ func (s *Sim) typesOf(name string, gpus int) (mask uint8, home int) {
 // Add submits one more job, at its submit time or now, whichever is later:
 // the live queue of a run whose jobs are not all known at its start. It
 // returns the job's id (the next index).
-func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
+func (s *Sim) Add(sp traces.Job) (policies.JobID, error) {
 	cfg := &s.cfg
 	if s.mixed() {
 		return s.addMixed(sp)
@@ -459,15 +448,15 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 	w, ok := cfg.Catalog.Get(sp.Workload)
 	switch {
 	case !ok:
-		return 0, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.Name, sp.Workload, cfg.Server.Type.Name)
+		return 0, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.ID, sp.Workload, cfg.Server.Type.Name)
 	case w.GPUs != sp.GPUs && !(cfg.GPUsPerProfile && sp.GPUs > w.GPUs && sp.GPUs%w.GPUs == 0):
-		return 0, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.Name, sp.Workload, w.GPUs, sp.GPUs)
+		return 0, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.ID, sp.Workload, w.GPUs, sp.GPUs)
 	case sp.GPUs > cfg.Server.GPUs:
-		return 0, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.Name, sp.GPUs, cfg.Server.GPUs)
+		return 0, fmt.Errorf("sim: job %s needs %d GPUs; the server has %d", sp.ID, sp.GPUs, cfg.Server.GPUs)
 	case sp.Submit < 0:
-		return 0, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+		return 0, fmt.Errorf("sim: job %s: negative submit time %v", sp.ID, sp.Submit)
 	case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
-		return 0, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
+		return 0, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.ID, sp.SoloS)
 	}
 	solo := w.SoloS
 	if sp.SoloS > 0 {
@@ -480,7 +469,7 @@ func (s *Sim) Add(sp JobSpec) (policies.JobID, error) {
 // its first possible type's (TypeMask) until it runs somewhere, with the
 // shortest solo time of its possible types (the trace's solo_s when given):
 // the one the job's results are normalized by.
-func (s *Sim) addMixed(sp JobSpec) (policies.JobID, error) {
+func (s *Sim) addMixed(sp traces.Job) (policies.JobID, error) {
 	mask, home := s.typesOf(sp.Workload, sp.GPUs)
 	switch {
 	case home < 0:
@@ -488,11 +477,11 @@ func (s *Sim) addMixed(sp JobSpec) (policies.JobID, error) {
 		for _, t := range s.types {
 			names = append(names, t.Type.Name)
 		}
-		return 0, fmt.Errorf("sim: job %s: no GPU type of the server (%v) runs workload %q on %d GPUs", sp.Name, names, sp.Workload, sp.GPUs)
+		return 0, fmt.Errorf("sim: job %s: no GPU type of the server (%v) runs workload %q on %d GPUs", sp.ID, names, sp.Workload, sp.GPUs)
 	case sp.Submit < 0:
-		return 0, fmt.Errorf("sim: job %s: negative submit time %v", sp.Name, sp.Submit)
+		return 0, fmt.Errorf("sim: job %s: negative submit time %v", sp.ID, sp.Submit)
 	case sp.SoloS < 0 || math.IsNaN(sp.SoloS) || math.IsInf(sp.SoloS, 0):
-		return 0, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.Name, sp.SoloS)
+		return 0, fmt.Errorf("sim: job %s: solo_s %v is not a positive, finite length", sp.ID, sp.SoloS)
 	}
 	w, _ := s.types[home].Catalog.Get(sp.Workload)
 	solo := sp.SoloS
@@ -509,10 +498,10 @@ func (s *Sim) addMixed(sp JobSpec) (policies.JobID, error) {
 }
 
 // add appends a checked job.
-func (s *Sim) add(sp JobSpec, w *models.Workload, solo float64, mask uint8) policies.JobID {
+func (s *Sim) add(sp traces.Job, w *models.Workload, solo float64, mask uint8) policies.JobID {
 	i := len(s.jobs)
 	info := s.workload(w)
-	s.jobs = append(s.jobs, job{name: sp.Name, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
+	s.jobs = append(s.jobs, job{name: sp.ID, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
 		w: w, solo: solo, own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists. The view's
 	// jobs are only ever appended to, so their array past its length is

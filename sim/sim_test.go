@@ -14,6 +14,7 @@ import (
 	"github.com/aegis-sched/aegis/policies/loop"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 const sec = time.Second
@@ -33,7 +34,7 @@ func exact() sim.Truth {
 	return tr
 }
 
-func run(t *testing.T, srv string, truth sim.Truth, p policies.Policy, specs []sim.JobSpec) ([]results.Job, *sim.Sim, []policies.Event) {
+func run(t *testing.T, srv string, truth sim.Truth, p policies.Policy, specs []traces.Job) ([]results.Job, *sim.Sim, []policies.Event) {
 	t.Helper()
 	s, err := sim.New(sim.Config{Server: server(t, srv), Catalog: models.A100(), Truth: truth, Seed: 1}, specs)
 	require.NoError(t, err)
@@ -63,11 +64,11 @@ func near(t *testing.T, want, got time.Duration, msg string) {
 // the first GPU to free up.
 func TestExclusiveFourJobsThreeGPUs(t *testing.T) {
 	const a, b, c, d = "mnist_bs32_1gpu", "resnet18_cifar100_bs128_20e_1gpu", "mobilenet_cifar100_bs128_20e_1gpu", "resnet18_cifar100_bs64_20e_1gpu"
-	specs := []sim.JobSpec{
-		{Name: "a", Workload: a, GPUs: 1, Submit: 0},
-		{Name: "b", Workload: b, GPUs: 1, Submit: 0},
-		{Name: "c", Workload: c, GPUs: 1, Submit: 10 * sec},
-		{Name: "d", Workload: d, GPUs: 1, Submit: 20 * sec},
+	specs := []traces.Job{
+		{ID: "a", Workload: a, GPUs: 1, Submit: 0},
+		{ID: "b", Workload: b, GPUs: 1, Submit: 0},
+		{ID: "c", Workload: c, GPUs: 1, Submit: 10 * sec},
+		{ID: "d", Workload: d, GPUs: 1, Submit: 20 * sec},
 	}
 	jobs, _, _ := run(t, "a100-40gb:3", exact(), &exclusive.Policy{}, specs)
 	// a: 0..140.45, b: 0..128.09, c: 10..208.4 (GPU 2); d waits for b's GPU 1.
@@ -87,11 +88,11 @@ func TestExclusiveFourJobsThreeGPUs(t *testing.T) {
 // waits too (head-of-line blocking) although one GPU is free.
 func TestExclusiveTwoGPUJobWaitsForTwoIdle(t *testing.T) {
 	const long, short, two, one = "resnet50_imagenet_bs32_1gpu", "mnist_bs32_1gpu", "xlnet_base_cased_wiki_bs8_2gpu", "resnet18_cifar100_bs128_20e_1gpu"
-	specs := []sim.JobSpec{
-		{Name: "long", Workload: long, GPUs: 1},
-		{Name: "short", Workload: short, GPUs: 1},
-		{Name: "two", Workload: two, GPUs: 2, Submit: 1 * sec},
-		{Name: "one", Workload: one, GPUs: 1, Submit: 2 * sec},
+	specs := []traces.Job{
+		{ID: "long", Workload: long, GPUs: 1},
+		{ID: "short", Workload: short, GPUs: 1},
+		{ID: "two", Workload: two, GPUs: 2, Submit: 1 * sec},
+		{ID: "one", Workload: one, GPUs: 1, Submit: 2 * sec},
 	}
 	jobs, _, _ := run(t, "a100-40gb:2", exact(), &exclusive.Policy{}, specs)
 	near(t, solo(t, long), jobs[2].Start, "2-GPU job starts when both are idle")
@@ -103,10 +104,10 @@ func TestExclusiveTwoGPUJobWaitsForTwoIdle(t *testing.T) {
 // length as its solo time. A job without one keeps the workload's.
 func TestPerJobSoloS(t *testing.T) {
 	const w = "resnet18_cifar100_bs128_20e_1gpu"
-	specs := []sim.JobSpec{
-		{Name: "short", Workload: w, GPUs: 1, SoloS: 45},
-		{Name: "long", Workload: w, GPUs: 1, SoloS: 1000},
-		{Name: "catalog", Workload: w, GPUs: 1},
+	specs := []traces.Job{
+		{ID: "short", Workload: w, GPUs: 1, SoloS: 45},
+		{ID: "long", Workload: w, GPUs: 1, SoloS: 1000},
+		{ID: "catalog", Workload: w, GPUs: 1},
 	}
 	jobs, s, _ := run(t, "a100-40gb:3", exact(), &exclusive.Policy{}, specs)
 	near(t, 45*sec, jobs[0].Finish, "short")
@@ -119,16 +120,16 @@ func TestPerJobSoloS(t *testing.T) {
 }
 
 func TestNewRejectsImpossibleJobs(t *testing.T) {
-	for name, spec := range map[string]sim.JobSpec{
-		"negative solo_s":  {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: -1},
-		"NaN solo_s":       {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: math.NaN()},
-		"infinite solo_s":  {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: math.Inf(1)},
-		"unknown workload": {Name: "x", Workload: "nope", GPUs: 1},
-		"gpu mismatch":     {Name: "x", Workload: "mnist_bs32_1gpu", GPUs: 2},
-		"too many gpus":    {Name: "x", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
+	for name, spec := range map[string]traces.Job{
+		"negative solo_s":  {ID: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: -1},
+		"NaN solo_s":       {ID: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: math.NaN()},
+		"infinite solo_s":  {ID: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: math.Inf(1)},
+		"unknown workload": {ID: "x", Workload: "nope", GPUs: 1},
+		"gpu mismatch":     {ID: "x", Workload: "mnist_bs32_1gpu", GPUs: 2},
+		"too many gpus":    {ID: "x", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()}, []sim.JobSpec{spec})
+			_, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()}, []traces.Job{spec})
 			require.Error(t, err)
 			require.Contains(t, err.Error(), "job x")
 		})
@@ -156,7 +157,7 @@ func (s script) Schedule(v *policies.View) []policies.Action {
 func TestOOMWhenCollocationExceedsMemory(t *testing.T) {
 	const big = "vgg16_imagenet_bs128_1gpu" // 21668 MiB peak
 	tr := exact()
-	specs := []sim.JobSpec{{Name: "a", Workload: big, GPUs: 1}, {Name: "b", Workload: big, GPUs: 1, Submit: 5 * sec}}
+	specs := []traces.Job{{ID: "a", Workload: big, GPUs: 1}, {ID: "b", Workload: big, GPUs: 1, Submit: 5 * sec}}
 	jobs, _, evs := run(t, "a100-40gb:1", tr, script{0: {0}, 1: {0}}, specs)
 	require.Equal(t, policies.Done, jobs[0].State)
 	require.Equal(t, 1, jobs[1].Failed)
@@ -192,7 +193,7 @@ func TestOOMAtTheCapacity(t *testing.T) {
 		srv := server(t, "a100-40gb:1")
 		srv.Type.MemoryMiB = tc.capacity
 		s, err := sim.New(sim.Config{Server: srv, Catalog: models.A100(), Truth: exact(), Seed: 1},
-			[]sim.JobSpec{{Name: "a", Workload: big, GPUs: 1}, {Name: "b", Workload: big, GPUs: 1, Submit: 5 * sec}})
+			[]traces.Job{{ID: "a", Workload: big, GPUs: 1}, {ID: "b", Workload: big, GPUs: 1, Submit: 5 * sec}})
 		require.NoError(t, err)
 		col := results.NewCollector(s.Jobs())
 		require.NoError(t, loop.Run(s, script{0: {0}, 1: {0}}, col))
@@ -202,7 +203,7 @@ func TestOOMAtTheCapacity(t *testing.T) {
 
 func TestNoOOMWhenCollocationFits(t *testing.T) {
 	const mid = "resnet50_imagenet_bs64_1gpu" // 7118 MiB
-	specs := []sim.JobSpec{{Name: "a", Workload: mid, GPUs: 1}, {Name: "b", Workload: mid, GPUs: 1}, {Name: "c", Workload: mid, GPUs: 1}}
+	specs := []traces.Job{{ID: "a", Workload: mid, GPUs: 1}, {ID: "b", Workload: mid, GPUs: 1}, {ID: "c", Workload: mid, GPUs: 1}}
 	jobs, _, _ := run(t, "a100-40gb:1", exact(), script{0: {0}, 1: {0}, 2: {0}}, specs)
 	for _, j := range jobs {
 		require.Equal(t, policies.Done, j.State)
@@ -215,7 +216,7 @@ func TestNoOOMWhenCollocationFits(t *testing.T) {
 func TestMemoryRamp(t *testing.T) {
 	const id = "resnet50_imagenet_bs128_1gpu" // 13238 MiB, startup 9 s
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
-		[]sim.JobSpec{{Name: "a", Workload: id, GPUs: 1}})
+		[]traces.Job{{ID: "a", Workload: id, GPUs: 1}})
 	require.NoError(t, err)
 	_, err = s.Next() // arrival
 	require.NoError(t, err)
@@ -254,7 +255,7 @@ func (b broken) View() *policies.View {
 
 func TestLoopReportsBrokenBackend(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
-		[]sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}})
+		[]traces.Job{{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}})
 	require.NoError(t, err)
 	// Exclusive as a plain Policy (not Selective), so that the loop decides,
 	// and checks the view, at every instant.
@@ -271,7 +272,7 @@ func (unplaceable) Schedule(*policies.View) []policies.Action { return nil }
 
 func TestLoopReportsUnfinishedJobs(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()},
-		[]sim.JobSpec{{Name: "lonely", Workload: "mnist_bs32_1gpu", GPUs: 1}})
+		[]traces.Job{{ID: "lonely", Workload: "mnist_bs32_1gpu", GPUs: 1}})
 	require.NoError(t, err)
 	err = loop.Run(s, unplaceable{}, results.NewCollector(s.Jobs()))
 	require.ErrorContains(t, err, "left 1 job(s) unfinished")
@@ -279,8 +280,8 @@ func TestLoopReportsUnfinishedJobs(t *testing.T) {
 }
 
 func TestApplyRejectsBadPlacements(t *testing.T) {
-	specs := []sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
-		{Name: "c", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: time.Hour}}
+	specs := []traces.Job{{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1}, {ID: "b", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2},
+		{ID: "c", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: time.Hour}}
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100()}, specs)
 	require.NoError(t, err)
 	_, err = s.Next()
@@ -310,7 +311,7 @@ func TestApplyRejectsBadPlacements(t *testing.T) {
 // instant); a later Wake fires at its time.
 func TestWakeNotAfterNowFiresAtOnce(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
-		[]sim.JobSpec{{Name: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 5 * sec}})
+		[]traces.Job{{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 5 * sec}})
 	require.NoError(t, err)
 	evs, err := s.Next()
 	require.NoError(t, err)
@@ -343,7 +344,7 @@ func TestPairSlowdownsUnderFittedModel(t *testing.T) {
 		t.Run(tc.a+"+"+tc.b, func(t *testing.T) {
 			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(),
 				Interference: models.DefaultInterference(), Truth: exact()},
-				[]sim.JobSpec{{Name: "a", Workload: tc.a, GPUs: 1}, {Name: "b", Workload: tc.b, GPUs: 1}})
+				[]traces.Job{{ID: "a", Workload: tc.a, GPUs: 1}, {ID: "b", Workload: tc.b, GPUs: 1}})
 			require.NoError(t, err)
 			col := results.NewCollector(s.Jobs())
 			require.NoError(t, loop.Run(s, script{0: {0}, 1: {0}}, col))
@@ -362,7 +363,7 @@ func TestPairSlowdownsUnderFittedModel(t *testing.T) {
 // Policies do not see the future: a job that has not arrived shows only its
 // id and state.
 func TestFutureJobsHidden(t *testing.T) {
-	specs := []sim.JobSpec{{Name: "now", Workload: "mnist_bs32_1gpu", GPUs: 1}, {Name: "later", Workload: "vgg16_imagenet_bs128_1gpu", GPUs: 1, Submit: time.Hour}}
+	specs := []traces.Job{{ID: "now", Workload: "mnist_bs32_1gpu", GPUs: 1}, {ID: "later", Workload: "vgg16_imagenet_bs128_1gpu", GPUs: 1, Submit: time.Hour}}
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()}, specs)
 	require.NoError(t, err)
 	_, err = s.Next()
@@ -390,9 +391,9 @@ func TestParseTruth(t *testing.T) {
 // seeded per job; 0 (the default) keeps solo runs at their solo time.
 func TestSpeedJitter(t *testing.T) {
 	const id = "resnet18_cifar100_bs64_20e_1gpu"
-	var specs []sim.JobSpec
+	var specs []traces.Job
 	for i := range 12 {
-		specs = append(specs, sim.JobSpec{Name: fmt.Sprint(i), Workload: id, GPUs: 1, Submit: time.Duration(i) * 2000 * sec})
+		specs = append(specs, traces.Job{ID: fmt.Sprint(i), Workload: id, GPUs: 1, Submit: time.Duration(i) * 2000 * sec})
 	}
 	jobs, _, _ := run(t, "a100-40gb:1", exact(), &exclusive.Policy{}, specs)
 	for _, j := range jobs {
@@ -423,10 +424,10 @@ func TestSpeedJitter(t *testing.T) {
 func TestWaitingJobsShowOnlyTheirID(t *testing.T) {
 	const mid = "resnet50_imagenet_bs64_1gpu"
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()},
-		[]sim.JobSpec{{Name: "a", Workload: mid, GPUs: 1, Submit: sec}, {Name: "b", Workload: mid, GPUs: 1, Submit: 2 * sec}})
+		[]traces.Job{{ID: "a", Workload: mid, GPUs: 1, Submit: sec}, {ID: "b", Workload: mid, GPUs: 1, Submit: 2 * sec}})
 	require.NoError(t, err)
 	for i := range 5 {
-		_, err := s.Add(sim.JobSpec{Name: fmt.Sprint("c", i), Workload: mid, GPUs: 1, Submit: 3 * sec})
+		_, err := s.Add(traces.Job{ID: fmt.Sprint("c", i), Workload: mid, GPUs: 1, Submit: 3 * sec})
 		require.NoError(t, err)
 	}
 	want := make([]policies.Job, 7)

@@ -13,13 +13,14 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // startSolo launches one job alone and advances to time at.
 func startSolo(t *testing.T, srv, id string, at time.Duration) *sim.Sim {
 	t.Helper()
 	s, err := sim.New(sim.Config{Server: server(t, srv), Catalog: models.A100(), Truth: sim.DefaultTruth(), Seed: 3},
-		[]sim.JobSpec{{Name: "a", Workload: id, GPUs: 1}})
+		[]traces.Job{{ID: "a", Workload: id, GPUs: 1}})
 	require.NoError(t, err)
 	_, err = s.Next()
 	require.NoError(t, err)
@@ -109,9 +110,9 @@ func TestTelemetryDeterministic(t *testing.T) {
 // activity and departures at whole seconds.
 func TestTelemetryCacheMatchesFreshSamples(t *testing.T) {
 	run := func(readEachSecond bool) []policies.Sample {
-		specs := []sim.JobSpec{
-			{Name: "a", Workload: "resnet18_cifar100_bs128_20e_1gpu", GPUs: 1},
-			{Name: "b", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, Submit: 20 * sec},
+		specs := []traces.Job{
+			{ID: "a", Workload: "resnet18_cifar100_bs128_20e_1gpu", GPUs: 1},
+			{ID: "b", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, Submit: 20 * sec},
 		}
 		tr := exact()
 		tr.Noise = 1
@@ -157,7 +158,7 @@ func TestTelemetryCombinationUsesRates(t *testing.T) {
 			truth.Noise = 0
 			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Interference: inter,
 				Telemetry: tc.p, Truth: truth, Seed: 3},
-				[]sim.JobSpec{{Name: "a", Workload: a.ID, GPUs: 1}, {Name: "b", Workload: b.ID, GPUs: 1}})
+				[]traces.Job{{ID: "a", Workload: a.ID, GPUs: 1}, {ID: "b", Workload: b.ID, GPUs: 1}})
 			require.NoError(t, err)
 			_, err = s.Next()
 			require.NoError(t, err)
@@ -195,7 +196,7 @@ func TestSampleRangeHoldsUntilTheNextEvent(t *testing.T) {
 	for _, pair := range pairs {
 		for seed := range uint64(3) {
 			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: sim.DefaultTruth(), Seed: seed},
-				[]sim.JobSpec{{Name: "a", Workload: pair[0], GPUs: 1}, {Name: "b", Workload: pair[1], GPUs: 1}})
+				[]traces.Job{{ID: "a", Workload: pair[0], GPUs: 1}, {ID: "b", Workload: pair[1], GPUs: 1}})
 			require.NoError(t, err)
 			_, err = s.Next()
 			require.NoError(t, err)
@@ -255,7 +256,7 @@ func TestTelemetryScale(t *testing.T) {
 		truth.Noise = 0
 		s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Interference: models.DefaultInterference(),
 			Telemetry: p, Truth: truth, Seed: 3},
-			[]sim.JobSpec{{Name: "a", Workload: a.ID, GPUs: 1, SoloS: 300}, {Name: "b", Workload: b.ID, GPUs: 1, SoloS: 200}})
+			[]traces.Job{{ID: "a", Workload: a.ID, GPUs: 1, SoloS: 300}, {ID: "b", Workload: b.ID, GPUs: 1, SoloS: 200}})
 		require.NoError(t, err)
 		_, err = s.Next()
 		require.NoError(t, err)

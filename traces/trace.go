@@ -1,6 +1,7 @@
 // Package traces reads, selects, maps, profiles and generates job traces:
 // the sequences of training jobs (submit time, workload, GPU count) that the
-// simulator replays.
+// simulator replays. Job is the job type of both backends: the simulator
+// and the executor take their jobs as traces.Job.
 package traces
 
 import (
@@ -16,7 +17,8 @@ import (
 	"time"
 )
 
-// Job is one submitted training job.
+// Job is one submitted training job: a trace's job and the job a backend
+// runs (sim.New and Sim.Add take it, and so does the executor).
 type Job struct {
 	ID       string
 	Submit   time.Duration // since the trace's start

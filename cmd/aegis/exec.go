@@ -266,9 +266,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 		if err := assemble.Check(tr, models.Server{Type: models.GPUType{Name: "this run's"}, GPUs: 1 << 20}, s.cfg.Catalog); err != nil {
 			return err
 		}
-		for _, j := range tr.Jobs {
-			s.cfg.Jobs = append(s.cfg.Jobs, sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit, SoloS: j.SoloS})
-		}
+		s.cfg.Jobs = append(s.cfg.Jobs, tr.Jobs...)
 		name = fmt.Sprintf("%s (%d jobs)", tr.Name, len(tr.Jobs))
 	}
 	x, err := executor.New(s.cfg, f.settings())

@@ -109,10 +109,6 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	specs := make([]sim.JobSpec, len(r.Trace.Jobs))
-	for i, j := range r.Trace.Jobs {
-		specs[i] = sim.JobSpec{Name: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit, SoloS: j.SoloS}
-	}
 	combine, err := models.TelemetryFor(r.Server.Type)
 	if err != nil {
 		return nil, err
@@ -127,7 +123,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		tel = results.NewTelemetryWriter(r.Telemetry)
 		cfg.Samples = tel.Sample
 	}
-	s, err := sim.New(cfg, specs)
+	s, err := sim.New(cfg, r.Trace.Jobs)
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", r.Trace.Name, err)
 	}
@@ -151,7 +147,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 		}
 		fwd = append(fwd, where)
 	}
-	col := results.NewCollectorOf(len(specs), s.Job, fwd...)
+	col := results.NewCollectorOf(len(r.Trace.Jobs), s.Job, fwd...)
 	if t, ok := p.(policies.Ticker); ok {
 		col.SetDecisionGrid(t.Tick())
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/aegis-sched/aegis/policies/colloc"
 	"github.com/aegis-sched/aegis/policies/loop"
 	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // Job is one job of a launch sequence.
@@ -170,9 +171,9 @@ func Replay(seq Sequence, cfg Config) (*Result, error) {
 	if cfg.Truth != nil {
 		truth = *cfg.Truth
 	}
-	specs := make([]sim.JobSpec, len(seq.Jobs))
+	specs := make([]traces.Job, len(seq.Jobs))
 	for i, j := range seq.Jobs {
-		specs[i] = sim.JobSpec{Name: fmt.Sprintf("%d:%s", j.Position, j.Run), Workload: j.Workload, GPUs: 1}
+		specs[i] = traces.Job{ID: fmt.Sprintf("%d:%s", j.Position, j.Run), Workload: j.Workload, GPUs: 1}
 	}
 	s, err := sim.New(sim.Config{Server: models.Server{Type: gt, GPUs: 1}, Catalog: cat,
 		Interference: inter, Telemetry: tel, Truth: truth, Seed: cfg.Seed}, specs)
