@@ -1007,6 +1007,9 @@ func (s *Sim) profileOn(id, g int) *models.Profile {
 // made only for a scaled workload, when a segment is recorded).
 func (s *Sim) shownOn(id, g int) *models.Profile {
 	p := s.profileOn(id, g)
+	if sh := s.jobs[id].w.Shown; sh != nil {
+		p = &sh[slices.Index(s.view.Jobs[id].On, g)%len(sh)]
+	}
 	tel := &s.typ(g).Telemetry
 	if _, ok := tel.Scale[s.jobs[id].w.ID]; !ok {
 		return p

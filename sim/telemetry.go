@@ -308,7 +308,18 @@ const burst = 0.1
 // 0.12 mean, 0.61 p95), for which a normal would go negative, alternate
 // between two levels: the p95 for a fraction burst of the time and a low
 // level that keeps the mean. noise scales the spread (0: the mean always).
+//
+// A measured window's low mode (st.Idle > 0, see models.Window) takes the
+// lowest Idle share of u to 0 and draws the rest as above around the busy
+// level st.Busy(), so the draws keep the window's mean, median and p95.
 func draw(st models.Stat, u, noise float64) float64 {
+	if st.Idle > 0 && noise != 0 {
+		if u < st.Idle {
+			return 0
+		}
+		u = (u - st.Idle) / (1 - st.Idle)
+		st = models.Stat{Mean: st.Busy(), P95: st.P95}
+	}
 	if noise == 0 || st.P95 <= st.Mean {
 		return st.Mean
 	}
@@ -424,6 +435,10 @@ func (tm telemetry) SampleRange(g int) (lo, hi policies.Sample) {
 
 // drawRange bounds draw(st, u, noise) over every u.
 func drawRange(st models.Stat, noise float64) (float64, float64) {
+	if st.Idle > 0 && noise != 0 {
+		_, hi := drawRange(models.Stat{Mean: st.Busy(), P95: st.P95}, noise)
+		return 0, hi
+	}
 	if noise == 0 || st.P95 <= st.Mean {
 		return st.Mean, st.Mean
 	}
