@@ -20,8 +20,9 @@ nvml-test: ## vet and test the NVML adapter (cgo, the nvml build tag) against go
 gpu-check: ## on a machine with an NVIDIA GPU and PyTorch: tiny real jobs through aegis exec
 	bash scripts/gpu-check.sh
 
-test: fmtcheck ## run every test (fuzz targets run their seed corpus only)
-	$(GO) test ./...
+TESTFLAGS ?=
+test: fmtcheck ## run every test (fuzz targets run their seed corpus only; TESTFLAGS=-v to list skips)
+	$(GO) test $(TESTFLAGS) ./...
 
 fmtcheck: ## fail if any Go file needs gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

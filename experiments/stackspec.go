@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/experiments/stacking"
+	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/sim"
 )
 
@@ -39,6 +41,16 @@ type StackingSpec struct {
 var StackingColumns = []string{"tau1", "tau2", "tau3", "sequence", "throughput_gain", "mean_slowdown", "max_slowdown",
 	"deferrals", "makespan_s", "first_rejected", "knee"}
 
+// ErrNoSharedData is wrapped by a spec's error when what the spec needs is
+// in the shared data folder (models.SharedDir), which was not found: on a
+// fresh clone, aegis run skips such a spec among several.
+var ErrNoSharedData = errors.New("the shared data folder was not found")
+
+// noSharedData is a spec error caused by the absent shared data folder.
+type noSharedData struct{ error }
+
+func (e noSharedData) Unwrap() []error { return []error{e.error, ErrNoSharedData} }
+
 // checkStacking checks a stacking spec and loads its sequences.
 func (s *Spec) checkStacking(a at) error {
 	for _, k := range []struct {
@@ -57,7 +69,7 @@ func (s *Spec) checkStacking(a at) error {
 	if dir == "" {
 		d, ok := stacking.DefaultDir()
 		if !ok {
-			return a.errf([]any{"stacking"}, "the shared data folder with calibration/aegis/nway was not found (set AEGIS_SHARED, or stacking.data)")
+			return noSharedData{a.errf([]any{"stacking"}, "needs the measured stacking sequences (calibration/aegis/nway of the shared data folder): %v; or give stacking.data", models.SharedDirError())}
 		}
 		dir = d
 	} else {

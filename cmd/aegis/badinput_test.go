@@ -55,6 +55,7 @@ func TestBadInput(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "philly2000.json"), []byte(bigPhilly()), 0o644))
 	sim := func(args ...string) []string { return append([]string{"simulate"}, args...) }
+	noShared := map[string]string{"AEGIS_SHARED": filepath.Join(dir, "no-shared")}
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -141,9 +142,11 @@ func TestBadInput(t *testing.T) {
 		// calibrate
 		{name: "calibrate one fold", args: []string{"calibrate", "--folds", "1"}, code: 2, msg: "--folds 1: want 2..50"},
 		{name: "calibrate N-way exponent 0", args: []string{"calibrate", "--nway-exponent", "0"}, code: 2, msg: "--nway-exponent 0: want a number in (0, 10]"},
-		{name: "calibrate missing pairs", args: []string{"calibrate", "--pairs", "{dir}/none.csv", "--catalog", "../../models/data/catalog_a100.csv"}, code: 1, msg: "none.csv: no such file"},
-		{name: "calibrate missing catalog", args: []string{"calibrate", "--pairs", "{dir}/none.csv", "--catalog", "{dir}/nocat.csv"}, code: 1, msg: "nocat.csv"},
-		{name: "calibrate pairs of the wrong kind", args: []string{"calibrate", "--pairs", "{helios.csv}", "--catalog", "../../models/data/catalog_a100.csv"}, code: 1, msg: "helios.csv"},
+		// (without the shared data folder, as on a fresh clone: the files
+		// given are read before the stacking data are looked for)
+		{name: "calibrate missing pairs", args: []string{"calibrate", "--pairs", "{dir}/none.csv", "--catalog", "../../models/data/catalog_a100.csv"}, env: noShared, code: 1, msg: "none.csv: no such file"},
+		{name: "calibrate missing catalog", args: []string{"calibrate", "--pairs", "{dir}/none.csv", "--catalog", "{dir}/nocat.csv"}, env: noShared, code: 1, msg: "nocat.csv"},
+		{name: "calibrate pairs of the wrong kind", args: []string{"calibrate", "--pairs", "{helios.csv}", "--catalog", "../../models/data/catalog_a100.csv"}, env: noShared, code: 1, msg: "helios.csv"},
 
 		// trace
 		{name: "trace stray word", args: []string{"trace", "x"}, code: 2, msg: `unknown subcommand "x" (have gen, map, select, stats)`},

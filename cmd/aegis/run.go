@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,10 @@ name. --shard I/N runs only the cells whose index modulo N is I (0-based, as
 Slurm array and Kubernetes Indexed Job indexes are) and writes the cells and
 run.json; combine the shards with aegis merge.
 
+Among several specs, one that needs the shared data folder (e.g. figure7.yaml,
+the measured stacking sequences) where there is none, as on a fresh clone, is
+skipped with a line naming it and what it needs; the others run.
+
 A progress bar (cells done / total, ETA) shows on a terminal.`,
 		Example: `  aegis run experiments/table3.yaml --out results/table3
   aegis run experiments/*.yaml --out results/paper --jobs 8
@@ -66,25 +71,23 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 			if jobs < 0 {
 				return usageError{fmt.Errorf("--jobs %d: want 0 (GOMAXPROCS) or more", jobs)}
 			}
-			var specs []*experiments.Spec
+			specs, err := loadSpecs(args, c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			names := map[string]string{}
-			for _, p := range args {
-				s, err := experiments.LoadSpec(p)
-				if err != nil {
-					return err
-				}
+			for _, s := range specs {
 				if prev, dup := names[s.Name]; dup && len(args) > 1 {
-					return fmt.Errorf("%s and %s are both named %q; their outputs would collide", prev, p, s.Name)
+					return fmt.Errorf("%s and %s are both named %q; their outputs would collide", prev, s.File(), s.Name)
 				}
-				names[s.Name] = p
-				specs = append(specs, s)
+				names[s.Name] = s.File()
 			}
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)
 			defer stop()
 			for _, s := range specs {
 				o := opt
 				o.Out = out
-				if len(specs) > 1 {
+				if len(args) > 1 { // skipped specs count: the layout is the arguments'
 					o.Out = filepath.Join(out, s.Name)
 				}
 				bar := newBar(c.OutOrStdout(), s.Name, len(s.Cells()))
@@ -114,6 +117,31 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 	f.StringVar(&shard, "shard", "", "run shard I/N of the cells (0 <= I < N)")
 	addProfileFlags(c)
 	return c
+}
+
+// loadSpecs loads the spec files. Among several, a spec that needs the
+// shared data folder where there is none (a fresh clone) is skipped, with a
+// line on w naming it and what it needs; it is an error when no spec is
+// left.
+func loadSpecs(paths []string, w io.Writer) ([]*experiments.Spec, error) {
+	var specs []*experiments.Spec
+	var skipped error
+	for _, p := range paths {
+		s, err := experiments.LoadSpec(p)
+		if errors.Is(err, experiments.ErrNoSharedData) && len(paths) > 1 {
+			fmt.Fprintf(w, "skipped %s: %v\n", p, err)
+			skipped = err
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("nothing to run: every spec was skipped; the last: %w", skipped)
+	}
+	return specs, nil
 }
 
 // parseShard parses "I/N".

@@ -95,3 +95,34 @@ func TestLegacyTraceRegenerates(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(got))
 }
+
+// TestRunSkipsSpecsWithoutSharedData: on a fresh clone (no shared data
+// folder), run and validate skip a spec that needs it among several, naming
+// it and what it needs, and run the others; alone it is an error.
+func TestRunSkipsSpecsWithoutSharedData(t *testing.T) {
+	t.Setenv("AEGIS_SHARED", t.TempDir())
+	dir := t.TempDir()
+	stack := filepath.Join(dir, "stack.yaml")
+	require.NoError(t, os.WriteFile(stack, []byte("name: stack\nserver: a100-40gb:1\nstacking: {}\nseeds: [1]\n"), 0o644))
+	ok := filepath.Join(dir, "ok.yaml")
+	require.NoError(t, os.WriteFile(ok, []byte("name: ok\nserver: a100-40gb:3\ntraces: [{trace: demo}]\nseeds: [1]\n"+
+		"configs: [{label: E, policy: exclusive}]\n"), 0o644))
+	const skipped = "stack.yaml:3: stacking: needs the measured stacking sequences (calibration/aegis/nway of the shared data folder)"
+	out := filepath.Join(dir, "res")
+	code, stdout, errs := aegis("run", stack, ok, "--out", out)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, errs, "skipped "+stack+": "+stack[:len(stack)-len("stack.yaml")]+skipped)
+	require.Contains(t, stdout, "ok.yaml: 1 cells (1 run, 0 already done)")
+	require.FileExists(t, filepath.Join(out, "ok", "cells.csv"))
+	require.NoDirExists(t, filepath.Join(out, "stack"))
+	code, stdout, errs = aegis("validate", stack, ok)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, errs, skipped)
+	require.Contains(t, stdout, "ok.yaml: ok: ok")
+	for _, args := range [][]string{{"run", stack, "--out", filepath.Join(dir, "alone")}, {"validate", stack}, {"validate", stack, stack}} {
+		code, _, errs = aegis(args...)
+		require.Equal(t, 1, code, errs)
+		require.Contains(t, errs, skipped)
+		require.NoDirExists(t, filepath.Join(dir, "alone"))
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/aegis-sched/aegis/experiments"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -15,7 +13,9 @@ func newValidateCmd() *cobra.Command {
 		Long: `Check experiment spec files (see docs/experiments.md): the YAML's form,
 the server, the traces (loaded or generated), every config's policy, parameters
 and truth settings at every sweep point. Errors name the file, line and key.
-Prints the number of cells each spec would run.`,
+Prints the number of cells each spec would run. Among several specs, one that
+needs the shared data folder where there is none is skipped with a line that
+says what it needs, as aegis run does.`,
 		Example: "  aegis validate experiments/table3.yaml",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -24,13 +24,13 @@ Prints the number of cells each spec would run.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			for _, path := range args {
-				s, err := experiments.LoadSpec(path)
-				if err != nil {
-					return err
-				}
+			specs, err := loadSpecs(args, c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			for _, s := range specs {
 				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %s, %d cells (%d traces, %d configs, %d sweep points, %d seeds)\n",
-					path, s.Name, len(s.Cells()), len(s.Traces), len(s.Configs), len(s.Points()), len(s.Seeds))
+					s.File(), s.Name, len(s.Cells()), len(s.Traces), len(s.Configs), len(s.Points()), len(s.Seeds))
 			}
 			return nil
 		},

@@ -93,7 +93,8 @@ type ScaleTrial struct {
 	Adopted     bool
 }
 
-// Defaults fills in Options' defaults and the shared data paths.
+// Defaults fills in Options' defaults and the shared data paths of the
+// pairs and the catalog (the stacks' folder is resolved by Run).
 func (o Options) Defaults() (Options, error) {
 	if o.Folds == 0 {
 		o.Folds = 5
@@ -119,14 +120,21 @@ func (o Options) Defaults() (Options, error) {
 			o.CatalogPath = filepath.Join(shared, "calibration", "aegis", "workload_catalog_a100.csv")
 		}
 	}
-	if o.StacksDir == "" && !o.NoStacks {
-		d, ok := stacking.DefaultDir()
-		if !ok {
-			return o, fmt.Errorf("%w: %w; give --stacks DIR, or --no-stacks to fit pairs only\n\n%s", ErrNoData, models.SharedDirError(), DataHelp)
-		}
-		o.StacksDir = d
-	}
 	return o, nil
+}
+
+// stacksDir is o.StacksDir, or the shared data folder's stacks. Run asks
+// for it only after reading the pairs, so that a bad --pairs file is
+// reported as such even where the shared data folder is absent.
+func (o Options) stacksDir() (string, error) {
+	if o.StacksDir != "" {
+		return o.StacksDir, nil
+	}
+	d, ok := stacking.DefaultDir()
+	if !ok {
+		return "", fmt.Errorf("%w: %w; give --stacks DIR, or --no-stacks to fit pairs only\n\n%s", ErrNoData, models.SharedDirError(), DataHelp)
+	}
+	return d, nil
 }
 
 // ErrNoData is returned (wrapped, with DataHelp) when no data path is
@@ -180,6 +188,10 @@ func Run(opt Options) (*Result, error) {
 		res.Params = res.Pairs.Params
 		return res, nil
 	}
+	if opt.StacksDir, err = opt.stacksDir(); err != nil {
+		return nil, err
+	}
+	res.Options = opt
 	d, err := stacking.Load(opt.StacksDir)
 	if err != nil {
 		return nil, err
