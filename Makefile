@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/aegis
 
-.PHONY: help nvml-test build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check
+.PHONY: help nvml-test build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check exec-stress
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -16,6 +16,9 @@ gpu-build: ## build bin/aegis with NVML (cgo, the nvml build tag), so it reads r
 nvml-test: ## vet and test the NVML adapter (cgo, the nvml build tag) against go-nvml's mock
 	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) vet -tags nvml ./executor/gpu
 	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) test -tags nvml ./executor/gpu
+
+exec-stress: ## SIGKILL and resume aegis exec on the philly trace 20 times (about 2 min); every job must end exactly once
+	AEGIS_EXEC_STRESS=$${AEGIS_EXEC_STRESS:-20} $(GO) test ./cmd/aegis -run TestExecKillResumeStress -count=1 -v -timeout 10m
 
 gpu-check: ## on a machine with an NVIDIA GPU and PyTorch: tiny real jobs through aegis exec
 	bash scripts/gpu-check.sh

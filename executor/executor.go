@@ -117,7 +117,8 @@ type Executor struct {
 	foreign    int  // readings in a row listing a process not visible here
 	memOnly    bool // first activity read from memory rise for every job
 	timer      *time.Timer
-	replaying  bool // rebuilding the state from the journal: nothing is appended
+	replaying  bool  // rebuilding the state from the journal: nothing is appended
+	fault      error // the run directory failed (see dirFault): nothing more is journaled or launched
 }
 
 // New starts a run in cfg.Dir, which must not hold a journal yet; it holds
@@ -327,7 +328,26 @@ func (x *Executor) journal(r Record) error {
 	if x.replaying {
 		return nil
 	}
-	return x.j.Append(r)
+	if x.fault != nil {
+		return x.fault
+	}
+	if err := x.j.Append(r); err != nil {
+		return x.dirFault(err)
+	}
+	return nil
+}
+
+// dirFault records that the run directory failed (an I/O error on the
+// journal, a log or a status file) and returns the error to end the
+// scheduling loop with. From then on nothing is journaled and nothing is
+// launched: what the journal says is all a resume must trust, and the
+// attempts still running are left to end and record their exit status
+// (Execute waits for them: drain).
+func (x *Executor) dirFault(err error) error {
+	if x.fault == nil {
+		x.fault = fmt.Errorf("executor: %w: %s: %w", ErrRunDir, x.cfg.Dir, err)
+	}
+	return x.fault
 }
 
 // View implements loop.Backend: the executor's own state; the loop hands
@@ -654,7 +674,7 @@ func (x *Executor) ended(a *attempt, noStatus string) error {
 	}
 	st, ok, err := readStatus(a.status)
 	if err != nil {
-		return err
+		return x.dirFault(err)
 	}
 	if !ok {
 		if left {
@@ -808,18 +828,25 @@ func (x *Executor) place(p policies.Action) error {
 	if err := x.journal(Record{Type: "launch", T: int64(t), Job: id, Attempt: a.n, GPUs: a.gpus}); err != nil {
 		return err
 	}
-	if err := x.launch(a); err != nil {
+	stdout, stderr, err := x.logs(a)
+	if err != nil {
+		return x.dirFault(err)
+	}
+	if err := x.launch(a, stdout, stderr); err != nil {
+		// The loop records the failure before the events emitted since
+		// the last Next (a stop earlier in this decision): at their time.
+		for _, e := range x.out {
+			t = min(t, e.At())
+		}
 		if jerr := x.journal(Record{Type: "place-failed", T: int64(t), Job: id, Attempt: a.n, GPUs: a.gpus, Reason: err.Error()}); jerr != nil {
 			return jerr
 		}
 		return &loop.PlaceError{T: t, Job: p.Job, GPUs: a.gpus, Err: err}
 	}
-	if err := x.journal(Record{Type: "started", T: int64(t), Job: id, Attempt: a.n, GPUs: a.gpus, PID: a.pid,
-		Start: a.start, Shared: !a.exclusive}); err != nil {
-		return err
-	}
-	x.started(a, t)
-	return nil
+	err = x.journal(Record{Type: "started", T: int64(t), Job: id, Attempt: a.n, GPUs: a.gpus, PID: a.pid,
+		Start: a.start, Shared: !a.exclusive})
+	x.started(a, t) // it runs, journaled or not: Execute waits for it
+	return err
 }
 
 // stopped applies a stopped job to the state and emits it.
@@ -855,8 +882,24 @@ func (x *Executor) paths(a *attempt) (status, errLog string) {
 	return filepath.Join(x.cfg.Dir, "attempts", base+".exit"), filepath.Join(x.cfg.Dir, "logs", base+".err")
 }
 
-// launch starts an attempt's shim in a new process group.
-func (x *Executor) launch(a *attempt) error {
+// logs creates an attempt's stdout and stderr logs.
+func (x *Executor) logs(a *attempt) (stdout, stderr *os.File, err error) {
+	stdout, err = os.Create(strings.TrimSuffix(a.errLog, ".err") + ".out")
+	if err != nil {
+		return nil, nil, fmt.Errorf("log: %w", err)
+	}
+	if stderr, err = os.Create(a.errLog); err != nil {
+		stdout.Close()
+		return nil, nil, fmt.Errorf("log: %w", err)
+	}
+	return stdout, stderr, nil
+}
+
+// launch starts an attempt's shim in a new process group, with its logs
+// (which it closes).
+func (x *Executor) launch(a *attempt, stdout, stderr *os.File) error {
+	defer stdout.Close()
+	defer stderr.Close()
 	sp := x.specs[a.job]
 	var argv []string
 	env := os.Environ()
@@ -878,17 +921,6 @@ func (x *Executor) launch(a *attempt) error {
 	if x.cfg.MPSPipeDir != "" {
 		env = append(env, "CUDA_MPS_PIPE_DIRECTORY="+x.cfg.MPSPipeDir)
 	}
-	outLog := strings.TrimSuffix(a.errLog, ".err") + ".out"
-	stdout, err := os.Create(outLog)
-	if err != nil {
-		return fmt.Errorf("log: %w", err)
-	}
-	defer stdout.Close()
-	stderr, err := os.Create(a.errLog)
-	if err != nil {
-		return fmt.Errorf("log: %w", err)
-	}
-	defer stderr.Close()
 	args := append(slices.Clone(x.cfg.Self[1:]), "attempt", "--status", a.status, "--")
 	cmd := exec.Command(x.cfg.Self[0], append(args, argv...)...)
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, stdout, stderr
@@ -921,7 +953,7 @@ func (x *Executor) Shutdown() error {
 			continue
 		}
 		if err := x.journal(Record{Type: "interrupted", T: int64(x.clock()), Job: int(a.job), Attempt: a.n}); err != nil {
-			return err
+			return fmt.Errorf("%w; the attempts are left running for aegis exec --resume %s to adopt", err, x.cfg.Dir)
 		}
 		groups = append(groups, a)
 	}

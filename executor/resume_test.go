@@ -1,7 +1,6 @@
 package executor_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -71,48 +70,9 @@ func TestKillAndResume(t *testing.T) {
 
 func checkExactlyOnce(t *testing.T, dir string) {
 	t.Helper()
-	j, recs, err := executor.OpenJournal(filepath.Join(dir, "journal.jsonl"))
-	require.NoError(t, err)
-	j.Close()
-	jobs := 0
-	ends := map[int]int{}
-	finished := map[int]bool{}
-	for _, r := range recs {
-		switch r.Type {
-		case "job":
-			jobs++
-		case "finished":
-			ends[r.Job]++
-			finished[r.Job] = true
-		case "stopped":
-			ends[r.Job]++
-		case "started":
-			require.Empty(t, liveMembers(r.PID), "%s: job %d attempt %d still has processes", dir, r.Job, r.Attempt)
-		}
-	}
+	jobs, err := executor.Audit(dir)
+	require.NoError(t, err, dir)
 	require.Equal(t, len(small()), jobs, dir)
-	for id := range jobs {
-		require.Equal(t, 1, ends[id], "%s: job %d ends %d times", dir, id, ends[id])
-		// Exactly one attempt of a finished job exited 0.
-		ok := 0
-		for n := 1; ; n++ {
-			b, err := os.ReadFile(filepath.Join(dir, "attempts", fmt.Sprintf("job%d.%d.exit", id, n)))
-			if err != nil {
-				if _, serr := os.Stat(filepath.Join(dir, "logs", fmt.Sprintf("job%d.%d.err", id, n))); serr != nil {
-					break
-				}
-				continue // started but recorded no status (killed)
-			}
-			var st executor.Status
-			require.NoError(t, json.Unmarshal(b, &st))
-			if st.Code == 0 {
-				ok++
-			}
-		}
-		if finished[id] {
-			require.Equal(t, 1, ok, "%s: job %d completed %d times", dir, id, ok)
-		}
-	}
 }
 
 // On resume, an attempt whose process is gone without an exit status fails

@@ -21,6 +21,12 @@ type Result struct {
 	Summary results.Summary
 }
 
+// ErrRunDir is returned (wrapped) by Execute when the run directory
+// failed (an I/O error on the journal, a log or a status file): the run
+// launched nothing more, waited for the attempts still running, and can be
+// resumed once the directory works again.
+var ErrRunDir = errors.New("run directory failed")
+
 // ErrInterrupted is returned (wrapped) by Execute when its context ended the
 // run before every job was done.
 var ErrInterrupted = errors.New("interrupted")
@@ -30,7 +36,9 @@ var ErrInterrupted = errors.New("interrupted")
 // summary.csv, deferrals.csv and events.jsonl into the run directory (the
 // files `aegis simulate --out` writes) and closes the journal and the
 // telemetry source. A run ended by ctx returns an error wrapping
-// ErrInterrupted; it can be resumed.
+// ErrInterrupted, and a run whose directory failed one wrapping ErrRunDir
+// (its running attempts are left to end, not killed: see drain); either
+// can be resumed.
 func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, error) {
 	var events bytes.Buffer
 	elog := results.NewEventLog(&events)
@@ -48,7 +56,13 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 		runErr = fmt.Errorf("executor: %w at t=%v; continue with aegis exec --resume %s", ErrInterrupted, x.clock(), x.cfg.Dir)
 	}
 	errs := []error{runErr}
-	errs = append(errs, x.Shutdown())
+	if x.fault != nil {
+		x.drain(ctx)
+		errs = []error{fmt.Errorf("%w\nthe run stopped at t=%v; continue it with aegis exec --resume %s once the directory works again",
+			x.fault, x.clock(), x.cfg.Dir)}
+	} else {
+		errs = append(errs, x.Shutdown())
+	}
 	errs = append(errs, elog.Flush())
 	res := &Result{Jobs: col.Jobs(), Summary: col.Summary()}
 	errs = append(errs, writeResults(x.cfg.Dir, res, events.Bytes()))

@@ -27,7 +27,8 @@ type Status struct {
 // the process the executor starts for each attempt, leader of the job's
 // process group. It runs ARGV with the shim's stdio, environment and
 // working directory, records how it ended in FILE (written atomically) and
-// exits with its code. The shim ignores the signals the executor sends the
+// exits with its code (it waits while the status file cannot be written,
+// trying again). The shim ignores the signals the executor sends the
 // group (the command receives them), so that it outlives the command and
 // records its end; a resumed executor, which is not its parent, reads it.
 func RunAttempt(args []string, stderr io.Writer) int {
@@ -76,7 +77,6 @@ func RunAttempt(args []string, stderr io.Writer) int {
 		st.Code, st.Error = 127, err.Error()
 		fmt.Fprintf(os.Stderr, "aegis attempt: %v\n", err)
 	}
-	werr := writeStatus(file, st)
 	// Whatever the command left behind in its process group (background
 	// workers, stray children) ends with it: no orphans.
 	me := os.Getpid()
@@ -85,12 +85,26 @@ func RunAttempt(args []string, stderr io.Writer) int {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	if werr != nil {
-		fmt.Fprintf(stderr, "aegis attempt: %v\n", werr)
-		return 1
+	// The status is how the executor, or a resumed one, learns how the
+	// job ended: while it cannot be written (the run directory failed),
+	// the shim keeps it and tries again every statusRetry, so that the
+	// job counts as running rather than as failed.
+	for i := 0; ; i++ {
+		err := writeStatus(file, st)
+		if err == nil {
+			break
+		}
+		if i == 0 {
+			fmt.Fprintf(stderr, "aegis attempt: %v; trying again every %v\n", err, statusRetry)
+		}
+		time.Sleep(statusRetry)
 	}
 	return st.Code
 }
+
+// statusRetry is how often a shim tries again to write a status it could
+// not write.
+const statusRetry = time.Second
 
 // writeStatus writes an attempt's status file atomically.
 func writeStatus(file string, st Status) error {
