@@ -60,7 +60,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newSimulateCmd(), newPoliciesCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
 	root.AddCommand(newGPUsCmd())
-	root.AddCommand(newPlotCmd())
+	root.AddCommand(newPlotCmd(), newCompareCmd())
 	root.AddCommand(newExecCmd(), newAttemptCmd(), newFakeTrainCmd())
 	return root
 }

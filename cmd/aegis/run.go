@@ -22,6 +22,7 @@ func newRunCmd() *cobra.Command {
 		out, shard string
 		jobs       int
 		force      bool
+		quick      quickRun
 	)
 	c := &cobra.Command{
 		Use:   "run SPEC...",
@@ -38,7 +39,14 @@ table (table.md, table.csv, table.tex) are written. The outputs are
 byte-identical whatever --jobs is.
 
 With one spec the outputs go to OUT; with several, to OUT/NAME for each spec's
-name. --shard I/N runs only the cells whose index modulo N is I (0-based, as
+name.
+
+Without a spec, --trace and --policy (comma-separated or repeated) with --seeds
+(e.g. 1-5 or 1,3,7) run a quick comparison as a spec would: every policy on every
+trace and seed, on --server (or --cluster), with --set and --truth for every
+policy; the spec made from the flags is kept in run.json, the table is per trace,
+and the figures are the JCT CDFs (and the seeds' CDFs). aegis compare OUT then
+sets the policies side by side. --shard I/N runs only the cells whose index modulo N is I (0-based, as
 Slurm array and Kubernetes Indexed Job indexes are) and writes the cells and
 run.json; combine the shards with aegis merge.
 
@@ -49,10 +57,14 @@ skipped with a line naming it and what it needs; the others run.
 A progress bar (cells done / total, ETA) shows on a terminal.`,
 		Example: `  aegis run experiments/table3.yaml --out results/table3
   aegis run experiments/*.yaml --out results/paper --jobs 8
-  aegis run big-sweep.yaml --shard 3/16 --out part3 && aegis merge part*/ --out all`,
+  aegis run big-sweep.yaml --shard 3/16 --out part3 && aegis merge part*/ --out all
+  aegis run --trace philly,venus --policy aegis,lucid --seeds 1-5 --out pol && aegis compare pol`,
 		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageError{fmt.Errorf("%s: give at least one spec file", c.CommandPath())}
+			switch {
+			case len(args) == 0 && !quick.asked():
+				return usageError{fmt.Errorf("%s: give at least one spec file, or --trace and --policy", c.CommandPath())}
+			case len(args) > 0 && quick.asked():
+				return usageError{fmt.Errorf("%s: give spec files or --trace/--policy/--seeds, not both", c.CommandPath())}
 			}
 			return nil
 		},
@@ -71,7 +83,16 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 			if jobs < 0 {
 				return usageError{fmt.Errorf("--jobs %d: want 0 (GOMAXPROCS) or more", jobs)}
 			}
-			specs, err := loadSpecs(args, c.ErrOrStderr())
+			var specs []*experiments.Spec
+			var err error
+			if quick.asked() {
+				var s *experiments.Spec
+				if s, err = quick.spec(); err == nil {
+					specs = append(specs, s)
+				}
+			} else {
+				specs, err = loadSpecs(args, c.ErrOrStderr())
+			}
 			if err != nil {
 				return err
 			}
@@ -115,6 +136,7 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 	f.IntVar(&jobs, "jobs", 0, "cells run at once (0: GOMAXPROCS)")
 	f.BoolVar(&force, "force", false, "rerun cells whose outputs exist")
 	f.StringVar(&shard, "shard", "", "run shard I/N of the cells (0 <= I < N)")
+	quick.flags(c)
 	addProfileFlags(c)
 	return c
 }

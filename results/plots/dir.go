@@ -150,9 +150,10 @@ func (d *dirData) figure(name string) (*Figure, error) {
 	return nil, fmt.Errorf("unknown figure %q", name)
 }
 
-// sweepColumns are the columns between the label columns and the first of
-// the metric columns that follow them (swept parameters, per contracts).
-func sweepColumns(t *runfiles.Table, firstMetric []string) []string {
+// SweepColumns are a combined CSV's swept columns: those between the label
+// columns and the first of the metric columns that follow them (per the
+// result-file contract), a tuple's component columns included.
+func SweepColumns(t *runfiles.Table, firstMetric []string) []string {
 	start := slices.Index(t.Header, "seed")
 	if start < 0 {
 		return nil
@@ -167,9 +168,9 @@ func sweepColumns(t *runfiles.Table, firstMetric []string) []string {
 	return cols
 }
 
-// component reports whether sweep column c is a component of a tuple
+// Component reports whether swept column c is a component of a tuple
 // parameter's column (PARAM.K, K a number, beside a PARAM column).
-func component(c string, sweep []string) bool {
+func Component(c string, sweep []string) bool {
 	p, k, ok := cutLast(c, ".")
 	if !ok || !slices.Contains(sweep, p) {
 		return false
@@ -185,16 +186,16 @@ func cutLast(s, sep string) (before, after string, found bool) {
 	return s, "", false
 }
 
-// seriesName names row i's configuration: its config label (or policy),
+// SeriesName names row i's configuration: its config label (or policy),
 // plus the swept parameters' values (those it has; a tuple parameter's
 // whole value, not its components).
-func seriesName(t *runfiles.Table, i int, sweep []string) string {
+func SeriesName(t *runfiles.Table, i int, sweep []string) string {
 	name := t.String(i, "config")
 	if name == "" {
 		name = t.String(i, "policy")
 	}
 	for _, c := range sweep {
-		if component(c, sweep) {
+		if Component(c, sweep) {
 			continue
 		}
 		if v := t.String(i, c); v != "" { // empty: the config does not sweep
@@ -266,14 +267,14 @@ func (d *dirData) normalized() (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	sweep := sweepColumns(t, results.SummaryColumns)
+	sweep := SweepColumns(t, results.SummaryColumns)
 	var traces, series order
 	mk, jct, p95 := means{}, means{}, means{}
 	allOne := map[int]bool{}
 	for i := range t.Len() {
 		tr := t.String(i, "trace")
 		g := traces.at(tr)
-		s := series.at(seriesName(t, i, sweep))
+		s := series.at(SeriesName(t, i, sweep))
 		if _, ok := allOne[s]; !ok {
 			allOne[s] = true
 		}
@@ -328,7 +329,7 @@ func baseline(t *runfiles.Table, sweep []string) string {
 	var series order
 	ones := map[int]bool{}
 	for i := range t.Len() {
-		s := series.at(seriesName(t, i, sweep))
+		s := series.at(SeriesName(t, i, sweep))
 		if _, ok := ones[s]; !ok {
 			ones[s] = true
 		}
@@ -355,7 +356,7 @@ func (d *dirData) queueExec() (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	sweep := sweepColumns(t, results.SummaryColumns)
+	sweep := SweepColumns(t, results.SummaryColumns)
 	hasGeo := false
 	for i := range t.Len() {
 		hasGeo = hasGeo || t.String(i, "trace") == geomean
@@ -367,7 +368,7 @@ func (d *dirData) queueExec() (*Figure, error) {
 		if hasGeo && t.String(i, "trace") != geomean {
 			continue
 		}
-		s := series.at(seriesName(t, i, sweep))
+		s := series.at(SeriesName(t, i, sweep))
 		for k, c := range cols {
 			v, err := t.OptFloat(i, c)
 			if err != nil {
@@ -404,7 +405,7 @@ func (d *dirData) jctCDF() (*Figure, error) {
 	if !useNorm && !(t.Has("jct_s") && t.Has("solo_s")) {
 		return nil, fmt.Errorf("%s:1: missing column \"norm_jct\" (or jct_s and solo_s) (have %s)", t.Name, strings.Join(t.Header, ","))
 	}
-	sweep := sweepColumns(t, results.JobColumns)
+	sweep := SweepColumns(t, results.JobColumns)
 	var traces, series order
 	vals := map[[2]int][]float64{}
 	for i := range t.Len() {
@@ -422,7 +423,7 @@ func (d *dirData) jctCDF() (*Figure, error) {
 			return nil, err
 		}
 		g := traces.at(t.String(i, "trace"))
-		s := series.at(seriesName(t, i, sweep))
+		s := series.at(SeriesName(t, i, sweep))
 		if finite(v) {
 			vals[[2]int{g, s}] = append(vals[[2]int{g, s}], v)
 		}
@@ -456,13 +457,13 @@ func (d *dirData) seeds() (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	sweep := sweepColumns(t, results.SummaryColumns)
+	sweep := SweepColumns(t, results.SummaryColumns)
 	var traces, series order
 	vals := map[[3]int][]float64{}
 	most := 0
 	for i := range t.Len() {
 		g := traces.at(t.String(i, "trace"))
-		s := series.at(seriesName(t, i, sweep))
+		s := series.at(SeriesName(t, i, sweep))
 		for k, c := range []string{"makespan_s", "mean_jct_s"} {
 			v, err := t.OptFloat(i, c)
 			if err != nil {

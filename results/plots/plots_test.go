@@ -288,11 +288,11 @@ func TestSeriesNames(t *testing.T) {
 		"s,philly,,horus,1,,,0.9,x\n"
 	tb, err := runfiles.ParseTable("normalized.csv", strings.NewReader(in))
 	require.NoError(t, err)
-	sweep := sweepColumns(tb, results.SummaryColumns)
+	sweep := SweepColumns(tb, results.SummaryColumns)
 	require.Equal(t, []string{"hold", "window"}, sweep, "sweep columns lie between seed and the first metric")
 	var names []string
 	for i := range tb.Len() {
-		names = append(names, seriesName(tb, i, sweep))
+		names = append(names, SeriesName(tb, i, sweep))
 	}
 	require.Equal(t, []string{"Exclusive", "AEGIS hold=30s window=20", "horus"}, names)
 	require.Equal(t, "Exclusive", baseline(tb, sweep))
@@ -302,8 +302,8 @@ func TestSeriesNames(t *testing.T) {
 		"s,philly,AEGIS,aegis,1,\"0.5,0.35\",0.5,0.35,1,0.7\n"
 	tb, err = runfiles.ParseTable("cells.csv", strings.NewReader(in))
 	require.NoError(t, err)
-	sweep = sweepColumns(tb, results.SummaryColumns)
-	require.Equal(t, "AEGIS thresholds=0.5,0.35 truth.noise=1", seriesName(tb, 0, sweep))
+	sweep = SweepColumns(tb, results.SummaryColumns)
+	require.Equal(t, "AEGIS thresholds=0.5,0.35 truth.noise=1", SeriesName(tb, 0, sweep))
 }
 
 // BenchmarkDrawDir draws every figure of the test spec directory as SVG.

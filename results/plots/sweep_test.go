@@ -32,7 +32,7 @@ func sweepPanels(t *testing.T, csv string, sw Sweep) [][]SweepPanel {
 	t.Helper()
 	tb, err := runfiles.ParseTable("cells.csv", strings.NewReader(csv))
 	require.NoError(t, err)
-	r := &sweepRows{t: tb, sw: sw, sweep: sweepColumns(tb, []string{"makespan_s"})}
+	r := &sweepRows{t: tb, sw: sw, sweep: SweepColumns(tb, []string{"makespan_s"})}
 	require.NoError(t, r.selectRows())
 	grid, err := r.panels()
 	require.NoError(t, err)

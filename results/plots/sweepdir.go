@@ -120,7 +120,9 @@ var metricNames = map[string]string{"makespan_s": "makespan", "mean_jct_s": "mea
 	"mean_queue_s": "mean queueing time", "p95_queue_s": "p95 queueing time", "mean_exec_s": "mean execution time",
 	"p95_exec_s": "p95 execution time", "mean_norm_jct": "mean JCT / solo runtime"}
 
-func metricName(c string) string {
+// MetricName names a summary.csv column in figures and tables ("mean
+// JCT" for mean_jct_s); columns it does not know with spaces for '_'.
+func MetricName(c string) string {
 	if n, ok := metricNames[c]; ok {
 		return n
 	}
@@ -149,7 +151,7 @@ func (d *dirData) sweep(sw Sweep) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &sweepRows{t: t, sw: sw, sweep: sweepColumns(t, results.SummaryColumns)}
+	r := &sweepRows{t: t, sw: sw, sweep: SweepColumns(t, results.SummaryColumns)}
 	if err := r.selectRows(); err != nil {
 		return nil, err
 	}
@@ -187,7 +189,7 @@ rows:
 		used[c] = true
 	}
 	for _, c := range r.sweep {
-		if used[c] || r.isTuple(c) || component(c, r.sweep) && used[parentOf(c)] {
+		if used[c] || r.isTuple(c) || Component(c, r.sweep) && used[parentOf(c)] {
 			continue // a tuple's components, when they vary, name the lines
 		}
 		if r.varies(c) {
@@ -272,7 +274,7 @@ func (r *sweepRows) figure() (*Figure, error) {
 	}
 	var names []string
 	for _, col := range r.sw.Metrics() {
-		names = append(names, metricName(col))
+		names = append(names, MetricName(col))
 	}
 	title := cmp.Or(r.sw.Title, specTitle(r.t)+strings.Join(names, ", ")+" vs "+cmp.Or(r.sw.XLabel, r.sw.X)+
 		" (mean, 95 % CI over seeds)")
@@ -337,7 +339,7 @@ func (r *sweepRows) panels() ([][]SweepPanel, error) {
 	for f, fv := range facets.keys {
 		var row []SweepPanel
 		for m, col := range sw.Metrics() {
-			sp := SweepPanel{Title: metricName(col), XLabel: xlabel, YLabel: r.yLabel(col), Categories: cats}
+			sp := SweepPanel{Title: MetricName(col), XLabel: xlabel, YLabel: r.yLabel(col), Categories: cats}
 			if sw.Facet != "" {
 				sp.Title += ", " + sw.Facet + "=" + fv
 			}
@@ -389,9 +391,9 @@ func bandOf(name string, vals map[sweepKey][]float64, k sweepKey, xs []string, p
 func (r *sweepRows) yLabel(col string) string {
 	switch {
 	case r.sw.From == SweepNormalized && slices.Contains(results.SummaryColumns[:7], col):
-		return metricName(col) + " / " + baseline(r.t, r.sweep) + "'s"
+		return MetricName(col) + " / " + baseline(r.t, r.sweep) + "'s"
 	case r.sw.From != SweepNormalized && strings.HasSuffix(col, "_s"):
-		return metricName(col) + " (h)"
+		return MetricName(col) + " (h)"
 	}
-	return metricName(col)
+	return MetricName(col)
 }
