@@ -126,6 +126,8 @@ func generators(r *runs) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
 		// README: the paper's Table 2 from results/paper.
 		"readme-paper-table2": func(t *testing.T) string { return paperTable(t, "table2") },
+		// docs/legacy.md: Table 6 on the legacy server's traces.
+		"legacy-table6": func(t *testing.T) string { return paperTable(t, "table6") },
 		// README: the four policies on the paper's three traces.
 		"readme-policies": func(t *testing.T) string {
 			cs := []config{exclusive, aegis, horus, lucid}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -91,8 +92,9 @@ func TestMixedClusterRouting(t *testing.T) {
 }
 
 // TestMixedClusterSoloTimes: a job runs its workload as its GPU type's
-// catalog says (a legacy GPU is slower than an A100), and its results are
-// normalized by the shortest solo time of the types it may run on.
+// catalog says (a legacy GPU is slower than an A100), at the speed of its
+// GPU's class there (the legacy server's GPU 0: factor f), and its results
+// are normalized by the shortest solo time of the types it may run on.
 func TestMixedClusterSoloTimes(t *testing.T) {
 	const w = "efficientnet_cifar100_bs128_20e_1gpu"
 	legacy, ok := models.Legacy11GB().Get(w)
@@ -104,13 +106,18 @@ func TestMixedClusterSoloTimes(t *testing.T) {
 	require.NoError(t, err)
 	tr := &traces.Trace{Name: "t", Jobs: []traces.Job{{ID: "0", Workload: w, GPUs: 1}, {ID: "1", Workload: w, GPUs: 1},
 		{ID: "2", Workload: w, GPUs: 1, SoloS: 100, Submit: 2000 * time.Second}}}
-	o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "exclusive", Params: map[string]string{"dispatch": "firstfit"}, Seed: 1}, nil)
+	truth := sim.DefaultTruth()
+	truth.StartupJitter = 0
+	o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "exclusive", Params: map[string]string{"dispatch": "firstfit"}, Seed: 1, Truth: &truth}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"0", "1", "0"}, o.Servers)
 	require.Equal(t, []string{"legacy-11gb", "a100-40gb", "legacy-11gb"}, o.GPUTypes)
-	require.InDelta(t, legacy.SoloS, o.Jobs[0].Exec.Seconds(), 1e-6)
+	f := models.LegacySpeeds().Factor(legacy, 0)
+	require.NotEqual(t, 1.0, f)
+	up := models.Startup(w).Seconds() // the startup is not stretched
+	require.InDelta(t, up+(legacy.SoloS-up)*f, o.Jobs[0].Exec.Seconds(), 1e-6, "the active time stretched by f")
 	require.InDelta(t, a100.SoloS, o.Jobs[1].Exec.Seconds(), 1e-6)
-	require.InDelta(t, 100, o.Jobs[2].Exec.Seconds(), 1e-6, "the trace's solo_s on every type")
+	require.InDelta(t, up+(100-up)*f, o.Jobs[2].Exec.Seconds(), 1e-6, "the trace's solo_s on every type, at its GPU's speed")
 	for i, want := range []float64{a100.SoloS, a100.SoloS, 100} {
 		require.InDelta(t, want, o.Jobs[i].SoloS, 1e-9)
 	}

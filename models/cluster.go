@@ -120,6 +120,18 @@ func (c Cluster) GPUTypes() []int {
 	return of
 }
 
+// Slots returns each of the cluster's GPUs' index within its server, in
+// server order.
+func (c Cluster) Slots() []int {
+	of := make([]int, 0, c.GPUs())
+	for _, n := range c.Servers {
+		for k := range n {
+			of = append(of, k)
+		}
+	}
+	return of
+}
+
 // typeOf is server i's index into Types (0 for a cluster built without
 // ServerType).
 func (c Cluster) typeOf(i int) int {

@@ -26,6 +26,10 @@ type FitOptions struct {
 	// jointly with the N-way exponent on stacks of jobs) instead of reading
 	// it off the pairs as their largest MeasuredLoad.
 	Capacity float64
+	// NoMemory holds the memory coefficients at 0: a small, noisy pair set
+	// (the legacy server's 52 co-runs) fits them to extremes that make any
+	// job above a few GiB immune to interference.
+	NoMemory bool
 }
 
 func (o FitOptions) withDefaults() FitOptions {
@@ -72,15 +76,44 @@ func pairLoss(m Interference, cat *Catalog, pairs []PairRun) float64 {
 	return s / float64(len(pairs))
 }
 
-func unpack(x []float64, base PressureParams) PressureParams {
-	base.Intercept, base.CoSMACT, base.CoDRAMA, base.CoMem = x[0], x[1], x[2], x[3]
-	base.SelfSMACT, base.SelfDRAMA, base.SelfMem = x[4], x[5], x[6]
+// unpack sets the coefficients of base from x, one per free coefficient
+// (free[k]: coefficient k is fitted; the others stay 0), in the order
+// intercept, co SMACT, co DRAMA, co memory, self SMACT, self DRAMA, self
+// memory.
+func unpack(x []float64, free [7]bool, base PressureParams) PressureParams {
+	var c [7]float64
+	i := 0
+	for k := range c {
+		if free[k] {
+			c[k], i = x[i], i+1
+		}
+	}
+	base.Intercept, base.CoSMACT, base.CoDRAMA, base.CoMem = c[0], c[1], c[2], c[3]
+	base.SelfSMACT, base.SelfDRAMA, base.SelfMem = c[4], c[5], c[6]
 	return base
+}
+
+// freeCoefs reports which coefficients the pairs can fit: all but those of
+// a feature that is 0 for every workload of the pairs (the legacy server
+// has no DRAM activity measurement), which stay 0, and the memory ones
+// with noMemory.
+func freeCoefs(pairs []PairRun, cat *Catalog, noMemory bool) [7]bool {
+	var smact, drama, mem bool
+	for _, p := range pairs {
+		for _, id := range []string{p.A.ID, p.B.ID} {
+			pr := profileOf(cat, id)
+			smact, drama, mem = smact || pr.SMACT.Mean != 0, drama || pr.DRAMA.Mean != 0, mem || pr.PeakMiB != 0
+		}
+	}
+	mem = mem && !noMemory
+	return [7]bool{true, smact, drama, mem, smact, drama, mem}
 }
 
 // FitPressure fits PressureModel to measured co-runs. Capacity is
 // opt.Capacity when positive, else the largest MeasuredLoad among pairs;
-// the seven exponent coefficients minimize pairLoss by Nelder–Mead (gonum/optimize), started from a 5 %
+// the seven exponent coefficients (those of a feature the pairs' workloads
+// all lack, and with NoMemory the memory ones, held at 0) minimize pairLoss
+// by Nelder–Mead (gonum/optimize), started from a 5 %
 // per-co-runner overhead and no feature effects and restarted from its own
 // result until the loss stops improving. The pairs are simulated exactly as
 // measured: both start together, each runs at its co-located rate, the
@@ -97,10 +130,16 @@ func FitPressure(pairs []PairRun, cat *Catalog, opt FitOptions) (PressureParams,
 			base.Capacity = max(base.Capacity, MeasuredLoad(p, cat))
 		}
 	}
+	free := freeCoefs(pairs, cat, opt.NoMemory)
 	prob := optimize.Problem{Func: func(x []float64) float64 {
-		return pairLoss(&PressureModel{P: unpack(x, base)}, cat, pairs)
+		return pairLoss(&PressureModel{P: unpack(x, free, base)}, cat, pairs)
 	}}
-	x := []float64{math.Log(0.05), 0, 0, 0, 0, 0, 0}
+	x := []float64{math.Log(0.05)}
+	for _, f := range free[1:] {
+		if f {
+			x = append(x, 0)
+		}
+	}
 	f := math.Inf(1)
 	for range 8 {
 		res, err := optimize.Minimize(prob, x, &optimize.Settings{FuncEvaluations: 20000}, &optimize.NelderMead{})
@@ -115,7 +154,7 @@ func FitPressure(pairs []PairRun, cat *Catalog, opt FitOptions) (PressureParams,
 			break
 		}
 	}
-	return unpack(x, base), nil
+	return unpack(x, free, base), nil
 }
 
 // ModelError is one model's error on co-run times: median and 90th

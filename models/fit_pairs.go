@@ -1,13 +1,16 @@
 package models
 
 import (
+	"bytes"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // PairJob is one job of a measured two-job co-run.
@@ -72,13 +75,28 @@ var gpuSuffix = regexp.MustCompile(`_\d+gpu$`)
 
 var pairCols = []string{"workload_a", "workload_b", "solo_time_a_s", "solo_time_b_s", "pair_time_a_s", "pair_time_b_s"}
 
+// specKeyCols stand for workload_a and workload_b in the legacy server's
+// layout: spec file names, the workload ID with ".yaml".
+var specKeyCols = []string{"spec_a_key", "spec_b_key"}
+
 // ReadPairs parses a pairwise co-run file (the AEGIS artifact's
 // pairwise_results.csv layout: columns workload_a, workload_b,
 // solo_time_a_s, solo_time_b_s, pair_time_a_s, pair_time_b_s; others are
-// ignored) and maps each workload to cat with PairWorkloadID. Errors name
-// the file, line and column.
+// ignored; the legacy server's file has spec_a_key and spec_b_key, the
+// workloads' spec file names, instead of workload_a and workload_b) and
+// maps each workload to cat with PairWorkloadID. Errors name the file, line
+// and column.
 func ReadPairs(r io.Reader, name string, cat *Catalog) ([]PairRun, error) {
-	rows, err := readTable(r, name, pairCols)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	cols := pairCols
+	if head, _, _ := strings.Cut(string(data), "\n"); !slices.Contains(strings.Split(head, ","), pairCols[0]) &&
+		slices.Contains(strings.Split(head, ","), specKeyCols[0]) {
+		cols = append(slices.Clone(specKeyCols), pairCols[2:]...)
+	}
+	rows, err := readTable(bytes.NewReader(data), name, cols)
 	if err != nil {
 		return nil, err
 	}
@@ -95,20 +113,20 @@ func ReadPairs(r io.Reader, name string, cat *Catalog) ([]PairRun, error) {
 			v[i] = x
 		}
 		p := PairRun{Line: line,
-			A: PairJob{Name: row[pairCols[0]], SoloS: v[0], PairS: v[2]},
-			B: PairJob{Name: row[pairCols[1]], SoloS: v[1], PairS: v[3]}}
+			A: PairJob{Name: strings.TrimSuffix(row[cols[0]], ".yaml"), SoloS: v[0], PairS: v[2]},
+			B: PairJob{Name: strings.TrimSuffix(row[cols[1]], ".yaml"), SoloS: v[1], PairS: v[3]}}
 		for i, j := range []*PairJob{&p.A, &p.B} {
 			if j.Name == "" {
-				return nil, fmt.Errorf("%s:%d: column %s: empty workload name", name, line, pairCols[i])
+				return nil, fmt.Errorf("%s:%d: column %s: empty workload name", name, line, cols[i])
 			}
 			j.ID = PairWorkloadID(j.Name, cat)
 			if cat != nil {
 				w, ok := cat.Get(j.ID)
 				if !ok {
-					return nil, fmt.Errorf("%s:%d: column %s: workload %q (as %q) is not in the catalog", name, line, pairCols[i], j.Name, j.ID)
+					return nil, fmt.Errorf("%s:%d: column %s: workload %q (as %q) is not in the catalog", name, line, cols[i], j.Name, j.ID)
 				}
 				if w.GPUs != 1 {
-					return nil, fmt.Errorf("%s:%d: column %s: workload %q uses %d GPUs; co-runs are single-GPU", name, line, pairCols[i], j.ID, w.GPUs)
+					return nil, fmt.Errorf("%s:%d: column %s: workload %q uses %d GPUs; co-runs are single-GPU", name, line, cols[i], j.ID, w.GPUs)
 				}
 			}
 		}

@@ -203,9 +203,13 @@ func TestWorkloadHoldOuts(t *testing.T) {
 
 // syntheticPairs makes co-runs whose times follow truth exactly.
 func syntheticPairs(truth Interference, cat *Catalog) []PairRun {
-	ids := []string{"mnist_bs32_1gpu", "resnet18_cifar100_bs64_20e_1gpu", "efficientnet_imagenet_bs64_1gpu",
+	return pairsOf(truth, cat, "mnist_bs32_1gpu", "resnet18_cifar100_bs64_20e_1gpu", "efficientnet_imagenet_bs64_1gpu",
 		"vgg16_imagenet_bs128_1gpu", "unet_voc_1gpu", "llama3_width_8layer_wiki_bs1_1gpu", "xception_imagenet_bs32_1gpu",
-		"mobilenet_imagenet_bs32_1gpu", "resnet50_imagenet_bs128_1gpu"}
+		"mobilenet_imagenet_bs32_1gpu", "resnet50_imagenet_bs128_1gpu")
+}
+
+// pairsOf simulates every pair of the workloads ids under truth.
+func pairsOf(truth Interference, cat *Catalog, ids ...string) []PairRun {
 	var ps []PairRun
 	for i, a := range ids {
 		for j, b := range ids[i+1:] {

@@ -20,6 +20,9 @@ type GPUType struct {
 	// InterferenceFile, when set, is a fitted interference model for this
 	// type (`aegis calibrate --out`); see InterferenceFor.
 	InterferenceFile string
+	// SpeedsFile, when set, gives the GPUs of a server of this type speed
+	// classes (a YAML file in the Speeds format); see SpeedsFor.
+	SpeedsFile string
 }
 
 // GPU types. Capacities are the usable MiB nvidia-smi reports.

@@ -67,6 +67,7 @@ type gpuTypeFile struct {
 	Pressure     *bool   `yaml:"pressure"`
 	Catalog      string  `yaml:"catalog"`
 	Interference string  `yaml:"interference"`
+	Speeds       string  `yaml:"speeds"`
 }
 
 var gpuTypeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -78,6 +79,7 @@ var gpuTypeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 //	pressure: false           # DCGM SMACT/SMOCC/DRAMA available?
 //	catalog: rtx4090.csv      # optional: derived-format catalog measured on it
 //	interference: model.yaml  # optional: `aegis calibrate --out` for it
+//	speeds: speeds.yaml       # optional: GPUs slower than profiled (models.Speeds)
 //
 // Relative paths are taken from the YAML file's folder; the catalog and the
 // interference model are read and checked here. Unknown keys (listing the
@@ -134,6 +136,12 @@ func ReadGPUType(data []byte, name, baseDir string) (GPUType, error) {
 		t.InterferenceFile = abs(f.Interference)
 		if _, err := LoadInterference(t.InterferenceFile); err != nil {
 			return GPUType{}, fmt.Errorf("%s:%d: interference: %w", name, keyLine(root, "interference"), err)
+		}
+	}
+	if f.Speeds != "" {
+		t.SpeedsFile = abs(f.Speeds)
+		if _, err := SpeedsFor(t); err != nil {
+			return GPUType{}, fmt.Errorf("%s:%d: speeds: %w", name, keyLine(root, "speeds"), err)
 		}
 	}
 	return t, nil

@@ -34,8 +34,9 @@ func TestCatalogFor(t *testing.T) {
 }
 
 // TestLegacyCatalog: the legacy card's solo times and peaks are its own,
-// its pressure figures the A100's (no DCGM there), its GPU type reports no
-// pressure telemetry, and every workload fits its 11 GB.
+// its activity figures are its own nvidia-smi utilization (no DCGM there:
+// SMACT holds utilization as a fraction, SMOCC and DRAMA 0), its GPU type
+// reports no pressure telemetry, and every workload fits its 11 GB.
 func TestLegacyCatalog(t *testing.T) {
 	leg, a100 := Legacy11GB(), A100()
 	gt, err := LookupGPU("legacy-11gb")
@@ -47,11 +48,11 @@ func TestLegacyCatalog(t *testing.T) {
 		a, ok := a100.Get(id)
 		require.True(t, ok, id)
 		require.Equal(t, 1, l.GPUs)
-		lp, ap := l.PerGPU[0], a.PerGPU[0]
-		require.Equal(t, ap.SMACT, lp.SMACT, id)
-		require.Equal(t, ap.SMOCC, lp.SMOCC, id)
-		require.Equal(t, ap.DRAMA, lp.DRAMA, id)
-		require.Equal(t, ap.UtilPct, lp.UtilPct, id)
+		lp := l.PerGPU[0]
+		require.InDelta(t, lp.UtilPct/100, lp.SMACT.Mean, 5e-5, id)
+		require.GreaterOrEqual(t, lp.SMACT.P95, lp.SMACT.Mean, id)
+		require.Zero(t, lp.SMOCC, id)
+		require.Zero(t, lp.DRAMA, id)
 		require.Less(t, lp.PeakMiB, gt.MemoryMiB, id)
 		if l.SoloS > a.SoloS {
 			slower++
@@ -61,6 +62,8 @@ func TestLegacyCatalog(t *testing.T) {
 	w, _ := leg.Get("resnet34_cifar100_bs32_50e_1gpu")
 	require.Equal(t, Jumbo, w.Lucid, "the legacy Lucid class, not the A100 one")
 	require.Equal(t, 686.0, w.PeakMiB())
+	w, _ = leg.Get("vgg16_imagenet_bs32_1gpu")
+	require.Equal(t, 91.2, w.UtilPct(), "solo_features_legacy.csv: 91.2 % (the A100's differs)")
 }
 
 const gpuYAML = `name: rtx4090-24gb
@@ -111,13 +114,13 @@ func TestReadGPUType(t *testing.T) {
 
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "g.yaml: empty document"},
-		{"unknown key", gpuYAML + "memory_gb: 24\n", `g.yaml:4: unknown key "memory_gb"; valid keys: name, memory_mib, pressure, catalog, interference (did you mean memory_mib?)`},
-		{"typo", strings.Replace(gpuYAML, "pressure:", "presure:", 1), `g.yaml:3: unknown key "presure"; valid keys: name, memory_mib, pressure, catalog, interference (did you mean pressure?)`},
-		{"unrelated key", gpuYAML + "vendor: nvidia\n", `g.yaml:4: unknown key "vendor"; valid keys: name, memory_mib, pressure, catalog, interference`},
-		{"two unknown keys", gpuYAML + "a: 1\nb: 2\n", "g.yaml:4: unknown key \"a\"; valid keys: name, memory_mib, pressure, catalog, interference\ng.yaml:5: unknown key \"b\""},
+		{"unknown key", gpuYAML + "memory_gb: 24\n", `g.yaml:4: unknown key "memory_gb"; valid keys: name, memory_mib, pressure, catalog, interference, speeds (did you mean memory_mib?)`},
+		{"typo", strings.Replace(gpuYAML, "pressure:", "presure:", 1), `g.yaml:3: unknown key "presure"; valid keys: name, memory_mib, pressure, catalog, interference, speeds (did you mean pressure?)`},
+		{"unrelated key", gpuYAML + "vendor: nvidia\n", `g.yaml:4: unknown key "vendor"; valid keys: name, memory_mib, pressure, catalog, interference, speeds`},
+		{"two unknown keys", gpuYAML + "a: 1\nb: 2\n", "g.yaml:4: unknown key \"a\"; valid keys: name, memory_mib, pressure, catalog, interference, speeds\ng.yaml:5: unknown key \"b\""},
 		{"many unknown keys", gpuYAML + strings.Repeat("x: 1\n", 12), "g.yaml:13: unknown key \"x\"\n2 more errors"},
 		{"key twice", gpuYAML + "memory_mib: 1024\n", "g.yaml:4: memory_mib: given twice (first at line 2)"},
-		{"list", "- name: x\n", "g.yaml:1: document: want a mapping with keys name, memory_mib, pressure, catalog, interference, got a list"},
+		{"list", "- name: x\n", "g.yaml:1: document: want a mapping with keys name, memory_mib, pressure, catalog, interference, speeds, got a list"},
 		{"null document", "---\n", "g.yaml: empty document"},
 		{"built-in name", strings.Replace(gpuYAML, "rtx4090-24gb", "a100-40gb", 1), `g.yaml:1: name: "a100-40gb" is a built-in GPU type (built-in: a100-40gb, h200-141gb, legacy-11gb)`},
 		{"built-in legacy", strings.Replace(gpuYAML, "rtx4090-24gb", "legacy-11gb", 1), `g.yaml:1: name: "legacy-11gb" is a built-in GPU type`},

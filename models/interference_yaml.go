@@ -129,15 +129,35 @@ func TelemetryFor(t GPUType) (TelemetryParams, error) {
 }
 
 // InterferenceFor is the interference truth for jobs on GPU type t: the
-// model in t.InterferenceFile when set, else DefaultInterference. The
-// A100-fitted parameters stand in for every built-in type (no co-run data
-// exists for the others; see docs/models.md).
+// model in t.InterferenceFile when set, LegacyInterference for
+// legacy-11gb, else DefaultInterference: the A100-fitted parameters stand
+// in for the H200 (no co-run data exist for it; see docs/models.md).
 func InterferenceFor(t GPUType) (Interference, error) {
 	if t.InterferenceFile != "" {
 		return LoadInterference(t.InterferenceFile)
 	}
+	if t.Name == "legacy-11gb" {
+		return LegacyInterference(), nil
+	}
 	return DefaultInterference(), nil
 }
+
+//go:embed data/interference_legacy11gb.yaml
+var interferenceLegacyYAML []byte
+
+// LegacyInterference is the interference truth of the legacy 8 × 11 GB
+// server: PressureModel fitted by `aegis calibrate --gpu legacy-11gb` on its
+// own 52 co-runs, nvidia-smi utilization standing for SMACT (embedded
+// models/data/interference_legacy11gb.yaml).
+func LegacyInterference() Interference { return &PressureModel{P: legacyPressure()} }
+
+var legacyPressure = sync.OnceValue(func() PressureParams {
+	f, err := ReadInterference(interferenceLegacyYAML, "interference_legacy11gb.yaml")
+	if err != nil {
+		panic(fmt.Sprintf("embedded interference model: %v", err)) // a build defect, covered by tests
+	}
+	return f.Params
+})
 
 // LoadInterference reads a fitted interference model from a YAML file.
 func LoadInterference(path string) (Interference, error) {
@@ -194,6 +214,11 @@ func ReadInterference(data []byte, name string) (*InterferenceFile, error) {
 
 // WriteInterference writes f as YAML preceded by '#' comment lines.
 func WriteInterference(w io.Writer, f *InterferenceFile, comment string) error {
+	return writeYAML(w, f, comment)
+}
+
+// writeYAML writes v as YAML (indent 2) preceded by comment as '#' lines.
+func writeYAML(w io.Writer, v any, comment string) error {
 	var b bytes.Buffer
 	for _, l := range strings.Split(strings.TrimRight(comment, "\n"), "\n") {
 		if comment != "" {
@@ -202,7 +227,7 @@ func WriteInterference(w io.Writer, f *InterferenceFile, comment string) error {
 	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(f); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	if err := enc.Close(); err != nil {

@@ -99,6 +99,14 @@ type Config struct {
 	// Sim.TypeMask for where a job may run and what it runs there.
 	Types  []TypeTruth
 	TypeOf []int
+	// Speeds, when not nil, gives the server's GPUs speed classes: a job
+	// on GPU g progresses at 1/Speeds.Factor(its workload, g's slot) of
+	// the rate the interference model gives. nil runs every GPU at its
+	// profiled speed. With Types, each type's TypeTruth.Speeds is used.
+	Speeds *models.Speeds
+	// Slots, when not nil, holds each GPU's index within its server (a
+	// cluster simulated as one server); nil: GPU g is slot g.
+	Slots []int
 }
 
 // TypeTruth is the truth of one GPU type of a server with several.
@@ -107,6 +115,7 @@ type TypeTruth struct {
 	Catalog      *models.Catalog // solo profiles on Type
 	Interference models.Interference
 	Telemetry    models.TelemetryParams
+	Speeds       *models.Speeds // speed classes of this type's GPUs (nil: none)
 }
 
 // maxTypes bounds Config.Types (TypeMask's bits).
@@ -282,6 +291,14 @@ func (s *Sim) typ(g int) *TypeTruth {
 	return &s.types[s.typeOf[g]]
 }
 
+// slot is GPU g's index within its server.
+func (s *Sim) slot(g int) int {
+	if s.cfg.Slots == nil {
+		return g
+	}
+	return s.cfg.Slots[g]
+}
+
 // capacity is GPU g's memory, MiB.
 func (s *Sim) capacity(g int) float64 { return s.typ(g).Type.MemoryMiB }
 
@@ -324,6 +341,9 @@ func (s *Sim) setTypes() error {
 	if cfg.Server.GPUs < 1 {
 		return fmt.Errorf("sim: bad server %v", cfg.Server)
 	}
+	if cfg.Slots != nil && len(cfg.Slots) != cfg.Server.GPUs {
+		return fmt.Errorf("sim: %d GPUs but the slots of %d", cfg.Server.GPUs, len(cfg.Slots))
+	}
 	if len(cfg.Types) == 0 {
 		if cfg.Catalog == nil {
 			return errors.New("sim: no workload catalog")
@@ -337,7 +357,7 @@ func (s *Sim) setTypes() error {
 		if err := cfg.Truth.Check(cfg.Server); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
-		s.types = []TypeTruth{{Type: cfg.Server.Type, Catalog: cfg.Catalog, Interference: cfg.Interference, Telemetry: cfg.Telemetry}}
+		s.types = []TypeTruth{{Type: cfg.Server.Type, Catalog: cfg.Catalog, Interference: cfg.Interference, Telemetry: cfg.Telemetry, Speeds: cfg.Speeds}}
 		s.typeGPUs = []int{cfg.Server.GPUs}
 		return nil
 	}
@@ -1071,7 +1091,12 @@ func (s *Sim) retime(id int) {
 			}
 		}
 		s.co = co
-		rate = min(rate, s.typ(g).Interference.Rate(j.w.PerGPU[k%len(j.w.PerGPU)], co))
+		tt := s.typ(g)
+		r := tt.Interference.Rate(j.w.PerGPU[k%len(j.w.PerGPU)], co)
+		if tt.Speeds != nil {
+			r /= tt.Speeds.Factor(j.w, s.slot(g))
+		}
+		rate = min(rate, r)
 	}
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
 		if s.fault == nil {

@@ -81,21 +81,26 @@ var (
 	venusCSV []byte
 )
 
-// legacyCSV is a 60-job window of 1-GPU jobs mapped onto the legacy 11 GB
-// catalog, for the limited-telemetry study on legacy-11gb:8 (the paper's
-// Table 6). It was made with the trace tools (see NOTICE):
-//
-//	aegis trace gen --like philly --jobs 20000 --seed 11 --map=false --out philly-20k.csv
-//	aegis trace select --input philly-20k.csv --gpus 1 --gpu-type legacy-11gb --like philly --out legacy_60jobs.csv
-//
-// and a test regenerates it byte for byte.
-//
-//go:embed data/legacy_60jobs.csv
-var legacyCSV []byte
+// The three 60-job traces the AEGIS paper replayed on its legacy 8 × 11 GB
+// server (Table 6), derived by traces/internal/genlegacy (see NOTICE):
+// Saturn's exactly as replayed; Philly's and Venus's as their measured
+// Exclusive runs submitted them (submission gaps rounded to whole seconds;
+// Venus with its 5.9-h idle gap shortened to 600 s, as replayed). Columns:
+// index, workload_id (a legacy-11gb catalog workload), num_gpus,
+// submit_offset_s and source (trace or replay).
+var (
+	//go:embed data/legacy_philly_60jobs.csv
+	legacyPhillyCSV []byte
+	//go:embed data/legacy_saturn_60jobs.csv
+	legacySaturnCSV []byte
+	//go:embed data/legacy_venus_60jobs.csv
+	legacyVenusCSV []byte
+)
 
 // builtins maps built-in trace names to their embedded CSV.
 func builtins() map[string][]byte {
-	return map[string][]byte{"demo": demoCSV, "philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV, "legacy": legacyCSV}
+	return map[string][]byte{"demo": demoCSV, "philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV,
+		"legacy-philly": legacyPhillyCSV, "legacy-saturn": legacySaturnCSV, "legacy-venus": legacyVenusCSV}
 }
 
 // Load returns a built-in trace by name (see BuiltinNames), or reads a trace
@@ -156,7 +161,7 @@ func notATrace(path string, b []byte) error {
 // BuiltinNames lists the built-in traces.
 func BuiltinNames() string {
 	names := ""
-	for _, n := range []string{"demo", "philly", "saturn", "venus", "legacy"} {
+	for _, n := range []string{"demo", "philly", "saturn", "venus", "legacy-philly", "legacy-saturn", "legacy-venus"} {
 		if _, ok := builtins()[n]; ok {
 			if names != "" {
 				names += ", "

@@ -117,7 +117,7 @@ func TestBadInput(t *testing.T) {
 		{name: "seed text", args: sim("--seed", "x"), code: 2, msg: `invalid argument "x" for "--seed"`},
 
 		// simulate: traces and outputs
-		{name: "missing trace", args: sim("--trace", "{dir}/none.csv"), code: 1, msg: "is neither a built-in (demo, philly, saturn, venus, legacy) nor a readable file"},
+		{name: "missing trace", args: sim("--trace", "{dir}/none.csv"), code: 1, msg: "is neither a built-in (demo, philly, saturn, venus, legacy-philly, legacy-saturn, legacy-venus) nor a readable file"},
 		{name: "empty trace", args: sim("--trace", "{empty.csv}"), code: 1, msg: "empty trace: want a header with submit_offset_s,workload_id,num_gpus"},
 		{name: "trace without jobs", args: sim("--trace", "{nojobs.csv}"), code: 1, msg: "no jobs"},
 		{name: "bad number", args: sim("--trace", "{badnum.csv}"), code: 1, msg: "badnum.csv:3: column submit_offset_s"},

@@ -4,18 +4,44 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aegis-sched/aegis/experiments/calibration"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
 )
 
+// legacySpeeds fits the legacy server's speed classes on the Exclusive
+// runs at path (default: the shared data) and writes them to out when set.
+func legacySpeeds(path, out string) (*models.Speeds, error) {
+	if path == "" {
+		_, jobs, err := calibration.LegacyPaths()
+		if err != nil {
+			return nil, usageError{fmt.Errorf("%w; or give --exclusive", err)}
+		}
+		path = jobs
+	}
+	sp, err := calibration.FitLegacySpeeds(path)
+	if err != nil {
+		return nil, err
+	}
+	if out != "" {
+		if err := results.WriteFile(out, func(w io.Writer) error {
+			return models.WriteSpeeds(w, sp, calibration.SpeedsComment)
+		}); err != nil {
+			return nil, fmt.Errorf("--speeds-out: %w", err)
+		}
+	}
+	return sp, nil
+}
+
 func newCalibrateCmd() *cobra.Command {
 	var o calibration.Options
-	var outPath, modelPath string
+	var outPath, modelPath, speedsOut, jobsPath string
 	var asJSON, report bool
 	var truths []string
 	c := &cobra.Command{
@@ -50,7 +76,13 @@ with progressive_sequences.csv, progressive_targets.csv and threshold_grid.csv.
 All default to the shared calibration data (found beside the repository, or
 $AEGIS_SHARED); without it, the error explains where the data come from.
 --out writes the fitted model as YAML (models/data/interference_a100.yaml is
-this command's output on the shipped data).`,
+this command's output on the shipped data).
+
+--gpu legacy-11gb fits the legacy 8 x 11 GB server from its own measurements
+(docs/legacy.md): the pressure model on its 52 co-runs (spec_a_key/spec_b_key
+layout) with nvidia-smi utilization as the activity feature (no stacks there),
+and the speed classes of its GPUs from its three Exclusive runs (--exclusive);
+--speeds-out writes those (models/data/speeds_legacy11gb.yaml).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if o.Folds < 2 || o.Folds > 50 {
@@ -92,12 +124,21 @@ this command's output on the shipped data).`,
 				}
 				return calibration.WriteReport(out, rep)
 			}
+			if speedsOut != "" && o.GPU != calibration.LegacyGPU {
+				return usageError{fmt.Errorf("--speeds-out: only --gpu %s has speed classes to fit", calibration.LegacyGPU)}
+			}
 			res, err := calibration.Run(o)
 			if errors.Is(err, calibration.ErrNoData) {
 				return usageError{err}
 			}
 			if err != nil {
 				return err
+			}
+			var speeds *models.Speeds
+			if o.GPU == calibration.LegacyGPU {
+				if speeds, err = legacySpeeds(jobsPath, speedsOut); err != nil {
+					return err
+				}
 			}
 			if outPath != "" {
 				if err := res.WriteModel(outPath); err != nil {
@@ -107,13 +148,18 @@ this command's output on the shipped data).`,
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(res.JSON())
+				j := res.JSON()
+				j.Speeds = speeds
+				return enc.Encode(j)
 			}
 			if err := res.WriteText(out); err != nil {
 				return err
 			}
-			if outPath != "" {
-				fmt.Fprintf(out, "\nwrote %s\n", outPath)
+			calibration.WriteSpeedsText(out, speeds)
+			for _, p := range []string{outPath, speedsOut} {
+				if p != "" {
+					fmt.Fprintf(out, "\nwrote %s\n", p)
+				}
 			}
 			return nil
 		},
@@ -128,6 +174,8 @@ this command's output on the shipped data).`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print the errors as one JSON object")
 	c.Flags().BoolVar(&o.LOWO, "lowo", false, "also report leave-one-workload-out errors (one refit per workload; slower)")
 	c.Flags().StringVar(&outPath, "out", "", "write the fitted model as YAML to this file")
+	c.Flags().StringVar(&speedsOut, "speeds-out", "", "with --gpu legacy-11gb: write the fitted GPU speed classes as YAML to this file")
+	c.Flags().StringVar(&jobsPath, "exclusive", "", "with --gpu legacy-11gb: the measured Exclusive runs' per-job metrics (default: shared legacy/exclusive_jobs_legacy.csv)")
 	c.Flags().StringVar(&o.GPU, "gpu", "a100-40gb", "GPU type the data were measured on (recorded in --out)")
 	c.Flags().BoolVar(&report, "report", false, "print Markdown tables comparing a model with the stacking data, without fitting")
 	c.Flags().StringVar(&modelPath, "model", "", "with --report: the model YAML to compare (default: the embedded model)")

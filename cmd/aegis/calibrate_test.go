@@ -279,3 +279,49 @@ func TestCalibrateReport(t *testing.T) {
 		require.Contains(t, out, want)
 	}
 }
+
+// TestCalibrateLegacy: --gpu legacy-11gb fits the legacy server on its own
+// data and writes what the binary embeds: the pressure model of its 52
+// co-runs (held-out median APE at most 8 %, better than no interference)
+// and its GPUs' speed classes (the slow class better than none, leaving
+// one job out).
+func TestCalibrateLegacy(t *testing.T) {
+	sharedOrSkip(t)
+	dir := t.TempDir()
+	model, speeds := filepath.Join(dir, "model.yaml"), filepath.Join(dir, "speeds.yaml")
+	code, out, errOut := runCalibrate(t, "--gpu", "legacy-11gb", "--out", model, "--speeds-out", speeds)
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{"52 co-runs, 5-fold cross-validation", "co_drama            0.0000", "co_mem_per_10gib    0.0000",
+		"GPU speed class fast (GPUs [0 1 2 3])", "GPU speed class slow (GPUs [4 5 6 7])", "leave one job out", "wrote " + speeds} {
+		require.Contains(t, out, want)
+	}
+	got, err := os.ReadFile(speeds)
+	require.NoError(t, err)
+	emb, err := os.ReadFile(filepath.Join("..", "..", "models", "data", "speeds_legacy11gb.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, string(emb), string(got), "regenerate with go run ./cmd/aegis calibrate --gpu legacy-11gb --speeds-out models/data/speeds_legacy11gb.yaml")
+	sp, err := models.ReadSpeeds(got, speeds)
+	require.NoError(t, err)
+	slow := sp.Classes[1].Fit
+	require.Less(t, slow.LeaveOneJobOut.Median, slow.None.Median/2, "GPUs 4-7 are slower than profiled")
+
+	data, err := os.ReadFile(model)
+	require.NoError(t, err)
+	f, err := models.ReadInterference(data, model)
+	require.NoError(t, err)
+	embData, err := os.ReadFile(filepath.Join("..", "..", "models", "data", "interference_legacy11gb.yaml"))
+	require.NoError(t, err)
+	e, err := models.ReadInterference(embData, "interference_legacy11gb.yaml")
+	require.NoError(t, err)
+	require.Equal(t, e.Fit, f.Fit, "regenerate with go run ./cmd/aegis calibrate --gpu legacy-11gb --out models/data/interference_legacy11gb.yaml")
+	require.Equal(t, "legacy-11gb", f.GPU)
+	require.InDelta(t, e.Params.CoSMACT, f.Params.CoSMACT, 1e-4)
+	require.InDelta(t, e.Params.Intercept, f.Params.Intercept, 1e-4)
+	require.InDelta(t, e.Params.SelfSMACT, f.Params.SelfSMACT, 1e-4)
+	require.Zero(t, f.Params.CoDRAMA, "no DRAM activity measured there")
+	require.Zero(t, f.Params.SelfMem, "memory terms held at 0")
+	held := f.Fit.HeldOut["pressure"]
+	require.LessOrEqual(t, held.Median, 0.08)
+	require.Less(t, held.Median, f.Fit.HeldOut["none"].Median)
+	require.Less(t, held.P90, f.Fit.HeldOut["none"].P90)
+}

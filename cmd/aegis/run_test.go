@@ -81,21 +81,6 @@ func TestRunAndMerge(t *testing.T) {
 	require.Contains(t, out, "go1.")
 }
 
-// The built-in legacy trace is what the trace tools make (NOTICE, traces).
-func TestLegacyTraceRegenerates(t *testing.T) {
-	dir := t.TempDir()
-	log, out := filepath.Join(dir, "philly-20k.csv"), filepath.Join(dir, "legacy.csv")
-	code, _, errs := aegis("trace", "gen", "--like", "philly", "--jobs", "20000", "--seed", "11", "--map=false", "--out", log)
-	require.Equal(t, 0, code, errs)
-	code, _, errs = aegis("trace", "select", "--input", log, "--gpus", "1", "--gpu-type", "legacy-11gb", "--like", "philly", "--out", out)
-	require.Equal(t, 0, code, errs)
-	got, err := os.ReadFile(out)
-	require.NoError(t, err)
-	want, err := os.ReadFile(filepath.Join("..", "..", "traces", "data", "legacy_60jobs.csv"))
-	require.NoError(t, err)
-	require.Equal(t, string(want), string(got))
-}
-
 // TestRunSkipsSpecsWithoutSharedData: on a fresh clone (no shared data
 // folder), run and validate skip a spec that needs it among several, naming
 // it and what it needs, and run the others; alone it is an error.

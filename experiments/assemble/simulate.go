@@ -113,8 +113,15 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	speeds, err := models.SpeedsFor(r.Server.Type)
+	if err != nil {
+		return nil, err
+	}
 	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: r.Seed,
-		GPUsPerProfile: r.Cluster != nil}
+		GPUsPerProfile: r.Cluster != nil, Speeds: speeds}
+	if r.Cluster != nil {
+		cfg.Slots = r.Cluster.Slots()
+	}
 	if mixed != nil {
 		cfg.Types, cfg.TypeOf = mixed.types, r.Cluster.GPUTypes()
 	}
@@ -239,7 +246,11 @@ func newMixedTruth(r Run) (*mixedTruth, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.types = append(m.types, sim.TypeTruth{Type: t, Catalog: cat, Interference: inter, Telemetry: combine})
+		speeds, err := models.SpeedsFor(t)
+		if err != nil {
+			return nil, err
+		}
+		m.types = append(m.types, sim.TypeTruth{Type: t, Catalog: cat, Interference: inter, Telemetry: combine, Speeds: speeds})
 		m.cats, m.names, m.pressure = append(m.cats, cat), append(m.names, t.Name), append(m.pressure, t.Pressure)
 		m.differ = m.differ || cat != m.cats[0]
 	}

@@ -108,6 +108,9 @@ func (o Options) Defaults() (Options, error) {
 	if o.GPU == "" {
 		o.GPU = "a100-40gb"
 	}
+	if o.GPU == LegacyGPU {
+		return o.legacyDefaults()
+	}
 	shared, ok := models.SharedDir()
 	if o.PairsPath == "" || o.CatalogPath == "" {
 		if !ok {
@@ -166,9 +169,11 @@ func Run(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := models.LoadCatalog(opt.CatalogPath)
-	if err != nil {
-		return nil, err
+	cat := models.Legacy11GB()
+	if opt.CatalogPath != "" {
+		if cat, err = models.LoadCatalog(opt.CatalogPath); err != nil {
+			return nil, err
+		}
 	}
 	f, err := os.Open(opt.PairsPath)
 	if err != nil {
@@ -179,7 +184,7 @@ func Run(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fo := models.FitOptions{Folds: opt.Folds, NWayExponent: opt.NWayExponent, LOWO: opt.LOWO}
+	fo := models.FitOptions{Folds: opt.Folds, NWayExponent: opt.NWayExponent, LOWO: opt.LOWO, NoMemory: opt.GPU == LegacyGPU}
 	res := &Result{Options: opt}
 	if opt.NoStacks {
 		if res.Pairs, err = models.Calibrate(pairs, cat, fo); err != nil {

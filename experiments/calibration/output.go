@@ -31,6 +31,9 @@ type JSON struct {
 	LOWO *LOWOJSON `json:"leave_one_workload_out,omitempty"`
 	// Stacks is present when the stacking data were used.
 	Stacks *StacksJSON `json:"stacks,omitempty"`
+	// Speeds is present for the legacy server: its GPUs' fitted speed
+	// classes and their errors.
+	Speeds *models.Speeds `json:"speeds,omitempty"`
 }
 
 // LOWOJSON is the leave-one-workload-out part of JSON: the pressure model's
@@ -328,6 +331,14 @@ func (r *Result) File() (*models.InterferenceFile, string) {
 		comment += "capacity and nway_exponent are fitted jointly on the pairs and the progressive\n" +
 			"stacks (nway/), telemetry on the threshold grid's admissions; stacks and\n" +
 			"admissions = leave-one-sequence-out errors (see docs/nway.md).\n"
+	}
+	if r.Options.GPU == LegacyGPU {
+		comment += "Legacy server: the activity feature read as SMACT is nvidia-smi utilization (no DCGM\n" +
+			"there; catalog_legacy11gb.csv), DRAM activity unmeasured (its coefficients 0); memory\n" +
+			"coefficients held at 0 (52 noisy pairs fit them to extremes, docs/legacy.md); no stacks,\n" +
+			"so nway_exponent is 1 and capacity the largest summed utilization of the pairs.\n" +
+			"Regenerate: go run ./cmd/aegis calibrate --gpu legacy-11gb --out models/data/interference_legacy11gb.yaml"
+		return f, comment
 	}
 	comment += "Regenerate: go run ./cmd/aegis calibrate --out models/data/interference_a100.yaml"
 	return f, comment
