@@ -4,9 +4,9 @@
 // through a small shim that records how it ended; telemetry comes from an
 // executor/gpu Source; failures are classified from exit codes and stderr;
 // every event and action is journaled before it takes effect, so a killed
-// executor can be resumed. Emulated GPUs (Emulator) model the GPUs with the
-// simulator's truth while the processes, journal and classification stay
-// real.
+// executor can be resumed. Emulated GPUs (executor/emulate, a Mirror) model
+// the GPUs with the simulator's truth while the processes, journal and
+// classification stay real.
 package executor
 
 import (
@@ -50,7 +50,7 @@ type Config struct {
 	// Workloads maps workload ids to commands. Nil means every job runs
 	// `Self fake-train --workload ID` (emulation).
 	Workloads map[string]*Workload
-	// Source reads the GPUs' telemetry; with emulated GPUs, the Emulator.
+	// Source reads the GPUs' telemetry; with emulated GPUs, the emulator.
 	Source gpu.Source
 	// GPUs selects the Source's devices (by Device.Index) the run uses, in
 	// the order policies number them; nil uses all.
@@ -67,8 +67,9 @@ type Config struct {
 	// Grace is how long attempts get to exit after SIGTERM at shutdown
 	// before their process groups are killed (wall time; default 10 s).
 	Grace time.Duration
-	// Emulator, when set, is told about placements (it is also the Source).
-	Emulator *Emulator
+	// Mirror, when set, is told about submissions and placements (emulated
+	// GPUs: an emulate.Emulator, which is also the Source).
+	Mirror Mirror
 	// Log receives operator messages (nil: discarded).
 	Log io.Writer
 	// IdleHorizon ends a run in which nothing runs or is to arrive and only
@@ -77,6 +78,25 @@ type Config struct {
 	// Submitted, when set, is called with every job that becomes known
 	// during the run (live queue), before it arrives.
 	Submitted func(policies.Job)
+}
+
+// Mirror models the run's GPUs from what the executor does (emulated
+// GPUs: executor/emulate). The executor calls it from the loop's
+// goroutine.
+type Mirror interface {
+	// Attach gives the mirror the run's clock, before any other call.
+	Attach(Clock)
+	// Submit mirrors a job the executor knows (same id, in order).
+	Submit(traces.Job)
+	// Placed mirrors an attempt, whose shim is process pid, launched on
+	// gpus at run time t.
+	Placed(id policies.JobID, gpus []int, pid int, t time.Duration)
+}
+
+// Clock converts between the run's time and the wall clock (an Executor).
+type Clock interface {
+	RunTime(time.Time) time.Duration
+	WallTime(time.Duration) time.Time
 }
 
 // attempt is one running attempt of a job.
@@ -221,8 +241,8 @@ func prepare(cfg Config, start time.Time) (*Executor, error) {
 	}
 	x.tel = make([]ring, len(x.devs))
 	x.view.Telemetry = telemetry{x}
-	if cfg.Emulator != nil {
-		cfg.Emulator.attach(x)
+	if cfg.Mirror != nil {
+		cfg.Mirror.Attach(x)
 	}
 	// The pressure signals are there if every GPU reports them.
 	samples, err := cfg.Source.Sample(context.Background())
@@ -273,8 +293,8 @@ func (x *Executor) add(sp traces.Job) policies.JobID {
 		return cmp.Compare(x.specs[a].Submit, t+1) // after equal submits: file order
 	})
 	x.waiting = slices.Insert(x.waiting, i, id)
-	if x.cfg.Emulator != nil {
-		x.cfg.Emulator.submit(sp)
+	if x.cfg.Mirror != nil {
+		x.cfg.Mirror.Submit(sp)
 	}
 	return id
 }
@@ -302,19 +322,19 @@ func (x *Executor) Jobs() []policies.Job {
 // Devices returns the GPUs the run uses, in policy order.
 func (x *Executor) Devices() []gpu.Device { return slices.Clone(x.devs) }
 
-// runTime converts a wall-clock instant to run time.
-func (x *Executor) runTime(t time.Time) time.Duration {
+// RunTime converts a wall-clock instant to run time.
+func (x *Executor) RunTime(t time.Time) time.Duration {
 	d := float64(t.Sub(x.start)) * x.cfg.Speedup
 	return time.Duration(math.Round(d/1e3)) * time.Microsecond
 }
 
-// wallTime converts run time to a wall-clock instant.
-func (x *Executor) wallTime(d time.Duration) time.Time {
+// WallTime converts run time to a wall-clock instant.
+func (x *Executor) WallTime(d time.Duration) time.Time {
 	return x.start.Add(time.Duration(float64(d) / x.cfg.Speedup))
 }
 
 // clock is the run time now, never before the last event.
-func (x *Executor) clock() time.Duration { return max(x.runTime(time.Now()), x.last) }
+func (x *Executor) clock() time.Duration { return max(x.RunTime(time.Now()), x.last) }
 
 // Now is the run time now.
 func (x *Executor) Now() time.Duration { return x.clock() }
@@ -543,7 +563,7 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 		if !ok {
 			continue
 		}
-		at := min(x.runTime(s.At), now)
+		at := min(x.RunTime(s.At), now)
 		gp := &x.view.GPUs[g]
 		gp.UsedMiB = min(max(s.UsedMiB, 0), gp.CapacityMiB)
 		if ps, ok := windowSample(x.view.Pressure, s, at); ok {
@@ -871,8 +891,8 @@ func (x *Executor) started(a *attempt, t time.Duration) {
 	x.att[a.job] = a
 	x.lastChange = t
 	x.emit(policies.Event{Kind: policies.JobStarted, T: t, Job: a.job, Attempt: a.n, GPUs: slices.Clone(a.gpus), Shared: !a.exclusive})
-	if x.cfg.Emulator != nil && !x.replaying && a.pid > 0 {
-		x.cfg.Emulator.placed(a.job, a.gpus, a.pid, t)
+	if x.cfg.Mirror != nil && !x.replaying && a.pid > 0 {
+		x.cfg.Mirror.Placed(a.job, a.gpus, a.pid, t)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aegis-sched/aegis/executor"
+	"github.com/aegis-sched/aegis/executor/emulate"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
@@ -69,11 +70,11 @@ func emulatedConfig(dir string, selfCmd []string, jobs []traces.Job, gpus int, s
 	if err != nil {
 		return executor.Config{}, err
 	}
-	emu, err := executor.NewEmulator(srv, cat, inter, sim.DefaultTruth(), 1, nil)
+	emu, err := emulate.New(srv, cat, inter, sim.DefaultTruth(), 1, nil)
 	if err != nil {
 		return executor.Config{}, err
 	}
-	return executor.Config{Dir: dir, Jobs: jobs, Catalog: cat, Source: emu, Emulator: emu, Speedup: speedup,
+	return executor.Config{Dir: dir, Jobs: jobs, Catalog: cat, Source: emu, Mirror: emu, Speedup: speedup,
 		Self: selfCmd, Grace: 2 * time.Second}, nil
 }
 

@@ -48,6 +48,29 @@ func readStat(pid int) (procStat, error) {
 	return procStat{state: f[0][0], pgrp: pgrp, start: start}, nil
 }
 
+// ProcessStart returns process pid's start time in clock ticks since boot:
+// with the PID it identifies the process (SignalIfCaught).
+func ProcessStart(pid int) (uint64, error) {
+	st, err := readStat(pid)
+	return st.start, err
+}
+
+// SignalIfCaught sends sig to process pid, started at start, if the
+// process has a handler for sig installed, and reports whether the process
+// is gone (ended, a zombie, or its PID taken by another). A Go program
+// drops SIGUSR1/2 that arrive before it asks for them, so a caller sends
+// a signal again until the process is gone.
+func SignalIfCaught(pid int, start uint64, sig syscall.Signal) (gone bool) {
+	st, err := readStat(pid)
+	if err != nil || st.start != start || st.state == 'Z' {
+		return true
+	}
+	if ok, err := catches(pid, sig); err == nil && ok {
+		syscall.Kill(pid, sig)
+	}
+	return false
+}
+
 // alive reports whether the process pid with start time start still runs
 // (a zombie has ended).
 func alive(pid int, start uint64) bool {

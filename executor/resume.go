@@ -59,13 +59,13 @@ const futureSlack = time.Minute
 func (x *Executor) replay(recs []Record, name string) (map[policies.JobID]*attempt, error) {
 	x.replaying = true
 	defer func() { x.replaying = false }()
-	limit := x.runTime(time.Now().Add(futureSlack))
+	limit := x.RunTime(time.Now().Add(futureSlack))
 	launches := map[policies.JobID]*attempt{}
 	for i, r := range recs[1:] {
 		line := i + 2
 		if t := time.Duration(r.T); t > limit {
 			return nil, fmt.Errorf("%s:%d: run time %v is after now (%v): the journal is damaged, or the clock was set back",
-				name, line, t, x.runTime(time.Now()))
+				name, line, t, x.RunTime(time.Now()))
 		}
 		if err := x.replayRecord(r, launches); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
@@ -241,8 +241,8 @@ func (x *Executor) settleRunning(replayed []*attempt, now time.Duration) error {
 		}
 		if alive(a.pid, a.start) {
 			fmt.Fprintf(x.cfg.Log, "resume: job %s attempt %d: adopted process %d\n", x.specs[a.job].ID, a.n, a.pid)
-			if x.cfg.Emulator != nil {
-				x.cfg.Emulator.placed(a.job, a.gpus, a.pid, now)
+			if x.cfg.Mirror != nil {
+				x.cfg.Mirror.Placed(a.job, a.gpus, a.pid, now)
 			}
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aegis-sched/aegis/executor"
+	"github.com/aegis-sched/aegis/executor/emulate"
 	"github.com/aegis-sched/aegis/executor/gpu"
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
@@ -171,11 +172,11 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 		if err != nil {
 			return nil, usageError{err}
 		}
-		emu, err := executor.NewEmulator(srv, cfg.Catalog, inter, truth, f.seed, c.ErrOrStderr())
+		emu, err := emulate.New(srv, cfg.Catalog, inter, truth, f.seed, c.ErrOrStderr())
 		if err != nil {
 			return nil, err
 		}
-		cfg.Source, cfg.Emulator = emu, emu
+		cfg.Source, cfg.Mirror = emu, emu
 		return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on emulated %s, policy %s, speedup %g", srv, f.policy, f.speedup)}, nil
 	}
 	if len(f.truths) > 0 {
@@ -247,7 +248,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 	if err != nil {
 		return err
 	}
-	if s.cfg.Emulator == nil {
+	if s.cfg.Mirror == nil {
 		if err := checkPolicy(ctx, s); err != nil {
 			s.cfg.Source.Close()
 			return err

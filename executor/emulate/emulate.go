@@ -1,4 +1,9 @@
-package executor
+// Package emulate models a server's GPUs for the real executor with the
+// simulator's truth: an Emulator is both the run's gpu.Source (telemetry)
+// and its executor.Mirror (told of every submission and placement), so the
+// processes, journal and failure classification stay real while the GPUs
+// are the simulator's.
+package emulate
 
 import (
 	"context"
@@ -9,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aegis-sched/aegis/executor"
 	"github.com/aegis-sched/aegis/executor/gpu"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
@@ -28,7 +34,7 @@ type Emulator struct {
 	mu     sync.Mutex
 	srv    models.Server
 	s      *sim.Sim
-	x      *Executor
+	clock  executor.Clock
 	pids   map[policies.JobID]pending // the current attempt's shim
 	signal []pending                  // signals to send until the shim is gone
 	log    io.Writer
@@ -40,10 +46,10 @@ type pending struct {
 	sig   syscall.Signal
 }
 
-// NewEmulator builds an emulated server: srv's GPU type and count, its
+// New builds an emulated server: srv's GPU type and count, its
 // catalog and interference model, truth settings and seed as the
 // simulator takes them.
-func NewEmulator(srv models.Server, cat *models.Catalog, inter models.Interference, truth sim.Truth, seed uint64, log io.Writer) (*Emulator, error) {
+func New(srv models.Server, cat *models.Catalog, inter models.Interference, truth sim.Truth, seed uint64, log io.Writer) (*Emulator, error) {
 	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: inter, Truth: truth, Seed: seed}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("emulator: %w", err)
@@ -54,14 +60,16 @@ func NewEmulator(srv models.Server, cat *models.Catalog, inter models.Interferen
 	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]pending{}, log: log}, nil
 }
 
-func (e *Emulator) attach(x *Executor) {
+// Attach implements executor.Mirror: the run's clock.
+func (e *Emulator) Attach(c executor.Clock) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.x = x
+	e.clock = c
 }
 
-// submit mirrors a job the executor knows (same id).
-func (e *Emulator) submit(sp traces.Job) {
+// Submit implements executor.Mirror: it mirrors a job the executor knows
+// (same id).
+func (e *Emulator) Submit(sp traces.Job) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, err := e.s.Add(sp); err != nil {
@@ -69,8 +77,9 @@ func (e *Emulator) submit(sp traces.Job) {
 	}
 }
 
-// placed mirrors an attempt launched at run time t.
-func (e *Emulator) placed(id policies.JobID, gpus []int, pid int, t time.Duration) {
+// Placed implements executor.Mirror: it mirrors an attempt launched at run
+// time t.
+func (e *Emulator) Placed(id policies.JobID, gpus []int, pid int, t time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advanceTo(max(t, e.s.Now()))
@@ -78,20 +87,20 @@ func (e *Emulator) placed(id policies.JobID, gpus []int, pid int, t time.Duratio
 		fmt.Fprintf(e.log, "emulator: %v\n", err)
 		return
 	}
-	st, err := readStat(pid)
+	start, err := executor.ProcessStart(pid)
 	if err != nil {
 		fmt.Fprintf(e.log, "emulator: job %d: process %d: %v\n", id, pid, err)
 		return
 	}
-	e.pids[id] = pending{pid: pid, start: st.start}
+	e.pids[id] = pending{pid: pid, start: start}
 }
 
 // now is the run time.
 func (e *Emulator) now() time.Duration {
-	if e.x == nil {
+	if e.clock == nil {
 		return e.s.Now()
 	}
-	return max(e.x.runTime(time.Now()), e.s.Now())
+	return max(e.clock.RunTime(time.Now()), e.s.Now())
 }
 
 // advance drives the model to now and ends the processes it says end.
@@ -123,13 +132,8 @@ func (e *Emulator) advanceTo(t time.Duration) {
 	// shim passes it on to the job once the job catches it).
 	left := e.signal[:0]
 	for _, p := range e.signal {
-		st, err := readStat(p.pid)
-		if err != nil || st.start != p.start || st.state == 'Z' {
-			continue // gone
-		}
-		left = append(left, p)
-		if ok, err := catches(p.pid, p.sig); err == nil && ok {
-			syscall.Kill(p.pid, p.sig)
+		if !executor.SignalIfCaught(p.pid, p.start, p.sig) {
+			left = append(left, p)
 		}
 	}
 	e.signal = left
@@ -156,7 +160,7 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.x == nil {
+	if e.clock == nil {
 		return nil, errors.New("emulator: not attached to an executor")
 	}
 	e.advance()
@@ -168,7 +172,7 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 		s := gpu.Sample{GPU: g, At: time.Now(), TotalMiB: e.srv.Type.MemoryMiB, Pressure: e.srv.Type.Pressure}
 		if len(buf) > 0 {
 			x := buf[len(buf)-1]
-			s.At = e.x.wallTime(x.At)
+			s.At = e.clock.WallTime(x.At)
 			s.UsedMiB, s.UtilPct, s.SMACT, s.SMOCC, s.DRAMA = x.UsedMiB, x.UtilPct, x.SMACT, x.SMOCC, x.DRAMA
 		}
 		for _, id := range v.GPUs[g].Jobs {
