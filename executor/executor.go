@@ -121,7 +121,7 @@ type Executor struct {
 	devs       []gpu.Device
 	devIndex   map[int]int // Device.Index -> policy GPU index
 	view       policies.View
-	queue      []policies.JobID // the pending jobs in submission order: view.Queue
+	books      *policies.Books // view.Queue, view.Failed, each GPU's Jobs
 	specs      []traces.Job
 	att        []*attempt
 	waiting    []policies.JobID // not yet arrived, by submit time
@@ -218,6 +218,7 @@ func prepare(cfg Config, start time.Time) (*Executor, error) {
 		return nil, fmt.Errorf("executor: telemetry %s: %w", cfg.Source.Name(), err)
 	}
 	x := &Executor{cfg: cfg, start: start, devIndex: map[int]int{}, exits: make(chan *attempt, 64), live: cfg.Live}
+	x.books = policies.NewBooks(&x.view)
 	if cfg.GPUs == nil {
 		x.devs = all
 	} else {
@@ -477,25 +478,9 @@ func (x *Executor) arrive(id policies.JobID, t time.Duration) {
 	pj := &x.view.Jobs[id]
 	*pj = x.job(id)
 	pj.State = policies.Pending
-	x.enqueue(id)
+	x.books.Enqueue(id)
 	x.lastChange = t
 	x.emit(policies.Event{Kind: policies.JobArrived, T: t, Job: id})
-}
-
-func (x *Executor) enqueue(id policies.JobID) {
-	i, _ := slices.BinarySearch(x.queue, id)
-	x.queue = slices.Insert(x.queue, i, id)
-	x.view.Queue = policies.ListOf(x.queue...)
-}
-
-func (x *Executor) dequeue(id policies.JobID) {
-	if i, ok := slices.BinarySearch(x.queue, id); ok {
-		x.queue = slices.Delete(x.queue, i, i+1)
-		x.view.Queue = policies.ListOf(x.queue...)
-	}
-	if k := slices.Index(x.view.Failed, id); k >= 0 {
-		x.view.Failed = slices.Delete(x.view.Failed, k, k+1)
-	}
 }
 
 func (x *Executor) running() int {
@@ -779,20 +764,14 @@ func (x *Executor) failed(a *attempt, f policies.Failure, shared bool, t time.Du
 		pj.OOMs++
 	}
 	pj.LastFailure, pj.FailedAt, pj.FailedShared = f, t, shared
-	x.enqueue(a.job)
-	x.view.Failed = append(x.view.Failed, a.job)
+	x.books.Fail(a.job)
 	x.emit(policies.Event{Kind: policies.JobFailed, T: t, Job: a.job, Attempt: a.n, Failure: f, GPU: a.gpus[0]})
 }
 
 // release takes an attempt off its GPUs.
 func (x *Executor) release(a *attempt) {
 	pj := &x.view.Jobs[a.job]
-	for _, g := range a.gpus {
-		gj := x.view.GPUs[g].Jobs
-		if k := slices.Index(gj, a.job); k >= 0 {
-			x.view.GPUs[g].Jobs = slices.Delete(gj, k, k+1)
-		}
-	}
+	x.books.Release(a.job, a.gpus)
 	pj.On, pj.Active = nil, false
 	x.att[a.job] = nil
 	x.lastChange = x.last
@@ -871,7 +850,7 @@ func (x *Executor) place(p policies.Action) error {
 
 // stopped applies a stopped job to the state and emits it.
 func (x *Executor) stopped(id policies.JobID, t time.Duration, reason string) {
-	x.dequeue(id)
+	x.books.Dequeue(id)
 	x.view.Jobs[id].State = policies.Stopped
 	x.lastChange = t
 	x.emit(policies.Event{Kind: policies.JobStopped, T: t, Job: id, Reason: reason})
@@ -880,14 +859,12 @@ func (x *Executor) stopped(id policies.JobID, t time.Duration, reason string) {
 // started applies a started attempt to the state and emits it.
 func (x *Executor) started(a *attempt, t time.Duration) {
 	pj := &x.view.Jobs[a.job]
-	x.dequeue(a.job)
+	x.books.Dequeue(a.job)
 	pj.State = policies.Running
 	pj.Attempts = a.n
 	pj.On = slices.Clone(a.gpus)
 	pj.Started, pj.Active, pj.ActiveAt = t, false, 0
-	for _, g := range a.gpus {
-		x.view.GPUs[g].Jobs = append(x.view.GPUs[g].Jobs, a.job)
-	}
+	x.books.Place(a.job, a.gpus)
 	x.att[a.job] = a
 	x.lastChange = t
 	x.emit(policies.Event{Kind: policies.JobStarted, T: t, Job: a.job, Attempt: a.n, GPUs: slices.Clone(a.gpus), Shared: !a.exclusive})

@@ -179,7 +179,7 @@ func (x *Executor) replayEnd(r Record) error {
 	case "interrupted":
 		x.release(a)
 		x.view.Jobs[id].State = policies.Pending
-		x.enqueue(id)
+		x.books.Enqueue(id)
 	}
 	return nil
 }

@@ -242,8 +242,7 @@ type Sim struct {
 	jobs     []job
 	gpus     []gpu
 	view     policies.View
-	queue    []policies.JobID // the pending jobs in submission order: view.Queue
-	qbuf     []policies.JobID // the array queue is in, from its start
+	books    *policies.Books // view.Queue, view.Failed, each GPU's Jobs
 	out      []policies.Event
 	ret      int // events of out already returned by Next
 	wakes    map[time.Duration]bool
@@ -309,6 +308,7 @@ func (s *Sim) mixed() bool { return s.typeOf != nil }
 // the catalog with a matching GPU count that the server can hold.
 func New(cfg Config, specs []traces.Job) (*Sim, error) {
 	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
+	s.books = policies.NewBooks(&s.view)
 	if err := s.setTypes(); err != nil {
 		return nil, err
 	}
@@ -803,7 +803,7 @@ func (s *Sim) handle(it item) {
 		pj := &s.view.Jobs[it.job]
 		*pj = s.spec(it.job)
 		pj.State = policies.Pending
-		s.enqueue(policies.JobID(it.job))
+		s.books.Enqueue(policies.JobID(it.job))
 		s.emit(policies.Event{Kind: policies.JobArrived, T: s.now, Job: pj.ID})
 	case evWake:
 		s.emit(policies.Event{Kind: policies.Wakeup, T: s.now})
@@ -851,49 +851,13 @@ func (s *Sim) handle(it item) {
 		pj.State = policies.Pending
 		pj.OOMs++
 		pj.LastFailure, pj.FailedAt = policies.OOM, s.now
-		s.enqueue(pj.ID)
-		s.view.Failed = append(s.view.Failed, pj.ID)
+		s.books.Fail(pj.ID)
 		s.changed(on)
 		s.emit(policies.Event{Kind: policies.JobFailed, T: s.now, Job: pj.ID, Attempt: pj.Attempts, Failure: policies.OOM, GPU: it.gpu})
 	}
 }
 
 func (s *Sim) emit(e policies.Event) { s.out = append(s.out, e) }
-
-// enqueue inserts a pending job into the queue in submission order.
-func (s *Sim) enqueue(id policies.JobID) {
-	q := s.queue
-	if len(q) == cap(q) && 2*len(q) <= cap(s.qbuf) {
-		// The head left by reslicing and the end is reached: move the
-		// queue back to the start of its array instead of growing it.
-		q = s.qbuf[:copy(s.qbuf, q)]
-	}
-	grow := len(q) == cap(q)
-	i, _ := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
-	q = slices.Insert(q, i, id)
-	if grow { // a new array
-		s.qbuf = q[:cap(q)]
-	}
-	s.queue = q
-	s.view.Queue = policies.ListOf(s.queue...)
-}
-
-// dequeue removes a job from the queue (and the failed list).
-func (s *Sim) dequeue(id policies.JobID) bool {
-	q := s.queue
-	i, ok := slices.BinarySearchFunc(q, id, func(a, b policies.JobID) int { return int(a - b) })
-	switch {
-	case ok && i == 0: // the head (FIFO): no need to move the rest
-		s.queue = q[1:]
-	case ok:
-		s.queue = slices.Delete(q, i, i+1)
-	}
-	s.view.Queue = policies.ListOf(s.queue...)
-	if k := slices.Index(s.view.Failed, id); k >= 0 {
-		s.view.Failed = slices.Delete(s.view.Failed, k, k+1)
-	}
-	return ok
-}
 
 // release takes a running job off its GPUs and returns them.
 func (s *Sim) release(id int) []int {
@@ -903,12 +867,7 @@ func (s *Sim) release(id int) []int {
 	j.epoch++
 	on := pj.On
 	s.touch(on)
-	for _, g := range on {
-		gj := s.view.GPUs[g].Jobs
-		if k := slices.Index(gj, pj.ID); k >= 0 {
-			s.view.GPUs[g].Jobs = slices.Delete(gj, k, k+1)
-		}
-	}
+	s.books.Release(pj.ID, on)
 	pj.On, pj.Active = nil, false
 	return on
 }
@@ -923,7 +882,7 @@ func (s *Sim) Apply(a policies.Action) error {
 		if id < 0 || id >= len(s.jobs) || s.view.Jobs[id].State != policies.Pending {
 			return fmt.Errorf("sim: stop job %d: not a pending job", a.Job)
 		}
-		s.dequeue(a.Job)
+		s.books.Dequeue(a.Job)
 		s.view.Jobs[id].State = policies.Stopped
 		s.live--
 		s.lastChange = s.now
@@ -959,7 +918,7 @@ func (s *Sim) place(a policies.Action) error {
 			return err
 		}
 	}
-	s.dequeue(a.Job)
+	s.books.Dequeue(a.Job)
 	pj.State = policies.Running
 	pj.Attempts++
 	pj.On = s.cloneGPUs(a.GPUs)
@@ -968,9 +927,7 @@ func (s *Sim) place(a policies.Action) error {
 	for _, g := range a.GPUs {
 		shared = shared || len(s.view.GPUs[g].Jobs) > 0
 	}
-	for _, g := range a.GPUs {
-		s.view.GPUs[g].Jobs = append(s.view.GPUs[g].Jobs, pj.ID)
-	}
+	s.books.Place(pj.ID, a.GPUs)
 	s.touch(a.GPUs)
 	j := &s.jobs[id]
 	j.epoch++
