@@ -80,10 +80,11 @@ the GPUs are modelled by the simulator's truth while the processes are real
 (aegis fake-train), so the whole executor runs without a GPU. --trace - reads job
 lines (CSV with a header) from standard input while the run goes on.
 
-The run directory (--out) gets journal.jsonl, logs/ and attempts/, and at the end
-(or on SIGINT/SIGTERM, after terminating the jobs) the files aegis simulate --out
+The run directory (--out) gets journal.jsonl, lock, logs/ and attempts/, and at the
+end (or on SIGINT/SIGTERM, after terminating the jobs) the files aegis simulate --out
 writes: jobs.csv, summary.csv, deferrals.csv, events.jsonl. aegis exec --resume DIR
-continues a run after a crash or kill -9, adopting the jobs still running.
+continues a run after a crash, kill -9 or a failed directory, adopting the jobs still
+running. One executor at a time holds a run directory: a second is refused.
 See docs/executor.md.`,
 		Example: `  aegis exec --trace philly --workloads workloads.yaml --policy aegis --gpus 0,1,2 --out run1
   aegis exec --resume run1
