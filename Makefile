@@ -57,6 +57,11 @@ fmt: ## format the code
 vet: ## go vet
 	$(GO) vet ./...
 
+.PHONY: lint
+lint: ## go vet and staticcheck (the version pinned in go.mod's tool directive)
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
 FUZZTIME ?= 30s
 # FUZZMINIMIZE bounds the minimizing of each new interesting input, which
 # otherwise may take up to a minute per input and leave no time to fuzz.

@@ -38,15 +38,6 @@ func (c config) String() string {
 	return c.policy + " " + strings.Join(c.sets, " ")
 }
 
-// flags are the config's aegis simulate flags.
-func (c config) flags() string {
-	s := "--policy " + c.policy
-	for _, kv := range c.sets {
-		s += " --set " + kv
-	}
-	return s
-}
-
 // runs memoizes simulations on 3 × A100-40GB, so that tables sharing a run
 // compute it once.
 type runs struct {

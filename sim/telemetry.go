@@ -337,12 +337,11 @@ func draw(st models.Stat, u, noise float64) float64 {
 	return max(0, st.Mean+noise*(st.P95-st.Mean)/1.6449*z)
 }
 
-// unit maps its inputs to a uniform number in (0, 1), deterministically
-// (splitmix64 finalizers chained over the inputs).
-func unit(seed, a, b, c uint64) float64 {
-	return unitFrom(unitPrefix(seed, a, b), c)
-}
-
+// unit(seed, a, b, c), written unitFrom(unitPrefix(seed, a, b), c), maps
+// its inputs to a uniform number in (0, 1), deterministically (splitmix64
+// finalizers chained over the inputs); callers drawing several numbers for
+// the same first three inputs hash that prefix once.
+//
 // unitPrefix hashes unit's first three inputs; unitFrom finishes it.
 func unitPrefix(seed, a, b uint64) uint64 {
 	h := mix(seed ^ 0x9e3779b97f4a7c15)

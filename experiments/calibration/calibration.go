@@ -249,9 +249,7 @@ func Run(opt Options) (*Result, error) {
 	for _, s := range st.seqs {
 		loso = append(loso, []string{s})
 	}
-	for _, set := range workloadSets(d) {
-		lowso = append(lowso, set)
-	}
+	lowso = append(lowso, workloadSets(d)...)
 	tables := map[models.PressureParams]*telemetryTable{res.Params: tt}
 	trial := &ScaleTrial{}
 	for _, scales := range []bool{false, true} {
