@@ -248,7 +248,7 @@ func (p *probe) Schedule(v *policies.View) []policies.Action {
 		j := &p.jobs[v.Queue.At(0)]
 		if !j.Probed {
 			j.Probed, j.Running = true, len(v.GPUs[0].Jobs)
-			p.win = colloc.Window(v, 0, Window, true, p.win)
+			p.win = policies.Window(v, 0, Window, true, p.win)
 			for sig := range 3 {
 				xs := p.xs[:0]
 				for _, x := range p.win {

@@ -435,7 +435,7 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 	k := v.Now.Truncate(time.Second)
 	m := int((k - s.last) / time.Second)
 	if !steady || !s.ok || anchor != s.anchor || m >= n || m < 0 {
-		s.samples = colloc.Window(v, g, n, anchored, s.samples)
+		s.samples = policies.Window(v, g, n, anchored, s.samples)
 		for sig := range s.sorted {
 			if !s.use[sig] {
 				continue

@@ -146,7 +146,7 @@ func TestSliderMatchesRebuiltWindow(t *testing.T) {
 		v.Now = now
 		clear(p.memoDone)
 		clear(p.winDone)
-		win := colloc.Window(v, 0, p.cfg.Window, true, nil)
+		win := policies.Window(v, 0, p.cfg.Window, true, nil)
 		for sig := range 4 {
 			var xs []float64
 			for _, x := range win {
@@ -176,7 +176,7 @@ func bruteVerdict(p *Policy, v *policies.View, at time.Duration) bool {
 	w := *v
 	w.Now = at
 	w.Telemetry = steady{&at}
-	win := colloc.Window(&w, 0, p.cfg.Window, true, nil)
+	win := policies.Window(&w, 0, p.cfg.Window, true, nil)
 	var sc [4]float64
 	for sig := range 3 {
 		var xs []float64

@@ -9,7 +9,7 @@
 // active jobs on the GPU) lasts until the next activity, finish or failure
 // on that GPU; only anchors whose mix lasts at least the reference length
 // count, so both windows see one mix. The window of length W is what the
-// AEGIS policy would score at anchor + W (colloc.Window, anchored), scored
+// AEGIS policy would score at anchor + W (policies.Window, anchored), scored
 // by policies.Score, per signal; the reference is the same at anchor + 200 s.
 // Each anchor's absolute error is weighted by how long its mix lasted (a
 // placement decision made on it stands that long). Utilization is scored
@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/aegis-sched/aegis/policies"
-	"github.com/aegis-sched/aegis/policies/colloc"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -165,7 +164,7 @@ func scores(tel *runfiles.Telemetry, a anchor, window int, buf []policies.Sample
 		Jobs:      []policies.Job{{ID: 0, State: policies.Running, On: []int{a.gpu}, Active: true, ActiveAt: at}},
 		Telemetry: recorded{tel: tel, now: now}}
 	v.GPUs[a.gpu].Jobs = []policies.JobID{0}
-	win := colloc.Window(v, a.gpu, window, true, buf)
+	win := policies.Window(v, a.gpu, window, true, buf)
 	var out [4]float64
 	xs := make([]float64, len(win))
 	for sig := range out {
