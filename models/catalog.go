@@ -1,6 +1,3 @@
-// Package models holds what the simulator knows about hardware and workloads:
-// the workload catalog, GPU types, and the truth models (interference, memory
-// ramp, startup, telemetry) and memory estimators built on them.
 package models
 
 import (

@@ -78,7 +78,7 @@ func FuzzReadGPUType(f *testing.F) {
 	f.Add([]byte("name: [\n"))
 	dir := f.TempDir() // one folder for all inputs: a temporary folder per input cost 90 % of the time
 	f.Fuzz(func(t *testing.T, b []byte) {
-		g, err := ReadGPUType(b, "fuzz.yaml", dir)
+		g, err := readGPUType(b, "fuzz.yaml", dir)
 		if err != nil {
 			require.Contains(t, err.Error(), "fuzz.yaml")
 			return

@@ -23,14 +23,14 @@ type Cluster struct {
 // maxClusterGPUs bounds a cluster's total GPUs.
 const maxClusterGPUs = 1 << 16
 
-// MaxClusterTypes bounds the GPU types of one cluster.
-const MaxClusterTypes = 8
+// maxClusterTypes bounds the GPU types of one cluster.
+const maxClusterTypes = 8
 
 // ParseCluster parses "TYPE:GPUSxSERVERS[,TYPE:GPUSxSERVERS...]", e.g.
 // "a100-40gb:8x16" (16 servers of 8 GPUs) or
 // "a100-40gb:8x8,h200-141gb:8x4" (eight A100 servers, then four H200
 // ones). TYPE is a built-in GPU type or a GPU type YAML file; a cluster has
-// at most MaxClusterTypes types.
+// at most maxClusterTypes types.
 func ParseCluster(s string) (Cluster, error) {
 	if strings.TrimSpace(s) == "" {
 		return Cluster{}, fmt.Errorf("cluster %q: want TYPE:GPUSxSERVERS, e.g. a100-40gb:8x16", s)
@@ -69,8 +69,8 @@ func ParseCluster(s string) (Cluster, error) {
 			}
 		}
 		if k < 0 {
-			if len(c.Types) == MaxClusterTypes {
-				return Cluster{}, fmt.Errorf("cluster %q: more than %d GPU types", s, MaxClusterTypes)
+			if len(c.Types) == maxClusterTypes {
+				return Cluster{}, fmt.Errorf("cluster %q: more than %d GPU types", s, maxClusterTypes)
 			}
 			k = len(c.Types)
 			c.Types = append(c.Types, t)

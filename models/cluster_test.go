@@ -89,7 +89,7 @@ func FuzzParseCluster(f *testing.F) {
 			require.True(t, n >= 1 && n <= 1024)
 		}
 		require.Len(t, c.ServerType, len(c.Servers))
-		require.LessOrEqual(t, len(c.Types), MaxClusterTypes)
+		require.LessOrEqual(t, len(c.Types), maxClusterTypes)
 		for _, k := range c.ServerType {
 			require.True(t, k >= 0 && k < len(c.Types))
 		}

@@ -8,71 +8,40 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 )
 
-// MemoryInput is one of the AEGIS policy's memory inputs (the paper's
-// Table 3): where the per-job memory figure used for admission comes from.
-// It is policies.MemoryInput, defined there so that the policies share it.
-type MemoryInput = policies.MemoryInput
-
-// Memory inputs (see policies.MemoryInput).
-const (
-	MemPeak       = policies.MemPeak
-	MemEstFree    = policies.MemEstFree
-	MemAnalytical = policies.MemAnalytical
-	MemGPUMemNet  = policies.MemGPUMemNet
-	MemFakeTensor = policies.MemFakeTensor
-)
-
-// MemoryInputs lists the memory inputs in the paper's order.
-func MemoryInputs() []MemoryInput { return policies.MemoryInputs() }
-
-// ParseMemoryInput accepts a memory input's name, case-insensitively, also
+// parseMemoryInput accepts a memory input's name, case-insensitively, also
 // as the paper writes it (PeakMem, Est-free, AnalyticalMem, GPUMemNet,
 // FakeTensor).
-func ParseMemoryInput(s string) (MemoryInput, error) {
+func parseMemoryInput(s string) (policies.MemoryInput, error) {
 	k := strings.ToLower(strings.TrimSpace(s))
 	switch k {
 	case "peakmem", "peak":
-		return MemPeak, nil
+		return policies.MemPeak, nil
 	case "est-free", "estfree", "free":
-		return MemEstFree, nil
+		return policies.MemEstFree, nil
 	case "analytical", "analyticalmem", "horus":
-		return MemAnalytical, nil
+		return policies.MemAnalytical, nil
 	case "gpumemnet":
-		return MemGPUMemNet, nil
+		return policies.MemGPUMemNet, nil
 	case "faketensor":
-		return MemFakeTensor, nil
+		return policies.MemFakeTensor, nil
 	}
 	var names []string
-	for _, m := range MemoryInputs() {
+	for _, m := range policies.MemoryInputs() {
 		names = append(names, string(m))
 	}
 	return "", fmt.Errorf("memory input %q: want one of %s", s, strings.Join(names, ", "))
 }
 
-// EstimateStatus says what kind of answer a memory input gives (see
-// policies.EstimateStatus).
-type EstimateStatus = policies.EstimateStatus
-
-// Estimate statuses.
-const (
-	EstimateKnown       = policies.EstimateKnown
-	EstimateNone        = policies.EstimateNone
-	EstimateUnavailable = policies.EstimateUnavailable
-)
-
-// MemEstimate is a memory input's answer for one workload.
-type MemEstimate = policies.MemEstimate
-
 // EstimateFor returns the memory figure input in gives for workload w (see
 // policies.MemoryInput.Estimate): the profiled per-GPU peak (the largest over
 // its GPUs), the catalog's estimator value, or none for Est-free.
-func EstimateFor(in MemoryInput, w *Workload) MemEstimate {
+func EstimateFor(in policies.MemoryInput, w *Workload) policies.MemEstimate {
 	p := w.PolicyProfile()
 	return in.Estimate(&p)
 }
 
-// ModelDesc describes a training job for the analytical memory formula.
-type ModelDesc struct {
+// modelDesc describes a training job for the analytical memory formula.
+type modelDesc struct {
 	// Params is the number of trainable parameters.
 	Params float64
 	// ActivationsPerSample is the number of activation elements kept for
@@ -92,24 +61,24 @@ type ModelDesc struct {
 	ContextMiB float64
 }
 
-// HorusDesc is the ModelDesc of the Horus-style formula as the AEGIS
+// horusDesc is the modelDesc of the Horus-style formula as the AEGIS
 // artifact evaluates it: fp32, weights counted once, an 800 MiB constant.
 // These settings reproduce the artifact's Horus estimates (the "Horus"
 // column of GPUMemNet's comparison) to within 0.2 MiB for the six CNNs
 // whose parameter counts are public; see the tests.
-func HorusDesc(params, activationsPerSample float64, batch int) ModelDesc {
-	return ModelDesc{Params: params, ActivationsPerSample: activationsPerSample, BatchSize: batch,
+func horusDesc(params, activationsPerSample float64, batch int) modelDesc {
+	return modelDesc{Params: params, ActivationsPerSample: activationsPerSample, BatchSize: batch,
 		BytesPerElement: 4, ParamCopies: 1, ContextMiB: 800}
 }
 
-// AnalyticalMemMiB is the analytical (Horus-style) GPU memory estimate in
+// analyticalMemMiB is the analytical (Horus-style) GPU memory estimate in
 // MiB:
 //
 //	M = ContextMiB + BytesPerElement·(ParamCopies·Params + BatchSize·ActivationsPerSample) / 2^20
 //
 // It grows linearly in the batch size and the parameter count. It returns
 // an error for negative or non-finite inputs or a zero element size.
-func AnalyticalMemMiB(d ModelDesc) (float64, error) {
+func analyticalMemMiB(d modelDesc) (float64, error) {
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -126,9 +95,9 @@ func AnalyticalMemMiB(d ModelDesc) (float64, error) {
 	return d.ContextMiB + d.BytesPerElement*elems/(1<<20), nil
 }
 
-// EstimatorSummary characterizes a memory estimator's error against
+// estimatorSummary characterizes a memory estimator's error against
 // measured peaks over N workloads with an estimate.
-type EstimatorSummary struct {
+type estimatorSummary struct {
 	N           int
 	Under       float64 // fraction of estimates below the measured peak
 	Risky       float64 // fraction below peak even after the policy's 512 MiB margin
@@ -137,9 +106,9 @@ type EstimatorSummary struct {
 	MaxRatio    float64
 }
 
-// SummarizeEstimator compares estimates with measured peaks, pairwise;
+// summarizeEstimator compares estimates with measured peaks, pairwise;
 // pairs whose estimate is not positive (unavailable) are skipped.
-func SummarizeEstimator(peak, est []float64) EstimatorSummary {
+func summarizeEstimator(peak, est []float64) estimatorSummary {
 	var ratios []float64
 	var under, risky int
 	for i := range min(len(peak), len(est)) {
@@ -154,7 +123,7 @@ func SummarizeEstimator(peak, est []float64) EstimatorSummary {
 			risky++
 		}
 	}
-	s := EstimatorSummary{N: len(ratios)}
+	s := estimatorSummary{N: len(ratios)}
 	if s.N == 0 {
 		return s
 	}

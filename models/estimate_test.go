@@ -10,24 +10,26 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
 )
 
 func TestParseMemoryInput(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want MemoryInput
+		want policies.MemoryInput
 	}{
-		{"PeakMem", MemPeak}, {"peakmem", MemPeak}, {"Est-free", MemEstFree}, {" est-free ", MemEstFree},
-		{"AnalyticalMem", MemAnalytical}, {"horus", MemAnalytical}, {"GPUMemNet", MemGPUMemNet}, {"FakeTensor", MemFakeTensor},
+		{"PeakMem", policies.MemPeak}, {"peakmem", policies.MemPeak}, {"Est-free", policies.MemEstFree}, {" est-free ", policies.MemEstFree},
+		{"AnalyticalMem", policies.MemAnalytical}, {"horus", policies.MemAnalytical}, {"GPUMemNet", policies.MemGPUMemNet}, {"FakeTensor", policies.MemFakeTensor},
 	} {
-		got, err := ParseMemoryInput(tc.in)
+		got, err := parseMemoryInput(tc.in)
 		require.NoError(t, err, tc.in)
 		require.Equal(t, tc.want, got, tc.in)
 	}
-	_, err := ParseMemoryInput("oracle")
+	_, err := parseMemoryInput("oracle")
 	require.ErrorContains(t, err, `memory input "oracle": want one of peakmem, est-free, analytical, gpumemnet, faketensor`)
-	for _, m := range MemoryInputs() {
-		got, err := ParseMemoryInput(string(m))
+	for _, m := range policies.MemoryInputs() {
+		got, err := parseMemoryInput(string(m))
 		require.NoError(t, err)
 		require.Equal(t, m, got)
 	}
@@ -42,32 +44,32 @@ func TestEstimate(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		id   string
-		in   MemoryInput
-		want MemEstimate
+		in   policies.MemoryInput
+		want policies.MemEstimate
 	}{
-		{"resnet50_imagenet_bs64_1gpu", MemPeak, MemEstimate{Status: EstimateKnown, MiB: 7118}},
-		{"resnet50_imagenet_bs64_1gpu", MemAnalytical, MemEstimate{Status: EstimateKnown, MiB: 14910.3711}},
-		{"resnet50_imagenet_bs64_1gpu", MemGPUMemNet, MemEstimate{Status: EstimateKnown, MiB: 16000}},
-		{"resnet50_imagenet_bs64_1gpu", MemFakeTensor, MemEstimate{Status: EstimateKnown, MiB: 5337.0131}},
-		{"resnet50_imagenet_bs64_1gpu", MemEstFree, MemEstimate{Status: EstimateNone}},
-		{"dlrm_criteo_bs32768_1gpu", MemAnalytical, MemEstimate{Status: EstimateUnavailable}},
-		{"dlrm_criteo_bs32768_1gpu", MemFakeTensor, MemEstimate{Status: EstimateUnavailable}},
-		{"dlrm_criteo_bs32768_1gpu", MemGPUMemNet, MemEstimate{Status: EstimateUnavailable}},
-		{"dlrm_criteo_bs32768_1gpu", MemPeak, MemEstimate{Status: EstimateKnown, MiB: 1364}},
-		{"gpt2_large_wiki_bs8_2gpu", MemPeak, MemEstimate{Status: EstimateKnown, MiB: 28330}}, // the busier GPU
-		{"bert_base_wiki_bs32_1gpu", MemFakeTensor, MemEstimate{Status: EstimateUnavailable}},
-		{"resnet50_imagenet_bs64_1gpu", MemoryInput("bogus"), MemEstimate{Status: EstimateUnavailable}},
+		{"resnet50_imagenet_bs64_1gpu", policies.MemPeak, policies.MemEstimate{Status: policies.EstimateKnown, MiB: 7118}},
+		{"resnet50_imagenet_bs64_1gpu", policies.MemAnalytical, policies.MemEstimate{Status: policies.EstimateKnown, MiB: 14910.3711}},
+		{"resnet50_imagenet_bs64_1gpu", policies.MemGPUMemNet, policies.MemEstimate{Status: policies.EstimateKnown, MiB: 16000}},
+		{"resnet50_imagenet_bs64_1gpu", policies.MemFakeTensor, policies.MemEstimate{Status: policies.EstimateKnown, MiB: 5337.0131}},
+		{"resnet50_imagenet_bs64_1gpu", policies.MemEstFree, policies.MemEstimate{Status: policies.EstimateNone}},
+		{"dlrm_criteo_bs32768_1gpu", policies.MemAnalytical, policies.MemEstimate{Status: policies.EstimateUnavailable}},
+		{"dlrm_criteo_bs32768_1gpu", policies.MemFakeTensor, policies.MemEstimate{Status: policies.EstimateUnavailable}},
+		{"dlrm_criteo_bs32768_1gpu", policies.MemGPUMemNet, policies.MemEstimate{Status: policies.EstimateUnavailable}},
+		{"dlrm_criteo_bs32768_1gpu", policies.MemPeak, policies.MemEstimate{Status: policies.EstimateKnown, MiB: 1364}},
+		{"gpt2_large_wiki_bs8_2gpu", policies.MemPeak, policies.MemEstimate{Status: policies.EstimateKnown, MiB: 28330}}, // the busier GPU
+		{"bert_base_wiki_bs32_1gpu", policies.MemFakeTensor, policies.MemEstimate{Status: policies.EstimateUnavailable}},
+		{"resnet50_imagenet_bs64_1gpu", policies.MemoryInput("bogus"), policies.MemEstimate{Status: policies.EstimateUnavailable}},
 	} {
 		t.Run(tc.id+"/"+string(tc.in), func(t *testing.T) {
 			require.Equal(t, tc.want, EstimateFor(tc.in, get(tc.id)))
 		})
 	}
-	require.Equal(t, "unavailable", EstimateUnavailable.String())
-	require.Equal(t, "none", EstimateNone.String())
-	require.Equal(t, "known", EstimateKnown.String())
+	require.Equal(t, "unavailable", policies.EstimateUnavailable.String())
+	require.Equal(t, "none", policies.EstimateNone.String())
+	require.Equal(t, "known", policies.EstimateKnown.String())
 }
 
-// TestHorusFormula checks AnalyticalMemMiB against the artifact's Horus
+// TestHorusFormula checks analyticalMemMiB against the artifact's Horus
 // estimates (the catalog's analytical_mib, equal to the "Horus" column of
 // GPUMemNet's comparison) for the six CNNs with public parameter counts.
 // Each model's activations per sample are solved from its batch-32 and
@@ -101,7 +103,7 @@ func TestHorusFormula(t *testing.T) {
 				batch int
 				want  float64
 			}{{32, e32}, {128, e128}} {
-				got, err := AnalyticalMemMiB(HorusDesc(tc.params, act, b.batch))
+				got, err := analyticalMemMiB(horusDesc(tc.params, act, b.batch))
 				require.NoError(t, err)
 				require.InDelta(t, b.want, got, 0.2, "batch %d", b.batch)
 			}
@@ -110,38 +112,38 @@ func TestHorusFormula(t *testing.T) {
 }
 
 func TestAnalyticalMemMiB(t *testing.T) {
-	base := ModelDesc{Params: 1 << 20, ActivationsPerSample: 1 << 20, BatchSize: 1, BytesPerElement: 4, ParamCopies: 1, ContextMiB: 0}
-	got, err := AnalyticalMemMiB(base)
+	base := modelDesc{Params: 1 << 20, ActivationsPerSample: 1 << 20, BatchSize: 1, BytesPerElement: 4, ParamCopies: 1, ContextMiB: 0}
+	got, err := analyticalMemMiB(base)
 	require.NoError(t, err)
 	require.Equal(t, 8.0, got, "2^20 params and 2^20 activations at 4 bytes = 8 MiB")
 	for _, tc := range []struct {
 		name string
-		mod  func(d *ModelDesc)
+		mod  func(d *modelDesc)
 		want float64
 	}{
-		{"batch adds activations", func(d *ModelDesc) { d.BatchSize = 3 }, 16},
-		{"adam: weights, grads, two states", func(d *ModelDesc) { d.ParamCopies = 4 }, 20},
-		{"fp16 halves", func(d *ModelDesc) { d.BytesPerElement = 2 }, 4},
-		{"context adds", func(d *ModelDesc) { d.ContextMiB = 500 }, 508},
+		{"batch adds activations", func(d *modelDesc) { d.BatchSize = 3 }, 16},
+		{"adam: weights, grads, two states", func(d *modelDesc) { d.ParamCopies = 4 }, 20},
+		{"fp16 halves", func(d *modelDesc) { d.BytesPerElement = 2 }, 4},
+		{"context adds", func(d *modelDesc) { d.ContextMiB = 500 }, 508},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := base
 			tc.mod(&d)
-			got, err := AnalyticalMemMiB(d)
+			got, err := analyticalMemMiB(d)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
 	}
 	prev := 0.0
 	for b := 1; b <= 256; b *= 2 {
-		v, err := AnalyticalMemMiB(HorusDesc(25e6, 5e7, b))
+		v, err := analyticalMemMiB(horusDesc(25e6, 5e7, b))
 		require.NoError(t, err)
 		require.Greater(t, v, prev, "monotone in batch")
 		prev = v
 	}
-	for _, bad := range []ModelDesc{{Params: -1, BytesPerElement: 4}, {BytesPerElement: 0}, {Params: math.NaN(), BytesPerElement: 4},
+	for _, bad := range []modelDesc{{Params: -1, BytesPerElement: 4}, {BytesPerElement: 0}, {Params: math.NaN(), BytesPerElement: 4},
 		{BatchSize: -2, BytesPerElement: 4}, {ContextMiB: math.Inf(1), BytesPerElement: 4}} {
-		_, err := AnalyticalMemMiB(bad)
+		_, err := analyticalMemMiB(bad)
 		require.Error(t, err, "%+v", bad)
 	}
 }
@@ -163,7 +165,7 @@ func TestEstimatorCharacteristics(t *testing.T) {
 			require.Zero(t, math.Mod(g, 8000), "%s: GPUMemNet %v is not an 8 GB bin", id, g)
 		}
 	}
-	fts, ans, gms := SummarizeEstimator(peak, ft), SummarizeEstimator(peak, an), SummarizeEstimator(peak, gm)
+	fts, ans, gms := summarizeEstimator(peak, ft), summarizeEstimator(peak, an), summarizeEstimator(peak, gm)
 	t.Logf("catalog FakeTensor %+v", fts)
 	t.Logf("catalog analytical %+v", ans)
 	t.Logf("catalog GPUMemNet  %+v", gms)
@@ -173,7 +175,7 @@ func TestEstimatorCharacteristics(t *testing.T) {
 	require.Less(t, ans.Under, 0.5)
 	require.Greater(t, gms.MedianRatio, 1.0)
 
-	require.Equal(t, EstimatorSummary{}, SummarizeEstimator([]float64{1}, []float64{0}))
+	require.Equal(t, estimatorSummary{}, summarizeEstimator([]float64{1}, []float64{0}))
 }
 
 // TestEstimatorCharacteristicsShared reports the same figures on the
@@ -203,8 +205,8 @@ func TestEstimatorCharacteristicsShared(t *testing.T) {
 			cnnPeak, cnnHor = append(cnnPeak, num(r[2])), append(cnnHor, num(r[5]))
 		}
 	}
-	g, f, h := SummarizeEstimator(peak, gm), SummarizeEstimator(peak, ft), SummarizeEstimator(peak, hor)
-	hc, ht := SummarizeEstimator(cnnPeak, cnnHor), SummarizeEstimator(trPeak, trHor)
+	g, f, h := summarizeEstimator(peak, gm), summarizeEstimator(peak, ft), summarizeEstimator(peak, hor)
+	hc, ht := summarizeEstimator(cnnPeak, cnnHor), summarizeEstimator(trPeak, trHor)
 	t.Logf("gpumemnet table: GPUMemNet %+v", g)
 	t.Logf("gpumemnet table: FakeTensor %+v", f)
 	t.Logf("gpumemnet table: Horus all %+v", h)
@@ -218,7 +220,7 @@ func TestEstimatorCharacteristicsShared(t *testing.T) {
 	for _, r := range read("carma/solo_peak_memory_vs_faketensor.csv")[1:] {
 		peak, ft = append(peak, num(r[1])), append(ft, num(r[2]))
 	}
-	c := SummarizeEstimator(peak, ft)
+	c := summarizeEstimator(peak, ft)
 	t.Logf("carma: FakeTensor %+v", c)
 	require.Equal(t, 1.0, c.Under)
 }

@@ -24,7 +24,7 @@ type FitOptions struct {
 	LOWO bool
 	// Capacity, when positive, fixes PressureParams.Capacity (e.g. fitted
 	// jointly with the N-way exponent on stacks of jobs) instead of reading
-	// it off the pairs as their largest MeasuredLoad.
+	// it off the pairs as their largest measuredLoad.
 	Capacity float64
 	// NoMemory holds the memory coefficients at 0: a small, noisy pair set
 	// (the legacy server's 52 co-runs) fits them to extremes that make any
@@ -42,11 +42,11 @@ func (o FitOptions) withDefaults() FitOptions {
 	return o
 }
 
-// MeasuredLoad is the combined SM activity a measured co-run reached while
+// measuredLoad is the combined SM activity a measured co-run reached while
 // both jobs ran: Σ SMACT_i·r_i with r_i the observed rates during the
 // overlap (the shorter job's solo/pair time; for the longer one, the work
 // it did before its partner finished over that time).
-func MeasuredLoad(p PairRun, cat *Catalog) float64 {
+func measuredLoad(p PairRun, cat *Catalog) float64 {
 	a, b := p.A, p.B
 	if a.PairS > b.PairS {
 		a, b = b, a
@@ -65,11 +65,11 @@ func PairLoss(m Interference, cat *Catalog, pairs []PairRun) float64 { return pa
 // predicted to measured co-run time of both jobs.
 func pairLoss(m Interference, cat *Catalog, pairs []PairRun) float64 {
 	var s float64
-	jobs := make([]CoRunJob, 2)
+	jobs := make([]coRunJob, 2)
 	for _, p := range pairs {
-		jobs[0] = CoRunJob{Profile: profileOf(cat, p.A.ID), SoloS: p.A.SoloS}
-		jobs[1] = CoRunJob{Profile: profileOf(cat, p.B.ID), SoloS: p.B.SoloS}
-		t := SimulateCoRun(m, jobs)
+		jobs[0] = coRunJob{Profile: profileOf(cat, p.A.ID), SoloS: p.A.SoloS}
+		jobs[1] = coRunJob{Profile: profileOf(cat, p.B.ID), SoloS: p.B.SoloS}
+		t := simulateCoRun(m, jobs)
 		la, lb := math.Log(t[0]/p.A.PairS), math.Log(t[1]/p.B.PairS)
 		s += la*la + lb*lb
 	}
@@ -110,7 +110,7 @@ func freeCoefs(pairs []PairRun, cat *Catalog, noMemory bool) [7]bool {
 }
 
 // FitPressure fits PressureModel to measured co-runs. Capacity is
-// opt.Capacity when positive, else the largest MeasuredLoad among pairs;
+// opt.Capacity when positive, else the largest measuredLoad among pairs;
 // the seven exponent coefficients (those of a feature the pairs' workloads
 // all lack, and with NoMemory the memory ones, held at 0) minimize pairLoss
 // by Nelder–Mead (gonum/optimize), started from a 5 %
@@ -127,7 +127,7 @@ func FitPressure(pairs []PairRun, cat *Catalog, opt FitOptions) (PressureParams,
 	if opt.Capacity <= 0 {
 		base.Capacity = 0
 		for _, p := range pairs {
-			base.Capacity = max(base.Capacity, MeasuredLoad(p, cat))
+			base.Capacity = max(base.Capacity, measuredLoad(p, cat))
 		}
 	}
 	free := freeCoefs(pairs, cat, opt.NoMemory)
@@ -191,7 +191,7 @@ type Calibration struct {
 // (Folds), next to two baselines on the same folds: "none" (no
 // interference) and "flat20" (every shared job runs at 1/1.2). With
 // opt.LOWO it also estimates the error on unseen workloads by
-// leave-one-workload-out cross-validation (WorkloadHoldOuts), one refit per
+// leave-one-workload-out cross-validation (workloadHoldOuts), one refit per
 // workload. The folds are fitted concurrently; the result is deterministic.
 func Calibrate(pairs []PairRun, cat *Catalog, opt FitOptions) (*Calibration, error) {
 	opt = opt.withDefaults()
@@ -216,7 +216,7 @@ func Calibrate(pairs []PairRun, cat *Catalog, opt FitOptions) (*Calibration, err
 		return nil, err
 	}
 	if opt.LOWO {
-		ids, tests := WorkloadHoldOuts(pairs)
+		ids, tests := workloadHoldOuts(pairs)
 		for k, t := range tests {
 			if len(t) == len(pairs) {
 				return nil, fmt.Errorf("calibrate: leave-one-workload-out: every co-run involves %s, none is left to fit on", ids[k])
@@ -235,7 +235,7 @@ func Calibrate(pairs []PairRun, cat *Catalog, opt FitOptions) (*Calibration, err
 	var in []float64
 	m := &PressureModel{P: c.Params}
 	for _, p := range pairs {
-		a, b := PairAPE(m, cat, p)
+		a, b := pairAPE(m, cat, p)
 		in = append(in, a, b)
 	}
 	c.InSample = summarize("pressure", in)
@@ -272,11 +272,11 @@ func crossValidate(pairs []PairRun, cat *Catalog, opt FitOptions, tests [][]int,
 				errs[k] = fmt.Errorf("calibrate: %s: %w", label(k), err)
 				return
 			}
-			models := []Interference{&PressureModel{P: pp}, NoInterference{}, FlatInterference{Slowdown: 1.2}}
+			models := []Interference{&PressureModel{P: pp}, NoInterference{}, flatInterference{Slowdown: 1.2}}
 			perFold[k] = make([][]float64, len(models))
 			for mi, m := range models {
 				for _, i := range test {
-					a, b := PairAPE(m, cat, pairs[i])
+					a, b := pairAPE(m, cat, pairs[i])
 					perFold[k][mi] = append(perFold[k][mi], a, b)
 				}
 			}

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// sourceCatalogCols are the columns ReadSourceCatalog needs.
+// sourceCatalogCols are the columns readSourceCatalog needs.
 var sourceCatalogCols = []string{"workload_id", "num_gpus", "gpu_label", "solo_end_to_end_s", "peak_mem_mib",
 	"smact_mean", "smact_p95", "smocc_mean", "smocc_p95", "drama_mean", "drama_p95", "nvsmi_util_mean_pct",
 	"horus_est_mib", "faketensor_est_mib", "gpumemnet_est_mib", "lucid_class", "profile_source"}
@@ -19,7 +19,7 @@ var sourceCatalogCols = []string{"workload_id", "num_gpus", "gpu_label", "solo_e
 // LoadCatalog reads a workload catalog file in either format: the derived
 // one (header starting "workload,", what models/data holds and ReadCatalog
 // parses) or the AEGIS artifact's source characterization (header starting
-// "workload_id,", see ReadSourceCatalog).
+// "workload_id,", see readSourceCatalog).
 func LoadCatalog(path string) (*Catalog, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -32,14 +32,14 @@ func LoadCatalog(path string) (*Catalog, error) {
 			continue
 		}
 		if strings.HasPrefix(l, "workload_id,") {
-			return ReadSourceCatalog(bytes.NewReader(data), path)
+			return readSourceCatalog(bytes.NewReader(data), path)
 		}
 		break
 	}
 	return ReadCatalog(bytes.NewReader(data), path)
 }
 
-// ReadSourceCatalog reads the AEGIS artifact's workload characterization
+// readSourceCatalog reads the AEGIS artifact's workload characterization
 // (the layout of ../shared/calibration/aegis/workload_catalog_a100.csv) with
 // the rules models/internal/gencatalog applies to derive the embedded A100
 // catalog, so both give the same Catalog: solo_s = solo_end_to_end_s; a
@@ -47,7 +47,7 @@ func LoadCatalog(path string) (*Catalog, error) {
 // mean by least squares over the full_run rows; a memory estimate blank or
 // ≥ 40000 is unavailable (0); a 2-GPU workload profiled on one GPU reuses
 // that GPU's row for the other.
-func ReadSourceCatalog(r io.Reader, name string) (*Catalog, error) {
+func readSourceCatalog(r io.Reader, name string) (*Catalog, error) {
 	derived, _, _, err := DeriveSourceCatalog(r, name)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func ReadSourceCatalog(r io.Reader, name string) (*Catalog, error) {
 
 // DeriveSourceCatalog converts the AEGIS artifact's workload
 // characterization into the derived catalog format (header and rows, the
-// text ReadCatalog parses) by the rules ReadSourceCatalog states. It also
+// text ReadCatalog parses) by the rules readSourceCatalog states. It also
 // returns the fitted line util_pct = a + b·smact_mean used to fill missing
 // utilizations. models/internal/gencatalog writes its output to
 // models/data/catalog_a100.csv.

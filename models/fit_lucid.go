@@ -11,20 +11,20 @@ import (
 	"strings"
 )
 
-// LucidJob is one job of a Lucid co-location measurement.
-type LucidJob struct {
+// lucidJob is one job of a Lucid co-location measurement.
+type lucidJob struct {
 	Key     string  // model/dataset/batch/amp, e.g. "ResNet18/CIFAR-10/32/0"
 	Profile Profile // proxy pressure profile from Lucid's solo measurement
 	Speed   float64 // co-located throughput normalized to solo (the rate)
 }
 
-// LucidPair is one row of Lucid's co-location table.
-type LucidPair struct {
+// lucidPair is one row of Lucid's co-location table.
+type lucidPair struct {
 	Line int
-	A, B LucidJob
+	A, B lucidJob
 }
 
-// ReadLucid joins Lucid's co-location table (colocate_info.csv: model1,
+// readLucid joins Lucid's co-location table (colocate_info.csv: model1,
 // dataset1, gpu_num1, batchsize1, amp1, speed1, the same for 2, …) with its
 // solo table (single_data.csv: model, dataset, batchsize, amp, speed,
 // gpu_util, gmem_util, gmem, label). Lucid measured on RTX 3090s with
@@ -32,7 +32,7 @@ type LucidPair struct {
 // of time a kernel ran), DRAMA ← gmem_util/100 (percent of time device
 // memory was read or written), PeakMiB ← gmem; SMOCC stays 0 (the pressure
 // model does not use it). Rows of multi-GPU jobs are skipped.
-func ReadLucid(colocate io.Reader, coName string, single io.Reader, singleName string) ([]LucidPair, error) {
+func readLucid(colocate io.Reader, coName string, single io.Reader, singleName string) ([]lucidPair, error) {
 	solo, err := readLucidSingle(single, singleName)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func ReadLucid(colocate io.Reader, coName string, single io.Reader, singleName s
 			return nil, fmt.Errorf("%s: header: missing column %q", coName, c)
 		}
 	}
-	var out []LucidPair
+	var out []lucidPair
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -71,8 +71,8 @@ func ReadLucid(colocate io.Reader, coName string, single io.Reader, singleName s
 		if get("gpu_num1") != "1" || get("gpu_num2") != "1" {
 			continue
 		}
-		p := LucidPair{Line: line}
-		for i, j := range []*LucidJob{&p.A, &p.B} {
+		p := lucidPair{Line: line}
+		for i, j := range []*lucidJob{&p.A, &p.B} {
 			s := strconv.Itoa(i + 1)
 			j.Key = get("model"+s) + "/" + get("dataset"+s) + "/" + get("batchsize"+s) + "/" + get("amp"+s)
 			prof, ok := solo[j.Key]
@@ -129,9 +129,9 @@ func readLucidSingle(r io.Reader, name string) (map[string]Profile, error) {
 	return out, nil
 }
 
-// Agreement measures how well a model's direction of slowdown agrees with
+// agreement measures how well a model's direction of slowdown agrees with
 // measured co-location rates.
-type Agreement struct {
+type agreement struct {
 	Jobs int // job observations (two per pair)
 	// Spearman is the rank correlation of predicted and measured slowdown
 	// (1/rate) over all job observations.
@@ -146,10 +146,10 @@ type Agreement struct {
 	SignPairs int
 }
 
-// LucidAgreement compares m's predicted co-location rates with Lucid's
+// lucidAgreement compares m's predicted co-location rates with Lucid's
 // measured ones; pairs whose two measured speeds differ by threshold or
 // less count as ties and are left out of Sign.
-func LucidAgreement(m Interference, pairs []LucidPair, threshold float64) Agreement {
+func lucidAgreement(m Interference, pairs []lucidPair, threshold float64) agreement {
 	var pred, meas, pp, pm []float64
 	var agree, n int
 	for _, p := range pairs {
@@ -166,7 +166,7 @@ func LucidAgreement(m Interference, pairs []LucidPair, threshold float64) Agreem
 			}
 		}
 	}
-	a := Agreement{Jobs: len(pred), Spearman: Spearman(pred, meas), PairSpearman: Spearman(pp, pm), SignPairs: n}
+	a := agreement{Jobs: len(pred), Spearman: Spearman(pred, meas), PairSpearman: Spearman(pp, pm), SignPairs: n}
 	if n > 0 {
 		a.Sign = float64(agree) / float64(n)
 	}

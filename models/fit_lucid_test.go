@@ -42,16 +42,16 @@ const lucidCo = `,model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,dataset
 `
 
 func TestReadLucid(t *testing.T) {
-	ps, err := ReadLucid(strings.NewReader(lucidCo), "co.csv", strings.NewReader(lucidSingle), "single.csv")
+	ps, err := readLucid(strings.NewReader(lucidCo), "co.csv", strings.NewReader(lucidSingle), "single.csv")
 	require.NoError(t, err)
 	require.Len(t, ps, 2, "the 2-GPU row is skipped")
-	require.Equal(t, LucidJob{Key: "A/D/32/0", Speed: 0.9,
+	require.Equal(t, lucidJob{Key: "A/D/32/0", Speed: 0.9,
 		Profile: Profile{PeakMiB: 8000, SMACT: Stat{Mean: 0.9, P95: 0.9}, DRAMA: Stat{Mean: 0.5, P95: 0.5}, UtilPct: 90}}, ps[0].A)
 	require.Equal(t, 2, ps[0].Line)
 
 	// The heavy job A hurts the light one B more than the reverse: the model
 	// agrees with that row; the near-tie row is left out of Sign.
-	a := LucidAgreement(DefaultInterference(), ps, 0.05)
+	a := lucidAgreement(DefaultInterference(), ps, 0.05)
 	require.Equal(t, 4, a.Jobs)
 	require.Equal(t, 1, a.SignPairs)
 	require.Equal(t, 1.0, a.Sign)
@@ -65,7 +65,7 @@ func TestReadLucid(t *testing.T) {
 		{"single header", lucidCo, "model\nA\n", `single.csv: header: missing column "dataset"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadLucid(strings.NewReader(tc.co), "co.csv", strings.NewReader(tc.single), "single.csv")
+			_, err := readLucid(strings.NewReader(tc.co), "co.csv", strings.NewReader(tc.single), "single.csv")
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -85,11 +85,11 @@ func TestLucidDirection(t *testing.T) {
 	si, err := os.Open(filepath.Join(dir, "calibration", "lucid", "single_data.csv"))
 	require.NoError(t, err)
 	defer si.Close()
-	ps, err := ReadLucid(co, "colocate_info.csv", si, "single_data.csv")
+	ps, err := readLucid(co, "colocate_info.csv", si, "single_data.csv")
 	require.NoError(t, err)
 	require.Len(t, ps, 1388)
 	for _, th := range []float64{0, 0.05, 0.1} {
-		a := LucidAgreement(DefaultInterference(), ps, th)
+		a := lucidAgreement(DefaultInterference(), ps, th)
 		t.Logf("threshold %.2f: %+v", th, a)
 		require.Greater(t, a.Spearman, 0.3)
 		require.Greater(t, a.PairSpearman, 0.3)

@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// PairJob is one job of a measured two-job co-run.
-type PairJob struct {
+// pairJob is one job of a measured two-job co-run.
+type pairJob struct {
 	Name  string  // workload name as written in the pair file
 	ID    string  // catalog workload whose pressure profile stands for it
 	SoloS float64 // solo runtime of this (possibly truncated) run, seconds
@@ -26,7 +26,7 @@ type PairJob struct {
 // finished.
 type PairRun struct {
 	Line int // line in the source file
-	A, B PairJob
+	A, B pairJob
 }
 
 // Key identifies the unordered pair of catalog workloads the model sees,
@@ -113,9 +113,9 @@ func ReadPairs(r io.Reader, name string, cat *Catalog) ([]PairRun, error) {
 			v[i] = x
 		}
 		p := PairRun{Line: line,
-			A: PairJob{Name: strings.TrimSuffix(row[cols[0]], ".yaml"), SoloS: v[0], PairS: v[2]},
-			B: PairJob{Name: strings.TrimSuffix(row[cols[1]], ".yaml"), SoloS: v[1], PairS: v[3]}}
-		for i, j := range []*PairJob{&p.A, &p.B} {
+			A: pairJob{Name: strings.TrimSuffix(row[cols[0]], ".yaml"), SoloS: v[0], PairS: v[2]},
+			B: pairJob{Name: strings.TrimSuffix(row[cols[1]], ".yaml"), SoloS: v[1], PairS: v[3]}}
+		for i, j := range []*pairJob{&p.A, &p.B} {
 			if j.Name == "" {
 				return nil, fmt.Errorf("%s:%d: column %s: empty workload name", name, line, cols[i])
 			}
@@ -138,18 +138,18 @@ func ReadPairs(r io.Reader, name string, cat *Catalog) ([]PairRun, error) {
 	return out, nil
 }
 
-// CoRunJob is a job started at time zero on a GPU shared with others.
-type CoRunJob struct {
+// coRunJob is a job started at time zero on a GPU shared with others.
+type coRunJob struct {
 	Profile Profile
 	SoloS   float64 // solo runtime, seconds
 }
 
-// SimulateCoRun returns each job's completion time, in seconds, when the
+// simulateCoRun returns each job's completion time, in seconds, when the
 // jobs start together on one GPU: while a set of jobs is running each
 // progresses at m.Rate(its profile, the others' profiles); the rates are
 // re-evaluated whenever a job finishes, so the last job runs alone. This is
 // exactly what the simulator does on one GPU with no later arrivals.
-func SimulateCoRun(m Interference, jobs []CoRunJob) []float64 {
+func simulateCoRun(m Interference, jobs []coRunJob) []float64 {
 	n := len(jobs)
 	left := make([]float64, n) // remaining work in solo-seconds
 	done := make([]float64, n)
@@ -229,9 +229,9 @@ func Folds(pairs []PairRun, k int) []int {
 	return out
 }
 
-// PairWorkloads lists the distinct catalog workloads (A.ID and B.ID) of
+// pairWorkloads lists the distinct catalog workloads (A.ID and B.ID) of
 // pairs, sorted.
-func PairWorkloads(pairs []PairRun) []string {
+func pairWorkloads(pairs []PairRun) []string {
 	seen := map[string]bool{}
 	var ids []string
 	for _, p := range pairs {
@@ -246,12 +246,12 @@ func PairWorkloads(pairs []PairRun) []string {
 	return ids
 }
 
-// WorkloadHoldOuts returns, for each workload of PairWorkloads(pairs) in
+// workloadHoldOuts returns, for each workload of pairWorkloads(pairs) in
 // that order, the indices of the co-runs involving it: the test set of
 // leave-one-workload-out cross-validation, whose training set is every
 // other co-run. A co-run of two different workloads is in two test sets.
-func WorkloadHoldOuts(pairs []PairRun) (ids []string, tests [][]int) {
-	ids = PairWorkloads(pairs)
+func workloadHoldOuts(pairs []PairRun) (ids []string, tests [][]int) {
+	ids = pairWorkloads(pairs)
 	at := make(map[string]int, len(ids))
 	for i, id := range ids {
 		at[id] = i
@@ -267,10 +267,10 @@ func WorkloadHoldOuts(pairs []PairRun) (ids []string, tests [][]int) {
 	return ids, tests
 }
 
-// PairAPE returns the absolute percentage errors (as fractions) of the
+// pairAPE returns the absolute percentage errors (as fractions) of the
 // co-run times m predicts for p's two jobs, A then B.
-func PairAPE(m Interference, cat *Catalog, p PairRun) (a, b float64) {
-	t := SimulateCoRun(m, []CoRunJob{
+func pairAPE(m Interference, cat *Catalog, p PairRun) (a, b float64) {
+	t := simulateCoRun(m, []coRunJob{
 		{Profile: profileOf(cat, p.A.ID), SoloS: p.A.SoloS},
 		{Profile: profileOf(cat, p.B.ID), SoloS: p.B.SoloS}})
 	return math.Abs(t[0]-p.A.PairS) / p.A.PairS, math.Abs(t[1]-p.B.PairS) / p.B.PairS

@@ -44,8 +44,8 @@ func TestReadPairs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ps, 2)
 	require.Equal(t, PairRun{Line: 2,
-		A: PairJob{Name: "vgg16_imagenet_bs64_maxbatches1200", ID: "vgg16_imagenet_bs64_1gpu", SoloS: 227.42, PairS: 257.27},
-		B: PairJob{Name: "unet_voc_1gpu_10e", ID: "unet_voc_1gpu", SoloS: 208.4, PairS: 355.7}}, ps[0])
+		A: pairJob{Name: "vgg16_imagenet_bs64_maxbatches1200", ID: "vgg16_imagenet_bs64_1gpu", SoloS: 227.42, PairS: 257.27},
+		B: pairJob{Name: "unet_voc_1gpu_10e", ID: "unet_voc_1gpu", SoloS: 208.4, PairS: 355.7}}, ps[0])
 	require.Equal(t, 4, ps[1].Line)
 	require.Equal(t, "unet_voc_1gpu|vgg16_imagenet_bs64_1gpu", ps[0].Key())
 
@@ -75,24 +75,24 @@ func TestSimulateCoRun(t *testing.T) {
 		solo []float64
 		want []float64
 	}{
-		{"alone", FlatInterference{Slowdown: 2}, []float64{100}, []float64{100}},
+		{"alone", flatInterference{Slowdown: 2}, []float64{100}, []float64{100}},
 		{"none", NoInterference{}, []float64{100, 200}, []float64{100, 200}},
 		// A runs at 1/1.2 for 120 s; B did 100 s of work by then and runs its
 		// last 100 s alone.
-		{"flat pair", FlatInterference{Slowdown: 1.2}, []float64{100, 200}, []float64{120, 220}},
-		{"flat pair reversed", FlatInterference{Slowdown: 1.2}, []float64{200, 100}, []float64{220, 120}},
-		{"equal", FlatInterference{Slowdown: 2}, []float64{50, 50}, []float64{100, 100}},
+		{"flat pair", flatInterference{Slowdown: 1.2}, []float64{100, 200}, []float64{120, 220}},
+		{"flat pair reversed", flatInterference{Slowdown: 1.2}, []float64{200, 100}, []float64{220, 120}},
+		{"equal", flatInterference{Slowdown: 2}, []float64{50, 50}, []float64{100, 100}},
 		// Three at 1/2: the first ends at 20; the other two, 10 s of work each
 		// done, go on at 1/2 (still shared): the second ends at 20+2*10=40,
 		// the third runs its last 10 s alone: 50.
-		{"three", FlatInterference{Slowdown: 2}, []float64{10, 20, 30}, []float64{20, 40, 50}},
+		{"three", flatInterference{Slowdown: 2}, []float64{10, 20, 30}, []float64{20, 40, 50}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			jobs := make([]CoRunJob, len(tc.solo))
+			jobs := make([]coRunJob, len(tc.solo))
 			for i, s := range tc.solo {
-				jobs[i] = CoRunJob{Profile: p, SoloS: s}
+				jobs[i] = coRunJob{Profile: p, SoloS: s}
 			}
-			got := SimulateCoRun(tc.m, jobs)
+			got := simulateCoRun(tc.m, jobs)
 			require.InDeltaSlice(t, tc.want, got, 1e-9)
 		})
 	}
@@ -101,10 +101,10 @@ func TestSimulateCoRun(t *testing.T) {
 // TestPairKey: a pair's key is the unordered pair of catalog workloads
 // the model sees, not the names in the pair file.
 func TestPairKey(t *testing.T) {
-	job := func(name, id string) PairJob { return PairJob{Name: name, ID: id} }
+	job := func(name, id string) pairJob { return pairJob{Name: name, ID: id} }
 	for _, tc := range []struct {
 		name string
-		a, b PairJob
+		a, b pairJob
 		want string
 	}{
 		{"ordered", job("mnist_bs32_1gpu", "mnist_bs32_1gpu"), job("unet_voc_1gpu", "unet_voc_1gpu"), "mnist_bs32_1gpu|unet_voc_1gpu"},
@@ -126,7 +126,7 @@ func TestFolds(t *testing.T) {
 		a, b := fmt.Sprintf("a%d", i%12), fmt.Sprintf("b%d", i%12)
 		// Pair-file names vary between repeats (run-length suffixes); the
 		// catalog ids do not.
-		p := PairRun{A: PairJob{Name: fmt.Sprintf("%s_%de", a, i), ID: a}, B: PairJob{Name: b, ID: b}}
+		p := PairRun{A: pairJob{Name: fmt.Sprintf("%s_%de", a, i), ID: a}, B: pairJob{Name: b, ID: b}}
 		if i%2 == 1 { // the same pair written the other way round
 			p.A, p.B = p.B, p.A
 		}
@@ -179,7 +179,7 @@ func TestFoldsSharedCatalogIdentity(t *testing.T) {
 
 func TestWorkloadHoldOuts(t *testing.T) {
 	pr := func(a, b string) PairRun {
-		return PairRun{A: PairJob{Name: a + "_x", ID: a}, B: PairJob{Name: b, ID: b}}
+		return PairRun{A: pairJob{Name: a + "_x", ID: a}, B: pairJob{Name: b, ID: b}}
 	}
 	for _, tc := range []struct {
 		name  string
@@ -193,9 +193,9 @@ func TestWorkloadHoldOuts(t *testing.T) {
 		{"self pair counted once", []PairRun{pr("a", "a"), pr("a", "b")}, []string{"a", "b"}, [][]int{{0, 1}, {1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ids, tests := WorkloadHoldOuts(tc.pairs)
+			ids, tests := workloadHoldOuts(tc.pairs)
 			require.Equal(t, tc.ids, ids)
-			require.Equal(t, tc.ids, PairWorkloads(tc.pairs))
+			require.Equal(t, tc.ids, pairWorkloads(tc.pairs))
 			require.Equal(t, tc.tests, tests)
 		})
 	}
@@ -214,8 +214,8 @@ func pairsOf(truth Interference, cat *Catalog, ids ...string) []PairRun {
 	for i, a := range ids {
 		for j, b := range ids[i+1:] {
 			sa, sb := 100+float64(17*i), 150+float64(13*j)
-			t := SimulateCoRun(truth, []CoRunJob{{profileOf(cat, a), sa}, {profileOf(cat, b), sb}})
-			ps = append(ps, PairRun{A: PairJob{Name: a, ID: a, SoloS: sa, PairS: t[0]}, B: PairJob{Name: b, ID: b, SoloS: sb, PairS: t[1]}})
+			t := simulateCoRun(truth, []coRunJob{{profileOf(cat, a), sa}, {profileOf(cat, b), sb}})
+			ps = append(ps, PairRun{A: pairJob{Name: a, ID: a, SoloS: sa, PairS: t[0]}, B: pairJob{Name: b, ID: b, SoloS: sb, PairS: t[1]}})
 		}
 	}
 	return ps
@@ -357,7 +357,7 @@ func TestCalibrateLOWOShared(t *testing.T) {
 	require.Greater(t, len(sub), 30)
 	c, err := Calibrate(sub, A100(), FitOptions{LOWO: true})
 	require.NoError(t, err)
-	require.Equal(t, len(PairWorkloads(sub)), c.Workloads)
+	require.Equal(t, len(pairWorkloads(sub)), c.Workloads)
 	model, none, flat := c.LOWO[0], c.LOWO[1], c.LOWO[2]
 	require.Less(t, model.MedianAPE, none.MedianAPE)
 	require.Less(t, model.MedianAPE, flat.MedianAPE)
@@ -372,11 +372,11 @@ func TestMeasuredLoad(t *testing.T) {
 	a, b := profileOf(cat, "vgg16_imagenet_bs64_1gpu"), profileOf(cat, "mnist_bs32_1gpu")
 	// A ran alone in 100 s, 125 s shared; B (200 s solo) ended at 210 s, so
 	// it did 200-85 = 115 s of work during the 125 s overlap.
-	p := PairRun{A: PairJob{ID: "vgg16_imagenet_bs64_1gpu", SoloS: 100, PairS: 125},
-		B: PairJob{ID: "mnist_bs32_1gpu", SoloS: 200, PairS: 210}}
-	require.InDelta(t, a.SMACT.Mean*0.8+b.SMACT.Mean*115.0/125, MeasuredLoad(p, cat), 1e-12)
+	p := PairRun{A: pairJob{ID: "vgg16_imagenet_bs64_1gpu", SoloS: 100, PairS: 125},
+		B: pairJob{ID: "mnist_bs32_1gpu", SoloS: 200, PairS: 210}}
+	require.InDelta(t, a.SMACT.Mean*0.8+b.SMACT.Mean*115.0/125, measuredLoad(p, cat), 1e-12)
 	p.A, p.B = p.B, p.A
-	require.InDelta(t, a.SMACT.Mean*0.8+b.SMACT.Mean*115.0/125, MeasuredLoad(p, cat), 1e-12)
+	require.InDelta(t, a.SMACT.Mean*0.8+b.SMACT.Mean*115.0/125, measuredLoad(p, cat), 1e-12)
 }
 
 func FuzzReadPairs(f *testing.F) {

@@ -49,7 +49,7 @@ func predictFit(t *testing.T, ps []fitPrediction) []fitPrediction {
 			_, ok := cat.Get(id)
 			require.True(t, ok, "%s:%d: workload %s is no longer in the A100 catalog", fitPredictionsFile, p.Line, id)
 		}
-		got := SimulateCoRun(m, []CoRunJob{{Profile: profileOf(cat, p.A), SoloS: p.SoloA}, {Profile: profileOf(cat, p.B), SoloS: p.SoloB}})
+		got := simulateCoRun(m, []coRunJob{{Profile: profileOf(cat, p.A), SoloS: p.SoloA}, {Profile: profileOf(cat, p.B), SoloS: p.SoloB}})
 		p.PairA, p.PairB = got[0], got[1]
 		out[i] = p
 	}

@@ -58,7 +58,7 @@ type Server struct {
 }
 
 // ParseServer parses "TYPE:COUNT", e.g. "a100-40gb:3", where TYPE is a
-// built-in GPU type or a GPU type YAML file (see LoadGPUType), e.g.
+// built-in GPU type or a GPU type YAML file (see loadGPUType), e.g.
 // "my-gpu.yaml:8".
 func ParseServer(s string) (Server, error) {
 	i := strings.LastIndex(s, ":")
@@ -84,7 +84,7 @@ func ParseServer(s string) (Server, error) {
 // YAML file when the name ends in .yaml or .yml.
 func ResolveGPUType(name string) (GPUType, error) {
 	if ext := strings.ToLower(filepath.Ext(name)); ext == ".yaml" || ext == ".yml" {
-		return LoadGPUType(name)
+		return loadGPUType(name)
 	}
 	return LookupGPU(name)
 }

@@ -34,7 +34,7 @@ var legacy11GB = sync.OnceValue(func() *Catalog {
 
 // CatalogFor returns the workload catalog (solo times, peaks, profiles) that
 // jobs on GPU type t follow:
-//   - t.CatalogFile when set (a user-supplied type, see LoadGPUType);
+//   - t.CatalogFile when set (a user-supplied type, see loadGPUType);
 //   - a100-40gb: A100();
 //   - legacy-11gb: Legacy11GB();
 //   - h200-141gb and user types without a catalog: A100(). No H200
@@ -72,7 +72,7 @@ type gpuTypeFile struct {
 
 var gpuTypeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
-// LoadGPUType reads a user-supplied GPU type from a YAML file:
+// loadGPUType reads a user-supplied GPU type from a YAML file:
 //
 //	name: rtx4090-24gb        # lower case letters, digits, '.', '_', '-'; not a built-in name
 //	memory_mib: 24564         # usable MiB as nvidia-smi reports
@@ -85,17 +85,17 @@ var gpuTypeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 // interference model are read and checked here. Unknown keys (listing the
 // valid ones), bad values and a name taken by a built-in type
 // (GPUTypeNames) are errors naming the file and line.
-func LoadGPUType(path string) (GPUType, error) {
+func loadGPUType(path string) (GPUType, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return GPUType{}, fmt.Errorf("GPU type: %w", err)
 	}
-	return ReadGPUType(data, path, filepath.Dir(path))
+	return readGPUType(data, path, filepath.Dir(path))
 }
 
-// ReadGPUType parses a GPU type YAML document (see LoadGPUType); name is
+// readGPUType parses a GPU type YAML document (see loadGPUType); name is
 // used in errors and relative paths are resolved against baseDir.
-func ReadGPUType(data []byte, name, baseDir string) (GPUType, error) {
+func readGPUType(data []byte, name, baseDir string) (GPUType, error) {
 	var f gpuTypeFile
 	root, err := decodeStrict(data, name, &f)
 	if err != nil {

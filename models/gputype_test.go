@@ -81,14 +81,14 @@ func TestReadGPUType(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("nope\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(goodModel), 0o644))
 
-	got, err := ReadGPUType([]byte(gpuYAML), "g.yaml", dir)
+	got, err := readGPUType([]byte(gpuYAML), "g.yaml", dir)
 	require.NoError(t, err)
 	require.Equal(t, GPUType{Name: "rtx4090-24gb", MemoryMiB: 24564}, got)
 
 	full := gpuYAML + "catalog: cat.csv\ninterference: m.yaml\n"
 	path := filepath.Join(dir, "g.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(full), 0o644))
-	got, err = LoadGPUType(path)
+	got, err = loadGPUType(path)
 	require.NoError(t, err)
 	require.Equal(t, GPUType{Name: "rtx4090-24gb", MemoryMiB: 24564, CatalogFile: filepath.Join(dir, "cat.csv"),
 		InterferenceFile: filepath.Join(dir, "m.yaml")}, got)
@@ -105,11 +105,11 @@ func TestReadGPUType(t *testing.T) {
 		"<<: {memory_mib: 24564, pressure: false}\nname: rtx4090-24gb\n",
 		"<<: [{memory_mib: 24564}, {pressure: false}]\nname: rtx4090-24gb\n",
 	} {
-		got, err = ReadGPUType([]byte(in), "g.yaml", dir)
+		got, err = readGPUType([]byte(in), "g.yaml", dir)
 		require.NoError(t, err, in)
 		require.Equal(t, GPUType{Name: "rtx4090-24gb", MemoryMiB: 24564}, got, in)
 	}
-	_, err = ReadGPUType([]byte("<<: {memory_mib: 24564, presure: false}\nname: rtx4090-24gb\n"), "g.yaml", dir)
+	_, err = readGPUType([]byte("<<: {memory_mib: 24564, presure: false}\nname: rtx4090-24gb\n"), "g.yaml", dir)
 	require.ErrorContains(t, err, `g.yaml:1: unknown key "presure"`, "merged keys are checked too")
 
 	for _, tc := range []struct{ name, in, want string }{
@@ -138,12 +138,12 @@ func TestReadGPUType(t *testing.T) {
 		{"bad model", gpuYAML + "interference: cat.csv\n", "g.yaml:4: interference: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadGPUType([]byte(tc.in), "g.yaml", dir)
+			_, err := readGPUType([]byte(tc.in), "g.yaml", dir)
 			require.ErrorContains(t, err, tc.want)
 			require.NotContains(t, err.Error(), "models.", "no Go type names")
 		})
 	}
-	_, err = LoadGPUType(filepath.Join(dir, "missing.yaml"))
+	_, err = loadGPUType(filepath.Join(dir, "missing.yaml"))
 	require.ErrorContains(t, err, "missing.yaml")
 }
 
@@ -158,9 +158,9 @@ func TestLoadCatalogFormats(t *testing.T) {
 	require.Equal(t, A100(), c.WithWindows(A100Windows()))
 	_, err = LoadCatalog(filepath.Join(dir, "missing.csv"))
 	require.ErrorContains(t, err, "missing.csv")
-	_, err = ReadSourceCatalog(strings.NewReader("workload_id,num_gpus\nx,1\n"), "s.csv")
+	_, err = readSourceCatalog(strings.NewReader("workload_id,num_gpus\nx,1\n"), "s.csv")
 	require.ErrorContains(t, err, `s.csv: header: missing column "gpu_label"`)
-	_, err = ReadSourceCatalog(strings.NewReader("workload_id\n"), "s.csv")
+	_, err = readSourceCatalog(strings.NewReader("workload_id\n"), "s.csv")
 	require.ErrorContains(t, err, "no workload rows")
 
 	shared, ok := SharedDir()

@@ -2,9 +2,9 @@ package models
 
 import "math"
 
-// MemUnitMiB is the unit of the memory features of the pressure model:
+// memUnitMiB is the unit of the memory features of the pressure model:
 // peak memory enters in units of 10 GiB.
-const MemUnitMiB = 10240
+const memUnitMiB = 10240
 
 // PressureParams are the parameters of PressureModel. The first seven are
 // fitted to measured co-runs by FitPressure; Capacity is read off the same
@@ -44,7 +44,7 @@ type PressureParams struct {
 //	s_i  = 1 + (Σ_{j∈J, j≠i} c_ij^(1/ρ))^ρ
 //
 // where a is the workload's solo mean SMACT, d its mean DRAMA and m its
-// peak memory in units of 10 GiB (MemUnitMiB). The rates r_i = 1/s_i are
+// peak memory in units of 10 GiB (memUnitMiB). The rates r_i = 1/s_i are
 // then capped by the GPU's SM-activity capacity κ: when L = Σ_i a_i·r_i
 // exceeds κ every rate is multiplied by κ/L (processor sharing once the SMs
 // are saturated). Rate returns r_self. A job alone runs at rate 1.
@@ -84,7 +84,7 @@ func member(k int, self *Profile, co []Profile) *Profile {
 func (m *PressureModel) stretch(i int, self *Profile, co []Profile) float64 {
 	p := &m.P
 	v := member(i, self, co)
-	own := p.Intercept + p.SelfSMACT*v.SMACT.Mean + p.SelfDRAMA*v.DRAMA.Mean + p.SelfMem*v.PeakMiB/MemUnitMiB
+	own := p.Intercept + p.SelfSMACT*v.SMACT.Mean + p.SelfDRAMA*v.DRAMA.Mean + p.SelfMem*v.PeakMiB/memUnitMiB
 	rho := p.NWayExponent
 	if rho <= 0 {
 		rho = 1
@@ -95,7 +95,7 @@ func (m *PressureModel) stretch(i int, self *Profile, co []Profile) float64 {
 			continue
 		}
 		c := member(j, self, co)
-		x := math.Exp(own + p.CoSMACT*c.SMACT.Mean + p.CoDRAMA*c.DRAMA.Mean + p.CoMem*c.PeakMiB/MemUnitMiB)
+		x := math.Exp(own + p.CoSMACT*c.SMACT.Mean + p.CoDRAMA*c.DRAMA.Mean + p.CoMem*c.PeakMiB/memUnitMiB)
 		if rho == 1 {
 			sum += x
 		} else {
@@ -108,14 +108,14 @@ func (m *PressureModel) stretch(i int, self *Profile, co []Profile) float64 {
 	return 1 + sum
 }
 
-// FlatInterference is the naive baseline "a shared GPU costs a fixed
+// flatInterference is the naive baseline "a shared GPU costs a fixed
 // factor": a job with any co-runner progresses at 1/Slowdown.
-type FlatInterference struct {
+type flatInterference struct {
 	Slowdown float64
 }
 
 // Rate implements Interference.
-func (f FlatInterference) Rate(_ Profile, co []Profile) float64 {
+func (f flatInterference) Rate(_ Profile, co []Profile) float64 {
 	if len(co) == 0 || f.Slowdown <= 0 {
 		return 1
 	}

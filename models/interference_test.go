@@ -112,9 +112,9 @@ func TestNWayStacking(t *testing.T) {
 }
 
 func TestFlatInterference(t *testing.T) {
-	require.Equal(t, 1.0, FlatInterference{Slowdown: 1.2}.Rate(Profile{}, nil))
-	require.InDelta(t, 1/1.2, FlatInterference{Slowdown: 1.2}.Rate(Profile{}, []Profile{{}}), 1e-15)
-	require.Equal(t, 1.0, FlatInterference{}.Rate(Profile{}, []Profile{{}}))
+	require.Equal(t, 1.0, flatInterference{Slowdown: 1.2}.Rate(Profile{}, nil))
+	require.InDelta(t, 1/1.2, flatInterference{Slowdown: 1.2}.Rate(Profile{}, []Profile{{}}), 1e-15)
+	require.Equal(t, 1.0, flatInterference{}.Rate(Profile{}, []Profile{{}}))
 	require.Equal(t, 1.0, StackedRate(NoInterference{}, Profile{}, 5))
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
 )
 
 func newWorkloadsShowCmd() *cobra.Command {
@@ -69,18 +70,18 @@ func showWorkloadProfile(out io.Writer, t models.GPUType, w *models.Workload, m 
 	fmt.Fprintf(tw, "startup\t%s to first GPU activity\n", models.Startup(w.ID))
 	fmt.Fprintf(tw, "Lucid class\t%s\n", w.Lucid)
 	fmt.Fprintln(tw, "memory inputs\t")
-	for _, in := range models.MemoryInputs() {
+	for _, in := range policies.MemoryInputs() {
 		e := models.EstimateFor(in, w)
 		var v string
 		switch e.Status {
-		case models.EstimateKnown:
+		case policies.EstimateKnown:
 			v = fmt.Sprintf("%.0f MiB", e.MiB)
 			if e.MiB > t.MemoryMiB {
 				v += " (more than the GPU)"
 			}
-		case models.EstimateNone:
+		case policies.EstimateNone:
 			v = "no per-job estimate (admission asks for free memory only)"
-		case models.EstimateUnavailable:
+		case policies.EstimateUnavailable:
 			v = "unavailable (exclusive placement only)"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\n", in, v)
