@@ -354,9 +354,6 @@ func (s *Spec) check(root *yaml.Node) error {
 	if err := s.checkSweep(a); err != nil {
 		return err
 	}
-	if err := s.checkSweepFigures(a); err != nil {
-		return err
-	}
 	if len(s.Configs) == 0 {
 		return a.errf([]any{"configs"}, "missing: list at least one config")
 	}
@@ -715,7 +712,7 @@ func (s *Spec) checkSweep(a at) error {
 			seenV[v] = true
 		}
 	}
-	return nil
+	return s.checkSweepFigures(a)
 }
 
 // size is the number of an axis's values, at most maxCells+1.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,6 +33,18 @@ func (q *quickRun) flags(c *cobra.Command) {
 	f.StringVar(&q.server, "server", "a100-40gb:3", "without a spec: server as TYPE:COUNT")
 	f.StringVar(&q.cluster, "cluster", "", "without a spec: a cluster TYPE:GPUSxSERVERS[,...] instead of --server")
 	f.StringVar(&q.name, "name", "run", "without a spec: the experiment's name")
+}
+
+// specs are the specs to run: the one the flags make, or the files'.
+func (q *quickRun) specs(paths []string, w io.Writer) ([]*experiments.Spec, error) {
+	if !q.asked() {
+		return loadSpecs(paths, w)
+	}
+	s, err := q.spec()
+	if err != nil {
+		return nil, err
+	}
+	return []*experiments.Spec{s}, nil
 }
 
 // asked reports whether the quick-run flags were given.

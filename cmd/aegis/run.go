@@ -83,16 +83,7 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 			if jobs < 0 {
 				return usageError{fmt.Errorf("--jobs %d: want 0 (GOMAXPROCS) or more", jobs)}
 			}
-			var specs []*experiments.Spec
-			var err error
-			if quick.asked() {
-				var s *experiments.Spec
-				if s, err = quick.spec(); err == nil {
-					specs = append(specs, s)
-				}
-			} else {
-				specs, err = loadSpecs(args, c.ErrOrStderr())
-			}
+			specs, err := quick.specs(args, c.ErrOrStderr())
 			if err != nil {
 				return err
 			}

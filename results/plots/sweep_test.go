@@ -125,3 +125,20 @@ func TestSweepErrors(t *testing.T) {
 		})
 	}
 }
+
+// From normalized.csv the GeoMean rows are a line of their own (named
+// GeoMean), left out when they repeat a single trace.
+func TestSweepGeoMeanRows(t *testing.T) {
+	head := "spec,trace,config,policy,seed,hold,makespan_s,mean_jct_s\n"
+	one := head + "s,p,A,aegis,1,10s,0.5,1\ns,geomean,A,aegis,1,10s,0.5,1\n"
+	names := func(grid [][]SweepPanel) []string {
+		var out []string
+		for _, l := range grid[0][0].Lines {
+			out = append(out, l.Name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"A"}, names(sweepPanels(t, one, Sweep{X: "hold", From: SweepNormalized})))
+	two := one + "s,q,A,aegis,1,10s,0.5,1\n"
+	require.Equal(t, []string{"p", "GeoMean", "q"}, names(sweepPanels(t, two, Sweep{X: "hold", From: SweepNormalized})))
+}

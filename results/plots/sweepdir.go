@@ -170,8 +170,19 @@ func (r *sweepRows) selectRows() error {
 			return fmt.Errorf("%s: %q is not a swept column (have %s)", r.t.Name, c, strings.Join(r.sweep, ", "))
 		}
 	}
+	// With one trace normalized.csv's GeoMean rows repeat it.
+	var traces order
+	for i := range r.t.Len() {
+		if tr := r.t.String(i, "trace"); tr != geomean {
+			traces.at(tr)
+		}
+	}
+	oneTrace := len(traces.keys) == 1
 rows:
 	for i := range r.t.Len() {
+		if oneTrace && r.t.String(i, "trace") == geomean {
+			continue
+		}
 		for _, c := range sortedKeys(r.sw.Hold) {
 			if v := r.t.String(i, c); v != "" && !sameValue(v, r.sw.Hold[c]) {
 				continue rows
@@ -238,8 +249,10 @@ func sameValue(a, b string) bool {
 // configuration and the other swept columns.
 func (r *sweepRows) lineName(i int, traceVaries, configVaries bool) string {
 	var parts []string
-	if traceVaries {
-		parts = append(parts, r.t.String(i, "trace"))
+	if tr := r.t.String(i, "trace"); traceVaries && tr == geomean {
+		parts = append(parts, "GeoMean")
+	} else if traceVaries {
+		parts = append(parts, tr)
 	}
 	cfg := cmp.Or(r.t.String(i, "config"), r.t.String(i, "policy"))
 	if configVaries || !traceVaries {
