@@ -1,6 +1,12 @@
 # aegis: simulate and compare GPU collocation schedulers.
 GO ?= go
 BIN := bin/aegis
+# The commit aegis --version and run.json name, stamped at link time (the Go
+# toolchain stamps none under -buildvcs=false or outside a git checkout);
+# -trimpath keeps the checkout's path out of the binary, so the same commit
+# built anywhere is the same build (run.json's build_sha256, cells' keys).
+COMMIT ?= $(shell git describe --always --dirty 2>/dev/null)
+GOBUILD = $(GO) build -trimpath -ldflags '-X github.com/aegis-sched/aegis/internal/buildinfo.commit=$(COMMIT)'
 
 .PHONY: help nvml-test build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check exec-stress
 
@@ -8,10 +14,10 @@ help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/aegis
-	$(GO) build -o $(BIN) ./cmd/aegis
+	$(GOBUILD) -o $(BIN) ./cmd/aegis
 
 gpu-build: ## build bin/aegis with NVML (cgo, the nvml build tag), so it reads real GPUs
-	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) build -tags nvml -o $(BIN) ./cmd/aegis
+	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GOBUILD) -tags nvml -o $(BIN) ./cmd/aegis
 
 nvml-test: ## vet and test the NVML adapter (cgo, the nvml build tag) against go-nvml's mock
 	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) vet -tags nvml ./executor/gpu

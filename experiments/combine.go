@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,9 +14,6 @@ import (
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/stability"
 )
-
-// readBuildInfo is debug.ReadBuildInfo.
-func readBuildInfo() (*debug.BuildInfo, bool) { return debug.ReadBuildInfo() }
 
 // LabelColumns are the columns every combined CSV of a spec run starts with;
 // one column per swept parameter follows them, and a tuple parameter's

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
+	"github.com/aegis-sched/aegis/internal/buildinfo"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/plots"
 )
@@ -315,8 +316,9 @@ type Tool struct {
 	Module    string `json:"module"`
 	Version   string `json:"version"`
 	GoVersion string `json:"go"`
-	Revision  string `json:"vcs_revision,omitempty"`
-	Modified  string `json:"vcs_modified,omitempty"`
+	// Commit is the source commit (git describe --always --dirty, stamped
+	// by make build; else the Go toolchain's VCS stamp); "" when unknown.
+	Commit string `json:"commit"`
 	// Build is the sha256 of the executable that ran the cells (part of
 	// every cell's key).
 	Build string `json:"build_sha256,omitempty"`
@@ -412,31 +414,16 @@ func (s *Spec) clusterInfo(sc serverContent) *ClusterInfo {
 	return ci
 }
 
-// ToolInfo reads the running program's module version and VCS stamp.
+// ToolInfo names the running program (internal/buildinfo): its module,
+// version, Go version and commit.
 func ToolInfo() Tool {
-	t := Tool{Module: "github.com/aegis-sched/aegis", Version: "(unknown)", GoVersion: runtime.Version()}
-	bi, ok := readBuildInfo()
-	if !ok {
-		return t
-	}
-	t.Module, t.Version = bi.Main.Path, bi.Main.Version
-	if t.Module == "" {
-		t.Module = "github.com/aegis-sched/aegis"
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			t.Revision = s.Value
-		case "vcs.modified":
-			t.Modified = s.Value
-		}
-	}
-	return t
+	in := buildinfo.Read()
+	return Tool{Module: in.Module, Version: in.Version, GoVersion: in.GoVersion, Commit: in.Commit}
 }
 
 // meta builds run.json's content; its cells carry their keys.
 func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
-	m := &Meta{Tool: ToolInfo(), Spec: s, SpecFile: filepath.ToSlash(s.file), SpecHash: s.hash, SpecText: string(s.raw),
+	m := &Meta{Tool: ToolInfo(), Spec: s, SpecFile: dataName(s.file), SpecHash: s.hash, SpecText: string(s.raw),
 		Seeds: s.Seeds, Sweep: s.SweepParams(), Cells: s.Cells()}
 	m.Tool.Build = keys.build
 	if err := s.cellKeys(keys, m.Cells); err != nil {
@@ -457,7 +444,7 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 	}
 	if s.Stacking != nil {
 		for i, q := range s.seqs {
-			m.Traces = append(m.Traces, TraceInfo{Name: q.Name, Source: "stacking sequence from " + filepath.ToSlash(s.stackDir),
+			m.Traces = append(m.Traces, TraceInfo{Name: q.Name, Source: "stacking sequence from " + dataName(s.stackDir),
 				Jobs: len(q.Jobs), SHA256: keys.traces[i]})
 		}
 		mh, err := modelHash(s.stackInter)
@@ -471,14 +458,14 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 		return m, nil
 	}
 	for i, t := range s.trs {
-		src := s.Traces[i].Trace
+		src := sourceName(s.Traces[i].Trace)
 		if src == "" {
 			src = fmt.Sprintf("generated: like %s, %d jobs, seed %d, max %d GPUs", s.Traces[i].Like, s.Traces[i].Jobs, s.Traces[i].Seed, cmpOr(s.Traces[i].MaxGPUs, 2))
 		}
 		m.Traces = append(m.Traces, TraceInfo{Name: s.Traces[i].Name, Source: src, Jobs: len(t.Jobs), SHA256: keys.traces[i]})
 	}
 	for i, c := range s.Configs {
-		mi := ModelInfo{Config: c.Label, File: c.Model, FileSHA256: s.models[i].hash, Catalog: t0.Catalog}
+		mi := ModelInfo{Config: c.Label, File: sourceName(c.Model), FileSHA256: s.models[i].hash, Catalog: t0.Catalog}
 		r, err := s.cellRun(i, nil)
 		if err != nil {
 			return nil, err

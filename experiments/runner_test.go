@@ -223,6 +223,7 @@ func TestShippedSpecs(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, rep.Cells, rep.Ran)
 			require.FileExists(t, filepath.Join(dir, RunFile))
+			require.Empty(t, absolutePaths(t, mustReadString(t, filepath.Join(dir, RunFile))), "run.json names data by relative paths")
 			if s.Stacking != nil {
 				b := mustReadString(t, filepath.Join(dir, "thresholds.csv"))
 				require.True(t, strings.HasPrefix(b, strings.Join(StackingColumns, ",")+"\n"))

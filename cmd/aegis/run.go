@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -214,15 +215,9 @@ normalized.csv, tables) are written as a whole run would.`,
 	return c
 }
 
-// versionString is what aegis --version prints.
+// versionString is what aegis --version prints: the module version, the
+// commit (stamped by make build) and the Go version.
 func versionString() string {
 	t := experiments.ToolInfo()
-	s := t.Version
-	if t.Revision != "" {
-		s += " " + t.Revision
-		if t.Modified == "true" {
-			s += "+dirty"
-		}
-	}
-	return s + " " + t.GoVersion
+	return t.Version + " " + cmp.Or(t.Commit, "(commit unknown: build with make build)") + " " + t.GoVersion
 }
