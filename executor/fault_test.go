@@ -100,22 +100,37 @@ func TestLogFaultStopsLaunches(t *testing.T) {
 
 // A shim that cannot write its status file keeps the status and tries
 // again, so that the job is not taken for failed; once the directory works
-// it records the status and exits with the command's code.
+// it records the status and exits with the command's code. If the
+// directory is gone, it gives up at once.
 func TestShimWaitsToRecordStatus(t *testing.T) {
 	selfCmd := self(t)
 	dir := filepath.Join(t.TempDir(), "attempts")
 	status := filepath.Join(dir, "job.exit")
-	cmd := exec.Command(selfCmd[0], "attempt", "--status", status, "--", "true")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the shim kills the rest of its group
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	shim := func() chan error {
+		cmd := exec.Command(selfCmd[0], "attempt", "--status", status, "--", "true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the shim kills the rest of its group
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		return done
+	}
+	select {
+	case <-shim():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the shim waits for a directory that is gone")
+	}
+	require.NoFileExists(t, status)
+
+	// A directory where the status's temporary file stands blocks it.
+	require.NoError(t, os.MkdirAll(status+".tmp", 0o755))
+	done := shim()
 	select {
 	case err := <-done:
 		t.Fatalf("the shim ended without recording its status: %v", err)
 	case <-time.After(1500 * time.Millisecond):
 	}
-	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.Remove(status+".tmp"))
 	select {
 	case err := <-done:
 		require.NoError(t, err)

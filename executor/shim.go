@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -28,7 +30,7 @@ type Status struct {
 // process group. It runs ARGV with the shim's stdio, environment and
 // working directory, records how it ended in FILE (written atomically) and
 // exits with its code (it waits while the status file cannot be written,
-// trying again). The shim ignores the signals the executor sends the
+// trying again, unless its directory is gone). The shim ignores the signals the executor sends the
 // group (the command receives them), so that it outlives the command and
 // records its end; a resumed executor, which is not its parent, reads it.
 func RunAttempt(args []string, stderr io.Writer) int {
@@ -88,11 +90,16 @@ func RunAttempt(args []string, stderr io.Writer) int {
 	// The status is how the executor, or a resumed one, learns how the
 	// job ended: while it cannot be written (the run directory failed),
 	// the shim keeps it and tries again every statusRetry, so that the
-	// job counts as running rather than as failed.
+	// job counts as running rather than as failed; unless the status
+	// file's directory is gone (the run was deleted: nobody will read it).
 	for i := 0; ; i++ {
 		err := writeStatus(file, st)
 		if err == nil {
 			break
+		}
+		if _, serr := os.Stat(filepath.Dir(file)); errors.Is(serr, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "aegis attempt: %v; its directory is gone: not trying again\n", err)
+			return st.Code
 		}
 		if i == 0 {
 			fmt.Fprintf(stderr, "aegis attempt: %v; trying again every %v\n", err, statusRetry)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -30,10 +31,20 @@ func readEvents(t *testing.T, dir string) []map[string]any {
 }
 
 // killLeftovers kills, at the end of a test, the process groups of every
-// attempt a run directory's journal started, so that a failed or timed-out
-// test leaves no processes behind.
+// attempt a run directory's journal started, and every process whose
+// command line names a file in it (an attempt whose start a failed journal
+// did not record), so that a failed or timed-out test leaves no processes
+// behind.
 func killLeftovers(t *testing.T, dir string) {
 	t.Cleanup(func() {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && pid != os.Getpid() && bytes.Contains(b, []byte(dir+"/")) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		b, err := os.ReadFile(filepath.Join(dir, "journal.jsonl"))
 		if err != nil {
 			return
