@@ -134,6 +134,7 @@ type Executor struct {
 	live       <-chan traces.Job
 	nextPoll   time.Duration
 	pollErrs   int
+	rec        *telRecord
 	foreign    int  // readings in a row listing a process not visible here
 	memOnly    bool // first activity read from memory rise for every job
 	timer      *time.Timer
@@ -181,14 +182,17 @@ func New(cfg Config, settings map[string]string) (*Executor, error) {
 	return x, nil
 }
 
-// mkdirs makes the run directory's logs/ and attempts/.
+// mkdirs makes the run directory's logs/ and attempts/ and opens its
+// telemetry record.
 func (x *Executor) mkdirs() error {
 	for _, dir := range []string{"logs", "attempts"} {
 		if err := os.MkdirAll(filepath.Join(x.cfg.Dir, dir), 0o755); err != nil {
 			return fmt.Errorf("executor: %w", err)
 		}
 	}
-	return nil
+	var err error
+	x.rec, err = openTelRecord(x.cfg.Dir, x.cfg.Log)
+	return err
 }
 
 func prepare(cfg Config, start time.Time) (*Executor, error) {
@@ -543,6 +547,7 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 		return nil
 	}
 	x.checkPIDs(samples)
+	defer x.rec.flush()
 	for _, s := range samples {
 		g, ok := x.devIndex[s.GPU]
 		if !ok {
@@ -553,6 +558,7 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 		gp.UsedMiB = min(max(s.UsedMiB, 0), gp.CapacityMiB)
 		if ps, ok := windowSample(x.view.Pressure, s, at); ok {
 			x.tel[g].add(ps)
+			x.rec.add(g, ps)
 		}
 		for _, id := range gp.Jobs {
 			pj := &x.view.Jobs[id]
@@ -994,7 +1000,7 @@ func (x *Executor) Close() error {
 	if x.timer != nil {
 		x.timer.Stop()
 	}
-	return x.j.Close()
+	return errors.Join(x.rec.close(), x.j.Close())
 }
 
 // ring holds a GPU's recent samples, at most one per whole second, by time.

@@ -30,7 +30,7 @@ func TestEmulatedRunCompletes(t *testing.T) {
 		require.Equal(t, policies.Done, j.State, j.Name)
 		require.Positive(t, j.Finish)
 	}
-	for _, f := range []string{"jobs.csv", "summary.csv", "deferrals.csv", "events.jsonl", "journal.jsonl"} {
+	for _, f := range []string{"jobs.csv", "summary.csv", "deferrals.csv", "events.jsonl", "journal.jsonl", executor.TelemetryName} {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)
 	}

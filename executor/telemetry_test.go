@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/aegis-sched/aegis/executor/gpu"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
 // The executor keeps at most one sample per whole second, by timestamp; a
@@ -102,4 +105,39 @@ func TestActivityFromMemoryWhenPIDsUnusable(t *testing.T) {
 			require.False(t, x.showsActivity(shared, 0, gpu.Sample{UsedMiB: 10000 + activityMiB}), "no rise, no activity")
 		})
 	}
+}
+
+// The run's telemetry.csv: one row per GPU and second (the first reading
+// of the second), appended after a resume without a header, a torn last
+// line dropped, no second repeated across the resume.
+func TestTelRecord(t *testing.T) {
+	dir := t.TempDir()
+	r, err := openTelRecord(dir, io.Discard)
+	require.NoError(t, err)
+	for _, at := range []time.Duration{1100 * time.Millisecond, 1900 * time.Millisecond, 2050 * time.Millisecond} {
+		r.add(0, policies.Sample{At: at, SMACT: 0.5, UsedMiB: float64(at / time.Millisecond)})
+	}
+	r.add(1, policies.Sample{At: 2 * time.Second, UtilPct: 40})
+	require.NoError(t, r.close())
+	p := filepath.Join(dir, TelemetryName)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "gpu,t_s,smact,smocc,drama,util,used_mib\n0,1,0.5000,0.0000,0.0000,0.00,1100.0\n0,2,0.5000,0.0000,0.0000,0.00,2050.0\n1,2,0.0000,0.0000,0.0000,40.00,0.0\n", string(b))
+
+	// A killed executor left half a row; the resumed one cuts it and goes on.
+	require.NoError(t, os.WriteFile(p, append(b, "0,3,0.12"...), 0o644))
+	r, err = openTelRecord(dir, io.Discard)
+	require.NoError(t, err)
+	r.add(0, policies.Sample{At: 2500 * time.Millisecond}) // second 2 is recorded
+	r.add(0, policies.Sample{At: 3 * time.Second, DRAMA: 0.25})
+	r.add(1, policies.Sample{At: 3 * time.Second})
+	require.NoError(t, r.close())
+	got, err := runfiles.ReadTelemetry(p)
+	require.NoError(t, err, "the file reads back as aegis plot reads it")
+	require.Len(t, got.S, 2)
+	require.Len(t, got.S[0], 4)
+	require.InDelta(t, 0.25, got.S[0][3].DRAMA, 1e-9)
+	b, err = os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(b), "gpu,t_s"), "one header")
 }

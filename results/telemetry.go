@@ -23,7 +23,7 @@ type TelemetryWriter struct {
 
 // NewTelemetryWriter writes the header to w; call Flush at the end.
 func NewTelemetryWriter(w io.Writer) *TelemetryWriter {
-	t := &TelemetryWriter{w: bufio.NewWriter(w)}
+	t := ContinueTelemetryWriter(w)
 	for i, c := range TelemetryColumns {
 		if i > 0 {
 			t.buf = append(t.buf, ',')
@@ -33,6 +33,12 @@ func NewTelemetryWriter(w io.Writer) *TelemetryWriter {
 	t.buf = append(t.buf, '\n')
 	_, t.err = t.w.Write(t.buf)
 	return t
+}
+
+// ContinueTelemetryWriter writes rows to w without a header: w continues a
+// telemetry.csv that has one (a resumed run appending to its file).
+func ContinueTelemetryWriter(w io.Writer) *TelemetryWriter {
+	return &TelemetryWriter{w: bufio.NewWriter(w)}
 }
 
 // Sample writes one row: GPU gpu's sample at whole second sec.
