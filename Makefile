@@ -8,7 +8,7 @@ BIN := bin/aegis
 COMMIT ?= $(shell git describe --always --dirty 2>/dev/null)
 GOBUILD = $(GO) build -trimpath -ldflags '-X github.com/aegis-sched/aegis/internal/buildinfo.commit=$(COMMIT)'
 
-.PHONY: help nvml-test build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check exec-stress
+.PHONY: help nvml-test gpu-check-emulated build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check exec-stress
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -26,8 +26,11 @@ nvml-test: ## vet and test the NVML adapter (cgo, the nvml build tag) against go
 exec-stress: ## SIGKILL and resume aegis exec on the philly trace 20 times (about 2 min); every job must end exactly once
 	AEGIS_EXEC_STRESS=$${AEGIS_EXEC_STRESS:-20} $(GO) test ./cmd/aegis -run TestExecKillResumeStress -count=1 -v -timeout 10m
 
-gpu-check: ## on a machine with an NVIDIA GPU and PyTorch: tiny real jobs through aegis exec
+gpu-check: ## on a machine with an NVIDIA GPU and PyTorch: tiny real jobs through aegis exec, then check the telemetry
 	bash scripts/gpu-check.sh
+
+gpu-check-emulated: build ## the same check on an emulated A100 (no GPU needed; hardware checks SKIP)
+	GPU_CHECK_EMULATE=a100-40gb AEGIS_BIN=$(BIN) bash scripts/gpu-check.sh
 
 TESTFLAGS ?=
 test: fmtcheck ## run every test (fuzz targets run their seed corpus only; TESTFLAGS=-v to list skips)

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/aegis-sched/aegis/executor"
 	"github.com/aegis-sched/aegis/executor/gpu"
+	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
 func TestPrintGPUs(t *testing.T) {
@@ -76,74 +80,134 @@ func TestGPUsCommandErrors(t *testing.T) {
 }
 
 // TestGPUCheckScripts keeps make gpu-check's scripts, which only a GPU
-// machine runs, at least syntactically valid, and runs its report on a
-// simulated run (same events.jsonl and jobs.csv as aegis exec writes).
+// machine runs for real, valid: bash -n, the Python scripts parse, and the
+// workloads file parses with the executor's parser.
 func TestGPUCheckScripts(t *testing.T) {
 	root := filepath.Join("..", "..")
 	if _, err := exec.LookPath("bash"); err == nil {
 		out, err := exec.Command("bash", "-n", filepath.Join(root, "scripts", "gpu-check.sh")).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3: the Python scripts are not checked")
-	}
-	for _, f := range []string{"train.py", "report.py"} {
-		p := filepath.Join(root, "scripts", "gpu-check", f)
-		out, err := exec.Command("python3", "-c", "import ast,sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", p).CombinedOutput()
-		require.NoError(t, err, "%s: %s", f, out)
-	}
-
-	dir := t.TempDir()
-	var so, se bytes.Buffer
-	require.Equal(t, 0, run([]string{"simulate", "--trace", "demo", "--policy", "aegis", "--server", "a100-40gb:3", "--out", dir}, &so, &se), se.String())
-	samples := filepath.Join(dir, "samples.txt")
-	require.NoError(t, os.WriteFile(samples, []byte("telemetry auto: using nvml+gpm: GPM on every GPU\n\n"+
-		"time          gpu   used MiB\n10:00:01.000    0        512     143771      3       yes  0.100  0.100  0.100\n"), 0o644))
-	out, err := exec.Command("python3", filepath.Join(root, "scripts", "gpu-check", "report.py"), "--run", dir, "--samples", samples).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "1 readings, 1 with pressure signals")
-	require.Regexp(t, `job \d+: failed attempt=1 reason="oom"`, string(out))
-	require.Regexp(t, `gpu-check: PASS: 60 jobs done, \d+ OOM\(s\) classified and recovered`, string(out))
-
-	// A run without an OOM fails the check.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(`{"t":0,"event":"arrived","job":0}`+"\n"), 0o644))
-	out, err = exec.Command("python3", filepath.Join(root, "scripts", "gpu-check", "report.py"), "--run", dir, "--samples", samples).CombinedOutput()
-	require.Error(t, err)
-	require.Contains(t, string(out), "no failure was classified as OOM")
-}
-
-// TestGPUCheckInputs runs make gpu-check's workloads file, trace and policy
-// settings through the real parsers and, on emulated GPUs, through aegis
-// exec, and its report on that run: what the GPU machine will run is at
-// least accepted here. (An emulated H200 holds both big jobs, so no OOM.)
-func TestGPUCheckInputs(t *testing.T) {
-	dir := filepath.Join("..", "..", "scripts", "gpu-check")
+	dir := filepath.Join(root, "scripts", "gpu-check")
 	raw, err := os.ReadFile(filepath.Join(dir, "workloads.yaml"))
 	require.NoError(t, err)
 	ws, err := executor.ParseWorkloads(bytes.ReplaceAll(raw, []byte("@TRAIN@"), []byte("/repo/scripts/gpu-check/train.py")), "workloads.yaml")
 	require.NoError(t, err)
 	require.Len(t, ws, 3)
-	require.Equal(t, []string{"python3", "/repo/scripts/gpu-check/train.py"}, ws["gpt2_xl_wiki_bs2_1gpu"].Command[:2])
-
-	t.Setenv(selfEnv, "1")
-	out := filepath.Join(t.TempDir(), "run")
-	killGroups(t, out)
-	var so, se bytes.Buffer
-	// The settings scripts/gpu-check.sh passes.
-	code := run([]string{"exec", "--emulate", "h200-141gb:1", "--trace", filepath.Join(dir, "trace.csv"), "--policy", "aegis",
-		"--set", "hold=10s", "--set", "window=5", "--speedup", "500", "--out", out}, &so, &se)
-	require.Equal(t, 0, code, se.String())
-	require.Contains(t, so.String(), "4 finished, 0 stopped, 4 total")
-
+	require.Equal(t, []string{"python3", "/repo/scripts/gpu-check/train.py"}, ws["llama3_width_8layer_wiki_bs1_1gpu"].Command[:2])
 	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3: report.py not run")
+		t.Skip("no python3: the Python scripts are not checked")
 	}
-	samples := filepath.Join(t.TempDir(), "samples.txt")
-	require.NoError(t, os.WriteFile(samples, nil, 0o644))
-	rep, err := exec.Command("python3", filepath.Join(dir, "report.py"), "--run", out, "--samples", samples).CombinedOutput()
-	require.Error(t, err, "no OOM and no samples: the check fails")
-	for _, want := range []string{"job 1: started attempt=1 gpus=[0]", "big-b", "no NVML sample was read", "no failure was classified as OOM"} {
-		require.Contains(t, string(rep), want)
+	for _, f := range []string{"train.py", "report.py"} {
+		p := filepath.Join(dir, f)
+		out, err := exec.Command("python3", "-c", "import ast,sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", p).CombinedOutput()
+		require.NoError(t, err, "%s: %s", f, out)
+	}
+}
+
+// TestGPUCheckEmulated runs make gpu-check end to end on an emulated A100
+// (the script, aegis exec --emulate, the report), then its report on the
+// same run posing as a real H200 with nvidia-smi's readings, and with each
+// thing a check guards broken: every check must catch its fault.
+func TestGPUCheckEmulated(t *testing.T) {
+	for _, c := range []string{"bash", "python3", "awk", "timeout"} {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Skipf("no %s: make gpu-check cannot run here", c)
+		}
+	}
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	work := t.TempDir()
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "gpu-check.sh"))
+	cmd.Env = append(os.Environ(), selfEnv+"=1", "AEGIS_BIN="+os.Args[0], "GPU_CHECK_EMULATE=a100-40gb",
+		"GPU_CHECK_SPEEDUP=100", "GPU_CHECK_DIR="+work)
+	out, err := cmd.CombinedOutput()
+	killGroups(t, filepath.Join(work, "run"))
+	require.NoError(t, err, "%s", out)
+	for _, want := range []string{
+		"source is NVML GPM           SKIP  emulated a100-40gb",
+		"pressure in most readings    PASS",
+		"SMACT ~0 when idle           PASS  mean SMACT 0.000",
+		"SMACT high, heavy alone      PASS  median SMACT 0.8",
+		"memory = nvidia-smi          SKIP",
+		"OOM from collocation         PASS  big-a attempt 1 failed OOM",
+		"collocated job seen active   PASS  big-a attempt 1: placed",
+		"OOM job recovered            PASS  big-a: attempt 1 OOM, finished after a retry",
+		"every job done               PASS  4 of 4 jobs done",
+		"gpu-check: PASS (emulated a100-40gb",
+	} {
+		require.Contains(t, string(out), want)
+	}
+
+	// The same run as if read on a real H200, with nvidia-smi beside it.
+	run := filepath.Join(work, "run")
+	tel, err := runfiles.ReadTelemetry(filepath.Join(run, executor.TelemetryName))
+	require.NoError(t, err)
+	j, err := os.ReadFile(filepath.Join(run, "journal.jsonl"))
+	require.NoError(t, err)
+	var head struct {
+		Run struct{ Start time.Time } `json:"run"`
+	}
+	require.NoError(t, json.Unmarshal(bytes.SplitN(j, []byte("\n"), 2)[0], &head))
+	smi := func(offsetMiB float64) string {
+		var b strings.Builder
+		for sec, s := range tel.S[0] {
+			at := head.Run.Start.Add(time.Duration(sec)*time.Second + 400*time.Millisecond).Local()
+			fmt.Fprintf(&b, "%s, %.0f\n", at.Format("2006/01/02 15:04:05.000"), s.UsedMiB+offsetMiB)
+		}
+		p := filepath.Join(t.TempDir(), "smi.csv")
+		require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+		return p
+	}
+	info := filepath.Join(work, "gpu.txt")
+	require.NoError(t, os.WriteFile(info, []byte("name=NVIDIA H200\ncompute_cap=9.0\ndriver=570.86.15\n"), 0o644))
+	gpmLog := filepath.Join(work, "gpm.txt")
+	require.NoError(t, os.WriteFile(gpmLog, []byte("telemetry auto: using nvml+gpm: GPM on every GPU: SMACT, SMOCC, DRAMA valid\n"), 0o644))
+	utilLog := filepath.Join(work, "util.txt")
+	require.NoError(t, os.WriteFile(utilLog, []byte("telemetry auto: using nvml: WARNING: the first GPM reading failed\n"), 0o644))
+	report := func(args ...string) (string, error) {
+		args = append([]string{filepath.Join(root, "scripts", "gpu-check", "report.py"), "--run", run,
+			"--trace", filepath.Join(work, "trace.csv"), "--gpu-info", info}, args...)
+		b, err := exec.Command("python3", args...).CombinedOutput()
+		return string(b), err
+	}
+	rep, err := report("--exec-log", gpmLog, "--smi", smi(0))
+	require.NoError(t, err, rep)
+	require.Contains(t, rep, "source is NVML GPM           PASS  source nvml+gpm on NVIDIA H200 (compute capability 9.0 >= 9.0")
+	require.Contains(t, rep, "memory = nvidia-smi          PASS  median |aegis - nvidia-smi| 0 MiB")
+	require.Contains(t, rep, "idle memory ~0               PASS")
+
+	rep, err = report("--exec-log", utilLog, "--smi", smi(0))
+	require.Error(t, err, "a GPM that fell back to utilization fails the check on Hopper")
+	require.Contains(t, rep, "source is NVML GPM           FAIL  source nvml on NVIDIA H200")
+	require.Contains(t, rep, "pressure in most readings    FAIL  source nvml gives no pressure signals")
+
+	rep, err = report("--exec-log", gpmLog, "--smi", smi(600))
+	require.Error(t, err, "memory read with the driver's reservation (v1) is off by ~600 MiB")
+	require.Contains(t, rep, "memory = nvidia-smi          FAIL  median |aegis - nvidia-smi| 600 MiB")
+
+	// Break the run's record: no OOM, no activity of shared attempts, a
+	// heavy job that reads idle.
+	ev, err := os.ReadFile(filepath.Join(run, "events.jsonl"))
+	require.NoError(t, err)
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSpace(string(ev)), "\n") {
+		if !strings.Contains(l, `"failed"`) && !strings.Contains(l, `"active","job":1`) {
+			kept = append(kept, l)
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(run, "events.jsonl"), []byte(strings.Join(kept, "\n")+"\n"), 0o644))
+	tb, err := os.ReadFile(filepath.Join(run, executor.TelemetryName))
+	require.NoError(t, err)
+	flat := regexp.MustCompile(`(?m)^(0,\d+),[0-9.]+,`).ReplaceAll(tb, []byte("${1},0.0100,"))
+	require.NoError(t, os.WriteFile(filepath.Join(run, executor.TelemetryName), flat, 0o644))
+	rep, err = report("--exec-log", gpmLog, "--smi", smi(0), "--emulated", "a100-40gb")
+	require.Error(t, err)
+	for _, want := range []string{
+		"SMACT high, heavy alone      FAIL  median SMACT 0.010",
+		"OOM from collocation         FAIL  no attempt failed with an OOM",
+		"collocated job seen active   FAIL  big-a attempt 1: placed",
+	} {
+		require.Contains(t, rep, want)
 	}
 }
 

@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""Summarise a `make gpu-check` run: NVML samples, decisions, OOMs, recovery.
+"""Check a `make gpu-check` run: does the telemetry say what the GPU did?
 
-Reads the run directory aegis exec wrote (events.jsonl, jobs.csv, attempt
-logs) and the sampler's output (aegis gpus --samples N). Prints what
-happened and exits 1 if a job did not finish or no OOM was classified and
-recovered (the check's purpose), 0 otherwise.
+Reads the run directory aegis exec wrote (events.jsonl, jobs.csv,
+telemetry.csv: every reading the policy's window took, journal.jsonl, the
+attempt logs), the executor's log (which telemetry source it chose), the GPU's
+nvidia-smi identity and nvidia-smi's memory readings taken beside the run.
+Prints the decisions, then one line per check with its numbers and PASS,
+FAIL or SKIP, and exits 1 if any check failed (see CHECKS below).
 """
 
 import argparse
 import csv
 import json
 import os
+import re
 import sys
+from datetime import datetime
 
 
 def read_events(path):
@@ -26,37 +30,6 @@ def read_events(path):
             except json.JSONDecodeError as e:
                 print(f"{path}:{n}: not JSON ({e}); a torn last line is possible after a kill")
     return events
-
-
-def print_samples(path, every):
-    print(f"-- NVML samples ({path}), every {every}th reading:")
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        print(f"   none: {e}")
-        return 0, 0
-    n = pressure = 0
-    in_samples = False
-    for line in lines:
-        if line.startswith("time "):
-            in_samples = True
-            print("   " + line)
-            continue
-        if not in_samples:
-            print("   " + line)
-            continue
-        if not line.strip():
-            continue
-        n += 1
-        cols = line.split()
-        if len(cols) > 5 and cols[5] == "yes":
-            pressure += 1
-        if n % every == 1 or every == 1:
-            print("   " + line)
-    print(f"   {n} readings, {pressure} with pressure signals (GPM or DCGM), "
-          f"{n - pressure} utilization only")
-    return n, pressure
 
 
 def print_decisions(events):
@@ -106,77 +79,243 @@ def find_oom_logs(run):
     return sorted(hits)
 
 
+# Tolerances of the checks (why each is what it is: docs/gpu-telemetry.md).
+IDLE_SMACT_MAX = 0.05      # an idle GPU's SM activity: ~0, a little noise allowed
+HEAVY_SMACT_MIN = 0.50     # a compute-bound MLP alone keeps most SMs busy most of the time
+PRESSURE_COVERAGE_MIN = 0.80  # share of the run's seconds with a reading that has pressure signals
+MEM_MEDIAN_MIB = 256       # median |aegis - nvidia-smi| used memory: below the ~500 MiB driver reservation
+IDLE_MEM_MAX_MIB = 512     # used memory of the idle GPU, as nvidia-smi counts it (v2: reservation excluded)
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(row for row in f if not row.startswith("#")))
+
+
+def read_kv(path):
+    out = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                k, _, v = line.partition("=")
+                if v:
+                    out[k.strip()] = v.strip()
+    except OSError:
+        pass
+    return out
+
+
+def run_start(run):
+    """The run's wall-clock start (Unix seconds) from its journal's run record."""
+    with open(os.path.join(run, "journal.jsonl"), encoding="utf-8") as f:
+        rec = json.loads(f.readline())
+    s = rec["run"]["start"]
+    m = re.match(r"(.*T\d\d:\d\d:\d\d)(\.\d+)?(.*)$", s)
+    frac = (m.group(2) or ".0")[:7]
+    zone = m.group(3).replace("Z", "+00:00")
+    return datetime.fromisoformat(m.group(1) + frac + zone).timestamp()
+
+
+def read_smi(path):
+    """nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader,nounits lines."""
+    out = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                parts = [p.strip() for p in line.split(",")]
+                if len(parts) < 2:
+                    continue
+                try:
+                    t = datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+                    out.append((t, float(parts[1])))
+                except ValueError:
+                    continue
+    except OSError:
+        pass
+    return out
+
+
+class Checks:
+    def __init__(self):
+        self.failed = []
+
+    def report(self, name, verdict, text):
+        print(f"   {name:<28} {verdict:<4}  {text}")
+        if verdict == "FAIL":
+            self.failed.append(name)
+
+    def check(self, name, ok, text):
+        self.report(name, "PASS" if ok else "FAIL", text)
+
+
+def attempts(events):
+    """Per (job, attempt): start, gpus, shared, active, end, how it ended."""
+    out = {}
+    for e in events:
+        key = (e.get("job"), e.get("attempt"))
+        kind = e.get("event")
+        if kind == "started":
+            out[key] = {"start": float(e["t"]), "gpus": e.get("gpus") or [], "shared": bool(e.get("shared")),
+                        "active": None, "end": None, "how": None}
+        elif key in out and kind == "active":
+            out[key]["active"] = float(e["t"])
+        elif key in out and kind in ("finished", "failed", "stopped"):
+            out[key]["end"] = float(e["t"])
+            out[key]["how"] = e.get("reason") if kind == "failed" else kind
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", required=True, help="aegis exec --out directory")
-    ap.add_argument("--samples", required=True, help="output of aegis gpus --samples N")
-    ap.add_argument("--every", type=int, default=5, help="print every Nth sample")
+    ap.add_argument("--trace", help="the trace (job names in order)")
+    ap.add_argument("--exec-log", help="aegis exec's output (it names the telemetry source)")
+    ap.add_argument("--gpu-info", help="KEY=VALUE lines: name, compute_cap, driver of the GPU")
+    ap.add_argument("--smi", help="nvidia-smi memory readings taken during the run")
+    ap.add_argument("--emulated", help="the run was on emulated GPUs of this type: hardware checks are skipped")
     args = ap.parse_args()
 
-    problems = []
-    n, _ = print_samples(args.samples, max(1, args.every))
-    if n == 0:
-        problems.append("no NVML sample was read")
-
-    ev_path = os.path.join(args.run, "events.jsonl")
     try:
-        events = read_events(ev_path)
+        events = read_events(os.path.join(args.run, "events.jsonl"))
     except OSError as e:
-        print(f"-- no events: {e}")
-        events = []
-        problems.append(f"no {ev_path}")
+        print(f"gpu-check: FAIL: the run wrote no events ({e})")
+        return 1
+    names = {}
+    if args.trace:
+        names = {i: r["job_id"] for i, r in enumerate(read_csv(args.trace))}
+    name = lambda j: f"{names.get(j, j)}"
     print_decisions(events)
+    att = attempts(events)
+    try:
+        tel = read_csv(os.path.join(args.run, "telemetry.csv"))
+    except OSError:
+        tel = []
+    rows = sorted((int(r["t_s"]), float(r["smact"]), float(r["used_mib"])) for r in tel if r["gpu"] == "0")
+    info = read_kv(args.gpu_info) if args.gpu_info else {}
+    log = ""
+    if args.exec_log:
+        with open(args.exec_log, encoding="utf-8", errors="replace") as f:
+            log = f.read()
 
-    print("-- failures and their classification:")
-    fails = [e for e in events if e.get("event") == "failed"]
-    for e in fails:
-        print(f"   t={float(e.get('t', 0)):.1f}s job {e.get('job')} attempt {e.get('attempt')}: "
-              f"reason={e.get('reason')}")
-    if not fails:
-        print("   none")
-    ooms = [e for e in fails if str(e.get("reason", "")).lower() == "oom"]
+    print("-- checks:")
+    c = Checks()
+    hw = "SKIP" if args.emulated else None
+    emu = f"emulated {args.emulated}: no real GPU"
+
+    # 1. The telemetry source: NVML GPM on Hopper or newer.
+    m = re.search(r"telemetry \w+: using ([\w+]+)", log)
+    source = m.group(1) if m else "unknown"
+    cc = info.get("compute_cap", "")
+    if hw:
+        c.report("source is NVML GPM", hw, emu)
+    elif cc and float(cc) >= 9.0:
+        c.check("source is NVML GPM", source == "nvml+gpm",
+                f"source {source} on {info.get('name', '?')} (compute capability {cc} >= 9.0: GPM expected); driver {info.get('driver', '?')}")
+    else:
+        c.report("source is NVML GPM", "SKIP", f"compute capability {cc or '?'} < 9.0: GPM needs Hopper or newer (source {source})")
+    pressure = source in ("nvml+gpm", "dcgm") or bool(args.emulated)
+
+    # 2. Pressure readings in most seconds of the run.
+    if rows:
+        span = rows[-1][0] - rows[0][0] + 1
+        cov = len(rows) / span
+        if pressure:
+            c.check("pressure in most readings", cov >= PRESSURE_COVERAGE_MIN,
+                    f"{len(rows)} of {span} seconds have a reading with SMACT/SMOCC/DRAMA ({cov:.0%}; want >= {PRESSURE_COVERAGE_MIN:.0%})")
+        else:
+            c.check("pressure in most readings", False, f"source {source} gives no pressure signals ({len(rows)} readings of utilization and memory)")
+    else:
+        c.check("pressure in most readings", False, "telemetry.csv has no reading of GPU 0")
+
+    # 3. SMACT near zero on the idle GPU (before any job shows activity).
+    first_active = min((a["active"] for a in att.values() if a["active"] is not None), default=None)
+    idle = [r for r in rows if first_active is not None and r[0] + 1 <= first_active]
+    if len(idle) >= 2:
+        mean = sum(r[1] for r in idle) / len(idle)
+        c.check("SMACT ~0 when idle", mean <= IDLE_SMACT_MAX,
+                f"mean SMACT {mean:.3f} over {len(idle)} s before the first activity at t={first_active:.1f} s (want <= {IDLE_SMACT_MAX})")
+    else:
+        c.check("SMACT ~0 when idle", False, f"{len(idle)} readings before the first activity (want >= 2)")
+
+    # 4. SMACT high while the heavy job runs alone.
+    heavy = [j for j, n in names.items() if n == "heavy"]
+    alone = []
+    if heavy:
+        a = att.get((heavy[0], 1))
+        if a and a["active"] is not None:
+            others = [b["start"] for k, b in att.items() if k[0] != heavy[0] and b["start"] > a["start"]]
+            stop = min([a["end"] or 1e18] + others)
+            alone = [r for r in rows if a["active"] + 2 <= r[0] and r[0] + 1 <= stop]
+    if len(alone) >= 3:
+        med = sorted(r[1] for r in alone)[len(alone) // 2]
+        c.check("SMACT high, heavy alone", med >= HEAVY_SMACT_MIN,
+                f"median SMACT {med:.3f} over {len(alone)} s with only heavy on the GPU (want >= {HEAVY_SMACT_MIN})")
+    else:
+        c.check("SMACT high, heavy alone", False, f"{len(alone)} readings with heavy alone and active (want >= 3)")
+
+    # 5. Memory as nvidia-smi counts it.
+    if hw:
+        c.report("memory = nvidia-smi", hw, emu)
+    else:
+        smi = read_smi(args.smi) if args.smi else []
+        t0 = run_start(args.run)
+        diffs = []
+        for sec, _, used in rows:
+            at = t0 + sec + 0.5
+            near = min(smi, key=lambda x: abs(x[0] - at), default=None)
+            if near and abs(near[0] - at) <= 1.0:
+                diffs.append(abs(used - near[1]))
+        if diffs:
+            med = sorted(diffs)[len(diffs) // 2]
+            c.check("memory = nvidia-smi", med <= MEM_MEDIAN_MIB,
+                    f"median |aegis - nvidia-smi| {med:.0f} MiB over {len(diffs)} readings (want <= {MEM_MEDIAN_MIB} MiB; max {max(diffs):.0f} during ramps)")
+        else:
+            c.check("memory = nvidia-smi", False, f"no nvidia-smi reading within 1 s of a telemetry reading ({len(smi)} nvidia-smi readings)")
+        if idle:
+            used = max(r[2] for r in idle)
+            c.check("idle memory ~0", used <= IDLE_MEM_MAX_MIB,
+                    f"at most {used:.0f} MiB used before the first activity (want <= {IDLE_MEM_MAX_MIB}: the driver's reservation is not counted)")
+
+    # 6. The OOM came from the policy placing two jobs on one GPU.
+    ooms = [(k, a) for k, a in att.items() if a["how"] == "oom"]
+    if not ooms:
+        c.check("OOM from collocation", False, "no attempt failed with an OOM (big-b should, beside big-a)")
+    for (j, n), a in ooms:
+        beside = [f"{name(k[0])} (started t={b['start']:.1f} s)" for k, b in att.items()
+                  if k[0] != j and set(b["gpus"]) & set(a["gpus"]) and b["start"] <= a["end"] and (b["end"] or 1e18) >= a["end"]]
+        c.check("OOM from collocation", a["shared"] and bool(beside),
+                f"{name(j)} attempt {n} failed OOM at t={a['end']:.1f} s on GPU {a['gpus']}, placed shared={a['shared']} beside {', '.join(beside) or 'nothing'}")
+
+    # 7. The collocated job was seen starting (its process found on the GPU).
+    shared = [(k, a) for k, a in att.items() if a["shared"]]
+    if not shared:
+        c.check("collocated job seen active", False, "no attempt was placed beside another")
+    for (j, n), a in shared:
+        ok = a["active"] is not None and (a["end"] is None or a["active"] <= a["end"])
+        c.check("collocated job seen active", ok,
+                f"{name(j)} attempt {n}: placed t={a['start']:.1f} s, active " + (f"t={a['active']:.1f} s" if a["active"] is not None else "never") +
+                (f", ended ({a['how']}) t={a['end']:.1f} s" if a["end"] is not None else ""))
+
+    # 8. Recovery and completion.
+    for (j, n), a in ooms:
+        later = [b for k, b in att.items() if k[0] == j and (k[1] or 0) > (n or 0) and b["how"] == "finished"]
+        c.check("OOM job recovered", bool(later), f"{name(j)}: " + (
+            f"attempt {n} OOM, finished after a retry started at t={later[0]['start']:.1f} s (shared={later[0]['shared']})" if later else "never finished after its OOM"))
+    try:
+        jobs = read_csv(os.path.join(args.run, "jobs.csv"))
+    except OSError as e:
+        jobs = []
+        print(f"   no jobs.csv: {e}")
+    done = [r for r in jobs if r.get("state") == "done"]
+    c.check("every job done", bool(jobs) and len(done) == len(jobs), f"{len(done)} of {len(jobs)} jobs done")
     for path, tail in find_oom_logs(args.run):
         last = [l for l in tail.splitlines() if "out of memory" in l.lower()][-1:]
-        print(f"   OOM message in {path}: {last[0].strip()[:160] if last else ''}")
+        print(f"   (OOM message in {os.path.relpath(path, args.run)}: {last[0].strip()[:140] if last else ''})")
 
-    print("-- recovery:")
-    for e in ooms:
-        job, att = e.get("job"), e.get("attempt") or 0
-        later = [x for x in events if x.get("job") == job and x.get("event") == "started"
-                 and (x.get("attempt") or 0) > att]
-        if later:
-            x = later[0]
-            print(f"   job {job}: OOM on attempt {att}, restarted as attempt {x.get('attempt')} at "
-                  f"t={float(x.get('t', 0)):.1f}s on GPUs {x.get('gpus')} (shared={x.get('shared')})")
-        else:
-            print(f"   job {job}: OOM on attempt {att}, never restarted")
-            problems.append(f"job {job} was not restarted after its OOM")
-    if not ooms:
-        problems.append("no failure was classified as OOM (big-b should fail beside big-a)")
-
-    print("-- jobs.csv:")
-    jobs_path = os.path.join(args.run, "jobs.csv")
-    try:
-        with open(jobs_path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        rows = []
-        problems.append(f"no {jobs_path}: {e}")
-    cols = ["job_id", "workload", "state", "submit_s", "start_s", "finish_s", "attempts", "failed_attempts"]
-    if rows:
-        have = [c for c in cols if c in rows[0]]
-        print("   " + "  ".join(f"{c:>14}" for c in have))
-        for r in rows:
-            print("   " + "  ".join(f"{r[c][:14]:>14}" for c in have))
-            if r.get("state", "done") != "done":
-                problems.append(f"job {r.get('job_id')} ended {r.get('state')}")
-    elif not problems:
-        problems.append("jobs.csv has no rows")
-
-    if problems:
-        print("gpu-check: FAIL:\n   " + "\n   ".join(problems))
+    if c.failed:
+        print(f"gpu-check: FAIL: {', '.join(dict.fromkeys(c.failed))}")
         return 1
-    print(f"gpu-check: PASS: {len(rows)} jobs done, {len(ooms)} OOM(s) classified and recovered, {n} NVML readings")
+    print("gpu-check: PASS" + (f" (emulated {args.emulated}: the hardware checks were skipped)" if args.emulated else ""))
     return 0
 
 
