@@ -101,3 +101,15 @@ func FuzzParseCluster(f *testing.F) {
 		require.Equal(t, c.ServerType, back.ServerType)
 	})
 }
+
+// TestClusterSlots: each GPU's index within its server, in server order.
+func TestClusterSlots(t *testing.T) {
+	for in, want := range map[string][]int{
+		"legacy-11gb:8x1":               {0, 1, 2, 3, 4, 5, 6, 7},
+		"a100-40gb:2x2,legacy-11gb:3x1": {0, 1, 0, 1, 0, 1, 2},
+	} {
+		c, err := ParseCluster(in)
+		require.NoError(t, err)
+		require.Equal(t, want, c.Slots(), in)
+	}
+}

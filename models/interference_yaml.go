@@ -67,8 +67,8 @@ type AdmissionRecord struct {
 
 // APE is a median and 90th-percentile absolute percentage error (fractions).
 type APE struct {
-	Median float64 `yaml:"median_ape"`
-	P90    float64 `yaml:"p90_ape"`
+	Median float64 `yaml:"median_ape" json:"median_ape"`
+	P90    float64 `yaml:"p90_ape" json:"p90_ape"`
 }
 
 //go:embed data/interference_a100.yaml

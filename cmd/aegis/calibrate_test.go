@@ -320,6 +320,11 @@ func TestCalibrateLegacy(t *testing.T) {
 	require.InDelta(t, e.Params.SelfSMACT, f.Params.SelfSMACT, 1e-4)
 	require.Zero(t, f.Params.CoDRAMA, "no DRAM activity measured there")
 	require.Zero(t, f.Params.SelfMem, "memory terms held at 0")
+	code, out, errOut = runCalibrate(t, "--gpu", "legacy-11gb", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"speeds": {`)
+	require.Contains(t, out, `"leave_one_job_out": {`)
+	require.Contains(t, out, `"median_ape": 0.077724`)
 	held := f.Fit.HeldOut["pressure"]
 	require.LessOrEqual(t, held.Median, 0.08)
 	require.Less(t, held.Median, f.Fit.HeldOut["none"].Median)
