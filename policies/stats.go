@@ -59,13 +59,13 @@ func Score(xs, buf []float64) float64 {
 		ewma = alpha*x + (1-alpha)*ewma
 	}
 	s := append(buf[:0], xs...)
-	sortFloats(s)
+	SortFloats(s)
 	return 0.25 * (Mean(s) + SortedQuantile(s, 0.5) + SortedQuantile(s, 0.95) + ewma)
 }
 
-// sortFloats sorts ascending: insertion sort for short windows (faster
+// SortFloats sorts s ascending: insertion sort for short windows (faster
 // there than the general sort), slices.Sort otherwise. No NaNs expected.
-func sortFloats(s []float64) {
+func SortFloats(s []float64) {
 	if len(s) > 64 {
 		slices.Sort(s)
 		return

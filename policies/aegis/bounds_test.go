@@ -23,7 +23,7 @@ func slide(win []float64, n int, xs ...float64) []float64 {
 
 func sortedCopy(xs []float64) []float64 {
 	s := append([]float64(nil), xs...)
-	insertionSort(s)
+	policies.SortFloats(s)
 	return s
 }
 
@@ -36,7 +36,7 @@ func setWindow(p *Policy, xs []float64) {
 		for _, x := range w {
 			sl.sorted[sig] = append(sl.sorted[sig], signal(x, sig))
 		}
-		insertionSort(sl.sorted[sig])
+		policies.SortFloats(sl.sorted[sig])
 	}
 	p.sl = []slider{sl}
 }
@@ -244,7 +244,7 @@ func TestLookaheadMatchesExactScores(t *testing.T) {
 			for _, x := range win {
 				sorted[sig] = append(sorted[sig], signal(x, sig))
 			}
-			insertionSort(sorted[sig])
+			policies.SortFloats(sorted[sig])
 		}
 		var a lookahead
 		a.reset(win, &sorted, [4]bool{true, true, true, true}, n)

@@ -1,0 +1,305 @@
+// Decision skipping: how long the filter's answer on a GPU holds if
+// nothing happens (filter, flipAfter, settled), and how Refine raises a
+// lower bound by stepping the window through the samples to come
+// (policies.Foresight, lookahead.go). None of it changes a decision: a
+// verdict is the rule's (rejects) on the window read now, or (settled) the
+// one every window of the GPU's current telemetry regime gives.
+
+package aegis
+
+import (
+	"slices"
+	"time"
+
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/colloc"
+)
+
+// Refine implements colloc.Refiner: it raises the filter horizons of this
+// decision's answers that are lower bounds (refining verdicts), earliest
+// first, by stepping their windows through the samples to come, until the
+// earliest answer's horizon is exact or reaches limit (or the earliest
+// other answer's, or aheadSoft seconds from now), and returns the earliest
+// horizon of all the decision's answers.
+func (p *Policy) Refine(v *policies.View, limit time.Duration) time.Duration {
+	fs, ok := v.Telemetry.(policies.Foresight)
+	lim := min(limit, p.fixed, v.Now+aheadSoft*time.Second)
+	for {
+		best, m := -1, colloc.Never
+		for _, g := range p.asked {
+			if u := p.verdicts[g].until; u < m {
+				best, m = g, u
+			}
+		}
+		if best < 0 || m >= lim || !ok || !p.verdicts[best].refining {
+			return min(p.fixed, m)
+		}
+		p.refine(v, fs, best)
+	}
+}
+
+// Until implements colloc.Horizon: when Admit(v, j, g), just asked, could
+// answer differently if nothing happens. Memory answers change only when
+// the measured memory does (colloc.MemoryUntil); the filter's as filter
+// says.
+func (p *Policy) Until(v *policies.View, j *policies.Job, g int) time.Duration {
+	return p.until
+}
+
+// verdict is the filter's last answer on a GPU and how long it holds.
+type verdict struct {
+	ok     bool
+	jobs   []policies.JobID // the GPU's jobs when it was given
+	anchor time.Duration    // their latest first activity
+	until  time.Duration
+	reason string
+	regime uint64 // the telemetry's regime (policies.Foresight), else 0
+	// While refining, until is a lower bound: the window at second base,
+	// stepped through la.steps more samples without a change of verdict
+	// (none possible before kmin of them), may be stepped further.
+	refining bool
+	base     time.Duration
+	kmin     int
+	la       lookahead
+}
+
+// filter returns the window filter's answer on GPU g ("window", "pressure"
+// or "") and the earliest time it could change if nothing happens. The
+// window depends only on the GPU's jobs (all active: a GPU in hold is not
+// asked), their latest first activity and the time, so an answer is reused
+// until it could change or the jobs do. An empty window gains its first
+// sample at the first whole second at or after the anchor; otherwise the
+// answer can change only at a whole second, once enough new samples (each
+// anywhere in its signal's range) could move a score across its threshold
+// (flipAfter).
+func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
+	var anchor time.Duration
+	for _, id := range v.GPUs[g].Jobs {
+		if jb := v.Job(id); jb.Active {
+			anchor = max(anchor, jb.ActiveAt)
+		}
+	}
+	var regime uint64
+	fs, foresee := v.Telemetry.(policies.Foresight)
+	if foresee {
+		regime = fs.Regime(g)
+	}
+	c := &p.verdicts[g]
+	// With skip=off every verdict is computed afresh (a reference that
+	// trusts no horizon).
+	if !p.cfg.EveryTick && c.ok && v.Now < c.until && c.anchor == anchor && c.regime == regime && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
+		return c.reason, c.until
+	}
+	c.ok, c.anchor, c.regime, c.jobs = true, anchor, regime, append(c.jobs[:0], v.GPUs[g].Jobs...)
+	c.refining = false
+	sec := v.Now.Truncate(time.Second)
+	if foresee && !p.cfg.EveryTick {
+		if reject, ok := p.settled(v, fs, g, anchor, sec); ok {
+			// Every window of the regime gives this verdict: it holds
+			// until the regime, the jobs or the anchor change, and the
+			// window need not be read.
+			c.reason, c.until = "", colloc.Never
+			if reject {
+				c.reason = "pressure"
+			}
+			return c.reason, c.until
+		}
+	}
+	if p.window(v, g); len(p.win[g]) == 0 {
+		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
+			c.reason, c.until = "window", v.Now
+			return c.reason, c.until
+		}
+		first := anchor.Truncate(time.Second)
+		if first < anchor {
+			first += time.Second
+		}
+		c.reason, c.until = "window", max(first, sec+time.Second) // nothing observed of the current mix yet
+		return c.reason, c.until
+	}
+	c.reason = ""
+	if p.rejects(v, g) {
+		c.reason = "pressure"
+	}
+	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady || p.cfg.EveryTick {
+		// Samples may be missed or late: the window's future is unknown
+		// (or, with skip=off, not asked for).
+		c.until = v.Now
+		return c.reason, c.until
+	}
+	c.until = colloc.Never
+	reject := c.reason != ""
+	k := p.flipAfter(v, g, p.win[g], &p.sl[g].sorted, reject)
+	if k > 0 {
+		c.until = sec + time.Duration(k)*time.Second
+	}
+	if foresee && k > 0 && k <= aheadMax {
+		// A lower bound that Refine may raise.
+		c.refining, c.base, c.kmin = true, sec, k
+		sl := &p.sl[g]
+		c.la.reset(sl.samples, &sl.sorted, sl.use, p.cfg.Window)
+	}
+	return c.reason, c.until
+}
+
+// settled reports whether the filter's verdict on GPU g is known without
+// reading its window, and the verdict: the window is not empty, all of it
+// lies in the telemetry's current regime (policies.Foresight.RegimeSince),
+// and every score a window of samples within the regime's range
+// (SampleRange) can have is on the same side of the thresholds, with
+// flipAfter's margin. Every score is then within the range (a mean, an
+// order statistic, an EWMA of values within it), so the verdict is the one
+// reading the window gives, and no sample to come can change it.
+func (p *Policy) settled(v *policies.View, fs policies.Foresight, g int, anchor, sec time.Duration) (reject, ok bool) {
+	first := max(sec-time.Duration(p.cfg.Window-1)*time.Second, 0)
+	if p.cfg.Anchored {
+		if anchor > sec {
+			return false, false // an empty window
+		}
+		a := anchor.Truncate(time.Second)
+		if a < anchor {
+			a += time.Second
+		}
+		first = max(first, a)
+	}
+	if first < fs.RegimeSince(g) {
+		return false, false
+	}
+	lo, hi := sampleBounds(fs, g)
+	const eps = 1e-9
+	if p.cfg.Filter == "util" {
+		switch {
+		case hi.UtilPct < p.cfg.UtilPct-eps:
+			return false, true
+		case lo.UtilPct >= p.cfg.UtilPct+eps:
+			return true, true
+		}
+		return false, false
+	}
+	t := p.cfg.Thresholds
+	switch {
+	case hi.SMACT < t[0]-eps || (hi.SMOCC < t[1]-eps && hi.DRAMA < t[2]-eps):
+		return false, true
+	case lo.SMACT >= t[0]+eps && (lo.SMOCC >= t[1]+eps || lo.DRAMA >= t[2]+eps):
+		return true, true
+	}
+	return false, false
+}
+
+// sampleBounds is the range of GPU g's samples until the next event: the
+// contract's, tightened to the backend's SampleRange.
+func sampleBounds(st policies.SteadyTelemetry, g int) (lo, hi policies.Sample) {
+	l, h := st.SampleRange(g)
+	lo = policies.Sample{SMACT: max(l.SMACT, 0), SMOCC: max(l.SMOCC, 0), DRAMA: max(l.DRAMA, 0), UtilPct: max(l.UtilPct, 0)}
+	hi = policies.Sample{SMACT: min(h.SMACT, 1), SMOCC: min(h.SMOCC, 1), DRAMA: min(h.DRAMA, 1), UtilPct: min(h.UtilPct, 100)}
+	return lo, hi
+}
+
+// refine steps GPU g's refining window through up to aheadChunk more
+// samples (policies.Foresight), scoring each window from kmin samples on as
+// a decision then would: a change of verdict is the exact horizon; with no
+// samples left to foresee (a change is due) the next second is; after
+// aheadMax samples flipAfter bounds the rest from the window reached;
+// otherwise the second after the last stepped one (or base + kmin) is a
+// lower bound still.
+func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
+	c := &p.verdicts[g]
+	a := &c.la
+	reject := c.reason != ""
+	at := func(steps int) time.Duration { return c.base + time.Duration(steps)*time.Second }
+	for range aheadChunk {
+		if a.steps >= aheadMax {
+			c.refining, c.until = false, colloc.Never
+			if k := p.flipAfter(v, g, a.samples[a.start:], &a.sorted, reject); k > 0 {
+				c.until = at(a.steps + k)
+			}
+			return
+		}
+		if a.pos >= len(a.future) {
+			a.future, a.pos = fs.Ahead(a.future[:0], g, at(a.steps), aheadChunk), 0
+			if len(a.future) == 0 {
+				c.refining, c.until = false, at(a.steps+1) // a change is due: an event asks again
+				return
+			}
+		}
+		a.push(a.future[a.pos])
+		a.pos++
+		if a.steps++; a.steps >= c.kmin && p.verdict(a) != reject {
+			c.refining, c.until = false, at(a.steps)
+			return
+		}
+	}
+	c.until = at(max(a.steps+1, c.kmin))
+}
+
+// verdict is the pressure (or utilization) filter's verdict on the
+// lookahead's window: rejects's, computed the same way where it is close.
+func (p *Policy) verdict(a *lookahead) bool {
+	if p.cfg.Filter == "util" {
+		return a.atLeast(util, p.cfg.UtilPct)
+	}
+	t := p.cfg.Thresholds
+	return a.atLeast(smact, t[0]) && (a.atLeast(smocc, t[1]) || a.atLeast(drama, t[2]))
+}
+
+// flipAfter returns the fewest whole seconds after which the verdict
+// (reject) on window win of GPU g (sorted: its used signals' values,
+// ascending) could change, or 0 if it cannot change while nothing happens:
+// it bounds every score the window can have after k more samples.
+func (p *Policy) flipAfter(v *policies.View, g int, win []policies.Sample, sorted *[4][]float64, reject bool) int {
+	n := p.cfg.Window
+	b := &p.bnd
+	const eps = 1e-9
+	// The range of every future sample: the contract's, or tighter when
+	// the backend knows it.
+	lo, hi := policies.Sample{}, policies.Sample{SMACT: 1, SMOCC: 1, DRAMA: 1, UtilPct: 100}
+	if st, ok := telemetryOf(v).(policies.SteadyTelemetry); ok {
+		lo, hi = sampleBounds(st, g)
+	}
+	if p.cfg.Filter == "util" {
+		b[0].reset(win, sorted[util], util, n)
+		for k := 1; k <= len(win)+n; k++ {
+			lb, ub := b[0].after(k, n, lo.UtilPct, hi.UtilPct)
+			if (reject && lb < p.cfg.UtilPct+eps) || (!reject && ub >= p.cfg.UtilPct-eps) {
+				return k
+			}
+		}
+		return 0
+	}
+	for i, sig := range [3]int{smact, smocc, drama} {
+		b[i].reset(win, sorted[sig], sig, n)
+	}
+	t := p.cfg.Thresholds
+	for k := 1; k <= len(win)+n; k++ {
+		la, ua := b[0].after(k, n, lo.SMACT, hi.SMACT)
+		if reject {
+			if la < t[0]+eps {
+				return k
+			}
+			if lo2, _ := b[1].after(k, n, lo.SMOCC, hi.SMOCC); lo2 >= t[1]+eps {
+				continue
+			}
+			if ld, _ := b[2].after(k, n, lo.DRAMA, hi.DRAMA); ld < t[2]+eps {
+				return k
+			}
+			continue
+		}
+		if ua < t[0]-eps {
+			continue
+		}
+		_, uo := b[1].after(k, n, lo.SMOCC, hi.SMOCC)
+		_, ud := b[2].after(k, n, lo.DRAMA, hi.DRAMA)
+		if uo >= t[1]-eps || ud >= t[2]-eps {
+			return k
+		}
+	}
+	return 0
+}
+
+// telemetryOf is v's telemetry reader, nil without a view.
+func telemetryOf(v *policies.View) policies.Telemetry {
+	if v == nil {
+		return nil
+	}
+	return v.Telemetry
+}

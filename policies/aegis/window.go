@@ -1,0 +1,84 @@
+// The telemetry window kept across decisions (slider), so that a decision
+// reads only the samples taken since the last one.
+
+package aegis
+
+import (
+	"slices"
+	"time"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// slider is one GPU's telemetry window kept across decisions: on telemetry
+// that samples every second (policies.SteadyTelemetry) each decision reads
+// only the samples taken since the last one and updates the window's sorted
+// values in place; otherwise, or when the anchor moves, it is rebuilt.
+type slider struct {
+	ok      bool
+	last    time.Duration // the newest whole second the window covers
+	anchor  time.Duration
+	samples []policies.Sample // the window, oldest first
+	sorted  [4][]float64      // each signal's values in the window, ascending
+	buf     []policies.Sample // scratch
+	use     [4]bool           // the signals whose sorted values are kept
+}
+
+func (s *slider) update(v *policies.View, g, n int, anchored bool) {
+	var anchor time.Duration
+	if anchored {
+		for _, id := range v.GPUs[g].Jobs {
+			if j := v.Job(id); j.Active {
+				anchor = max(anchor, j.ActiveAt)
+			}
+		}
+	}
+	_, steady := v.Telemetry.(policies.SteadyTelemetry)
+	k := v.Now.Truncate(time.Second)
+	m := int((k - s.last) / time.Second)
+	if !steady || !s.ok || anchor != s.anchor || m >= n || m < 0 {
+		s.samples = policies.Window(v, g, n, anchored, s.samples)
+		for sig := range s.sorted {
+			if !s.use[sig] {
+				continue
+			}
+			srt := s.sorted[sig][:0]
+			for _, x := range s.samples {
+				srt = append(srt, signal(x, sig))
+			}
+			policies.SortFloats(srt)
+			s.sorted[sig] = srt
+		}
+		s.ok, s.last, s.anchor = steady, k, anchor
+		return
+	}
+	if m == 0 {
+		return
+	}
+	s.buf = v.Telemetry.Samples(s.buf[:0], g, m)
+	for _, x := range s.buf {
+		s.samples = append(s.samples, x)
+		for sig := range s.sorted {
+			if !s.use[sig] {
+				continue
+			}
+			y := signal(x, sig)
+			i, _ := slices.BinarySearch(s.sorted[sig], y)
+			s.sorted[sig] = slices.Insert(s.sorted[sig], i, y)
+		}
+	}
+	drop := max(0, len(s.samples)-n)
+	for _, x := range s.samples[:drop] {
+		for sig := range s.sorted {
+			if !s.use[sig] {
+				continue
+			}
+			i, _ := slices.BinarySearch(s.sorted[sig], signal(x, sig))
+			s.sorted[sig] = slices.Delete(s.sorted[sig], i, i+1)
+		}
+	}
+	if drop > 0 {
+		s.samples = append(s.samples[:0], s.samples[drop:]...)
+	}
+	s.last = k
+}
