@@ -205,7 +205,9 @@ type SteadyTelemetry interface {
 // now and changes whenever what Ahead returns may have changed (its jobs,
 // their activity or their rates). Policies use it only to find the first
 // tick at which a decision could differ, never to decide: every decision
-// still reads only Samples. RegimeSince is when the GPU's current regime
+// still reads only Samples (TestForesightNeverDecides in policies/aegis
+// runs AEGIS with and without foresight and requires the same decisions).
+// RegimeSince is when the GPU's current regime
 // began: its samples at every whole second at or after it, up to the next
 // change of regime, lie within SampleRange (a policy may then know a
 // verdict that every such window gives without reading the window).
