@@ -248,8 +248,19 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	if cap(s.busy) < len(v.GPUs) {
 		s.busy = make([]bool, len(v.GPUs))
 	}
-	busy := s.busy[:len(v.GPUs)] // received a job in this decision
-	clear(busy)
+	d := pass{v: v, busy: s.busy[:len(v.GPUs)]} // busy: received a job in this decision
+	clear(d.busy)
+	d.acts = s.triage(v, acts)
+	d.recovery = s.recover
+	s.until, s.other = Never, Never
+	s.walk(&d)
+	acts = s.wake(&d)
+	return acts
+}
+
+// triage stops the failed jobs that will not run again and lists the OOM
+// failures to recover (s.recover).
+func (s *Scheduler) triage(v *policies.View, acts []policies.Action) []policies.Action {
 	recovery := s.recover[:0]
 	for _, id := range v.Failed {
 		j := v.Job(id)
@@ -263,47 +274,68 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 		}
 	}
 	s.recover = recovery
-	s.until, s.other = Never, Never
-	unplaced := 0
-	// consider tries to place one job and reports whether the jobs behind
-	// it must wait.
-	consider := func(j *policies.Job) (blocked bool) {
-		recovering := j.OOMs > 0
-		if gpus := v.IdleGPUs(busy, j.GPUs); gpus != nil {
-			acts = s.place(acts, busy, j, gpus)
-			s.settled = s.settled && !recovering && unplaced == 0
-			return false
-		}
-		if (recovering && s.cfg.Recovery == RecoverLadder) || (!recovering && len(recovery) == 0) {
-			var gpus []int
-			n := len(acts)
-			if gpus, acts = s.collocate(v, busy, j, acts); gpus != nil {
-				acts = s.place(acts, busy, j, gpus)
-				// Deferred on some GPUs and placed on others: the episodes
-				// end at the next decision.
-				s.settled = s.settled && !recovering && unplaced == 0 && len(acts) == n+1
-				return false
-			}
-		}
-		unplaced++
-		// Head-of-line blocking; recovered jobs have strict priority.
-		return recovering || unplaced >= s.cfg.Lookahead
-	}
+	return acts
+}
+
+// pass is one decision's walk over the jobs it may place.
+type pass struct {
+	v        *policies.View
+	busy     []bool // GPUs that received a job in this decision
+	acts     []policies.Action
+	recovery []policies.JobID // failed jobs to recover, first
+	unplaced int
+}
+
+// walk considers the jobs to recover, then the queue, until one blocks
+// the jobs behind it.
+func (s *Scheduler) walk(d *pass) {
 	blocked := false
 	s.decided, s.stopAt, s.settled = true, -1, true
-	for _, id := range recovery {
-		if blocked = consider(v.Job(id)); blocked {
+	for _, id := range d.recovery {
+		if blocked = s.consider(d, d.v.Job(id)); blocked {
 			s.stopAt = 0
 			break
 		}
 	}
-	for i := 0; !blocked && i < v.Queue.Len(); i++ {
-		if j := v.Job(v.Queue.At(i)); j.LastFailure == policies.NoFailure {
-			if blocked = consider(j); blocked {
+	for i := 0; !blocked && i < d.v.Queue.Len(); i++ {
+		if j := d.v.Job(d.v.Queue.At(i)); j.LastFailure == policies.NoFailure {
+			if blocked = s.consider(d, j); blocked {
 				s.stopAt = j.ID
 			}
 		}
 	}
+}
+
+// consider tries to place one job and reports whether the jobs behind it
+// must wait.
+func (s *Scheduler) consider(d *pass, j *policies.Job) (blocked bool) {
+	recovering := j.OOMs > 0
+	if gpus := d.v.IdleGPUs(d.busy, j.GPUs); gpus != nil {
+		d.acts = s.place(d.acts, d.busy, j, gpus)
+		s.settled = s.settled && !recovering && d.unplaced == 0
+		return false
+	}
+	if (recovering && s.cfg.Recovery == RecoverLadder) || (!recovering && len(d.recovery) == 0) {
+		var gpus []int
+		n := len(d.acts)
+		if gpus, d.acts = s.collocate(d.v, d.busy, j, d.acts); gpus != nil {
+			d.acts = s.place(d.acts, d.busy, j, gpus)
+			// Deferred on some GPUs and placed on others: the episodes
+			// end at the next decision.
+			s.settled = s.settled && !recovering && d.unplaced == 0 && len(d.acts) == n+1
+			return false
+		}
+	}
+	d.unplaced++
+	// Head-of-line blocking; recovered jobs have strict priority.
+	return recovering || d.unplaced >= s.cfg.Lookahead
+}
+
+// wake settles what the decision's actions say about the next one and,
+// while jobs wait, asks for a decision at the first tick at which this
+// one's answers could change.
+func (s *Scheduler) wake(d *pass) []policies.Action {
+	v, acts, unplaced := d.v, d.acts, d.unplaced
 	deferred := false
 	for _, a := range acts {
 		switch a.Kind {
