@@ -18,14 +18,17 @@ import (
 	"github.com/aegis-sched/aegis/traces"
 )
 
+// simulateFlags are aegis simulate's flags.
+type simulateFlags struct {
+	trace, policy, server, out string
+	clusterSpec                string
+	seed                       uint64
+	sets, truths               []string
+	telemetry                  bool
+}
+
 func newSimulateCmd() *cobra.Command {
-	var (
-		trace, policy, server, out string
-		clusterSpec                string
-		seed                       uint64
-		sets, truths               []string
-		telemetry                  bool
-	)
+	var fl simulateFlags
 	c := &cobra.Command{
 		Use:   "simulate",
 		Short: "Replay a trace on a simulated server under a policy and print the metrics",
@@ -52,141 +55,18 @@ jobs.csv gains a server column (and gpu_type with several types). See
 docs/simulator.md, "Clusters".`,
 		Example: "  aegis simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1 --out out/",
 		Args:    exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error {
-			var (
-				srv models.Server
-				cl  *models.Cluster
-				err error
-			)
-			if c.Flags().Changed("cluster") {
-				if c.Flags().Changed("server") {
-					return usageError{fmt.Errorf("--cluster and --server: give one (a cluster's servers are in --cluster)")}
-				}
-				x, err := models.ParseCluster(clusterSpec)
-				if err != nil {
-					return usageError{fmt.Errorf("--cluster: %w", err)}
-				}
-				cl, srv = &x, x.Server()
-			} else if srv, err = models.ParseServer(server); err != nil {
-				if name, _, _ := strings.Cut(server, ":"); isYAML(name) {
-					return err // the GPU type file's content is at fault
-				}
-				return usageError{err}
-			}
-			params, err := policies.ParseSets(sets)
-			if err != nil {
-				return usageError{err}
-			}
-			if cl != nil {
-				if _, err = assemble.NewDispatcher(policy, params, *cl); err == nil {
-					err = assemble.CheckClusterPolicy(policy, assemble.WithoutDispatch(params, true), *cl)
-				}
-			} else {
-				err = assemble.CheckPolicy(policy, params, srv)
-			}
-			if err != nil {
-				return usageError{err}
-			}
-			tm, err := policies.ParseFlagSets("--truth", truths)
-			if err != nil {
-				return usageError{err}
-			}
-			truth, err := sim.ParseTruth(tm)
-			if err == nil {
-				err = truth.Check(srv)
-			}
-			if cl != nil {
-				for _, t := range cl.Types {
-					if err == nil {
-						err = truth.Check(models.Server{Type: t, GPUs: 1})
-					}
-				}
-			}
-			if err != nil {
-				return usageError{err}
-			}
-			if telemetry && out == "" {
-				return usageError{fmt.Errorf("--telemetry needs --out DIR")}
-			}
-			var od *results.OutDir
-			if out != "" {
-				// All or nothing: the files go to a temporary directory
-				// beside --out, moved there only when the run succeeds.
-				if od, err = results.NewOutDir(out); err != nil {
-					return err
-				}
-				defer od.Discard()
-			}
-			tr, err := traces.Load(trace)
-			if err != nil {
-				return err
-			}
-			r := assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed, Truth: &truth, Cluster: cl}
-			// The big files stream into the output directory while the
-			// run goes on; summary.csv and deferrals.csv follow at the end.
-			var events io.Writer
-			var files []*os.File
-			defer func() {
-				for _, f := range files {
-					f.Close()
-				}
-			}()
-			create := func(name string) (io.Writer, error) {
-				f, err := os.Create(filepath.Join(od.Path(), name))
-				if err != nil {
-					return nil, fmt.Errorf("output: %w", err)
-				}
-				files = append(files, f)
-				return f, nil
-			}
-			if od != nil {
-				if events, err = create("events.jsonl"); err == nil {
-					r.Jobs, err = create("jobs.csv")
-				}
-				if err == nil && telemetry {
-					r.Telemetry, err = create("telemetry.csv")
-				}
-				if err != nil {
-					return err
-				}
-			}
-			o, err := assemble.Simulate(r, events)
-			if err != nil {
-				return err
-			}
-			where := srv.String()
-			if cl != nil {
-				where = fmt.Sprintf("cluster %s (%d servers, %d GPUs)", cl, len(cl.Servers), cl.GPUs())
-			}
-			title := fmt.Sprintf("trace %s (%d jobs) on %s, policy %s, seed %d", tr.Name, len(tr.Jobs), where, policy, seed)
-			if err := results.WriteSummaryTable(c.OutOrStdout(), title, o.Summary); err != nil {
-				return err
-			}
-			if od == nil {
-				return nil
-			}
-			for _, f := range files {
-				if err := f.Close(); err != nil {
-					return fmt.Errorf("output: %w", err)
-				}
-			}
-			files = nil
-			if err := writeSummary(od.Path(), o.Summary); err != nil {
-				return err
-			}
-			return od.Commit()
-		},
+		RunE:    func(c *cobra.Command, _ []string) error { return fl.run(c) },
 	}
 	f := c.Flags()
-	f.StringVar(&trace, "trace", "demo", "built-in trace name or CSV file")
-	f.StringVar(&policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", assemble.PolicyNames()))
-	f.StringVar(&server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
-	f.StringVar(&clusterSpec, "cluster", "", "cluster as TYPE:GPUSxSERVERS[,...] instead of --server, e.g. a100-40gb:8x16")
-	f.Uint64Var(&seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")
-	f.StringArrayVar(&sets, "set", nil, "policy parameter key=value (repeatable; see aegis policies)")
-	f.StringArrayVar(&truths, "truth", nil, "simulator truth setting key=value (repeatable; see aegis policies)")
-	f.StringVar(&out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
-	f.BoolVar(&telemetry, "telemetry", false, "also write telemetry.csv (every GPU's 1 Hz sample) into --out")
+	f.StringVar(&fl.trace, "trace", "demo", "built-in trace name or CSV file")
+	f.StringVar(&fl.policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", assemble.PolicyNames()))
+	f.StringVar(&fl.server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
+	f.StringVar(&fl.clusterSpec, "cluster", "", "cluster as TYPE:GPUSxSERVERS[,...] instead of --server, e.g. a100-40gb:8x16")
+	f.Uint64Var(&fl.seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")
+	f.StringArrayVar(&fl.sets, "set", nil, "policy parameter key=value (repeatable; see aegis policies)")
+	f.StringArrayVar(&fl.truths, "truth", nil, "simulator truth setting key=value (repeatable; see aegis policies)")
+	f.StringVar(&fl.out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
+	f.BoolVar(&fl.telemetry, "telemetry", false, "also write telemetry.csv (every GPU's 1 Hz sample) into --out")
 	addProfileFlags(c)
 	return c
 }
@@ -212,4 +92,145 @@ func writeSummary(dir string, sum results.Summary) error {
 		}
 	}
 	return nil
+}
+
+// run is aegis simulate.
+func (fl *simulateFlags) run(c *cobra.Command) error {
+	srv, cl, err := fl.hardware(c)
+	if err != nil {
+		return err
+	}
+	params, truth, err := fl.check(srv, cl)
+	if err != nil {
+		return err
+	}
+	if fl.telemetry && fl.out == "" {
+		return usageError{fmt.Errorf("--telemetry needs --out DIR")}
+	}
+	var od *results.OutDir
+	if fl.out != "" {
+		// All or nothing: the files go to a temporary directory
+		// beside --out, moved there only when the run succeeds.
+		if od, err = results.NewOutDir(fl.out); err != nil {
+			return err
+		}
+		defer od.Discard()
+	}
+	tr, err := traces.Load(fl.trace)
+	if err != nil {
+		return err
+	}
+	r := assemble.Run{Trace: tr, Server: srv, Policy: fl.policy, Params: params, Seed: fl.seed, Truth: &truth, Cluster: cl}
+	// The big files stream into the output directory while the
+	// run goes on; summary.csv and deferrals.csv follow at the end.
+	var events io.Writer
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	create := func(name string) (io.Writer, error) {
+		f, err := os.Create(filepath.Join(od.Path(), name))
+		if err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+		files = append(files, f)
+		return f, nil
+	}
+	if od != nil {
+		if events, err = create("events.jsonl"); err == nil {
+			r.Jobs, err = create("jobs.csv")
+		}
+		if err == nil && fl.telemetry {
+			r.Telemetry, err = create("telemetry.csv")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	o, err := assemble.Simulate(r, events)
+	if err != nil {
+		return err
+	}
+	where := srv.String()
+	if cl != nil {
+		where = fmt.Sprintf("cluster %s (%d servers, %d GPUs)", cl, len(cl.Servers), cl.GPUs())
+	}
+	title := fmt.Sprintf("trace %s (%d jobs) on %s, policy %s, seed %d", tr.Name, len(tr.Jobs), where, fl.policy, fl.seed)
+	if err := results.WriteSummaryTable(c.OutOrStdout(), title, o.Summary); err != nil {
+		return err
+	}
+	if od == nil {
+		return nil
+	}
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("output: %w", err)
+		}
+	}
+	files = nil
+	if err := writeSummary(od.Path(), o.Summary); err != nil {
+		return err
+	}
+	return od.Commit()
+}
+
+// hardware is the simulated server (--server), or the cluster (--cluster)
+// and its first server.
+func (fl *simulateFlags) hardware(c *cobra.Command) (srv models.Server, cl *models.Cluster, err error) {
+	if c.Flags().Changed("cluster") {
+		if c.Flags().Changed("server") {
+			return srv, nil, usageError{fmt.Errorf("--cluster and --server: give one (a cluster's servers are in --cluster)")}
+		}
+		x, err := models.ParseCluster(fl.clusterSpec)
+		if err != nil {
+			return srv, nil, usageError{fmt.Errorf("--cluster: %w", err)}
+		}
+		cl, srv = &x, x.Server()
+	} else if srv, err = models.ParseServer(fl.server); err != nil {
+		if name, _, _ := strings.Cut(fl.server, ":"); isYAML(name) {
+			return srv, nil, err // the GPU type file's content is at fault
+		}
+		return srv, nil, usageError{err}
+	}
+	return srv, cl, nil
+}
+
+// check reads the policy's parameters and the simulator's truth settings
+// and checks them against the hardware.
+func (fl *simulateFlags) check(srv models.Server, cl *models.Cluster) (params map[string]string, truth sim.Truth, err error) {
+	params, err = policies.ParseSets(fl.sets)
+	if err != nil {
+		return nil, truth, usageError{err}
+	}
+	if cl != nil {
+		if _, err = assemble.NewDispatcher(fl.policy, params, *cl); err == nil {
+			err = assemble.CheckClusterPolicy(fl.policy, assemble.WithoutDispatch(params, true), *cl)
+		}
+	} else {
+		err = assemble.CheckPolicy(fl.policy, params, srv)
+	}
+	if err != nil {
+		return nil, truth, usageError{err}
+	}
+	tm, err := policies.ParseFlagSets("--truth", fl.truths)
+	if err != nil {
+		return nil, truth, usageError{err}
+	}
+	truth, err = sim.ParseTruth(tm)
+	if err == nil {
+		err = truth.Check(srv)
+	}
+	if cl != nil {
+		for _, t := range cl.Types {
+			if err == nil {
+				err = truth.Check(models.Server{Type: t, GPUs: 1})
+			}
+		}
+	}
+	if err != nil {
+		return nil, truth, usageError{err}
+	}
+	return params, truth, nil
 }
