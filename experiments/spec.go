@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -299,14 +301,12 @@ func (s *Spec) resolve(p string) string {
 	return filepath.Join(filepath.Dir(s.file), p)
 }
 
-// check validates the decoded spec and loads what it names.
+// check validates the decoded spec and loads what it names, section by
+// section.
 func (s *Spec) check(root *yaml.Node) error {
 	a := at{s.file, root}
-	if s.Name == "" {
-		return a.errf([]any{"name"}, "missing: give the experiment a name")
-	}
-	if !specName.MatchString(s.Name) {
-		return a.errf([]any{"name"}, "%q: use letters, digits, '.', '-' and '_'", s.Name)
+	if err := checkName(a, []any{"name"}, s.Name, "give the experiment a name"); err != nil {
+		return err
 	}
 	server, err := s.checkServer(a)
 	if err != nil {
@@ -328,57 +328,130 @@ func (s *Spec) check(root *yaml.Node) error {
 		}
 		return s.checkStacking(a)
 	}
+	if err := s.loadTraces(a, cat); err != nil {
+		return err
+	}
+	if err := s.checkSeeds(a); err != nil {
+		return err
+	}
+	if err := s.checkSweep(a); err != nil {
+		return err
+	}
+	labels, err := s.checkConfigs(a)
+	if err != nil {
+		return err
+	}
+	if err := s.checkNormalize(a, labels); err != nil {
+		return err
+	}
+	return s.checkCells(a)
+}
+
+// maxName is the longest name (of a spec, trace or config) a spec may give:
+// names become file and directory names.
+const maxName = 100
+
+// checkName checks a name of the spec or of one of its traces.
+func checkName(a at, path []any, name, missing string) error {
+	switch {
+	case name == "":
+		return a.errf(path, "missing: %s", missing)
+	case len(name) > maxName:
+		return a.errf(path, "%d characters: at most %d", len(name), maxName)
+	case !specName.MatchString(name):
+		return a.errf(path, "%q: use letters, digits, '.', '-' and '_'", name)
+	}
+	return nil
+}
+
+// loadTraces loads (or generates) every trace.
+func (s *Spec) loadTraces(a at, cat *models.Catalog) error {
 	if len(s.Traces) == 0 {
 		return a.errf([]any{"traces"}, "missing: list at least one trace")
 	}
-	seenTrace := map[string]int{}
+	seen := map[string]int{}
 	for i := range s.Traces {
 		t, err := s.loadTrace(a, i, cat)
 		if err != nil {
 			return err
 		}
-		if prev, dup := seenTrace[s.Traces[i].Name]; dup {
+		if prev, dup := seen[s.Traces[i].Name]; dup {
 			return a.errf([]any{"traces", i, "name"}, "%q repeats traces[%d]; give each trace its own name", s.Traces[i].Name, prev)
 		}
-		seenTrace[s.Traces[i].Name] = i
+		seen[s.Traces[i].Name] = i
 		s.trs = append(s.trs, t)
 	}
+	return nil
+}
+
+// checkSeeds checks that there are seeds and none repeats (in linear time:
+// a spec may list a million).
+func (s *Spec) checkSeeds(a at) error {
 	if len(s.Seeds) == 0 {
 		return a.errf([]any{"seeds"}, "missing: list at least one seed")
 	}
+	if len(s.Seeds) > maxCells {
+		return a.errf([]any{"seeds"}, "%d seeds: at most %d cells per spec", len(s.Seeds), maxCells)
+	}
+	first := make(map[uint64]int, len(s.Seeds))
 	for i, sd := range s.Seeds {
-		if j := slices.Index(s.Seeds, sd); j < i {
+		if j, dup := first[sd]; dup {
 			return a.errf([]any{"seeds", i}, "seed %d repeats seeds[%d]", sd, j)
 		}
+		first[sd] = i
 	}
-	if err := s.checkSweep(a); err != nil {
-		return err
-	}
+	return nil
+}
+
+// checkConfigs checks every config's label, policy and model, and returns
+// the configs' indexes by label.
+func (s *Spec) checkConfigs(a at) (map[string]int, error) {
 	if len(s.Configs) == 0 {
-		return a.errf([]any{"configs"}, "missing: list at least one config")
+		return nil, a.errf([]any{"configs"}, "missing: list at least one config")
 	}
 	labels := map[string]int{}
 	for i := range s.Configs {
 		c := &s.Configs[i]
-		if c.Label == "" {
-			return a.errf([]any{"configs", i, "label"}, "missing")
+		if err := checkLabel(a, []any{"configs", i, "label"}, c.Label); err != nil {
+			return nil, err
 		}
 		if prev, dup := labels[c.Label]; dup {
-			return a.errf([]any{"configs", i, "label"}, "%q repeats configs[%d]", c.Label, prev)
+			return nil, a.errf([]any{"configs", i, "label"}, "%q repeats configs[%d]", c.Label, prev)
 		}
 		labels[c.Label] = i
 		if c.Policy == "" {
-			return a.errf([]any{"configs", i, "policy"}, "missing: one of %s", strings.Join(assemble.PolicyNames(), ", "))
+			return nil, a.errf([]any{"configs", i, "policy"}, "missing: one of %s", strings.Join(assemble.PolicyNames(), ", "))
 		}
 		if !slices.Contains(assemble.PolicyNames(), c.Policy) {
-			return a.errf([]any{"configs", i, "policy"}, "unknown policy %q (known: %s)", c.Policy, strings.Join(assemble.PolicyNames(), ", "))
+			return nil, a.errf([]any{"configs", i, "policy"}, "unknown policy %q (known: %s)", c.Policy, strings.Join(assemble.PolicyNames(), ", "))
 		}
 		mf, err := s.loadModel(a, i)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s.models = append(s.models, mf)
 	}
+	return labels, nil
+}
+
+// checkLabel checks a config's label: any one line of UTF-8 text (a
+// newline would break table.md and the CSVs' rows).
+func checkLabel(a at, path []any, label string) error {
+	switch {
+	case label == "":
+		return a.errf(path, "missing")
+	case len(label) > maxName:
+		return a.errf(path, "%d characters: at most %d", len(label), maxName)
+	case strings.ContainsFunc(label, unicode.IsControl):
+		return a.errf(path, "%q has a control character (a newline, a tab, ...): a label is one line of a table", label)
+	case !utf8.ValidString(label):
+		return a.errf(path, "%q is not UTF-8", label)
+	}
+	return nil
+}
+
+// checkNormalize checks normalize and the table that needs it.
+func (s *Spec) checkNormalize(a at, labels map[string]int) error {
 	if s.Normalize != "" {
 		n, ok := labels[s.Normalize]
 		if !ok {
@@ -401,8 +474,34 @@ func (s *Spec) check(root *yaml.Node) error {
 	default:
 		return a.errf([]any{"table"}, "unknown table %q (want %s or %s)", s.Table, TablePerTrace, TableNormalized)
 	}
-	// Every cell's parameters must build its policy and truth: first each
-	// config alone, then at every sweep point, naming the axis at fault.
+	return nil
+}
+
+// cellCount counts the spec's cells without listing them, at most
+// maxCells+1.
+func (s *Spec) cellCount() int {
+	grid := 1
+	for i := range s.Sweep {
+		grid = min(grid*s.Sweep[i].size(), maxCells+1)
+	}
+	n := 0
+	for ci := range s.Configs {
+		per := 1
+		if s.sweeps(ci) {
+			per = grid
+		}
+		n = min(n+per*len(s.Traces)*len(s.Seeds), maxCells+1)
+	}
+	return n
+}
+
+// checkCells bounds the cells, then checks that every cell's parameters
+// build its policy and truth: first each config alone, then at every sweep
+// point, naming the axis at fault.
+func (s *Spec) checkCells(a at) error {
+	if n := s.cellCount(); n > maxCells {
+		return a.errf(nil, "more than %d cells; at most %d per spec", maxCells, maxCells)
+	}
 	points := s.Points()
 	for ci, c := range s.Configs {
 		if _, err := s.cellRun(ci, nil); err != nil {
@@ -429,9 +528,6 @@ func (s *Spec) check(root *yaml.Node) error {
 			}
 		}
 	}
-	if n := len(s.Cells()); n > maxCells {
-		return a.errf(nil, "%d cells; at most %d per spec", n, maxCells)
-	}
 	return nil
 }
 
@@ -455,6 +551,9 @@ func (s *Spec) checkOutputs(a at) error {
 		}
 		if f == plots.FigSeeds && len(s.Seeds) < 2 {
 			return a.errf([]any{"figures", i}, "%s shows the spread over seeds: give at least two seeds", f)
+		}
+		if file := plots.FigureFile(f); !slices.Contains(s.writes(), file) {
+			return a.errf([]any{"figures", i}, "%s is drawn from %s, which this spec does not write (it writes %s)", f, file, strings.Join(s.writes(), ", "))
 		}
 	}
 	return nil
@@ -502,6 +601,30 @@ func (s *Spec) checkSweepFigures(a at) error {
 		names[f.FileName()] = i
 	}
 	return nil
+}
+
+// writes lists the files of a run's directory the figures may be drawn
+// from.
+func (s *Spec) writes() []string {
+	if s.Stacking != nil {
+		return []string{"thresholds.csv"}
+	}
+	w := []string{"cells.csv", "jobs.csv"}
+	if s.Normalize != "" {
+		w = append(w, "normalized.csv")
+	}
+	if s.Stability {
+		w = append(w, "stability.csv")
+	}
+	return w
+}
+
+// types lists the GPU types of the spec's server or cluster.
+func (s *Spec) types() []models.GPUType {
+	if s.cluster != nil {
+		return s.cluster.Types
+	}
+	return []models.GPUType{s.server.Type}
 }
 
 // checkServer resolves the spec's server or cluster (s.server, s.cluster).
@@ -597,8 +720,8 @@ func (s *Spec) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error
 	default:
 		return nil, a.errf([]any{"traces", i}, "give trace (a built-in: %s, or a file) or like (philly, saturn or venus) with jobs and seed", traces.BuiltinNames())
 	}
-	if !specName.MatchString(ts.Name) {
-		return nil, a.errf(p("name"), "%q: use letters, digits, '.', '-' and '_'", ts.Name)
+	if err := checkName(a, p("name"), ts.Name, "name the trace"); err != nil {
+		return nil, err
 	}
 	if err := s.checkTrace(t, cat); err != nil {
 		return nil, a.errf(p("trace"), "%v", err)
@@ -636,12 +759,36 @@ func (s *Spec) loadModel(a at, i int) (*modelFile, error) {
 		sum := sha256.Sum256(data)
 		mf.inter, mf.path, mf.hash = inter, c.Model, hex.EncodeToString(sum[:])
 	}
+	inter, key := mf.inter, "model"
 	if c.NWayExponent != nil {
-		if _, err := withExponent(mf.inter, *c.NWayExponent); err != nil {
+		var err error
+		if inter, err = withExponent(mf.inter, *c.NWayExponent); err != nil {
 			return nil, a.errf([]any{"configs", i, "nway_exponent"}, "%v", err)
 		}
+		key = "nway_exponent"
+	}
+	if err := s.checkSlowdown(inter); err != nil {
+		if c.Model == "" && c.NWayExponent == nil {
+			return nil, a.errf([]any{"server"}, "%v", err)
+		}
+		return nil, a.errf([]any{"configs", i, key}, "%v", err)
 	}
 	return mf, nil
+}
+
+// checkSlowdown checks an interference model against the catalog of every
+// GPU type of the spec's server or cluster (models.CheckSlowdown).
+func (s *Spec) checkSlowdown(m models.Interference) error {
+	for _, t := range s.types() {
+		cat, err := models.CatalogFor(t)
+		if err != nil {
+			return err
+		}
+		if err := models.CheckSlowdown(m, cat); err != nil {
+			return fmt.Errorf("on %s: %w", t.Name, err)
+		}
+	}
+	return nil
 }
 
 // withExponent returns m with the N-way exponent ρ set.
@@ -956,6 +1103,9 @@ func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) {
 			if inter, err = withExponent(inter, rho); err != nil {
 				return assemble.Run{}, fmt.Errorf("%s: %w", kv.Param, err)
 			}
+			if err := s.checkSlowdown(inter); err != nil {
+				return assemble.Run{}, fmt.Errorf("%s=%s: %w", kv.Param, kv.Value, err)
+			}
 		default:
 			params[kv.Param] = kv.Value
 		}
@@ -977,11 +1127,12 @@ func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) {
 	if err != nil {
 		return assemble.Run{}, err
 	}
-	if s.cluster != nil {
-		for _, t := range s.cluster.Types {
-			if err := tr.Check(models.Server{Type: t, GPUs: 1}); err != nil {
-				return assemble.Run{}, err
+	for _, t := range s.types() {
+		if err := tr.Check(models.Server{Type: t, GPUs: 1}); err != nil {
+			if _, set := truth["context_mib"]; !set {
+				err = fmt.Errorf("truth context_mib=%g (the default): more than the %s GPU's %g MiB", tr.ContextMiB, t.Name, t.MemoryMiB)
 			}
+			return assemble.Run{}, err
 		}
 	}
 	return assemble.Run{Server: s.server, Cluster: s.cluster, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil

@@ -3,6 +3,8 @@ package experiments
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,7 +102,7 @@ func TestBadSpecs(t *testing.T) {
 		{"unknown key", repl("table: normalized", "tabel: normalized"), `t.yaml:24: unknown key "tabel"; valid keys: name, description, server, cluster, traces`},
 		{"unknown config key", repl("    policy: aegis\n", "    policy: aegis\n    parms: {}\n"), `t.yaml:16: unknown key "parms" in configs[1]; valid keys: label, policy, params`},
 		{"unknown trace key", repl("  - trace: demo\n", "  - trace: demo\n    job: 3\n"), `t.yaml:6: unknown key "job" in traces[0]; valid keys: name, trace, like, jobs, seed, max_gpus (did you mean jobs?)`},
-		{"wrong type seeds", repl("seeds: [1, 2]", "seeds: [1, two]"), `t.yaml:9: seeds[1]: want a whole number, got "two"`},
+		{"wrong type seeds", repl("seeds: [1, 2]", "seeds: [1, two]"), `t.yaml:9: seeds[1]: want a whole number from 0 to 18446744073709551615, got "two"`},
 		{"wrong type traces", repl("traces:\n  - trace: demo\n  - like: venus\n    jobs: 12\n    seed: 3\n", "traces: demo\n"), "t.yaml:4: traces: want a list"},
 		{"key twice", repl("name: t\n", "name: t\nname: u\n"), "t.yaml:2: name: given twice (first at line 1)"},
 		{"missing name", repl("name: t\n", ""), "t.yaml:1: name: missing"},
@@ -166,6 +168,7 @@ func FuzzParseSpec(f *testing.F) {
 	f.Add([]byte(goodSpec))
 	f.Add([]byte("name: x\nserver: a100-40gb:1\ntraces: [{trace: demo}]\nseeds: [1]\nconfigs: [{label: E, policy: exclusive}]\n"))
 	f.Add([]byte("name: x\nsweep: [{param: hold, product: [[1, 2], []]}]\n"))
+	f.Add([]byte("name: x\nserver: a100-40gb:1\ntraces: [{like: venus, jobs: 10.7, seed: 1}]\nseeds: [1.5, 18446744073709551616]\nconfigs: [{label: \"E\\nx\", policy: exclusive}]\nfigures: [thresholds]\n"))
 	f.Add([]byte("name: x\ncluster: a100-40gb:2x2,h200-141gb:4x1\ntraces: [{like: venus, jobs: 20, seed: 1, max_gpus: 8}]\nseeds: [1]\nconfigs: [{label: E, policy: exclusive, params: {dispatch: firstfit}}]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, root, err := decodeSpec(b, "fuzz.yaml")
@@ -200,4 +203,54 @@ func FuzzParseSpec(f *testing.F) {
 		}
 		require.NotEmpty(t, s.Cells())
 	})
+}
+
+// TestValidateRejectsWhatRunCannotRun: what validate accepts, run runs.
+// Each case validated before (issue 17) and then failed or went wrong in
+// the run; now the spec is refused, naming the line and the key.
+func TestValidateRejectsWhatRunCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	emb, err := os.ReadFile(filepath.Join("..", "models", "data", "interference_a100.yaml"))
+	require.NoError(t, err)
+	i50 := regexp.MustCompile(`(?m)^  intercept: .*$`).ReplaceAllString(string(emb), "  intercept: 50")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "i50.yaml"), []byte(i50), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tiny.yaml"), []byte("name: tiny\nmemory_mib: 256\npressure: true\n"), 0o644))
+	const base = "name: b\nserver: a100-40gb:3\ntraces: [{trace: demo}]\nseeds: [1]\nconfigs: [{label: E, policy: exclusive}, {label: A, policy: aegis}]\n"
+	repl := func(old, new string) string {
+		require.Contains(t, base, old)
+		return strings.Replace(base, old, new, 1)
+	}
+	list := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(f(i))
+		}
+		return "[" + b.String() + "]"
+	}
+	for _, tc := range []struct{ name, spec, want string }{
+		{"thresholds figure on a trace spec", base + "figures: [thresholds]\n", "t.yaml:6: figures[0]: thresholds is drawn from thresholds.csv, which this spec does not write (it writes cells.csv, jobs.csv)"},
+		{"stability figure without stability", base + "figures: [stability]\n", "t.yaml:6: figures[0]: stability is drawn from stability.csv"},
+		{"context above the GPU's memory", repl("{label: E, policy: exclusive}", "{label: E, policy: exclusive, truth: {context_mib: 50000}}"), "t.yaml:5: configs[0].truth: truth context_mib=50000: more than the a100-40gb GPU's 40960 MiB"},
+		{"interference intercept 50", repl("policy: aegis}", "policy: aegis, model: i50.yaml}"), "t.yaml:5: configs[1].model: on a100-40gb: the interference model runs"},
+		{"GPU type of 256 MiB", repl("a100-40gb:3", "tiny.yaml:3"), "t.yaml:5: configs[0]: truth context_mib=500 (the default): more than the tiny GPU's 256 MiB"},
+		{"seed 1.5", repl("seeds: [1]", "seeds: [1.5]"), `t.yaml:4: seeds[0]: want a whole number from 0 to 18446744073709551615, got "1.5"`},
+		{"seed 2^64", repl("seeds: [1]", "seeds: [18446744073709551616]"), `t.yaml:4: seeds[0]: want a whole number from 0 to 18446744073709551615, got "18446744073709551616"`},
+		{"jobs 10.7", repl("{trace: demo}", "{like: venus, jobs: 10.7, seed: 1}"), `t.yaml:3: traces[0].jobs: want a whole number, got "10.7"`},
+		{"label with a newline", repl("label: E,", `label: "E\nx",`), `t.yaml:5: configs[0].label: "E\nx" has a control character`},
+		{"5,000-character name", repl("name: b", "name: "+strings.Repeat("a", 5000)), "t.yaml:1: name: 5000 characters: at most 100"},
+		{"5,000-character label", repl("label: E,", "label: "+strings.Repeat("E", 5000)+","), "t.yaml:5: configs[0].label: 5000 characters: at most 100"},
+		{"200,000 seeds x 10 configs", strings.Replace(repl("seeds: [1]", "seeds: "+list(200_000, func(i int) string { return strconv.Itoa(i) })),
+			"configs: [{label: E, policy: exclusive}, {label: A, policy: aegis}]", "configs: "+list(10, func(i int) string { return "{label: E" + strconv.Itoa(i) + ", policy: exclusive}" }), 1),
+			"t.yaml:1: spec: more than 1000000 cells; at most 1000000 per spec"},
+		{"1000 x 1000 sweep", base + "sweep: [{param: hold, values: " + list(1000, func(i int) string { return strconv.Itoa(i+1) + "s" }) + "}, {param: window, values: " +
+			list(1000, func(i int) string { return strconv.Itoa(i+1) + "s" }) + "}]\n", "t.yaml:1: spec: more than 1000000 cells; at most 1000000 per spec"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tc.spec), filepath.Join(dir, "t.yaml"))
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }

@@ -134,8 +134,16 @@ func readGPUType(data []byte, name, baseDir string) (GPUType, error) {
 	}
 	if f.Interference != "" {
 		t.InterferenceFile = abs(f.Interference)
-		if _, err := LoadInterference(t.InterferenceFile); err != nil {
+		m, err := LoadInterference(t.InterferenceFile)
+		if err != nil {
 			return GPUType{}, fmt.Errorf("%s:%d: interference: %w", name, keyLine(root, "interference"), err)
+		}
+		cat, err := CatalogFor(t)
+		if err != nil {
+			return GPUType{}, fmt.Errorf("%s:%d: catalog: %w", name, keyLine(root, "catalog"), err)
+		}
+		if err := CheckSlowdown(m, cat); err != nil {
+			return GPUType{}, fmt.Errorf("%s:%d: interference: %s: %w", name, keyLine(root, "interference"), f.Interference, err)
 		}
 	}
 	if f.Speeds != "" {

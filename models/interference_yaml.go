@@ -368,10 +368,25 @@ func (c *yamlChecker) walk(n *yaml.Node, t reflect.Type, path string) {
 			c.walk(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
 		}
 	default:
+		if isInteger(t) && n.Kind == yaml.ScalarNode && n.ShortTag() != "!!int" {
+			// The decoder would truncate 1.5 and wrap 2^64 (floats to it).
+			c.kindError(n, t, path)
+			return
+		}
 		if err := n.Decode(reflect.New(t).Interface()); err != nil {
 			c.kindError(n, t, path)
 		}
 	}
+}
+
+// isInteger reports whether t is an integer kind.
+func isInteger(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 // merge walks the mapping(s) a "<<" merge key brings into a mapping of
@@ -401,9 +416,10 @@ func (c *yamlChecker) kindError(n *yaml.Node, t reflect.Type, path string) {
 		want = "true or false"
 	case reflect.Float32, reflect.Float64:
 		want = "a number"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		want = "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = fmt.Sprintf("a whole number from 0 to %d", uint64(1)<<(t.Bits()-1)*2-1)
 	case reflect.String:
 		want = "a string"
 	case reflect.Struct:

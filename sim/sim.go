@@ -64,6 +64,11 @@ func (t Truth) Check(srv models.Server) error {
 	return nil
 }
 
+// MaxTime is the longest simulated time a run may reach, 250 years: the
+// simulator counts time in int64 nanoseconds (292 years), and a job that
+// would finish later is an error, not an overflow.
+const MaxTime = 250 * 365 * 24 * time.Hour
+
 // DefaultTruth returns the documented default truth settings.
 func DefaultTruth() Truth {
 	return Truth{ContextMiB: 500, Ramp: 15 * time.Second, StartupJitter: 0.15, Noise: 1, IdleHorizon: time.Hour}
@@ -1067,7 +1072,15 @@ func (s *Sim) retime(id int) {
 	s.settle(id)
 	j.rate = rate
 	j.epoch++
-	done := s.now + time.Duration(math.Ceil(j.work/rate*1e9))
+	d := math.Ceil(j.work / rate * 1e9)
+	if d > float64(MaxTime-s.now) {
+		if s.fault == nil {
+			s.fault = fmt.Errorf("job %d (%s), %.6g s of work left at rate %.3g on GPUs %v, would finish after %.0f years of simulated time, the simulator's limit (it counts int64 nanoseconds): make the trace shorter or the interference milder",
+				id, j.w.ID, j.work, rate, pj.On, MaxTime.Hours()/24/365)
+		}
+		d = float64(time.Hour) // keeps time moving until Next reports the fault
+	}
+	done := s.now + time.Duration(d)
 	j.done = done
 	s.push(item{t: done, kind: evFinish, job: id, epoch: j.epoch})
 }

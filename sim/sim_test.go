@@ -119,6 +119,20 @@ func TestPerJobSoloS(t *testing.T) {
 	require.InDelta(t, 1.0, jobs[1].NormJCT(), 1e-9)
 }
 
+// TestRunPastMaxTimeIsAnError: twelve jobs of 1e9 solo seconds (each
+// valid) on one GPU would run 380 years, past what int64 nanoseconds hold:
+// the run stops with an error naming the limit instead of overflowing.
+func TestRunPastMaxTimeIsAnError(t *testing.T) {
+	specs := make([]traces.Job, 12)
+	for i := range specs {
+		specs[i] = traces.Job{ID: fmt.Sprint(i), Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: 1e9}
+	}
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact(), Seed: 1}, specs)
+	require.NoError(t, err)
+	err = loop.Run(s, &exclusive.Policy{}, results.NewCollector(s.Jobs(), &events{}))
+	require.ErrorContains(t, err, "would finish after 250 years of simulated time, the simulator's limit (it counts int64 nanoseconds)")
+}
+
 func TestNewRejectsImpossibleJobs(t *testing.T) {
 	for name, spec := range map[string]traces.Job{
 		"negative solo_s":  {ID: "x", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: -1},

@@ -39,6 +39,10 @@ var figureFile = map[string]string{
 	FigTimeline: "events.jsonl",
 }
 
+// FigureFile is the file of a results directory that figure name is drawn
+// from ("" for an unknown name).
+func FigureFile(name string) string { return figureFile[name] }
+
 // labelColumns are the cell labels every combined CSV of a spec run starts
 // with; swept parameters' columns follow them.
 var labelColumns = []string{"spec", "trace", "config", "policy", "seed"}
