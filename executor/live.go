@@ -55,6 +55,32 @@ func ReadLive(r io.Reader, name string, log io.Writer) <-chan traces.Job {
 	return ch
 }
 
+// LiveHeader reads r up to its header line (blank and '#' lines before it
+// skipped) and checks it as ReadLive would, so that input without a valid
+// header is an error before a run starts, not a run of no jobs. The
+// returned reader gives the header line and the rest of r, for ReadLive.
+func LiveHeader(r io.Reader, name string) (io.Reader, error) {
+	br := bufio.NewReader(r)
+	for line := 1; ; line++ {
+		text, err := br.ReadString('\n')
+		if len(text) > traces.MaxLine {
+			return nil, fmt.Errorf("%s: %w", name, traces.LineTooLongError{Line: line})
+		}
+		if t := strings.TrimSpace(text); t != "" && !strings.HasPrefix(t, "#") {
+			if _, err := newLiveParser(t); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			}
+			return io.MultiReader(strings.NewReader(text), br), nil
+		}
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s: no header line: want submit_offset_s,workload_id,num_gpus[,job_id,solo_s], then one job per line", name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+}
+
 type liveParser struct{ col map[string]int }
 
 func newLiveParser(header string) (*liveParser, error) {

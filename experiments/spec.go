@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -177,12 +178,23 @@ const maxCells = 1_000_000
 // cell's policy parameters and truth settings are checked, so a spec that
 // loads runs.
 func LoadSpec(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSpecBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if len(data) > maxSpecBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB, the limit of a spec file", path, maxSpecBytes>>20)
+	}
 	return ParseSpec(data, path)
 }
+
+// maxSpecBytes bounds a spec file (a million seeds take 7 MiB).
+const maxSpecBytes = 64 << 20
 
 // ParseSpec is LoadSpec on the spec file's contents; relative paths in it
 // are resolved against name's directory.
@@ -695,6 +707,9 @@ func (s *Spec) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error
 			ts.Name = strings.TrimSuffix(filepath.Base(ts.Trace), filepath.Ext(ts.Trace))
 		}
 	case ts.Like != "":
+		if ts.Jobs == 0 {
+			return nil, a.errf(p("jobs"), "missing: like needs the number of jobs to generate, 1..10000000")
+		}
 		if ts.Jobs < 1 || ts.Jobs > 10_000_000 {
 			return nil, a.errf(p("jobs"), "%d: want a number of jobs in 1..10000000", ts.Jobs)
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aegis-sched/aegis/internal/suggest"
 )
 
 // Params are a policy's key=value settings, as given by --set or a spec.
@@ -205,7 +207,7 @@ func (p *Params) Done(policy string) error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.m)) {
 		if _, ok := p.used[k]; !ok {
-			return fmt.Errorf("%s: unknown parameter %q; valid: %s", policy, k, p.Valid())
+			return fmt.Errorf("%s: unknown parameter %q%s; valid: %s", policy, k, suggest.DidYouMean(k, slices.Sorted(maps.Keys(p.used))), p.Valid())
 		}
 	}
 	return nil

@@ -132,10 +132,11 @@ func Load(nameOrPath string) (*Trace, error) {
 	if err := notATrace(nameOrPath, peek); err != nil {
 		return nil, err
 	}
+	r := limitLines(br)
 	if detectFormat(nameOrPath, peek) == FormatJSONL {
-		return ReadJSONL(br, nameOrPath)
+		return ReadJSONL(r, nameOrPath)
 	}
-	return ReadCSV(br, nameOrPath)
+	return ReadCSV(r, nameOrPath)
 }
 
 // notATrace recognizes the production logs and the workload-less CSV logs

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -25,9 +26,6 @@ type jsonlJob struct {
 // jsonlKeys lists jsonlJob's keys for error messages.
 const jsonlKeys = "job_id, submit_offset_s, workload_id, num_gpus, solo_s"
 
-// maxJSONLLine bounds one line of a JSON Lines trace.
-const maxJSONLLine = 1 << 20
-
 // ReadJSONL reads our trace format as JSON Lines: one object per line with
 // submit_offset_s (seconds), workload_id and num_gpus, and optionally job_id
 // (a string; else the job's line order) and solo_s (the job's length in solo
@@ -39,13 +37,20 @@ const maxJSONLLine = 1 << 20
 // and field.
 func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine+1)
 	t := &Trace{Name: name}
 	seen := map[string]int{}
 	line := 0
 	for sc.Scan() {
+		if sc.Err() != nil {
+			break // a read error: the token is what was read before it
+		}
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, []byte("\ufeff")) // a UTF-8 byte order mark, as the CSV readers allow
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
@@ -57,10 +62,16 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 				return nil, fmt.Errorf("%s:%d: unknown key %s; valid keys: %s", name, line, k, jsonlKeys)
 			}
 			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field == "" {
+				return nil, fmt.Errorf("%s:%d: want a JSON object, got a JSON %s", name, line, te.Value)
+			}
 			if errors.As(err, &te) {
-				return nil, fmt.Errorf("%s:%d: field %s: JSON %s where %s expected", name, line, te.Field, te.Value, te.Type)
+				return nil, fmt.Errorf("%s:%d: field %s: want %s, got a JSON %s", name, line, te.Field, jsonKind(te.Type.Kind()), te.Value)
 			}
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if k := repeatedKey(b); k != "" {
+			return nil, fmt.Errorf("%s:%d: key %q given twice", name, line, k)
 		}
 		if dec.More() {
 			return nil, fmt.Errorf("%s:%d: more than one JSON value on the line", name, line)
@@ -106,6 +117,12 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 		t.Lines = append(t.Lines, line)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = LineTooLongError{line + 1}
+		}
+		if errors.As(err, new(LineTooLongError)) {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
 	if len(t.Jobs) == 0 {
@@ -113,6 +130,44 @@ func ReadJSONL(r io.Reader, name string) (*Trace, error) {
 	}
 	t.sortBySubmit()
 	return t, nil
+}
+
+// jsonKind names what a Go kind of jsonlJob's fields wants.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	}
+	return "a string or a number" // job_id
+}
+
+// repeatedKey is a key that the JSON object b gives twice ("" when none,
+// or when b is not an object: the decoder reports that): the decoder would
+// keep the last value silently.
+func repeatedKey(b []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := make(map[string]bool, 5)
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return k
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // jsonlID reads a job_id given as a string or a number ("" when absent or

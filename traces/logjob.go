@@ -50,6 +50,9 @@ type Log struct {
 	// Format is the format ReadLogFile read the log as, FormatAuto
 	// resolved (built-in traces: FormatCSV); "" from the other readers.
 	Format Format
+	// Mapped reports that ReadLogFile's input named a workload per job (a
+	// trace, or a log aegis trace map wrote), which the Log leaves out.
+	Mapped bool
 }
 
 // SkippedTotal is the number of records read but not kept.
@@ -527,24 +530,27 @@ func readLogFile(path string, format Format, cat *models.Catalog) (*Log, Format,
 		format = detectFormat(path, peek)
 	}
 	var l *Log
+	lines := limitLines(br) // the line-based formats: all but Philly's JSON
 	switch format {
 	case FormatPhilly:
 		l, err = ReadPhilly(br, path)
 	case FormatHelios:
-		l, err = ReadHelios(br, path)
+		l, err = ReadHelios(lines, path)
 	case FormatJSONL:
 		var t *Trace
-		if t, err = ReadJSONL(br, path); err == nil {
+		if t, err = ReadJSONL(lines, path); err == nil {
 			l, err = traceLog(t, cat)
 		}
 	case FormatCSV:
 		head := headerIndex(strings.Split(firstLine(peek), ","))
 		if _, ok := head["duration_s"]; ok {
-			l, err = ReadLogCSV(br, path)
+			if l, err = ReadLogCSV(lines, path); err == nil {
+				_, l.Mapped = head["workload_id"]
+			}
 			break
 		}
 		var t *Trace
-		if t, err = ReadCSV(br, path); err == nil {
+		if t, err = ReadCSV(lines, path); err == nil {
 			l, err = traceLog(t, cat)
 		}
 	default:
@@ -558,7 +564,7 @@ func traceLog(t *Trace, cat *models.Catalog) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Log{Name: t.Name, Jobs: jobs, Records: len(jobs)}, nil
+	return &Log{Name: t.Name, Jobs: jobs, Records: len(jobs), Mapped: true}, nil
 }
 
 // firstLine returns the first line of b that is not a '#' comment.

@@ -202,12 +202,22 @@ func TestJSONL(t *testing.T) {
 	require.Equal(t, tr.Jobs, again.Jobs)
 }
 
+// A UTF-8 byte order mark before the first line is skipped, as the CSV
+// readers skip it.
+func TestJSONLByteOrderMark(t *testing.T) {
+	tr, err := ReadJSONL(strings.NewReader("\ufeff"+`{"submit_offset_s": 1, "workload_id": "w", "num_gpus": 1}`+"\n"), "bom.jsonl")
+	require.NoError(t, err)
+	require.Equal(t, []Job{{ID: "0", Submit: sec(1), Workload: "w", GPUs: 1}}, tr.Jobs)
+	_, err = ReadJSONL(strings.NewReader(`{"submit_offset_s": 1, "workload_id": "w", "num_gpus": 1}`+"\n\ufeff{}"), "bom.jsonl")
+	require.ErrorContains(t, err, "bom.jsonl:2:", "only at the start of the file")
+}
+
 func TestReadJSONLErrors(t *testing.T) {
 	const ok = `{"submit_offset_s": 0, "workload_id": "w", "num_gpus": 1}` + "\n"
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "t.jsonl: no jobs"},
 		{"syntax", ok + `{"submit_offset_s": 0,}`, "t.jsonl:2: invalid character '}'"},
-		{"type", ok + `{"submit_offset_s": "0", "workload_id": "w", "num_gpus": 1}`, "t.jsonl:2: field submit_offset_s: JSON string where float64 expected"},
+		{"type", ok + `{"submit_offset_s": "0", "workload_id": "w", "num_gpus": 1}`, "t.jsonl:2: field submit_offset_s: want a number, got a JSON string"},
 		{"missing submit", ok + `{"workload_id": "w", "num_gpus": 1}`, "t.jsonl:2: field submit_offset_s: missing"},
 		{"negative submit", `{"submit_offset_s": -2, "workload_id": "w", "num_gpus": 1}`, "t.jsonl:1: field submit_offset_s: -2 is not"},
 		{"no workload", `{"submit_offset_s": 2, "num_gpus": 1}`, "t.jsonl:1: field workload_id: missing or empty"},
@@ -216,15 +226,18 @@ func TestReadJSONLErrors(t *testing.T) {
 		{"bad id", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "job_id": [1]}`, "t.jsonl:1: field job_id: [1] is neither"},
 		{"dup id", `{"job_id": "a", "submit_offset_s": 2, "workload_id": "w", "num_gpus": 1}` + "\n" + `{"job_id": "a", "submit_offset_s": 2, "workload_id": "w", "num_gpus": 1}`, `t.jsonl:2: field job_id: "a" repeats line 1`},
 		{"two values", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1} {}`, "t.jsonl:1: more than one JSON value"},
-		{"array", `[1]`, "t.jsonl:1: field : JSON array where traces.jsonlJob expected"},
+		{"array", `[1]`, "t.jsonl:1: want a JSON object, got a JSON array"},
 		{"zero solo_s", ok + `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": 0}`, "t.jsonl:2: field solo_s: 0 is not a positive"},
 		{"negative solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": -1}`, "t.jsonl:1: field solo_s: -1 is not"},
 		{"huge solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": 1e300}`, "t.jsonl:1: field solo_s: 1e+300 is not"},
 		{"unknown key", ok + `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "gpus": 2}`, `t.jsonl:2: unknown key "gpus"; valid keys: job_id,`},
-		{"string solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": "60"}`, "t.jsonl:1: field solo_s: JSON string where float64 expected"},
+		{"string solo_s", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "solo_s": "60"}`, "t.jsonl:1: field solo_s: want a number, got a JSON string"},
+		{"key twice", `{"submit_offset_s": 2, "workload_id": "w", "num_gpus": 1, "num_gpus": 2}`, `t.jsonl:1: key "num_gpus" given twice`},
+		{"key twice, second line", ok + `{"submit_offset_s": 2, "workload_id": "w", "workload_id": "v", "num_gpus": 1}`, `t.jsonl:2: key "workload_id" given twice`},
+		{"a line without end", ok + strings.Repeat(" ", MaxLine+1), "t.jsonl: line 2 is longer than 1048576 bytes, the limit of one line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadJSONL(strings.NewReader(tc.in), "t.jsonl")
+			_, err := ReadJSONL(limitLines(strings.NewReader(tc.in)), "t.jsonl")
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
 		})
@@ -383,6 +396,7 @@ func FuzzReadJSONL(f *testing.F) {
 	f.Add(mustRead(f, "testdata/trace.jsonl"))
 	f.Add([]byte(`{"job_id": 1e400, "submit_offset_s": 1e9, "workload_id": "w", "num_gpus": 1024}`))
 	f.Add([]byte(`{"submit_offset_s": 1, "workload_id": "w", "num_gpus": 1, "solo_s": 12.25}`))
+	f.Add([]byte("\ufeff" + `{"submit_offset_s": 1, "workload_id": "w", "num_gpus": 1, "num_gpus": 2}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := ReadJSONL(bytes.NewReader(b), "fuzz")
 		if err != nil {

@@ -28,6 +28,9 @@ var badInputFiles = map[string]string{
 		"1,u1,vcA,1,6,1,COMPLETED,2020-04-01 00:00:07,2020-04-01 00:00:08,2020-04-01 00:10:08,600,1\n",
 	"helios-long.csv": "job_id,gpu_num,submit_time,duration\n1,1,2020-04-01 00:00:07,600\n2,1,2020-04-01 00:00:09,600,7\n",
 	"gpu.yaml":        "name: rtx\nmemory_mib: 24564\npresure: true\n",
+	"twice.jsonl":     `{"submit_offset_s": 0, "workload_id": "mnist_bs32_1gpu", "num_gpus": 1, "num_gpus": 2}` + "\n",
+	"kind.jsonl":      `{"submit_offset_s": "0", "workload_id": "mnist_bs32_1gpu", "num_gpus": 1}` + "\n",
+	"centuries.csv":   "submit_offset_s,workload_id,num_gpus,solo_s\n" + strings.Repeat("0,mnist_bs32_1gpu,1,1e9\n", 12),
 	"out.txt":         "a file, not a directory",
 }
 
@@ -184,6 +187,19 @@ func TestBadInput(t *testing.T) {
 		{name: "plot without a folder", args: []string{"plot"}, code: 2, msg: "aegis plot: give at least one results directory"},
 		{name: "plot a folder without results", args: []string{"plot", "{dir}"}, code: 1, msg: "nothing to plot"},
 		{name: "plot format gif", args: []string{"plot", "--format", "gif", "{dir}"}, code: 2, msg: `plot format "gif": want one of svg, png`},
+		// issue 17: bounded reads, overflow, JSON Lines, messages
+		{name: "issue 17: validate /dev/zero", args: []string{"validate", "/dev/zero"}, code: 1, msg: "/dev/zero: larger than 64 MiB, the limit of a spec file"},
+		{name: "issue 17: trace stats /dev/zero", args: []string{"trace", "stats", "/dev/zero"}, code: 1, msg: "/dev/zero: line 1 is longer than 1048576 bytes, the limit of one line"},
+		{name: "issue 17: simulate --trace /dev/zero", args: sim("--trace", "/dev/zero"), code: 1, msg: "/dev/zero: line 1 is longer than 1048576 bytes, the limit of one line"},
+		{name: "issue 17: 12 jobs of 1e9 s on one GPU", args: sim("--trace", "{centuries.csv}", "--server", "a100-40gb:1"), code: 1, msg: "would finish after 250 years of simulated time, the simulator's limit (it counts int64 nanoseconds)"},
+		{name: "issue 17: exec --speedup 1e12", args: []string{"exec", "--emulate", "a100-40gb:3", "--trace", "demo", "--speedup", "1e12", "--out", "{dir}/e"}, code: 2, msg: "--speedup 1e+12: want a number from 1 to 10000", creates: "e"},
+		{name: "issue 17: exec --emulate --telemetry bogus", args: []string{"exec", "--emulate", "a100-40gb:3", "--trace", "demo", "--telemetry", "bogus", "--out", "{dir}/e"}, code: 2, msg: "--telemetry and --mps-pipe-dir do not apply", creates: "e"},
+		{name: "issue 17: JSON Lines key twice", args: sim("--trace", "{twice.jsonl}"), code: 1, msg: `twice.jsonl:1: key "num_gpus" given twice`},
+		{name: "issue 17: JSON Lines kind in the file's terms", args: sim("--trace", "{kind.jsonl}"), code: 1, msg: "kind.jsonl:1: field submit_offset_s: want a number, got a JSON string"},
+		{name: "issue 17: a huge value is cut in the message", args: sim("--policy", "aegis", "--set", "hold="+strings.Repeat("x", 100_000)), code: 2, msg: `parameter hold="xxxx`},
+		{name: "issue 17: misspelled flag", args: sim("--polcy", "aegis"), code: 2, msg: "unknown flag: --polcy (did you mean --policy?)"},
+		{name: "issue 17: misspelled parameter, one prefix", args: sim("--policy", "aegis", "--set", "hodl=1s"), code: 2, msg: `aegis: policy aegis: unknown parameter "hodl" (did you mean hold?)`},
+		{name: "issue 17: trace map of a trace", args: []string{"trace", "map", "--input", "philly"}, code: 1, msg: "map philly: its jobs already name workloads (it is a trace, or mapped): give --remap"},
 		{name: "gpus unknown telemetry", args: []string{"gpus", "--telemetry", "bogus"}, code: 1, msg: `unknown telemetry "bogus" (want auto, nvml, dcgm, util)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,6 +218,8 @@ func TestBadInput(t *testing.T) {
 			require.Equal(t, tc.code, code, errs)
 			require.Contains(t, errs, tc.msg)
 			require.NotContains(t, errs, "goroutine")
+			require.NotContains(t, errs, "aegis: aegis:")
+			require.Less(t, len(errs), 5000, "a message echoes no input whole")
 			require.Equal(t, max(1, tc.lines), strings.Count(errs, "\n"), "lines of error: %s", errs)
 			if tc.creates != "" {
 				require.NoFileExists(t, filepath.Join(dir, tc.creates))

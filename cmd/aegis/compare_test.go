@@ -114,7 +114,7 @@ func TestCompareAndQuickRunErrors(t *testing.T) {
 		{"policy without trace", []string{"run", "--policy", "aegis", "--out", empty}, 2, "--trace and --policy: give both"},
 		{"bad seeds", []string{"run", "--trace", "demo", "--policy", "aegis", "--seeds", "5-1", "--out", empty}, 2, `--seeds "5-1"`},
 		{"unknown policy", []string{"run", "--trace", "demo", "--policy", "nope", "--out", empty}, 1, `aegis: flags: configs[0].policy: unknown policy "nope"`},
-		{"bad parameter", []string{"run", "--trace", "demo", "--policy", "aegis", "--set", "hold=lots", "--out", empty}, 1, "aegis: flags: configs[0].params: aegis: parameter hold"},
+		{"bad parameter", []string{"run", "--trace", "demo", "--policy", "aegis", "--set", "hold=lots", "--out", empty}, 1, "aegis: flags: configs[0].params: policy aegis: parameter hold"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := aegis(tc.args...)

@@ -121,6 +121,11 @@ See docs/executor.md.`,
 	return c
 }
 
+// maxSpeedup bounds --speedup: at 10^4 a trace's day passes in under 9 s
+// of wall clock, and the run's int64-nanosecond clock lasts 29 years of
+// wall clock (beyond 10^9 it would not last the 1e9 s a trace may span).
+const maxSpeedup = 1e4
+
 // setup is what a run needs beyond its jobs.
 type setup struct {
 	cfg    executor.Config
@@ -147,12 +152,12 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 	if f.grace <= 0 {
 		return nil, usageError{fmt.Errorf("--grace %v: want a positive duration", f.grace)}
 	}
-	if !(f.speedup >= 1) {
-		return nil, usageError{fmt.Errorf("--speedup %v: want a number >= 1", f.speedup)}
+	if !(f.speedup >= 1 && f.speedup <= maxSpeedup) {
+		return nil, usageError{fmt.Errorf("--speedup %v: want a number from 1 to %g (the run's clock is the wall clock's nanoseconds times the speedup, in int64; beyond, virtual times overflow and the shortest wall-clock wait spans minutes of trace)", f.speedup, float64(maxSpeedup))}
 	}
 	if f.emulate != "" {
-		if f.workloads != "" || f.gpus != "" || f.mpsDir != "" {
-			return nil, usageError{fmt.Errorf("--emulate runs aegis fake-train on modelled GPUs: --workloads, --gpus and --mps-pipe-dir do not apply")}
+		if f.workloads != "" || f.gpus != "" || f.mpsDir != "" || c.Flags().Changed("telemetry") || c.Flags().Changed("gpu-type") {
+			return nil, usageError{fmt.Errorf("--emulate runs aegis fake-train on modelled GPUs: --workloads, --gpus, --gpu-type, --telemetry and --mps-pipe-dir do not apply")}
 		}
 		srv, err := models.ParseServer(f.emulate)
 		if err != nil {
@@ -259,7 +264,12 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 	}
 	name := "standard input"
 	if f.trace == "-" {
-		s.cfg.Live = executor.ReadLive(c.InOrStdin(), "stdin", c.ErrOrStderr())
+		in, err := executor.LiveHeader(c.InOrStdin(), "stdin")
+		if err != nil {
+			s.cfg.Source.Close()
+			return err
+		}
+		s.cfg.Live = executor.ReadLive(in, "stdin", c.ErrOrStderr())
 	} else {
 		tr, err := traces.Load(f.trace)
 		if err != nil {

@@ -161,3 +161,30 @@ func TestExecTraceFromStdin(t *testing.T) {
 	require.NoError(t, cmd.Run(), stderr.String())
 	require.Contains(t, stdout.String(), "2 finished, 0 stopped, 2 total")
 }
+
+// --trace - without a valid header is an error before the run starts, not
+// an empty run that exits 0.
+func TestExecTraceFromStdinNeedsHeader(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for _, tc := range []struct{ name, in, want string }{
+		{"empty", "", "stdin: no header line: want submit_offset_s,workload_id,num_gpus"},
+		{"comments only", "# nothing\n\n", "stdin: no header line"},
+		{"not a header", "garbage\n0,mnist_bs32_1gpu,1\n", `stdin:1: header "garbage": missing column submit_offset_s`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			cmd := exec.Command(exe, "exec", "--emulate", "a100-40gb:2", "--trace", "-", "--out", out)
+			cmd.Env = append(os.Environ(), selfEnv+"=1")
+			cmd.Stdin = strings.NewReader(tc.in)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee)
+			require.Equal(t, 1, ee.ExitCode())
+			require.Contains(t, stderr.String(), tc.want)
+			require.NoDirExists(t, out)
+		})
+	}
+}

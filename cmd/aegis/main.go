@@ -8,8 +8,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/aegis-sched/aegis/internal/suggest"
 )
 
 // usageError marks errors in how the command was called (exit code 2).
@@ -37,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &code) { // a child's exit code, passed on silently
 		return int(code)
 	}
-	fmt.Fprintln(stderr, "aegis:", err)
+	fmt.Fprintln(stderr, "aegis:", shorten(err.Error()))
 	var u usageError
 	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") {
 		return 2
@@ -55,7 +59,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("aegis {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%s: %w (see --help)", c.CommandPath(), err)}
+		return usageError{fmt.Errorf("%s: %w%s (see --help)", c.CommandPath(), err, flagSuggestion(c, err))}
 	})
 	root.AddCommand(newSimulateCmd(), newPoliciesCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
@@ -88,4 +92,54 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// flagSuggestion is " (did you mean --NAME?)" for an unknown flag that is
+// a likely typo of one of c's flags, else "".
+func flagSuggestion(c *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if s := suggest.DidYouMean(name, names); s != "" {
+		return strings.Replace(s, "mean ", "mean --", 1)
+	}
+	return ""
+}
+
+// maxWord bounds a run of non-blank bytes in an error message: a 10 MB
+// field of a bad input is echoed by its start and end, not whole.
+const maxWord = 256
+
+// shorten cuts every run of non-blank bytes in msg longer than maxWord to
+// its first and last bytes around "...(N bytes)...".
+func shorten(msg string) string {
+	var b strings.Builder
+	for len(msg) > 0 {
+		i := strings.IndexAny(msg, " \t\n")
+		if i < 0 {
+			i = len(msg)
+		}
+		w := msg[:i]
+		if len(w) > maxWord {
+			head, tail := w[:maxWord*3/4], w[len(w)-maxWord/8:]
+			for !utf8.ValidString(head) {
+				head = head[:len(head)-1]
+			}
+			for !utf8.ValidString(tail) {
+				tail = tail[1:]
+			}
+			w = fmt.Sprintf("%s...(%d bytes)...%s", head, len(w), tail)
+		}
+		b.WriteString(w)
+		if i < len(msg) {
+			b.WriteByte(msg[i])
+			i++
+		}
+		msg = msg[i:]
+	}
+	return b.String()
 }

@@ -22,7 +22,7 @@ func TestValidate(t *testing.T) {
 	require.Contains(t, out, "good.yaml: ok: g, 4 cells (1 traces, 2 configs, 1 sweep points, 2 seeds)")
 	code, _, errs = aegis("validate", good, bad)
 	require.Equal(t, 1, code)
-	require.Contains(t, errs, "bad.yaml:5: configs[0].params: exclusive: unknown parameter \"hold\"")
+	require.Contains(t, errs, "bad.yaml:5: configs[0].params: policy exclusive: unknown parameter \"hold\"")
 	code, _, errs = aegis("validate")
 	require.Equal(t, 2, code, errs)
 }

@@ -323,13 +323,16 @@ func autoMinPerGPU(like string, read traces.Format, gpus []int) map[int]int {
 
 func newTraceMapCmd() *cobra.Command {
 	var input, format, gpus, out string
+	var remap bool
 	c := &cobra.Command{
 		Use:   "map",
 		Short: "Give each job of a log a catalog workload (nearest duration quantile)",
 		Long: `Map each job of a log to a catalog workload (of --gpu-type, A100 by default): within each GPU count, the job's
 duration rank among the log's jobs gives a quantile, and the job gets the catalog
 workload of that GPU count whose solo-runtime quantile is nearest. The output is a
-runnable trace in our CSV format (with duration_s and status columns kept).`,
+runnable trace in our CSV format (with duration_s and status columns kept). An input
+whose jobs already name workloads (a trace, or this command's output) is refused
+unless --remap asks to replace them.`,
 		Example: `  aegis trace map --input window.csv --out mapped.csv
   aegis trace map --format helios --input cluster_log.csv --gpus 1,2 --out venus-all.csv`,
 		Args: exactArgs(0),
@@ -353,6 +356,9 @@ runnable trace in our CSV format (with duration_s and status columns kept).`,
 			if err != nil {
 				return err
 			}
+			if l.Mapped && !remap {
+				return fmt.Errorf("map %s: its jobs already name workloads (it is a trace, or mapped): give --remap to replace them with the nearest --gpu-type workloads by duration", input)
+			}
 			jobs := traces.FilterGPUs(l.Jobs, keep)
 			if len(jobs) == 0 {
 				return fmt.Errorf("map %s: no job with %v GPUs", input, keep)
@@ -369,6 +375,7 @@ runnable trace in our CSV format (with duration_s and status columns kept).`,
 	fl.StringVar(&format, "format", "auto", "input format: "+formatUsage())
 	fl.StringVar(&gpus, "gpus", "", "keep only these GPU counts, e.g. 1,2 (default all)")
 	fl.StringVar(&out, "out", "", "mapped trace CSV file (default stdout)")
+	fl.BoolVar(&remap, "remap", false, "map an input whose jobs already name workloads again (e.g. onto another --gpu-type)")
 	return c
 }
 

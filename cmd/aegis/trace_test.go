@@ -179,6 +179,13 @@ func TestTraceGenSelectMapSimulatable(t *testing.T) {
 	again, err := traces.Load(mapped)
 	require.NoError(t, err)
 	require.Equal(t, tr.Jobs, again.Jobs, "select --map and select + map agree")
+	// Mapping the mapped trace again is refused, unless asked for.
+	code, _, errs = runTrace(t, "trace", "map", "--input", mapped)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "its jobs already name workloads (it is a trace, or mapped): give --remap")
+	code, out, errs = runTrace(t, "trace", "map", "--input", mapped, "--remap", "--out", filepath.Join(dir, "remapped.csv"))
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "mapped 60 of 60 jobs")
 
 	// Same seed, same bytes.
 	win2 := filepath.Join(dir, "window2.csv")
@@ -338,7 +345,9 @@ func TestTraceErrors(t *testing.T) {
 		{"select too few", []string{"trace", "select", "--input", "philly", "--jobs", "61"}, 1, "60 eligible jobs (GPU counts [1 2]) of 60, fewer than the window's 61"},
 		{"map no input", []string{"trace", "map"}, 2, "--input is required"},
 		{"map no catalog workload", []string{"trace", "map", "--input", "../../traces/testdata/helios/cluster_log.csv"}, 1, "job 6000003 needs 0 GPUs, but the catalog has no 0-GPU workload (1 such jobs) (use --gpus to keep GPU counts the catalog has)"},
-		{"map none left", []string{"trace", "map", "--input", "philly", "--gpus", "4"}, 1, "no job with [4] GPUs"},
+		{"map none left", []string{"trace", "map", "--input", "philly", "--remap", "--gpus", "4"}, 1, "no job with [4] GPUs"},
+		{"map a trace", []string{"trace", "map", "--input", "philly"}, 1, "map philly: its jobs already name workloads (it is a trace, or mapped): give --remap"},
+		{"map a JSON Lines trace", []string{"trace", "map", "--input", "../../traces/testdata/trace.jsonl"}, 1, "its jobs already name workloads"},
 		{"stats no file", []string{"trace", "stats"}, 2, "accepts 1 arg(s), received 0"},
 		{"stats missing", []string{"trace", "stats", filepath.Join(dir, "none.csv")}, 1, "no such file"},
 		{"gen no like", []string{"trace", "gen"}, 2, `--like "": want one of philly, saturn, venus`},

@@ -114,7 +114,7 @@ func ReadConfig(p *policies.Params) (Config, error) {
 	c.Placement = p.String("placement", def.Placement, "placement rule", MFM, MU, RR)
 	c.Window = p.Int("window", def.Window, 1, 3600, "telemetry window, samples")
 	c.Anchored = p.String("anchor", "on", "activity-anchored window", "on", "off") == "on"
-	if err := p.Done("aegis"); err != nil {
+	if err := p.Done("policy aegis"); err != nil {
 		return Config{}, err
 	}
 	switch {
@@ -123,11 +123,11 @@ func ReadConfig(p *policies.Params) (Config, error) {
 	case strings.HasPrefix(filter, "util:"):
 		pct, err := strconv.ParseFloat(strings.TrimPrefix(filter, "util:"), 64)
 		if err != nil || !(pct > 0 && pct <= 100) { // NaN fails too
-			return Config{}, fmt.Errorf("aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
+			return Config{}, fmt.Errorf("policy aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
 		}
 		c.Filter, c.UtilPct = "util", pct
 	default:
-		return Config{}, fmt.Errorf("aegis: parameter filter=%q: want pressure, nf, mem-only or util:<pct>", filter)
+		return Config{}, fmt.Errorf("policy aegis: parameter filter=%q: want pressure, nf, mem-only or util:<pct>", filter)
 	}
 	return c, nil
 }

@@ -25,7 +25,7 @@ func New(params map[string]string) (*Policy, error) {
 }
 
 // ReadConfig checks p: Exclusive reads no parameter, so any key is an error.
-func ReadConfig(p *policies.Params) error { return p.Done("exclusive") }
+func ReadConfig(p *policies.Params) error { return p.Done("policy exclusive") }
 
 // Name implements policies.Policy.
 func (*Policy) Name() string { return "exclusive" }

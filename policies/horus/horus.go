@@ -79,7 +79,7 @@ func ReadConfig(p *policies.Params) (Config, error) {
 	c.UtilCapPct = p.Float("util_cap", def.UtilCapPct, 0, 1e4, "paper: max summed profiled utilization, percent")
 	c.MaxJobs = p.Int("max_jobs", def.MaxJobs, 1, 64, "original: max jobs per GPU after placement")
 	c.HeadroomMiB = p.Float("headroom_mib", def.HeadroomMiB, 0, 1e6, "original: MiB kept free over summed profiled peaks")
-	if err := p.Done("horus"); err != nil {
+	if err := p.Done("policy horus"); err != nil {
 		return Config{}, err
 	}
 	return c, nil

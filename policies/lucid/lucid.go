@@ -82,7 +82,7 @@ func ReadConfig(p *policies.Params) (Config, error) {
 	c.GuardMiB = p.Float("guard_mib", def.GuardMiB, 0, 1e6, "MiB kept free below capacity over summed profiled peaks")
 	c.PriorityRatio = p.Float("priority_ratio", def.PriorityRatio, 1, 1e6,
 		"original: max joining job's GPU time as a multiple of its partner's")
-	if err := p.Done("lucid"); err != nil {
+	if err := p.Done("policy lucid"); err != nil {
 		return Config{}, err
 	}
 	return c, nil
