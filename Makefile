@@ -56,6 +56,7 @@ demo: build ## simulate the embedded demo trace under Exclusive on 3 x A100-40GB
 
 reproduce: build ## run every shipped spec (experiments/*.yaml) into results/paper
 	./$(BIN) run experiments/*.yaml --out results/paper
+	./$(BIN) fidelity results/paper
 
 docs-tables: ## regenerate the measured tables and figure of README.md and docs/*.md
 	$(GO) test ./docs -run 'TestDocs' -update -count=1

@@ -1,0 +1,211 @@
+// Package fidelity sets a results directory of the paper's tables (make
+// reproduce's results/paper) beside the values the AEGIS paper prints: every
+// published cell with ours (mean ± 95 % CI over seeds) and the error, the
+// median |error| per table, and whether the paper's conclusions hold, with
+// the measured cause where they do not. The published values are a report
+// target only; they are read at report time and never fitted to.
+package fidelity
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Metrics are the published columns compared, in the paper's order.
+var Metrics = []string{"makespan", "jct_mean", "jct_p95", "queue_mean", "queue_p95", "exec_mean", "exec_p95"}
+
+// counts are the published F/R columns, shown but left out of the errors'
+// medians (the paper prints them per table, not per seed).
+var counts = []string{"failed", "recovered"}
+
+// Tables are the paper's tables the report covers; Table 2 is in hours per
+// trace, Tables 3–6 GeoMeans normalized to Exclusive.
+var Tables = []int{2, 3, 4, 5, 6}
+
+// table2Cols maps Table 2's column names in table.csv to Metrics.
+var table2Cols = map[string]string{"makespan_h": "makespan", "mean_jct_h": "jct_mean", "p95_jct_h": "jct_p95"}
+
+// Key names one printed row: a table, a config and (Table 2 only) a trace.
+type Key struct {
+	Table         int
+	Config, Trace string
+}
+
+// Stat is one value: its mean over seeds, the half-width of its 95 % CI
+// and, when the run measured it, the spread model uncertainty causes (the
+// half-range over the refit models; NaN when not measured).
+type Stat struct {
+	Mean, CI95, Model float64
+}
+
+// Values holds a side's rows: metric name to value per key.
+type Values map[Key]map[string]Stat
+
+// get returns the mean of one metric.
+func (v Values) get(k Key, m string) (float64, bool) {
+	s, ok := v[k][m]
+	return s.Mean, ok && !math.IsNaN(s.Mean)
+}
+
+// ReadPublished reads published_tables.csv (table, config, trace, then the
+// metrics; empty cells are values the paper does not print).
+func ReadPublished(r io.Reader, name string) (Values, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: empty", name)
+	}
+	col := header(rows[0])
+	for _, c := range []string{"table", "config", "trace"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("%s:1: no %q column", name, c)
+		}
+	}
+	v := Values{}
+	for i, row := range rows[1:] {
+		t, err := strconv.Atoi(row[col["table"]])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: table: %w", name, i+2, err)
+		}
+		k := Key{Table: t, Config: row[col["config"]]}
+		if t == 2 {
+			k.Trace = row[col["trace"]]
+		}
+		m := map[string]Stat{}
+		for _, c := range append(slices.Clone(Metrics), counts...) {
+			j, ok := col[c]
+			if !ok || row[j] == "" {
+				continue
+			}
+			x, err := strconv.ParseFloat(row[j], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %s: %w", name, i+2, c, err)
+			}
+			m[c] = Stat{Mean: x, CI95: math.NaN(), Model: math.NaN()}
+		}
+		v[k] = m
+	}
+	return v, nil
+}
+
+func header(h []string) map[string]int {
+	col := make(map[string]int, len(h))
+	for i, c := range h {
+		col[c] = i
+	}
+	return col
+}
+
+// Ours reads dir's tableN/table.csv for the Tables present and the number
+// of seeds each ran (the distinct seeds of its cells.csv). A table not run
+// is absent from both.
+func Ours(dir string) (Values, map[int]int, error) {
+	v, seeds := Values{}, map[int]int{}
+	for _, t := range Tables {
+		d := filepath.Join(dir, fmt.Sprintf("table%d", t))
+		rows, err := readCSV(filepath.Join(d, "table.csv"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := addRows(v, t, rows); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(d, "table.csv"), err)
+		}
+		cells, err := readCSV(filepath.Join(d, "cells.csv"))
+		if err != nil {
+			return nil, nil, err
+		}
+		seeds[t] = distinct(cells, "seed")
+	}
+	return v, seeds, nil
+}
+
+func readCSV(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: empty", path)
+	}
+	return rows, nil
+}
+
+func distinct(rows [][]string, name string) int {
+	j, ok := header(rows[0])[name]
+	if !ok {
+		return 0
+	}
+	seen := map[string]bool{}
+	for _, r := range rows[1:] {
+		seen[r[j]] = true
+	}
+	return len(seen)
+}
+
+// addRows adds table t's rows of a table.csv: Table 2 by Trace and Config
+// in hours, the others by Config; each metric with its _ci95 and, when
+// present, its _model spread.
+func addRows(v Values, t int, rows [][]string) error {
+	col := header(rows[0])
+	for i, row := range rows[1:] {
+		k := Key{Table: t, Config: row[col["Config"]]}
+		if t == 2 {
+			k.Trace = row[col["Trace"]]
+		}
+		m := map[string]Stat{}
+		for c, j := range col {
+			name := c
+			if t == 2 {
+				name = table2Cols[c]
+			}
+			if !slices.Contains(Metrics, name) && !slices.Contains(counts, name) {
+				continue
+			}
+			s := Stat{CI95: math.NaN(), Model: math.NaN()}
+			var err error
+			if s.Mean, err = num(row, j); err == nil {
+				s.CI95, err = opt(row, col, c+"_ci95")
+			}
+			if err == nil {
+				s.Model, err = opt(row, col, c+"_model")
+			}
+			if err != nil {
+				return fmt.Errorf("line %d: %s: %w", i+2, c, err)
+			}
+			m[name] = s
+		}
+		v[k] = m
+	}
+	return nil
+}
+
+func num(row []string, j int) (float64, error) {
+	return strconv.ParseFloat(strings.TrimSpace(row[j]), 64)
+}
+
+// opt reads an optional column: NaN when the table has none.
+func opt(row []string, col map[string]int, name string) (float64, error) {
+	j, ok := col[name]
+	if !ok || row[j] == "" {
+		return math.NaN(), nil
+	}
+	return num(row, j)
+}
