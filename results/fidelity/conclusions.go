@@ -21,7 +21,9 @@ type Verdict struct {
 // Conclusion is one of the paper's conclusions the report checks.
 type Conclusion struct {
 	ID, Claim string
-	Check     func(Values) Verdict
+	// Tables are the tables it reads.
+	Tables []int
+	Check  func(Values) Verdict
 	// Why says in a sentence, from the values, what the measured cause is
 	// when ours does not hold; it is shown only then.
 	Why func(ours, paper Values) string
@@ -103,6 +105,15 @@ func checkHeadline(v Values) Verdict {
 	return Verdict{OK: true, Holds: holds, Shown: strings.Join(s, ", ")}
 }
 
+// execCause is a Why stating a measured cause (a format with two %s) with
+// the exec mean of table t's config here and in the paper.
+func execCause(t int, config, cause string) func(o, p Values) string {
+	return func(o, p Values) string {
+		k := Key{Table: t, Config: config}
+		return fmt.Sprintf(cause, metricOf(o, k, "exec_mean"), metricOf(p, k, "exec_mean"))
+	}
+}
+
 // metricOf formats one metric of a row: "1.582" or "n/a".
 func metricOf(v Values, k Key, m string) string {
 	x, ok := v.get(k, m)
@@ -118,35 +129,30 @@ func metricOf(v Values, k Key, m string) string {
 // with the values it rests on.
 var Conclusions = []Conclusion{
 	{
-		ID:    "table3-peakmem",
-		Claim: "Table 3: PeakMem has the lowest makespan",
+		ID:     "table3-peakmem",
+		Tables: []int{3},
+		Claim:  "Table 3: PeakMem has the lowest makespan",
 		Check: func(v Values) Verdict {
 			return lowest(v, 3, "PeakMem", []string{"Est-free", "AnalyticalMem", "GPUMemNet", "FakeTensor"}, "makespan")
 		},
-		Why: func(o, p Values) string {
-			k := Key{Table: 3, Config: "Est-free"}
-			return fmt.Sprintf("Est-free's failed attempts cost less here than on the testbed (exec mean %s here, %s in the paper): a crowded A100 runs faster in the simulator than it did (docs/crowding.md).",
-				metricOf(o, k, "exec_mean"), metricOf(p, k, "exec_mean"))
-		},
+		Why: execCause(3, "Est-free", "Est-free's failed attempts cost less here than on the testbed (exec mean %s here, %s in the paper): a crowded A100 runs faster in the simulator than it did (docs/crowding.md)."),
 	},
 	{
-		ID:    "table5-nf",
-		Claim: "Table 5: turning the filter off (NF) raises mean JCT for MFM and MU",
+		ID:     "table5-nf",
+		Tables: []int{5},
+		Claim:  "Table 5: turning the filter off (NF) raises mean JCT for MFM and MU",
 		Check: func(v Values) Verdict {
 			return less(v, []pair{
 				{Key{Table: 5, Config: "MFM"}, Key{Table: 5, Config: "MFM-NF"}, "jct_mean"},
 				{Key{Table: 5, Config: "MU"}, Key{Table: 5, Config: "MU-NF"}, "jct_mean"},
 			}, func(c pair) string { return c.a.Config + " → " + c.b.Config })
 		},
-		Why: func(o, p Values) string {
-			k := Key{Table: 5, Config: "MFM-NF"}
-			return fmt.Sprintf("Crowding without the filter costs less here than on the testbed (MFM-NF exec mean %s here, %s in the paper): the measured stacks stop at 5 jobs per GPU while the traces put up to 15 on one, and that range is unmodelled (docs/crowding.md).",
-				metricOf(o, k, "exec_mean"), metricOf(p, k, "exec_mean"))
-		},
+		Why: execCause(5, "MFM-NF", "Crowding without the filter costs less here than on the testbed (MFM-NF exec mean %s here, %s in the paper): the measured stacks stop at 5 jobs per GPU while the traces put up to 15 on one, and that range is unmodelled (docs/crowding.md)."),
 	},
 	{
-		ID:    "table6-memonly",
-		Claim: "Table 6: AEGIS Mem-only has the worst makespan",
+		ID:     "table6-memonly",
+		Tables: []int{6},
+		Claim:  "Table 6: AEGIS Mem-only has the worst makespan",
 		Check: func(v Values) Verdict {
 			others := []string{"AEGIS U70%", "Horus", "Lucid"}
 			var cs []pair
@@ -155,16 +161,13 @@ var Conclusions = []Conclusion{
 			}
 			return less(v, cs, func(c pair) string { return c.a.Config + " < Mem-only" })
 		},
-		Why: func(o, p Values) string {
-			k := Key{Table: 6, Config: "AEGIS Mem-only"}
-			return fmt.Sprintf("Co-location on the legacy server costs less here than on the testbed (Mem-only exec mean %s here, %s in the paper): its pairs fit two jobs per GPU and no legacy stacks measure three or more (docs/legacy.md).",
-				metricOf(o, k, "exec_mean"), metricOf(p, k, "exec_mean"))
-		},
+		Why: execCause(6, "AEGIS Mem-only", "Co-location on the legacy server costs less here than on the testbed (Mem-only exec mean %s here, %s in the paper): its pairs fit two jobs per GPU and no legacy stacks measure three or more (docs/legacy.md)."),
 	},
 	{
-		ID:    "headline",
-		Claim: "Headline: AEGIS cuts makespan vs Lucid < vs Horus < vs Exclusive (Table 2, GeoMean over traces)",
-		Check: checkHeadline,
+		ID:     "headline",
+		Tables: []int{2},
+		Claim:  "Headline: AEGIS cuts makespan vs Lucid < vs Horus < vs Exclusive (Table 2, GeoMean over traces)",
+		Check:  checkHeadline,
 		Why: func(o, p Values) string {
 			return "AEGIS Est-free's makespan is not below every baseline's in the order the paper reports; see Table 2 below for the traces that differ."
 		},

@@ -133,8 +133,7 @@ func (r *Report) writeConclusions(b *strings.Builder) {
 
 // seedsText says how many seeds the tables a conclusion reads ran.
 func (r *Report) seedsText(c Conclusion) string {
-	t := map[string]int{"table3-peakmem": 3, "table5-nf": 5, "table6-memonly": 6, "headline": 2}[c.ID]
-	return fmt.Sprintf("%d seeds", r.Seeds[t])
+	return fmt.Sprintf("%d seeds", r.Seeds[c.Tables[0]])
 }
 
 func verdictText(v Verdict) string {
