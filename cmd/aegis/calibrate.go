@@ -39,6 +39,50 @@ func legacySpeeds(path, out string) (*models.Speeds, error) {
 	return sp, nil
 }
 
+// checkCalibrateOptions checks calibrate's flags (nwaySet: --nway-exponent
+// was given) and sets o.GPU to the GPU type's canonical name.
+func checkCalibrateOptions(o *calibration.Options, nwaySet bool) error {
+	if o.Folds < 2 || o.Folds > 50 {
+		return usageError{fmt.Errorf("--folds %d: want 2..50", o.Folds)}
+	}
+	if !(o.NWayExponent > 0 && o.NWayExponent <= 10) {
+		return usageError{fmt.Errorf("--nway-exponent %v: want a number in (0, 10]", o.NWayExponent)}
+	}
+	if nwaySet && !o.NoStacks {
+		return usageError{errors.New("--nway-exponent: with the stacking data ρ is fitted; give --no-stacks to set it")}
+	}
+	gt, err := models.ResolveGPUType(o.GPU)
+	if err != nil {
+		return usageError{fmt.Errorf("--gpu: %w", err)}
+	}
+	o.GPU = gt.Name
+	if o.Seeds < 1 || o.Seeds > 20 {
+		return usageError{fmt.Errorf("--seeds %d: want 1..20", o.Seeds)}
+	}
+	return nil
+}
+
+// calibrateReport prints calibrate --report: the model at modelPath (default
+// the embedded one) against the stacking data, under the --truth settings.
+func calibrateReport(out io.Writer, o calibration.Options, modelPath string, truths []string) error {
+	tm, err := policies.ParseFlagSets("--truth", truths)
+	if err != nil {
+		return usageError{err}
+	}
+	truth, err := sim.ParseTruth(tm)
+	if err != nil {
+		return usageError{fmt.Errorf("--truth: %w", err)}
+	}
+	rep, err := calibration.ReportModel(o.StacksDir, modelPath, &truth, o.Seeds)
+	if errors.Is(err, calibration.ErrNoData) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	return calibration.WriteReport(out, rep)
+}
+
 func newCalibrateCmd() *cobra.Command {
 	var o calibration.Options
 	var outPath, modelPath, speedsOut, jobsPath string
@@ -85,44 +129,15 @@ and the speed classes of its GPUs from its three Exclusive runs (--exclusive);
 --speeds-out writes those (models/data/speeds_legacy11gb.yaml).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			if o.Folds < 2 || o.Folds > 50 {
-				return usageError{fmt.Errorf("--folds %d: want 2..50", o.Folds)}
-			}
-			if !(o.NWayExponent > 0 && o.NWayExponent <= 10) {
-				return usageError{fmt.Errorf("--nway-exponent %v: want a number in (0, 10]", o.NWayExponent)}
-			}
-			if c.Flags().Changed("nway-exponent") && !o.NoStacks {
-				return usageError{errors.New("--nway-exponent: with the stacking data ρ is fitted; give --no-stacks to set it")}
-			}
-			gt, err := models.ResolveGPUType(o.GPU)
-			if err != nil {
-				return usageError{fmt.Errorf("--gpu: %w", err)}
-			}
-			o.GPU = gt.Name
-			if o.Seeds < 1 || o.Seeds > 20 {
-				return usageError{fmt.Errorf("--seeds %d: want 1..20", o.Seeds)}
+			if err := checkCalibrateOptions(&o, c.Flags().Changed("nway-exponent")); err != nil {
+				return err
 			}
 			if (modelPath != "" || len(truths) > 0) && !report {
 				return usageError{errors.New("--model and --truth are read by --report only")}
 			}
 			out := c.OutOrStdout()
 			if report {
-				tm, err := policies.ParseFlagSets("--truth", truths)
-				if err != nil {
-					return usageError{err}
-				}
-				truth, err := sim.ParseTruth(tm)
-				if err != nil {
-					return usageError{fmt.Errorf("--truth: %w", err)}
-				}
-				rep, err := calibration.ReportModel(o.StacksDir, modelPath, &truth, o.Seeds)
-				if errors.Is(err, calibration.ErrNoData) {
-					return usageError{err}
-				}
-				if err != nil {
-					return err
-				}
-				return calibration.WriteReport(out, rep)
+				return calibrateReport(out, o, modelPath, truths)
 			}
 			if speedsOut != "" && o.GPU != calibration.LegacyGPU {
 				return usageError{fmt.Errorf("--speeds-out: only --gpu %s has speed classes to fit", calibration.LegacyGPU)}

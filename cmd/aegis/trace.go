@@ -180,6 +180,30 @@ func logCSV(c *cobra.Command, jobs []traces.LogJob, mapWorkloads bool, hint stri
 	return buf.Bytes(), nil
 }
 
+// reportSelection writes trace select's report r as JSON to the file report
+// (when set) and its summary, with the log's skipped records, to the
+// summary writer for the window's output out.
+func reportSelection(c *cobra.Command, r traces.SelectReport, skipped, out, report string) error {
+	if report != "" {
+		rb, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := writeOutput(report, c.OutOrStdout(), append(rb, '\n')); err != nil {
+			return err
+		}
+	}
+	sw := summaryWriter(c, out)
+	fmt.Fprintf(sw, "%s: %d records, %d kept (skipped: %s), %d eligible with %v GPUs\n",
+		r.Log, r.Records, r.SourceJobs, skipped, r.EligibleJobs, r.GPUs)
+	fmt.Fprintf(sw, "windows: %d, rejected %d (minimum per GPU count) + %d (GPU mix) + %d (runtime CDF), accepted %d, tied best %d\n",
+		r.Windows, r.RejectedMinPerGPU, r.RejectedGPUMix, r.RejectedRuntimeCDF, r.Accepted, r.Tied)
+	d := r.Distances
+	fmt.Fprintf(sw, "selected eligible jobs %d-%d (ids %s-%s), span %.0f s, score %.4f: runtime CDF %.4f, GPU mix %.4f, inter-arrival %.4f, GPU service %.4f, burstiness %.4f\n",
+		r.Start, r.End, r.FirstJobID, r.LastJobID, r.ArrivalSpanS, r.Score, d.RuntimeCDF, d.GPUMix, d.InterArrival, d.GPUService, d.Burstiness)
+	return nil
+}
+
 func newTraceSelectCmd() *cobra.Command {
 	var (
 		input, format, gpus, minPer, like, out, report string
@@ -271,25 +295,7 @@ selection report as JSON (counts, the window's five distances, both profiles).
 			if err := writeLog(c, out, sel.Jobs, mapWL, " (use --map=false to write durations only)"); err != nil {
 				return err
 			}
-			r := sel.Report
-			if report != "" {
-				rb, err := json.MarshalIndent(r, "", "  ")
-				if err != nil {
-					return fmt.Errorf("report: %w", err)
-				}
-				if err := writeOutput(report, c.OutOrStdout(), append(rb, '\n')); err != nil {
-					return err
-				}
-			}
-			sw := summaryWriter(c, out)
-			fmt.Fprintf(sw, "%s: %d records, %d kept (skipped: %s), %d eligible with %v GPUs\n",
-				r.Log, r.Records, r.SourceJobs, l.SkipSummary(), r.EligibleJobs, r.GPUs)
-			fmt.Fprintf(sw, "windows: %d, rejected %d (minimum per GPU count) + %d (GPU mix) + %d (runtime CDF), accepted %d, tied best %d\n",
-				r.Windows, r.RejectedMinPerGPU, r.RejectedGPUMix, r.RejectedRuntimeCDF, r.Accepted, r.Tied)
-			d := r.Distances
-			fmt.Fprintf(sw, "selected eligible jobs %d-%d (ids %s-%s), span %.0f s, score %.4f: runtime CDF %.4f, GPU mix %.4f, inter-arrival %.4f, GPU service %.4f, burstiness %.4f\n",
-				r.Start, r.End, r.FirstJobID, r.LastJobID, r.ArrivalSpanS, r.Score, d.RuntimeCDF, d.GPUMix, d.InterArrival, d.GPUService, d.Burstiness)
-			return nil
+			return reportSelection(c, sel.Report, l.SkipSummary(), out, report)
 		},
 	}
 	fl := c.Flags()
