@@ -90,61 +90,15 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 		ferr := func(field, format string, args ...any) error {
 			return fmt.Errorf("%s: byte %d: job %d (jobid %q): field %s: %s", name, off, idx, pj.JobID, field, fmt.Sprintf(format, args...))
 		}
-		submit, ok, err := phillyTime(pj.Submitted)
+		tj, skip, err := pj.job(idx, ferr)
 		if err != nil {
-			return nil, ferr("submitted_time", "%v", err)
+			return nil, err
 		}
-		if !ok {
-			l.skip(SkipNoSubmitTime)
+		if skip != "" {
+			l.skip(skip)
 			continue
 		}
-		if len(pj.Attempts) == 0 {
-			l.skip(SkipNeverStarted)
-			continue
-		}
-		start, ok, err := phillyTime(pj.Attempts[0].Start)
-		if err != nil {
-			return nil, ferr("attempts[0].start_time", "%v", err)
-		}
-		if !ok {
-			l.skip(SkipNeverStarted)
-			continue
-		}
-		last := len(pj.Attempts) - 1
-		end, ok, err := phillyTime(pj.Attempts[last].End)
-		if err != nil {
-			return nil, ferr(fmt.Sprintf("attempts[%d].end_time", last), "%v", err)
-		}
-		if !ok {
-			l.skip(SkipNoEndTime)
-			continue
-		}
-		// Check the other attempts' times too: malformed input anywhere is an
-		// error, not something to skip over.
-		for i, a := range pj.Attempts {
-			if _, _, err := phillyTime(a.Start); err != nil {
-				return nil, ferr(fmt.Sprintf("attempts[%d].start_time", i), "%v", err)
-			}
-			if _, _, err := phillyTime(a.End); err != nil {
-				return nil, ferr(fmt.Sprintf("attempts[%d].end_time", i), "%v", err)
-			}
-		}
-		if end.Before(start) {
-			l.skip(SkipEndBeforeStart)
-			continue
-		}
-		gpus := 0
-		for _, d := range pj.Attempts[0].Detail {
-			gpus += len(d.GPUs)
-		}
-		if gpus > maxJobGPUs {
-			return nil, ferr("attempts[0].detail", "%d GPUs: more than %d (the limit of every job format)", gpus, maxJobGPUs)
-		}
-		id := pj.JobID
-		if id == "" {
-			id = "#" + strconv.Itoa(idx)
-		}
-		jobs = append(jobs, timedJob{submit: submit, job: LogJob{ID: id, Duration: end.Sub(start), GPUs: gpus, Status: pj.Status}})
+		jobs = append(jobs, tj)
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("%s: byte %d: after job %d: %w", name, bom+dec.InputOffset(), l.Records, err)
@@ -156,6 +110,62 @@ func ReadPhilly(r io.Reader, name string) (*Log, error) {
 		return nil, fmt.Errorf("%s: byte %d: data after the job array: %v", name, bom+dec.InputOffset(), tok)
 	}
 	return l.finish(jobs)
+}
+
+// job converts pj, the idx-th job of the log, into a job of the log, or
+// names in skip the Skip reason it is left out for; ferr makes the error
+// for a malformed field.
+func (pj *phillyJob) job(idx int, ferr func(field, format string, args ...any) error) (tj timedJob, skip string, err error) {
+	submit, ok, err := phillyTime(pj.Submitted)
+	if err != nil {
+		return timedJob{}, "", ferr("submitted_time", "%v", err)
+	}
+	if !ok {
+		return timedJob{}, SkipNoSubmitTime, nil
+	}
+	if len(pj.Attempts) == 0 {
+		return timedJob{}, SkipNeverStarted, nil
+	}
+	start, ok, err := phillyTime(pj.Attempts[0].Start)
+	if err != nil {
+		return timedJob{}, "", ferr("attempts[0].start_time", "%v", err)
+	}
+	if !ok {
+		return timedJob{}, SkipNeverStarted, nil
+	}
+	last := len(pj.Attempts) - 1
+	end, ok, err := phillyTime(pj.Attempts[last].End)
+	if err != nil {
+		return timedJob{}, "", ferr(fmt.Sprintf("attempts[%d].end_time", last), "%v", err)
+	}
+	if !ok {
+		return timedJob{}, SkipNoEndTime, nil
+	}
+	// Check the other attempts' times too: malformed input anywhere is an
+	// error, not something to skip over.
+	for i, a := range pj.Attempts {
+		if _, _, err := phillyTime(a.Start); err != nil {
+			return timedJob{}, "", ferr(fmt.Sprintf("attempts[%d].start_time", i), "%v", err)
+		}
+		if _, _, err := phillyTime(a.End); err != nil {
+			return timedJob{}, "", ferr(fmt.Sprintf("attempts[%d].end_time", i), "%v", err)
+		}
+	}
+	if end.Before(start) {
+		return timedJob{}, SkipEndBeforeStart, nil
+	}
+	gpus := 0
+	for _, d := range pj.Attempts[0].Detail {
+		gpus += len(d.GPUs)
+	}
+	if gpus > maxJobGPUs {
+		return timedJob{}, "", ferr("attempts[0].detail", "%d GPUs: more than %d (the limit of every job format)", gpus, maxJobGPUs)
+	}
+	id := pj.JobID
+	if id == "" {
+		id = "#" + strconv.Itoa(idx)
+	}
+	return timedJob{submit: submit, job: LogJob{ID: id, Duration: end.Sub(start), GPUs: gpus, Status: pj.Status}}, "", nil
 }
 
 // utf8BOM is the UTF-8 byte-order mark some tools write first.
