@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
@@ -250,15 +249,11 @@ func (s *Spec) runCell(dir string, c Cell) error {
 }
 
 // writeDirAtomic writes a cell's files into dir all or nothing
-// (results.WriteDir: a temporary directory beside dir, renamed into place).
-// An old dir is removed first, so that no file of an earlier run survives;
-// until the rename a reader sees no cell.json there, that is no finished
-// cell.
+// (results.WriteDir: a temporary directory beside dir that replaces it
+// whole, so that no file of an earlier run survives); until then a reader
+// sees the old cell or none.
 func writeDirAtomic(dir string, files map[string][]byte) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	return results.WriteDir(dir, func(tmp string) error {
+	return results.WriteDir(dir, func(string) bool { return true }, func(tmp string) error {
 		for _, n := range sortedKeys(files) {
 			if err := os.WriteFile(filepath.Join(tmp, n), files[n], 0o644); err != nil {
 				return fmt.Errorf("output: %w", err)
@@ -505,88 +500,6 @@ func ReadMeta(dir string) (*Meta, error) {
 		return nil, fmt.Errorf("%s: no spec or no cells", filepath.Join(dir, RunFile))
 	}
 	return &m, nil
-}
-
-// Merge combines the cells of shard directories (RunSpec with Shards) into
-// out and writes the combined files. The shards must come from the same
-// spec (equal spec hashes) and together hold every cell exactly once.
-func Merge(dirs []string, out string) ([]string, error) {
-	if len(dirs) == 0 {
-		return nil, errors.New("merge: no directories")
-	}
-	var base *Meta
-	have := map[string]string{} // cell id -> directory
-	for _, d := range dirs {
-		m, err := ReadMeta(d)
-		if err != nil {
-			return nil, err
-		}
-		if base == nil {
-			base = m
-		} else if m.SpecHash != base.SpecHash {
-			return nil, fmt.Errorf("merge: %s has spec hash %.12s, %s has %.12s: not shards of the same spec", d, m.SpecHash, dirs[0], base.SpecHash)
-		}
-		ents, err := os.ReadDir(filepath.Join(d, "cells"))
-		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		for _, e := range ents {
-			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(d, "cells", e.Name(), CellFile)); err != nil {
-				continue
-			}
-			if prev, dup := have[e.Name()]; dup {
-				return nil, fmt.Errorf("merge: cell %s is in both %s and %s", e.Name(), prev, d)
-			}
-			have[e.Name()] = d
-		}
-	}
-	var missing []string
-	for _, c := range base.Cells {
-		if _, ok := have[c.ID]; !ok {
-			missing = append(missing, c.ID)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge: %d of %d cells missing (first: %s); merge every shard", len(missing), len(base.Cells), missing[0])
-	}
-	if err := os.MkdirAll(filepath.Join(out, "cells"), 0o755); err != nil {
-		return nil, fmt.Errorf("output: %w", err)
-	}
-	for _, c := range base.Cells {
-		src := filepath.Join(have[c.ID], "cells", c.ID)
-		dst := filepath.Join(out, "cells", c.ID)
-		if filepath.Clean(src) == filepath.Clean(dst) {
-			continue
-		}
-		files := map[string][]byte{}
-		ents, err := os.ReadDir(src)
-		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join(src, e.Name()))
-			if err != nil {
-				return nil, fmt.Errorf("merge: %w", err)
-			}
-			files[e.Name()] = b
-		}
-		if err := writeDirAtomic(dst, files); err != nil {
-			return nil, err
-		}
-	}
-	base.Shard = ""
-	b, err := json.MarshalIndent(base, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := writeFileAtomic(filepath.Join(out, RunFile), append(b, '\n')); err != nil {
-		return nil, err
-	}
-	files, err := Finish(out, base)
-	return append([]string{filepath.Join(out, RunFile)}, files...), err
 }
 
 // sortedKeys lists a map's keys in order.

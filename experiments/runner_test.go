@@ -155,6 +155,73 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	_, err = Merge(parts, all)
 	require.NoError(t, err)
 	require.Equal(t, files(t, whole), files(t, all))
+	// A rerun replaces the output whole; a folder of other files is refused.
+	require.NoError(t, os.WriteFile(filepath.Join(all, "stale.csv"), nil, 0o644))
+	_, err = Merge(parts, all)
+	require.NoError(t, err)
+	require.Equal(t, files(t, whole), files(t, all))
+	require.NoError(t, os.WriteFile(filepath.Join(all, "notes.txt"), nil, 0o644))
+	_, err = Merge(parts, all)
+	require.ErrorContains(t, err, "holds notes.txt, which this command does not write")
+	require.FileExists(t, filepath.Join(all, RunFile))
+}
+
+// Merge refuses shards of another build or with other inputs, and damaged
+// cells, leaving no output behind.
+func TestMergeRefuses(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	root := t.TempDir()
+	var parts []string
+	for i := range 2 {
+		p := filepath.Join(root, "part"+string(rune('0'+i)))
+		_, err := RunSpec(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 2, Build: "b1"})
+		require.NoError(t, err)
+		parts = append(parts, p)
+	}
+	other := filepath.Join(root, "other")
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: other, Shard: 1, Shards: 2, Build: "b2"})
+	require.NoError(t, err)
+	cell := func(dir, name string) string { // a file of dir's first cell
+		ents, err := os.ReadDir(filepath.Join(dir, "cells"))
+		require.NoError(t, err)
+		return filepath.Join(dir, "cells", ents[0].Name(), name)
+	}
+	damage := func(p string, f func(b []byte) []byte) func(t *testing.T) []string {
+		return func(t *testing.T) []string {
+			cp := filepath.Join(t.TempDir(), "part1")
+			require.NoError(t, os.CopyFS(cp, os.DirFS(parts[1])))
+			q := strings.Replace(p, parts[1], cp, 1)
+			b, err := os.ReadFile(q)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(q, f(b), 0o644))
+			return []string{parts[0], cp}
+		}
+	}
+	half := func(b []byte) []byte { return b[:len(b)/2] }
+	for _, tc := range []struct {
+		name   string
+		shards func(t *testing.T) []string
+		want   string
+	}{
+		{"another build", func(*testing.T) []string { return []string{parts[0], other} }, "not shards of the same build"},
+		{"a cell of another build", damage(cell(parts[1], CellFile), func(b []byte) []byte {
+			return []byte(strings.Replace(string(b), `"key": "`, `"key": "0`, 1))
+		}), "the cell was made by another build or with other inputs"},
+		{"a cut cell.json", damage(cell(parts[1], CellFile), half), "damaged"},
+		{"a cut summary.csv", damage(cell(parts[1], "summary.csv"), half), "summary.csv"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "m")
+			_, err := Merge(tc.shards(t), out)
+			require.ErrorContains(t, err, tc.want)
+			require.NoDirExists(t, out, "a refused merge leaves nothing")
+			ents, err := os.ReadDir(filepath.Dir(out))
+			require.NoError(t, err)
+			require.Empty(t, ents, "temporary directories left behind")
+		})
+	}
+	_, err = Merge(parts, filepath.Join(root, "m"))
+	require.NoError(t, err)
 }
 
 func TestRunSpecInterrupted(t *testing.T) {

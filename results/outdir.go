@@ -12,18 +12,19 @@ import (
 
 // OutDir is an output directory written all or nothing. A run writes its
 // files under Path, a temporary directory created beside the target (same
-// parent, so renames stay on one file system); Commit moves them into the
-// target at the end, and Discard (or a failed Commit) removes everything the
-// OutDir created, including parent directories it had to make. Until Commit
-// the target is untouched, so a run that fails midway leaves nothing new
-// behind.
+// parent, so renames stay on one file system); Commit puts it in the
+// target's place at the end, and Discard (or a failed Commit) removes
+// everything the OutDir created, including parent directories it had to
+// make. Until Commit the target is untouched, so a run that fails midway
+// leaves nothing new behind.
 //
-// A target that does not exist yet is created by one rename. Into an existing
-// target directory Commit moves the new entries one by one, setting aside
-// same-named old entries first and putting them back if a move fails; other
-// entries of the target stay. Typical use:
+// A rerun replaces the target as a whole: no file of an earlier run stays
+// beside the new ones. So that a target pointed at a folder of other files
+// never loses them, an existing target may hold only entries that owned
+// reports as this kind of output's (NewOutDir and Commit refuse others).
+// Typical use:
 //
-//	d, err := results.NewOutDir(out)
+//	d, err := results.NewOutDir(out, owned)
 //	if err != nil { return err }
 //	defer d.Discard()
 //	... write files under d.Path() ...
@@ -31,19 +32,24 @@ import (
 type OutDir struct {
 	target, tmp string
 	created     string // the topmost parent directory NewOutDir made, or ""
+	owned       func(name string) bool
 	done        bool
 }
 
 // NewOutDir prepares writing the directory target all or nothing: it creates
 // the missing parents of target and a temporary directory beside it. An
-// existing target that is not a directory is an error.
-func NewOutDir(target string) (*OutDir, error) {
+// existing target that is not a directory, or that holds an entry owned
+// does not claim (nil claims none), is an error.
+func NewOutDir(target string, owned func(name string) bool) (*OutDir, error) {
 	if target == "" {
 		return nil, errors.New("output: empty directory name")
 	}
 	target = filepath.Clean(target)
-	if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("output: %s exists and is not a directory", target)
+	if owned == nil {
+		owned = func(string) bool { return false }
+	}
+	if err := checkReplace(target, owned); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
 	}
 	parent := filepath.Dir(target)
 	created, err := mkdirAllReport(parent)
@@ -64,7 +70,7 @@ func NewOutDir(target string) (*OutDir, error) {
 		}
 		return nil, fmt.Errorf("output: %w", err)
 	}
-	return &OutDir{target: target, tmp: tmp, created: created}, nil
+	return &OutDir{target: target, tmp: tmp, created: created, owned: owned}, nil
 }
 
 // Path is the temporary directory to write the run's files into.
@@ -102,68 +108,62 @@ func (d *OutDir) Commit() error {
 }
 
 func (d *OutDir) commit() error {
-	fi, err := os.Stat(d.target)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if err := checkReplace(d.target, d.owned); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(d.target); errors.Is(err, fs.ErrNotExist) {
 		return os.Rename(d.tmp, d.target)
-	case err != nil:
-		return err
-	case !fi.IsDir():
-		return errors.New("exists and is not a directory")
 	}
-	entries, err := os.ReadDir(d.tmp)
-	if err != nil {
-		return err
-	}
-	// Old entries that the new ones replace go into a second temporary
-	// directory, so a failed move can put them back.
+	// The old target goes into a second temporary directory, so that a
+	// failed move can put it back.
 	old, err := os.MkdirTemp(filepath.Dir(d.target), "."+filepath.Base(d.target)+".old-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(old)
-	type moved struct {
-		name   string
-		hadOld bool
+	prev := filepath.Join(old, "prev")
+	if err := os.Rename(d.target, prev); err != nil {
+		return err
 	}
-	var done []moved
-	undo := func() {
-		for i := len(done) - 1; i >= 0; i-- {
-			m := done[i]
-			os.Rename(filepath.Join(d.target, m.name), filepath.Join(d.tmp, m.name))
-			if m.hadOld {
-				os.Rename(filepath.Join(old, m.name), filepath.Join(d.target, m.name))
-			}
+	if err := os.Rename(d.tmp, d.target); err != nil {
+		if err2 := os.Rename(prev, d.target); err2 != nil {
+			return fmt.Errorf("%w (and the old directory stays at %s: %v)", err, prev, err2)
 		}
+		return err
+	}
+	return nil
+}
+
+// checkReplace reports why an existing target may not be replaced: it is
+// not a directory, or it holds an entry owned does not claim.
+func checkReplace(target string, owned func(string) bool) error {
+	fi, err := os.Lstat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s exists and is not a directory", target)
+	}
+	entries, err := os.ReadDir(target)
+	if err != nil {
+		return err
 	}
 	for _, e := range entries {
-		name := e.Name()
-		dst := filepath.Join(d.target, name)
-		m := moved{name: name}
-		if _, err := os.Lstat(dst); err == nil {
-			if err := os.Rename(dst, filepath.Join(old, name)); err != nil {
-				undo()
-				return err
-			}
-			m.hadOld = true
+		if !owned(e.Name()) {
+			return fmt.Errorf("%s holds %s, which this command does not write; a rerun replaces the whole directory, so give a new or empty one (or remove it)",
+				target, e.Name())
 		}
-		if err := os.Rename(filepath.Join(d.tmp, name), dst); err != nil {
-			if m.hadOld {
-				os.Rename(filepath.Join(old, name), dst)
-			}
-			undo()
-			return err
-		}
-		done = append(done, m)
 	}
-	return os.Remove(d.tmp)
+	return nil
 }
 
 // WriteDir writes the directory target all or nothing: fill writes the files
 // into the directory it is given (a temporary one beside target), and only
-// when it returns nil do they move into target. See OutDir.
-func WriteDir(target string, fill func(dir string) error) error {
-	d, err := NewOutDir(target)
+// when it returns nil does that directory replace target. See OutDir.
+func WriteDir(target string, owned func(name string) bool, fill func(dir string) error) error {
+	d, err := NewOutDir(target, owned)
 	if err != nil {
 		return err
 	}

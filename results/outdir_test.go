@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -49,6 +50,7 @@ func TestWriteDir(t *testing.T) {
 		existing map[string]string // files in the target before; nil: no target
 		target   string            // relative to the test's root
 		fill     map[string]string
+		owned    []string // entries of an existing target a rerun may replace
 		fillErr  error
 		wantErr  string
 		want     map[string]string // files in the root afterwards
@@ -57,16 +59,20 @@ func TestWriteDir(t *testing.T) {
 			want: map[string]string{"out/a.csv": "1", "out/sub/b.csv": "2"}},
 		{name: "new parents", target: "x/y/out", fill: map[string]string{"a.csv": "1"},
 			want: map[string]string{"x/y/out/a.csv": "1"}},
-		{name: "existing target keeps other files, replaces same names",
-			existing: map[string]string{"out/keep.txt": "k", "out/a.csv": "old", "out/sub/old.csv": "o"},
-			target:   "out", fill: map[string]string{"a.csv": "new", "sub/b.csv": "2"},
-			want: map[string]string{"out/keep.txt": "k", "out/a.csv": "new", "out/sub/b.csv": "2"}},
+		{name: "a rerun replaces the target whole",
+			existing: map[string]string{"out/t.csv": "old run's", "out/a.csv": "old", "out/sub/old.csv": "o"},
+			target:   "out", owned: []string{"a.csv", "t.csv", "sub"}, fill: map[string]string{"a.csv": "new", "sub/b.csv": "2"},
+			want: map[string]string{"out/a.csv": "new", "out/sub/b.csv": "2"}},
+		{name: "a target holding other files is refused and kept",
+			existing: map[string]string{"out/notes.txt": "mine", "out/a.csv": "old"},
+			target:   "out", owned: []string{"a.csv"}, fill: map[string]string{"a.csv": "new"},
+			wantErr: "holds notes.txt, which this command does not write", want: map[string]string{"out/notes.txt": "mine", "out/a.csv": "old"}},
 		{name: "failed fill leaves no target", target: "out", fill: map[string]string{"a.csv": "1"},
 			fillErr: boom, wantErr: "boom", want: map[string]string{}},
 		{name: "failed fill leaves no new parents", target: "x/y/out", fill: map[string]string{"a.csv": "1"},
 			fillErr: boom, wantErr: "boom", want: map[string]string{}},
 		{name: "failed fill leaves an existing target as it was",
-			existing: map[string]string{"out/a.csv": "old"}, target: "out",
+			existing: map[string]string{"out/a.csv": "old"}, target: "out", owned: []string{"a.csv"},
 			fill: map[string]string{"a.csv": "new", "b.csv": "2"}, fillErr: boom, wantErr: "boom",
 			want: map[string]string{"out/a.csv": "old"}},
 		{name: "target is a file", existing: map[string]string{"out": "file"}, target: "out",
@@ -76,7 +82,7 @@ func TestWriteDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			require.NoError(t, writeFiles(tc.existing)(root))
-			err := WriteDir(filepath.Join(root, tc.target), func(dir string) error {
+			err := WriteDir(filepath.Join(root, tc.target), func(n string) bool { return slices.Contains(tc.owned, n) }, func(dir string) error {
 				require.NoError(t, writeFiles(tc.fill)(dir))
 				return tc.fillErr
 			})
@@ -112,14 +118,14 @@ func TestWriteDir(t *testing.T) {
 
 func TestOutDirTargetPermissions(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, WriteDir(target, func(string) error { return nil }))
+	require.NoError(t, WriteDir(target, nil, func(string) error { return nil }))
 	fi, err := os.Stat(target)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
 }
 
 func TestOutDirCommitOnce(t *testing.T) {
-	d, err := NewOutDir(filepath.Join(t.TempDir(), "out"))
+	d, err := NewOutDir(filepath.Join(t.TempDir(), "out"), nil)
 	require.NoError(t, err)
 	require.NoError(t, d.Commit())
 	require.ErrorContains(t, d.Commit(), "already committed")

@@ -188,10 +188,13 @@ func newMergeCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "merge DIR...",
 		Short: "Combine the shard directories of a spec run (aegis run --shard) into one",
-		Long: `Combine shard directories written by aegis run --shard I/N: their spec hashes
-must agree and together they must hold every cell exactly once. The cells are
-copied to OUT/cells/ and the combined files (run.json, cells.csv, jobs.csv,
-normalized.csv, tables) are written as a whole run would.`,
+		Long: `Combine shard directories written by aegis run --shard I/N: they must come from
+the same spec and the same aegis build with the same inputs (equal spec hashes,
+builds and cell keys), every cell.json must be whole and carry its key, and
+together they must hold every cell exactly once; otherwise nothing is written.
+The cells are copied to OUT/cells/ and the combined files (run.json, cells.csv,
+jobs.csv, normalized.csv, tables) are written as a whole run would. OUT is
+written all or nothing and replaces an earlier merge's OUT whole.`,
 		Example: "  aegis merge part*/ --out all",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {

@@ -71,6 +71,18 @@ docs/simulator.md, "Clusters".`,
 	return c
 }
 
+// simulateOwns reports whether an entry of an existing --out directory is
+// one a rerun may replace: an output of aegis simulate or a figure aegis
+// plot drew from them.
+func simulateOwns(name string) bool {
+	switch name {
+	case "events.jsonl", "jobs.csv", "telemetry.csv", "summary.csv", "deferrals.csv":
+		return true
+	}
+	ext := filepath.Ext(name)
+	return ext == ".svg" || ext == ".png"
+}
+
 func isYAML(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
 	return ext == ".yaml" || ext == ".yml"
@@ -110,8 +122,9 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	var od *results.OutDir
 	if fl.out != "" {
 		// All or nothing: the files go to a temporary directory
-		// beside --out, moved there only when the run succeeds.
-		if od, err = results.NewOutDir(fl.out); err != nil {
+		// beside --out, which replaces --out only when the run succeeds
+		// (so no file of an earlier run stays).
+		if od, err = results.NewOutDir(fl.out, simulateOwns); err != nil {
 			return err
 		}
 		defer od.Discard()

@@ -91,3 +91,32 @@ func TestSimulateOutAllOrNothing(t *testing.T) {
 		})
 	}
 }
+
+// A rerun into the same --out replaces it whole: the first run's
+// telemetry.csv (and a figure drawn from it) does not stay beside the
+// second run's files; a folder of other files is refused.
+func TestSimulateOutReplaced(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o")
+	sim := func(extra ...string) (int, string) {
+		code, _, errs := aegis(append([]string{"simulate", "--trace", "demo", "--server", "a100-40gb:3", "--out", out}, extra...)...)
+		return code, errs
+	}
+	code, errs := sim("--telemetry")
+	require.Equal(t, 0, code, errs)
+	require.FileExists(t, filepath.Join(out, "telemetry.csv"))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "timeline.svg"), []byte("<svg/>"), 0o644))
+	code, errs = sim("--policy", "aegis")
+	require.Equal(t, 0, code, errs)
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"deferrals.csv", "events.jsonl", "jobs.csv", "summary.csv"}, names)
+	require.NoError(t, os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine"), 0o644))
+	code, errs = sim()
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "holds notes.txt, which this command does not write")
+	require.FileExists(t, filepath.Join(out, "notes.txt"))
+}
