@@ -93,3 +93,20 @@ func TestPlotSweep(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, filepath.Join(dir, "seeds-cdf.svg")+"\n"+filepath.Join(dir, "sweep-thresholds.1.svg")+"\n", out)
 }
+
+// An events.jsonl naming a GPU the run's telemetry.csv does not cover (GPU
+// 999 on a 3-GPU server) is an error, not a timeline of 1000 lanes.
+func TestPlotEventsBeyondTheServer(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := aegis("simulate", "--trace", "demo", "--policy", "exclusive", "--seed", "1", "--out", dir, "--telemetry")
+	require.Equal(t, 0, code, errs)
+	path := filepath.Join(dir, "events.jsonl")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"gpus":[1]`)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), `"gpus":[1]`, `"gpus":[999]`, 1)), 0o644))
+	code, _, errs = aegis("plot", dir, "--figure", "timeline")
+	require.Equal(t, 1, code, errs)
+	require.Regexp(t, `events.jsonl: job \d+ attempt 1 ran on GPU 999, but telemetry.csv covers GPUs 0-2: the two files are not of one run`, errs)
+	require.NoFileExists(t, filepath.Join(dir, "timeline.svg"))
+}

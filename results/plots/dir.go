@@ -633,7 +633,14 @@ func (d *dirData) timelineData() (Timeline, error) {
 		}
 	}
 	if tel != nil {
-		gpus = max(gpus, tel.GPUs())
+		if gpus > tel.GPUs() {
+			for _, a := range atts {
+				if g := slices.Max(a.GPUs); g >= tel.GPUs() {
+					return Timeline{}, fmt.Errorf("%s: job %d attempt %d ran on GPU %d, but telemetry.csv covers GPUs 0-%d: the two files are not of one run", path, a.Job, a.Attempt, g, tel.GPUs()-1)
+				}
+			}
+		}
+		gpus = tel.GPUs()
 		for _, s := range tel.S {
 			end = max(end, float64(len(s)))
 		}
