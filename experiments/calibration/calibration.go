@@ -169,18 +169,7 @@ func Run(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat := models.Legacy11GB()
-	if opt.CatalogPath != "" {
-		if cat, err = models.LoadCatalog(opt.CatalogPath); err != nil {
-			return nil, err
-		}
-	}
-	f, err := os.Open(opt.PairsPath)
-	if err != nil {
-		return nil, fmt.Errorf("pairs: %w", err)
-	}
-	pairs, err := models.ReadPairs(f, opt.PairsPath, cat)
-	f.Close()
+	cat, pairs, err := readPairs(opt)
 	if err != nil {
 		return nil, err
 	}
@@ -245,28 +234,9 @@ func Run(opt Options) (*Result, error) {
 		res.Reach.Orders[i].Fitted = hi - lo
 	}
 	// Validations: leave one sequence out, leave one workload set out.
-	var loso, lowso [][]string
-	for _, s := range st.seqs {
-		loso = append(loso, []string{s})
-	}
-	lowso = append(lowso, workloadSets(d)...)
-	tables := map[models.PressureParams]*telemetryTable{res.Params: tt}
 	trial := &ScaleTrial{}
-	for _, scales := range []bool{false, true} {
-		for _, v := range []struct {
-			name  string
-			folds [][]string
-		}{{"leave one sequence out", loso}, {"leave one workload set out", lowso}} {
-			val, err := validate(v.name, v.folds, d, st, tables, scales, opt.Seeds)
-			if err != nil {
-				return nil, err
-			}
-			if scales {
-				trial.Validations = append(trial.Validations, *val)
-			} else {
-				res.Validations = append(res.Validations, *val)
-			}
-		}
+	if res.Validations, trial.Validations, err = validations(d, st, tt, res.Params, opt.Seeds); err != nil {
+		return nil, err
 	}
 	// Stage 5: per-workload telemetry scales, adopted only if they predict
 	// more first rejections right leaving one sequence out.
@@ -289,6 +259,57 @@ func Run(opt Options) (*Result, error) {
 	}
 	res.Scales = trial
 	return res, nil
+}
+
+// readPairs reads the catalog (models.Legacy11GB without a catalog path) and
+// the measured co-runs opt names.
+func readPairs(opt Options) (*models.Catalog, []models.PairRun, error) {
+	cat := models.Legacy11GB()
+	var err error
+	if opt.CatalogPath != "" {
+		if cat, err = models.LoadCatalog(opt.CatalogPath); err != nil {
+			return nil, nil, err
+		}
+	}
+	f, err := os.Open(opt.PairsPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pairs: %w", err)
+	}
+	pairs, err := models.ReadPairs(f, opt.PairsPath, cat)
+	f.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat, pairs, nil
+}
+
+// validations validates the fit with telemetry table tt for pressure
+// parameters p leaving one sequence out and leaving one workload set out,
+// without and with the per-workload telemetry scales.
+func validations(d *stacking.Data, st *speedTable, tt *telemetryTable, p models.PressureParams, seeds int) (plain, scaled []Validation, err error) {
+	var loso, lowso [][]string
+	for _, s := range st.seqs {
+		loso = append(loso, []string{s})
+	}
+	lowso = append(lowso, workloadSets(d)...)
+	tables := map[models.PressureParams]*telemetryTable{p: tt}
+	for _, scales := range []bool{false, true} {
+		for _, v := range []struct {
+			name  string
+			folds [][]string
+		}{{"leave one sequence out", loso}, {"leave one workload set out", lowso}} {
+			val, err := validate(v.name, v.folds, d, st, tables, scales, seeds)
+			if err != nil {
+				return nil, nil, err
+			}
+			if scales {
+				scaled = append(scaled, *val)
+			} else {
+				plain = append(plain, *val)
+			}
+		}
+	}
+	return plain, scaled, nil
 }
 
 // workloadSets groups the sequences by the set of workloads they stack

@@ -257,18 +257,10 @@ func admissions(s stacking.Sequence, grid []stacking.GridRun, inter models.Inter
 // Candidate factors of a workload's telemetry scale, per signal.
 var scaleGrid = []float64{0.5, 0.7, 0.85, 1, 1.25, 1.5, 2, 2.5, 3}
 
-// fitScales fits per-workload telemetry scales (models.TelemetryParams.
-// Scale) on the grid sequences in train, the speed model and the rest of
-// the combination (base) fixed. Coordinate descent from no correction:
-// for each workload some training decision's window holds (every position
-// but the last) and each signal, the factor of scaleGrid that predicts the
-// most first rejections right over the seeds (ties: the smaller summed
-// position error, else the current factor); two sweeps; then every factor
-// is reset to 1 where that loses no right prediction (the simpler model).
-// Any scales in base are replaced, not refined.
-func fitScales(inter models.Interference, base models.TelemetryParams, d *stacking.Data, train []string, seeds int) (map[string]models.SignalScale, error) {
-	var seqs []stacking.Sequence
-	var ids []string
+// scaleTraining returns the grid sequences named in train that d holds and
+// the workloads some training decision's window holds (every position but
+// the last), in order of first appearance.
+func scaleTraining(d *stacking.Data, train []string) (seqs []stacking.Sequence, ids []string) {
 	for _, name := range train {
 		s, ok := d.Sequence(name)
 		if !ok {
@@ -281,6 +273,20 @@ func fitScales(inter models.Interference, base models.TelemetryParams, d *stacki
 			}
 		}
 	}
+	return seqs, ids
+}
+
+// fitScales fits per-workload telemetry scales (models.TelemetryParams.
+// Scale) on the grid sequences in train, the speed model and the rest of
+// the combination (base) fixed. Coordinate descent from no correction:
+// for each workload some training decision's window holds (every position
+// but the last) and each signal, the factor of scaleGrid that predicts the
+// most first rejections right over the seeds (ties: the smaller summed
+// position error, else the current factor); two sweeps; then every factor
+// is reset to 1 where that loses no right prediction (the simpler model).
+// Any scales in base are replaced, not refined.
+func fitScales(inter models.Interference, base models.TelemetryParams, d *stacking.Data, train []string, seeds int) (map[string]models.SignalScale, error) {
+	seqs, ids := scaleTraining(d, train)
 	scale := map[string]models.SignalScale{}
 	with := func(id string, f models.SignalScale) models.TelemetryParams {
 		p := base
