@@ -409,86 +409,100 @@ func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, erro
 	}
 	switch m.Spec.Table {
 	case TablePerTrace:
-		t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s%s. Times in hours.", m.Server.Spec, seeds)}
-		t.Columns = append([]results.Column{{Name: "Trace"}, {Name: "Config"}}, sweepCols()...)
-		t.Columns = append(t.Columns, results.Column{Name: "Makespan (h)", Keys: []string{"makespan_h"}, Digits: 2},
-			results.Column{Name: "Mean JCT (h)", Keys: []string{"mean_jct_h"}, Digits: 2},
-			results.Column{Name: "p95 JCT (h)", Keys: []string{"p95_jct_h"}, Digits: 2})
-		type key struct{ trace, config, point string }
-		var order []key
-		vals := map[key][][3]float64{}
-		labels := map[key][]string{}
-		for _, d := range data {
-			k := key{d.cell.Trace, d.cell.Config, d.cell.Point.String()}
-			if _, ok := vals[k]; !ok {
-				order = append(order, k)
-				labels[k] = d.labels
-			}
-			vals[k] = append(vals[k], [3]float64{d.metric("makespan_s") / 3600, d.metric("mean_jct_s") / 3600, d.metric("p95_jct_s") / 3600})
-		}
-		for _, k := range order {
-			row := append([]results.Cell{{Text: k.trace}, {Text: k.config}}, pointCells(labels[k])...)
-			for c := range 3 {
-				var xs []float64
-				for _, v := range vals[k] {
-					xs = append(xs, v[c])
-				}
-				row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(xs)}})
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		return t, nil
+		return perTraceTable(m, data, title, seeds, sweepCols(), pointCells), nil
 	case TableNormalized:
-		var traceNames []string
-		for _, tr := range m.Traces {
-			traceNames = append(traceNames, tr.Name)
-		}
-		t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s.",
-			m.Server.Spec, strings.Join(traceNames, ", "), m.Spec.Normalize, seeds)}
-		t.Columns = append([]results.Column{{Name: "Config"}}, sweepCols()...)
-		for _, c := range []struct{ name, key string }{{"Makespan", "makespan"}, {"JCT mean", "jct_mean"}, {"JCT p95", "jct_p95"},
-			{"Queue mean", "queue_mean"}, {"Queue p95", "queue_p95"}, {"Exec mean", "exec_mean"}, {"Exec p95", "exec_p95"}} {
-			t.Columns = append(t.Columns, results.Column{Name: c.name, Keys: []string{c.key}, Digits: 2})
-		}
-		frDigits := 0
-		if len(m.Seeds) > 1 {
-			frDigits = 1
-		}
-		t.Columns = append(t.Columns, results.Column{Name: "F/R", Keys: []string{"failed", "recovered"}, Digits: frDigits, NoCI: true})
-		type key struct{ config, point string }
-		var order []key
-		rows := map[key][]normRow{}
-		for _, r := range norm {
-			if r.labels[1] != GeoMean {
-				continue
-			}
-			k := key{r.config, r.point}
-			if _, ok := rows[k]; !ok {
-				order = append(order, k)
-			}
-			rows[k] = append(rows[k], r)
-		}
-		for _, k := range order {
-			if k.config == m.Spec.Normalize {
-				continue // all ones by definition
-			}
-			rs := rows[k]
-			row := append([]results.Cell{{Text: k.config}}, pointCells(rs[0].labels)...)
-			for c := range 7 {
-				var xs []float64
-				for _, r := range rs {
-					xs = append(xs, r.ratio[c])
-				}
-				row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(xs)}})
-			}
-			var f, rc []float64
-			for _, r := range rs {
-				f, rc = append(f, r.count[0]), append(rc, r.count[1])
-			}
-			row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(f), results.StatOf(rc)}})
-			t.Rows = append(t.Rows, row)
-		}
-		return t, nil
+		return normalizedTable(m, norm, title, seeds, sweepCols(), pointCells), nil
 	}
 	return nil, fmt.Errorf("unknown table %q", m.Spec.Table)
+}
+
+// perTraceTable lays out a per-trace table of the cells' data: one row per
+// trace, config and sweep point (sweep: the point's columns, point: its
+// cells), the seeds' mean and CI of makespan and JCT in hours.
+func perTraceTable(m *Meta, data []*cellData, title, seeds string, sweep []results.Column, point func([]string) []results.Cell) *results.Table {
+	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s%s. Times in hours.", m.Server.Spec, seeds)}
+	t.Columns = append([]results.Column{{Name: "Trace"}, {Name: "Config"}}, sweep...)
+	t.Columns = append(t.Columns, results.Column{Name: "Makespan (h)", Keys: []string{"makespan_h"}, Digits: 2},
+		results.Column{Name: "Mean JCT (h)", Keys: []string{"mean_jct_h"}, Digits: 2},
+		results.Column{Name: "p95 JCT (h)", Keys: []string{"p95_jct_h"}, Digits: 2})
+	type key struct{ trace, config, point string }
+	var order []key
+	vals := map[key][][3]float64{}
+	labels := map[key][]string{}
+	for _, d := range data {
+		k := key{d.cell.Trace, d.cell.Config, d.cell.Point.String()}
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+			labels[k] = d.labels
+		}
+		vals[k] = append(vals[k], [3]float64{d.metric("makespan_s") / 3600, d.metric("mean_jct_s") / 3600, d.metric("p95_jct_s") / 3600})
+	}
+	for _, k := range order {
+		row := append([]results.Cell{{Text: k.trace}, {Text: k.config}}, point(labels[k])...)
+		for c := range 3 {
+			var xs []float64
+			for _, v := range vals[k] {
+				xs = append(xs, v[c])
+			}
+			row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(xs)}})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// normalizedTable lays out a normalized table of the geometric-mean rows of
+// norm: one row per config (but the baseline) and sweep point, as
+// perTraceTable.
+func normalizedTable(m *Meta, norm []normRow, title, seeds string, sweep []results.Column, point func([]string) []results.Cell) *results.Table {
+	var traceNames []string
+	for _, tr := range m.Traces {
+		traceNames = append(traceNames, tr.Name)
+	}
+	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s.",
+		m.Server.Spec, strings.Join(traceNames, ", "), m.Spec.Normalize, seeds)}
+	t.Columns = append([]results.Column{{Name: "Config"}}, sweep...)
+	for _, c := range []struct{ name, key string }{{"Makespan", "makespan"}, {"JCT mean", "jct_mean"}, {"JCT p95", "jct_p95"},
+		{"Queue mean", "queue_mean"}, {"Queue p95", "queue_p95"}, {"Exec mean", "exec_mean"}, {"Exec p95", "exec_p95"}} {
+		t.Columns = append(t.Columns, results.Column{Name: c.name, Keys: []string{c.key}, Digits: 2})
+	}
+	frDigits := 0
+	if len(m.Seeds) > 1 {
+		frDigits = 1
+	}
+	t.Columns = append(t.Columns, results.Column{Name: "F/R", Keys: []string{"failed", "recovered"}, Digits: frDigits, NoCI: true})
+	type key struct{ config, point string }
+	var order []key
+	rows := map[key][]normRow{}
+	for _, r := range norm {
+		if r.labels[1] != GeoMean {
+			continue
+		}
+		k := key{r.config, r.point}
+		if _, ok := rows[k]; !ok {
+			order = append(order, k)
+		}
+		rows[k] = append(rows[k], r)
+	}
+	for _, k := range order {
+		if k.config == m.Spec.Normalize {
+			continue // all ones by definition
+		}
+		rs := rows[k]
+		row := append([]results.Cell{{Text: k.config}}, point(rs[0].labels)...)
+		for c := range 7 {
+			var xs []float64
+			for _, r := range rs {
+				xs = append(xs, r.ratio[c])
+			}
+			row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(xs)}})
+		}
+		var f, rc []float64
+		for _, r := range rs {
+			f, rc = append(f, r.count[0]), append(rc, r.count[1])
+		}
+		row = append(row, results.Cell{Stats: []results.Stat{results.StatOf(f), results.StatOf(rc)}})
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }
