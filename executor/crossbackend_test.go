@@ -44,7 +44,10 @@ func TestCrossBackend(t *testing.T) {
 	require.NoError(t, err)
 	inter, err := models.InterferenceFor(srv.Type)
 	require.NoError(t, err)
-	s, err := sim.New(sim.Config{Server: srv, Catalog: models.A100(), Interference: inter, Truth: sim.DefaultTruth(), Seed: 1}, jobs)
+	combine, err := models.TelemetryFor(srv.Type)
+	require.NoError(t, err)
+	// The truth aegis simulate runs (and the emulator with it).
+	s, err := sim.New(sim.Config{Server: srv, Catalog: models.A100(), Interference: inter, Telemetry: combine, Truth: sim.DefaultTruth(), Seed: 1}, jobs)
 	require.NoError(t, err)
 	simOrder := &starts{}
 	simCol := results.NewCollector(s.Jobs(), simOrder)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,4 +189,59 @@ func TestExecTraceFromStdinNeedsHeader(t *testing.T) {
 			require.NoDirExists(t, out)
 		})
 	}
+}
+
+// TestExecEmulatesLegacySpeeds: the emulated legacy server runs its slow
+// GPUs 4-7 slow, as aegis simulate does: five Exclusive jobs fill GPUs 0-4
+// in order, and the one on GPU 4 takes as long in both.
+func TestExecEmulatesLegacySpeeds(t *testing.T) {
+	t.Setenv(selfEnv, "1")
+	tr := filepath.Join(t.TempDir(), "five.csv")
+	var b strings.Builder
+	b.WriteString("job_id,submit_offset_s,workload_id,num_gpus,solo_s\n")
+	for i := range 5 {
+		fmt.Fprintf(&b, "j%d,0,resnet18_cifar100_bs128_20e_1gpu,1,180\n", i)
+	}
+	require.NoError(t, os.WriteFile(tr, []byte(b.String()), 0o644))
+	execS := func(dir string) []float64 {
+		rows := readJobsCSV(t, filepath.Join(dir, "jobs.csv"))
+		var out []float64
+		for _, r := range rows {
+			v, err := strconv.ParseFloat(r["exec_s"], 64)
+			require.NoError(t, err)
+			out = append(out, v)
+		}
+		return out
+	}
+	sim := filepath.Join(t.TempDir(), "sim")
+	var so, se bytes.Buffer
+	require.Equal(t, 0, run([]string{"simulate", "--server", "legacy-11gb:8", "--trace", tr, "--policy", "exclusive", "--out", sim}, &so, &se), se.String())
+	want := execS(sim)
+	require.Greater(t, want[4], 2*want[0], "the simulator runs GPU 4 slower")
+
+	emu := filepath.Join(t.TempDir(), "emu")
+	killGroups(t, emu)
+	require.Equal(t, 0, run([]string{"exec", "--emulate", "legacy-11gb:8", "--trace", tr, "--policy", "exclusive", "--speedup", "100", "--out", emu}, &so, &se), se.String())
+	got := execS(emu)
+	require.InEpsilon(t, want[0], got[0], 0.1, "GPU 0")
+	require.InEpsilon(t, want[4], got[4], 0.1, "GPU 4: the emulator has the speed classes too")
+}
+
+// readJobsCSV reads a jobs.csv into maps by column name.
+func readJobsCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, c := range recs[0] {
+			m[c] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -48,9 +48,19 @@ type pending struct {
 
 // New builds an emulated server: srv's GPU type and count, its
 // catalog and interference model, truth settings and seed as the
-// simulator takes them.
+// simulator takes them, and the type's telemetry combination and GPU speed
+// classes (models.TelemetryFor, models.SpeedsFor), as aegis simulate uses
+// them.
 func New(srv models.Server, cat *models.Catalog, inter models.Interference, truth sim.Truth, seed uint64, log io.Writer) (*Emulator, error) {
-	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: inter, Truth: truth, Seed: seed}, nil)
+	combine, err := models.TelemetryFor(srv.Type)
+	if err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	speeds, err := models.SpeedsFor(srv.Type)
+	if err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: seed, Speeds: speeds}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
