@@ -80,6 +80,7 @@ func TestReadGPUType(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cat.csv"), cat.Bytes(), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("nope\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(goodModel), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "i50.yaml"), []byte(strings.Replace(goodModel, "intercept: -4", "intercept: 50", 1)), 0o644))
 
 	got, err := readGPUType([]byte(gpuYAML), "g.yaml", dir)
 	require.NoError(t, err)
@@ -136,6 +137,7 @@ func TestReadGPUType(t *testing.T) {
 		{"missing catalog", gpuYAML + "catalog: nope.csv\n", "g.yaml:4: catalog: GPU type rtx4090-24gb: catalog: open"},
 		{"bad catalog", gpuYAML + "catalog: bad.csv\n", "g.yaml:4: catalog: GPU type rtx4090-24gb: "},
 		{"bad model", gpuYAML + "interference: cat.csv\n", "g.yaml:4: interference: "},
+		{"model slowing a job e^50 times", gpuYAML + "interference: i50.yaml\n", "g.yaml:4: interference: i50.yaml: the interference model runs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readGPUType([]byte(tc.in), "g.yaml", dir)

@@ -233,3 +233,17 @@ func BenchmarkPressureRate(b *testing.B) {
 		m.Rate(self, co)
 	}
 }
+
+// TestCheckSlowdown: the embedded model passes on every built-in catalog;
+// a model slowing a job beyond MaxPairSlowdown, or speeding it up, does not.
+func TestCheckSlowdown(t *testing.T) {
+	for _, cat := range []*Catalog{A100(), Legacy11GB()} {
+		require.NoError(t, CheckSlowdown(DefaultInterference(), cat))
+	}
+	require.NoError(t, CheckSlowdown(flatInterference{Slowdown: MaxPairSlowdown}, A100()))
+	require.ErrorContains(t, CheckSlowdown(flatInterference{Slowdown: 2 * MaxPairSlowdown}, A100()), "at 0.0005 of its solo speed; want at most 1000 times slower")
+	require.ErrorContains(t, CheckSlowdown(flatInterference{Slowdown: 0.5}, A100()), "at 2 of its solo speed; want at most 1000 times slower and never faster")
+	p := DefaultPressureParams()
+	p.Intercept = 50
+	require.ErrorContains(t, CheckSlowdown(&PressureModel{P: p}, A100()), "of its solo speed")
+}
