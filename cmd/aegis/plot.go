@@ -27,19 +27,23 @@ func newPlotCmd() *cobra.Command {
 		Long: `Draw figures from the CSV files of each results directory into it, as SVG (default) or PNG.
 
 From a spec run (aegis run --out DIR): normalized makespan/JCT bars per trace with GeoMean
-and p95 diamonds (normalized.svg, Figure 3), per-job JCT/solo CDFs (jct-cdf.svg, Figure 4),
-queue vs exec trade-off (queue-exec.svg, Figure 5), window stability (stability.svg,
-Figure 6), the threshold sweep (thresholds.svg, Figure 7), makespan and JCT CDFs across
-seeds (seeds-cdf.svg) and the spec's sweep figures (sweep_figures: metrics against a swept
+and p95 diamonds (normalized.svg, Figure 3), per-job JCT/solo and absolute JCT CDFs (jct-cdf.svg, Figure 4),
+per-trace normalized queueing and execution time bars with p95 diamonds (queue-exec.svg,
+Figure 5), window stability (stability.svg,
+Figure 6), the threshold sweep (thresholds.svg, Figure 7), makespan and mean JCT over
+seeds as means with 95 % CIs and a dot per seed (seeds-cdf.svg) and the spec's sweep figures (sweep_figures: metrics against a swept
 parameter with 95 % CI bands). From an aegis simulate --out directory: the JCT/solo CDF and
 a GPU timeline (timeline.svg: jobs per GPU, and memory and SMACT with --telemetry).
-Every figure the directory's files allow is drawn unless --figure or --sweep names some.
+Without --figure or --sweep, a spec run's directory gets the figures its spec asks for
+(figures and sweep_figures in run.json; none asked for is an error), any other directory
+every figure its files allow.
+A figure drawn replaces the same figure in the other format (no stale PNG beside a fresh SVG).
 
 --sweep X draws metrics (--y, default makespan_s,mean_jct_s) against the swept column X
 of cells.csv (a swept parameter, or a tuple's component such as thresholds.1) into
 sweep-X.svg. With several directories each gets its own figures; aegis compare --out
 overlays several runs in one figure.`,
-		Example: "  aegis plot results/table3\n  aegis plot out/tau1-sweep --sweep thresholds.1 --y makespan_s,p95_jct_s\n" +
+		Example: "  aegis plot results/paper/figure3\n  aegis plot results/paper/table3 --figure normalized,jct-cdf --format png\n  aegis plot out/tau1-sweep --sweep thresholds.1 --y makespan_s,p95_jct_s\n" +
 			"  aegis simulate --trace philly --policy aegis --out out/run --telemetry && aegis plot out/run --format png",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -79,18 +83,30 @@ overlays several runs in one figure.`,
 }
 
 // plotDir draws dir's figures: the named ones (or, with none named and no
-// extra sweep figures, every one its files allow), its spec's sweep figures
-// (run.json) and the extra ones.
+// extra sweep figures, those its spec asks for, an error when it asks for
+// none, or every one its files allow in a directory without a spec), its
+// spec's sweep figures (run.json) and the extra ones.
 func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]string, error) {
 	var specSweeps []plots.Sweep
+	var specFigs []string
 	if _, err := os.Stat(filepath.Join(dir, experiments.RunFile)); err == nil {
 		m, err := experiments.ReadMeta(dir)
 		if err != nil {
 			return nil, err
 		}
-		specSweeps = m.Spec.SweepFigures
+		specSweeps, specFigs = m.Spec.SweepFigures, append([]string{}, m.Spec.Figures...) // not nil: a spec run
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
+	}
+	if len(figures) == 0 && len(extra) == 0 && specFigs != nil {
+		if len(specFigs)+len(specSweeps) == 0 {
+			return nil, fmt.Errorf("%s: its spec asks for no figures: name some with --figure (%s)", dir, strings.Join(plots.FigureNames, ", "))
+		}
+		// What the spec asks for, as aegis run drew it.
+		figures = slices.Clone(specFigs)
+		for _, sw := range specSweeps {
+			figures = append(figures, sw.FileName())
+		}
 	}
 	var named []string
 	sweeps := slices.Clone(extra)
@@ -105,7 +121,7 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 		}
 	}
 	var paths []string
-	if len(named) > 0 || len(figures) == 0 && len(extra) == 0 {
+	if len(named) > 0 || len(figures) == 0 && len(extra) == 0 && len(sweeps) == 0 {
 		p, err := plots.DrawDir(dir, format, named...)
 		if paths = p; err != nil {
 			return paths, err

@@ -17,7 +17,7 @@ func TestPlotSimulateDir(t *testing.T) {
 	tel, err := os.ReadFile(filepath.Join(dir, "telemetry.csv"))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(tel), "gpu,t_s,smact,smocc,drama,util,used_mib\n0,0,"))
-	for _, format := range []string{"svg", "png"} {
+	for _, format := range []string{"png", "svg"} { // svg last: it replaces the png
 		code, out, errs := aegis("plot", dir, "--format", format)
 		require.Equal(t, 0, code, errs)
 		require.Equal(t, filepath.Join(dir, "jct-cdf."+format)+"\n"+filepath.Join(dir, "timeline."+format)+"\n", out)
@@ -44,6 +44,7 @@ func TestPlotErrors(t *testing.T) {
 		{"nothing to plot", []string{"plot", empty}, 1, "nothing to plot"},
 		{"unknown figure", []string{"plot", empty, "--figure", "fig8"}, 1, `unknown figure "fig8"`},
 		{"missing column", []string{"plot", bad}, 1, `stability.csv:1: missing column "wmae"`},
+		{"a spec that asks for no figure", []string{"plot", filepath.Join("..", "..", "results", "paper", "table3")}, 1, "its spec asks for no figures: name some with --figure"},
 		{"telemetry without out", []string{"simulate", "--telemetry"}, 2, "--telemetry needs --out"},
 	}
 	for _, tc := range tests {
@@ -82,7 +83,11 @@ func TestPlotSweep(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "sweep-thresholds.1.svg")))
 	code, out, errs := aegis("plot", dir, "--format", "png")
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, out, filepath.Join(dir, "sweep-thresholds.1.png")+"\n", "the spec's sweep figure")
+	require.Equal(t, filepath.Join(dir, "sweep-thresholds.1.png")+"\n", out, "the spec's sweep figure, nothing it did not ask for")
+	code, out, errs = aegis("plot", dir)
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, filepath.Join(dir, "sweep-thresholds.1.svg")+"\n", out)
+	require.NoFileExists(t, filepath.Join(dir, "sweep-thresholds.1.png"), "the stale PNG beside the fresh SVG")
 	code, out, errs = aegis("plot", dir, "--sweep", "thresholds.1", "--y", "p95_jct_s")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, filepath.Join(dir, "sweep-thresholds.1.svg")+"\n", out, "only the asked-for figure")

@@ -83,7 +83,7 @@ func run(in, out string) error {
 	for _, n := range names {
 		ln.Series = append(ln.Series, *series[n])
 	}
-	fig, err := plots.LinePanels("", ln)
+	fig, err := plots.LinePanels(nil, "", ln)
 	if err != nil {
 		return err
 	}

@@ -141,5 +141,5 @@ func (res *Result) Figure() (*plots.Figure, error) {
 	if len(panels) == 0 {
 		return nil, fmt.Errorf("compare: no finished job to draw")
 	}
-	return plots.CDFs("per-job slowdown: "+strings.Join(res.Sides, " vs "), 3, panels...)
+	return plots.CDFs(plots.NewStyles(res.Sides...), "per-job slowdown: "+strings.Join(res.Sides, " vs "), 3, panels...)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
@@ -109,6 +110,37 @@ type dirData struct {
 	dir    string
 	named  bool // the caller named the figures
 	tables map[string]*runfiles.Table
+	st     *Styles
+}
+
+// styles are the run's series styles, shared by all its figures: names in
+// order of first appearance in cells.csv (else normalized.csv, jobs.csv),
+// so a configuration looks the same in every figure, whether or not a
+// figure leaves it out (Figure 3 draws its baseline as the line at 1).
+func (d *dirData) styles() *Styles {
+	if d.st != nil {
+		return d.st
+	}
+	d.st = NewStyles()
+	for _, f := range []struct {
+		name  string
+		first []string
+	}{
+		{"cells.csv", results.SummaryColumns}, {"normalized.csv", results.SummaryColumns}, {"jobs.csv", results.JobColumns}} {
+		if _, err := os.Stat(filepath.Join(d.dir, f.name)); err != nil {
+			continue
+		}
+		t, err := d.table(f.name)
+		if err != nil {
+			return d.st // the figure reading it reports the error
+		}
+		sweep := SweepColumns(t, f.first)
+		for i := range t.Len() {
+			d.st.Slot(SeriesName(t, i, sweep))
+		}
+		break
+	}
+	return d.st
 }
 
 func (d *dirData) table(name string, required ...string) (*runfiles.Table, error) {
@@ -267,30 +299,56 @@ const geomean = "geomean"
 // (with p95 JCT diamonds) per trace and GeoMean, averaged over seeds. The
 // normalizing configuration (all ratios 1) is the dashed line at 1.
 func (d *dirData) normalized() (*Figure, error) {
-	t, err := d.table("normalized.csv", "trace", "makespan_s", "mean_jct_s", "p95_jct_s")
+	return d.normBars("makespan and JCT normalized to ",
+		barPanel{"makespan", "makespan", "makespan_s", "", ""},
+		barPanel{"job completion time", "JCT", "mean_jct_s", "p95_jct_s", "p95 JCT"})
+}
+
+// queueExec draws Figure 5 as the paper does, from normalized.csv: per
+// trace and GeoMean the mean queueing and execution times as bars with
+// their p95 as diamonds, averaged over seeds.
+func (d *dirData) queueExec() (*Figure, error) {
+	return d.normBars("queueing and execution time normalized to ",
+		barPanel{"mean queueing time", "queueing time", "mean_queue_s", "p95_queue_s", "p95"},
+		barPanel{"mean execution time", "execution time", "mean_exec_s", "p95_exec_s", "p95"})
+}
+
+// barPanel is one panel of normBars: its title, what its y axis holds,
+// the bars' column, the diamonds' column (none when empty) and their
+// legend name.
+type barPanel struct{ title, what, bar, marker, markerName string }
+
+// normBars draws bar panels from normalized.csv: per trace (GeoMean last)
+// one bar per configuration of the mean over seeds, the normalizing
+// configuration left out as the dashed line at 1.
+func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
+	need := []string{"trace"}
+	for _, p := range panels {
+		need = append(need, p.bar)
+		if p.marker != "" {
+			need = append(need, p.marker)
+		}
+	}
+	t, err := d.table("normalized.csv", need...)
 	if err != nil {
 		return nil, err
 	}
 	sweep := SweepColumns(t, results.SummaryColumns)
 	var traces, series order
-	mk, jct, p95 := means{}, means{}, means{}
+	m := means{}
 	allOne := map[int]bool{}
 	for i := range t.Len() {
-		tr := t.String(i, "trace")
-		g := traces.at(tr)
+		g := traces.at(t.String(i, "trace"))
 		s := series.at(SeriesName(t, i, sweep))
 		if _, ok := allOne[s]; !ok {
 			allOne[s] = true
 		}
-		for _, f := range []struct {
-			col string
-			m   means
-		}{{"makespan_s", mk}, {"mean_jct_s", jct}, {"p95_jct_s", p95}} {
-			v, err := t.OptFloat(i, f.col)
+		for k, c := range need[1:] {
+			v, err := t.OptFloat(i, c)
 			if err != nil {
 				return nil, err
 			}
-			f.m.add(s, g, v)
+			m.add(s, g*len(need)+k, v)
 			allOne[s] = allOne[s] && v == 1
 		}
 	}
@@ -308,23 +366,25 @@ func (d *dirData) normalized() (*Figure, error) {
 		gi = append(slices.Delete(gi, k, k+1), k)
 	}
 	base := baseline(t, sweep)
-	mkB := Bars{Title: "makespan", YLabel: "makespan / " + base + "'s", Groups: groups, Ref: 1}
-	jctB := Bars{Title: "job completion time", YLabel: "JCT / " + base + "'s", Groups: groups, Ref: 1,
-		MarkerName: "p95 JCT"}
-	for s, name := range series.keys {
-		if allOne[s] && len(series.keys) > 1 {
-			continue // the normalizing configuration: the line at 1
+	var bars []Bars
+	for _, p := range panels {
+		b := Bars{Title: p.title, YLabel: p.what + " / " + base + "'s", Groups: groups, Ref: 1, MarkerName: p.markerName}
+		for s, name := range series.keys {
+			if allOne[s] && len(series.keys) > 1 {
+				continue // the normalizing configuration: the line at 1
+			}
+			bs := BarSeries{Name: name}
+			for _, g := range gi {
+				bs.Values = append(bs.Values, m.get(s, g*len(need)+slices.Index(need[1:], p.bar)))
+				if p.marker != "" {
+					bs.Markers = append(bs.Markers, m.get(s, g*len(need)+slices.Index(need[1:], p.marker)))
+				}
+			}
+			b.Series = append(b.Series, bs)
 		}
-		var a, b, c []float64
-		for _, g := range gi {
-			a = append(a, mk.get(s, g))
-			b = append(b, jct.get(s, g))
-			c = append(c, p95.get(s, g))
-		}
-		mkB.Series = append(mkB.Series, BarSeries{Name: name, Values: a})
-		jctB.Series = append(jctB.Series, BarSeries{Name: name, Values: b, Markers: c})
+		bars = append(bars, b)
 	}
-	return NormalizedBars(specTitle(t)+"makespan and JCT normalized to "+base, mkB, jctB)
+	return NormalizedBars(d.styles(), specTitle(t)+title+base, bars...)
 }
 
 // baseline names the normalizing configuration of normalized.csv: the
@@ -352,110 +412,76 @@ func baseline(t *runfiles.Table, sweep []string) string {
 	return "the baseline"
 }
 
-// queueExec draws Figure 5 from normalized.csv: per configuration the
-// normalized mean and p95 queueing time against execution time, GeoMean
-// over traces where the file has it (else averaged over its rows).
-func (d *dirData) queueExec() (*Figure, error) {
-	t, err := d.table("normalized.csv", "trace", "mean_queue_s", "p95_queue_s", "mean_exec_s", "p95_exec_s")
-	if err != nil {
-		return nil, err
-	}
-	sweep := SweepColumns(t, results.SummaryColumns)
-	hasGeo := false
-	for i := range t.Len() {
-		hasGeo = hasGeo || t.String(i, "trace") == geomean
-	}
-	var series order
-	m := means{}
-	cols := []string{"mean_exec_s", "mean_queue_s", "p95_exec_s", "p95_queue_s"}
-	for i := range t.Len() {
-		if hasGeo && t.String(i, "trace") != geomean {
-			continue
-		}
-		s := series.at(SeriesName(t, i, sweep))
-		for k, c := range cols {
-			v, err := t.OptFloat(i, c)
-			if err != nil {
-				return nil, err
-			}
-			m.add(s, k, v)
-		}
-	}
-	if len(series.keys) == 0 {
-		return nil, fmt.Errorf("%s: no rows", t.Name)
-	}
-	scope := "GeoMean over traces"
-	if !hasGeo {
-		scope = "mean over rows"
-	}
-	var mean, p95 Scatter
-	mean = Scatter{Title: "means (" + scope + ")", XLabel: "mean execution time (normalized)", YLabel: "mean queueing time (normalized)", RefX: 1, RefY: 1}
-	p95 = Scatter{Title: "p95 (" + scope + ")", XLabel: "p95 execution time (normalized)", YLabel: "p95 queueing time (normalized)", RefX: 1, RefY: 1}
-	for s, name := range series.keys {
-		mean.Points = append(mean.Points, Point{Label: name, X: m.get(s, 0), Y: m.get(s, 1)})
-		p95.Points = append(p95.Points, Point{Label: name, X: m.get(s, 2), Y: m.get(s, 3)})
-	}
-	return Tradeoff(specTitle(t)+"queueing vs execution time, normalized to "+baseline(t, sweep), mean, p95)
-}
-
 // jctCDF draws Figure 4 from jobs.csv: per-job JCT / solo time CDFs, one
-// panel per trace and one line per configuration, seeds pooled.
+// panel per trace and one line per configuration, seeds pooled, and below
+// them the absolute JCT's CDFs when the file has jct_s.
 func (d *dirData) jctCDF() (*Figure, error) {
 	t, err := d.table("jobs.csv")
 	if err != nil {
 		return nil, err
 	}
-	useNorm := t.Has("norm_jct")
-	if !useNorm && !(t.Has("jct_s") && t.Has("solo_s")) {
+	useNorm, hasJCT := t.Has("norm_jct"), t.Has("jct_s")
+	if !useNorm && !(hasJCT && t.Has("solo_s")) {
 		return nil, fmt.Errorf("%s:1: missing column \"norm_jct\" (or jct_s and solo_s) (have %s)", t.Name, strings.Join(t.Header, ","))
 	}
 	sweep := SweepColumns(t, results.JobColumns)
 	var traces, series order
-	vals := map[[2]int][]float64{}
+	vals := map[[3]int][]float64{} // trace, series, 0 normalized / 1 absolute (h)
 	for i := range t.Len() {
-		var v float64
-		if useNorm {
+		var v, jct float64
+		if hasJCT {
+			jct, err = t.OptFloat(i, "jct_s")
+		}
+		if err == nil && useNorm {
 			v, err = t.OptFloat(i, "norm_jct")
-		} else {
-			var jct, solo float64
-			if jct, err = t.OptFloat(i, "jct_s"); err == nil {
-				solo, err = t.Float(i, "solo_s")
-				v = jct / solo
-			}
+		} else if err == nil {
+			var solo float64
+			solo, err = t.Float(i, "solo_s")
+			v = jct / solo
 		}
 		if err != nil {
 			return nil, err
 		}
 		g := traces.at(t.String(i, "trace"))
 		s := series.at(SeriesName(t, i, sweep))
-		if finite(v) {
-			vals[[2]int{g, s}] = append(vals[[2]int{g, s}], v)
+		for k, x := range []float64{v, jct / 3600} {
+			if finite(x) && (k == 0 || hasJCT) {
+				vals[[3]int{g, s, k}] = append(vals[[3]int{g, s, k}], x)
+			}
 		}
 	}
 	var panels []CDF
-	for g, tr := range traces.keys {
-		title := "trace " + tr
-		if tr == "" {
-			title = "all jobs"
-		}
-		c := CDF{Title: title, XLabel: "JCT / solo runtime (log scale)", YLabel: "fraction of jobs ≤ x", LogX: true}
-		for s, name := range series.keys {
-			if v := vals[[2]int{g, s}]; len(v) > 0 {
-				c.Series = append(c.Series, Dist{Name: name, Values: v})
+	for k, xl := range []string{"JCT / solo runtime (log scale)", "JCT (h, log scale)"} {
+		for g, tr := range traces.keys {
+			title := "trace " + tr
+			if tr == "" {
+				title = "all jobs"
 			}
-		}
-		if len(c.Series) > 0 {
-			panels = append(panels, c)
+			if k == 1 {
+				title += ": absolute JCT"
+			}
+			c := CDF{Title: title, XLabel: xl, YLabel: "fraction of jobs ≤ x", LogX: true}
+			for s, name := range series.keys {
+				if v := vals[[3]int{g, s, k}]; len(v) > 0 {
+					c.Series = append(c.Series, Dist{Name: name, Values: v})
+				}
+			}
+			if len(c.Series) > 0 {
+				panels = append(panels, c)
+			}
 		}
 	}
 	if len(panels) == 0 {
 		return nil, fmt.Errorf("%s: no finished job: %w", t.Name, errSkip)
 	}
-	return CDFs(specTitle(t)+"per-job slowdown: JCT / solo runtime", 3, panels...)
+	cols := max(min(len(traces.keys), 3), 2)
+	return CDFs(d.styles(), specTitle(t)+"per-job JCT: normalized to the solo runtime (slowdown) and absolute", cols, panels...)
 }
 
-// seeds draws the makespan and mean JCT CDFs across seeds from cells.csv:
-// one panel per trace and metric, one line per configuration.
+// seeds draws makespan and mean JCT across seeds from cells.csv: per
+// trace one bar per configuration at the mean over seeds, its 95 %
+// confidence interval and one dot per seed (a CDF over a handful of seeds
+// says less).
 func (d *dirData) seeds() (*Figure, error) {
 	t, err := d.table("cells.csv", "trace", "seed", "makespan_s", "mean_jct_s")
 	if err != nil {
@@ -483,19 +509,27 @@ func (d *dirData) seeds() (*Figure, error) {
 	if most < 2 && !d.named {
 		return nil, fmt.Errorf("%s: every cell has one seed: %w", t.Name, errSkip)
 	}
-	var panels []CDF
-	for k, metric := range []string{"makespan (h)", "mean JCT (h)"} {
-		for g, tr := range traces.keys {
-			c := CDF{Title: "trace " + tr + ": " + strings.TrimSuffix(metric, " (h)"), XLabel: metric, YLabel: "fraction of seeds ≤ x"}
-			for s, name := range series.keys {
-				if v := vals[[3]int{g, s, k}]; len(v) > 0 {
-					c.Series = append(c.Series, Dist{Name: name, Values: v})
+	var panels []Bars
+	for k, metric := range []string{"makespan", "mean JCT"} {
+		b := Bars{Title: metric, YLabel: metric + " (h)", Groups: traces.keys}
+		for s, name := range series.keys {
+			bs := BarSeries{Name: name}
+			for g := range traces.keys {
+				v := vals[[3]int{g, s, k}]
+				st := results.StatOf(v)
+				mean := st.Mean
+				if st.N == 0 {
+					mean = math.NaN()
 				}
+				bs.Values = append(bs.Values, mean)
+				bs.Lo, bs.Hi = append(bs.Lo, mean-st.CI95), append(bs.Hi, mean+st.CI95)
+				bs.Points = append(bs.Points, v)
 			}
-			panels = append(panels, c)
+			b.Series = append(b.Series, bs)
 		}
+		panels = append(panels, b)
 	}
-	return CDFs(specTitle(t)+"makespan and mean JCT across seeds", len(traces.keys), panels...)
+	return NormalizedBars(d.styles(), specTitle(t)+fmt.Sprintf("makespan and mean JCT over seeds: mean, 95 %% CI and one dot per seed (%d seeds)", most), panels...)
 }
 
 // stability draws Figure 6 from stability.csv: the weighted mean absolute
@@ -532,7 +566,7 @@ func (d *dirData) stability() (*Figure, error) {
 		}
 		ln.Series = append(ln.Series, sr)
 	}
-	return LinePanels(specTitle(t)+"stability of the activity-anchored window", ln)
+	return LinePanels(d.styles(), specTitle(t)+"stability of the activity-anchored window", ln)
 }
 
 // thresholds draws Figure 7 from thresholds.csv, averaging each threshold
@@ -582,14 +616,15 @@ func (d *dirData) thresholds() (*Figure, error) {
 		}
 	}
 	var pts []ThresholdPoint
+	def := aegis.DefaultConfig().Thresholds
 	for p := range keys.keys {
 		pts = append(pts, ThresholdPoint{Tau: taus[p], Gain: m.get(p, 3), MeanSlowdown: m.get(p, 4),
-			MaxSlowdown: m.get(p, 5), Defers: m.get(p, 6), Knee: knee[p]})
+			MaxSlowdown: m.get(p, 5), Defers: m.get(p, 6), Knee: knee[p], Default: taus[p] == def})
 	}
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("%s: no rows", t.Name)
 	}
-	return Thresholds(specTitle(t)+fmt.Sprintf("pressure-threshold sweep (%d points of (τ1, τ2, τ3))", len(pts)), pts)
+	return Thresholds(specTitle(t)+fmt.Sprintf("pressure-threshold sweep: %d points τ = (τ1, τ2, τ3), the SMACT, SMOCC and DRAMA pressure thresholds above which AEGIS defers collocation; each point the mean over the stacking sequences", len(pts)), pts)
 }
 
 // timelineBins bounds the points per telemetry line.
@@ -602,7 +637,7 @@ func (d *dirData) timeline() (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	return GPUTimeline(tl)
+	return GPUTimeline(nil, tl)
 }
 
 // timelineData reads the timeline's data: jobs per GPU as a step function

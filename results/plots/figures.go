@@ -32,29 +32,32 @@ type Bars struct {
 
 // BarSeries is one configuration's bars: Values[i] is its bar in group i,
 // Markers[i] its marker there (NaN, or a short slice, for none). A NaN value
-// leaves a gap.
+// leaves a gap. Lo[i]..Hi[i], when given, is drawn as an error bar (a 95 %
+// confidence interval) and Points[i] as small dots (one per seed).
 type BarSeries struct {
 	Name            string
 	Values, Markers []float64
+	Lo, Hi          []float64
+	Points          [][]float64
 }
 
 // NormalizedBars draws bar panels side by side (Figure 3: normalized
 // makespan and JCT per trace with GeoMean bars and p95 diamonds).
-func NormalizedBars(title string, panels ...Bars) (*Figure, error) {
+func NormalizedBars(st *Styles, title string, panels ...Bars) (*Figure, error) {
 	if len(panels) == 0 {
 		return nil, errors.New("plots: no bar panels")
 	}
 	var row []*plot.Plot
-	var lg legend
+	lg := newLegend(st)
 	for _, b := range panels {
-		p, err := barPlot(b, &lg)
+		p, err := barPlot(b, lg)
 		if err != nil {
 			return nil, err
 		}
 		row = append(row, p)
 	}
 	w := vg.Length(len(panels)) * max(3.2*vg.Inch, vg.Length(len(panels[0].Groups)*len(panels[0].Series))*0.28*vg.Inch)
-	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg, Width: w, Height: 3.6 * vg.Inch}, nil
+	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg.entries, Width: w, Height: 3.6 * vg.Inch}, nil
 }
 
 func barPlot(b Bars, lg *legend) (*plot.Plot, error) {
@@ -67,7 +70,7 @@ func barPlot(b Bars, lg *legend) (*plot.Plot, error) {
 		}
 	}
 	p := newPlot(b.Title, "", b.YLabel)
-	g := &groupedBars{Bars: b}
+	g := &groupedBars{Bars: b, st: lg.st}
 	p.Add(plotter.NewGrid())
 	p.Add(g)
 	if b.Ref != 0 {
@@ -76,8 +79,8 @@ func barPlot(b Bars, lg *legend) (*plot.Plot, error) {
 		ref.Color = color.Gray{0x55}
 		p.Add(ref)
 	}
-	for i, s := range b.Series {
-		lg.add(s.Name, barThumb{colorOf(i)})
+	for _, s := range b.Series {
+		lg.add(s.Name, barThumb{lg.st.Color(s.Name)})
 	}
 	hasMarkers := false
 	for _, s := range b.Series {
@@ -97,7 +100,10 @@ func barPlot(b Bars, lg *legend) (*plot.Plot, error) {
 
 // groupedBars draws Bars in data coordinates: group i spans i±0.4, its
 // bars side by side, markers on the bars' centres.
-type groupedBars struct{ Bars }
+type groupedBars struct {
+	Bars
+	st *Styles
+}
 
 const groupWidth = 0.8
 
@@ -119,11 +125,12 @@ func (g *groupedBars) Plot(c draw.Canvas, plt *plot.Plot) {
 			lo, hi := g.barX(i, j)
 			pts := []vg.Point{{X: trX(lo), Y: trY(0)}, {X: trX(lo), Y: trY(v)}, {X: trX(hi), Y: trY(v)}, {X: trX(hi), Y: trY(0)}}
 			poly := c.ClipPolygonY(pts)
-			c.FillPolygon(colorOf(j), poly)
+			c.FillPolygon(g.st.Color(s.Name), poly)
 			c.StrokeLines(outline, c.ClipLinesY(append(pts, pts[0]))...)
 		}
 	}
 	for j, s := range g.Series {
+		g.plotSpread(c, trX, trY, j, s)
 		for i, m := range s.Markers {
 			if i >= len(s.Values) || !finite(m) {
 				continue
@@ -137,11 +144,41 @@ func (g *groupedBars) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 }
 
+// plotSpread draws series j's error bars and per-seed dots.
+func (g *groupedBars) plotSpread(c draw.Canvas, trX, trY func(float64) vg.Length, j int, s BarSeries) {
+	ln := draw.LineStyle{Color: color.Black, Width: vg.Points(0.9)}
+	dot := draw.GlyphStyle{Shape: draw.CircleGlyph{}, Radius: vg.Points(1.6), Color: color.Black}
+	for i := range s.Values {
+		lo, hi := g.barX(i, j)
+		x, w := trX((lo+hi)/2), (trX(hi)-trX(lo))/4
+		if i < len(s.Lo) && i < len(s.Hi) && finite(s.Lo[i]) && finite(s.Hi[i]) {
+			y0, y1 := trY(s.Lo[i]), trY(s.Hi[i])
+			c.StrokeLines(ln, c.ClipLinesY([]vg.Point{{X: x, Y: y0}, {X: x, Y: y1}},
+				[]vg.Point{{X: x - w, Y: y0}, {X: x + w, Y: y0}}, []vg.Point{{X: x - w, Y: y1}, {X: x + w, Y: y1}})...)
+		}
+		if i >= len(s.Points) {
+			continue
+		}
+		for k, v := range s.Points[i] {
+			// Spread the dots across the bar so equal values stay visible.
+			off := (float64(k)/float64(max(len(s.Points[i])-1, 1)) - 0.5) * float64(w)
+			pt := vg.Point{X: x + vg.Length(off), Y: trY(v)}
+			if finite(v) && c.Contains(pt) {
+				c.DrawGlyph(dot, pt)
+			}
+		}
+	}
+}
+
 // DataRange implements plot.DataRanger.
 func (g *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax = -0.5, float64(len(g.Groups))-0.5
 	for _, s := range g.Series {
-		for _, v := range slices.Concat(s.Values, s.Markers) {
+		vals := slices.Concat(s.Values, s.Markers, s.Lo, s.Hi)
+		for _, p := range s.Points {
+			vals = append(vals, p...)
+		}
+		for _, v := range vals {
 			if finite(v) {
 				ymax = max(ymax, v)
 				ymin = min(ymin, v)
@@ -186,15 +223,15 @@ type CDF struct {
 
 // CDFs draws CDF panels in a grid of up to cols columns (Figure 4: per-job
 // JCT / solo time per trace on a log axis; makespan and JCT across seeds).
-func CDFs(title string, cols int, panels ...CDF) (*Figure, error) {
+func CDFs(st *Styles, title string, cols int, panels ...CDF) (*Figure, error) {
 	if len(panels) == 0 {
 		return nil, errors.New("plots: no CDF panels")
 	}
 	cols = max(1, min(cols, len(panels)))
 	var grid [][]*plot.Plot
-	var lg legend
+	lg := newLegend(st)
 	for k, c := range panels {
-		p, err := cdfPlot(c, &lg)
+		p, err := cdfPlot(c, lg)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +240,7 @@ func CDFs(title string, cols int, panels ...CDF) (*Figure, error) {
 		}
 		grid[len(grid)-1] = append(grid[len(grid)-1], p)
 	}
-	return &Figure{Title: title, Panels: grid, Legend: lg, Width: vg.Length(cols) * 3.6 * vg.Inch,
+	return &Figure{Title: title, Panels: grid, Legend: lg.entries, Width: vg.Length(cols) * 3.6 * vg.Inch,
 		Height: vg.Length(len(grid))*3*vg.Inch + 0.3*vg.Inch}, nil
 }
 
@@ -236,10 +273,9 @@ func cdfPlot(c CDF, lg *legend) (*plot.Plot, error) {
 		// Horizontal then vertical: the CDF stays at k/n until the next value.
 		l.StepStyle = plotter.PostStep
 		// One colour per name across the figure's panels.
-		ci := lg.index(s.Name)
-		l.Color = colorOf(ci)
+		l.Color = lg.st.Color(s.Name)
 		l.Width = vg.Points(1.5)
-		l.Dashes = dashes(ci)
+		l.Dashes = lg.st.Dashes(s.Name)
 		p.Add(l)
 		lg.add(s.Name, l)
 		n++
@@ -293,12 +329,12 @@ type Scatter struct {
 
 // Tradeoff draws scatter panels side by side (Figure 5: normalized
 // queueing against execution time, means and p95).
-func Tradeoff(title string, panels ...Scatter) (*Figure, error) {
+func Tradeoff(st *Styles, title string, panels ...Scatter) (*Figure, error) {
 	if len(panels) == 0 {
 		return nil, errors.New("plots: no scatter panels")
 	}
 	var row []*plot.Plot
-	var lg legend
+	lg := newLegend(st)
 	for _, s := range panels {
 		if len(s.Points) == 0 {
 			return nil, fmt.Errorf("plots: scatter panel %q has no points", s.Title)
@@ -306,7 +342,7 @@ func Tradeoff(title string, panels ...Scatter) (*Figure, error) {
 		p := newPlot(s.Title, s.XLabel, s.YLabel)
 		p.Add(plotter.NewGrid())
 		xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-		for i, pt := range s.Points {
+		for _, pt := range s.Points {
 			if !finite(pt.X) || !finite(pt.Y) {
 				continue
 			}
@@ -314,7 +350,7 @@ func Tradeoff(title string, panels ...Scatter) (*Figure, error) {
 			if err != nil {
 				return nil, err
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Shape: draw.CircleGlyph{}, Radius: vg.Points(4), Color: colorOf(i)}
+			sc.GlyphStyle = draw.GlyphStyle{Shape: lg.st.Marker(pt.Label), Radius: vg.Points(4), Color: lg.st.Color(pt.Label)}
 			p.Add(sc)
 			lg.add(pt.Label, sc)
 			xmin, xmax, ymin, ymax = min(xmin, pt.X), max(xmax, pt.X), min(ymin, pt.Y), max(ymax, pt.Y)
@@ -336,7 +372,7 @@ func Tradeoff(title string, panels ...Scatter) (*Figure, error) {
 		}
 		row = append(row, p)
 	}
-	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg, Width: vg.Length(len(panels)) * 3.8 * vg.Inch,
+	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg.entries, Width: vg.Length(len(panels)) * 3.8 * vg.Inch,
 		Height: 3.6 * vg.Inch}, nil
 }
 
@@ -373,30 +409,28 @@ type Lines struct {
 }
 
 // LinePanels draws line panels side by side.
-func LinePanels(title string, panels ...Lines) (*Figure, error) {
+func LinePanels(st *Styles, title string, panels ...Lines) (*Figure, error) {
 	if len(panels) == 0 {
 		return nil, errors.New("plots: no line panels")
 	}
 	var row []*plot.Plot
-	var lg legend
+	lg := newLegend(st)
 	for _, ln := range panels {
-		p, err := linePlot(ln, &lg)
+		p, err := linePlot(ln, lg)
 		if err != nil {
 			return nil, err
 		}
 		row = append(row, p)
 	}
-	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg, Width: vg.Length(len(panels)) * 5 * vg.Inch,
+	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg.entries, Width: vg.Length(len(panels)) * 5 * vg.Inch,
 		Height: 3.6 * vg.Inch}, nil
 }
-
-var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, diamond{}, draw.RingGlyph{}, draw.BoxGlyph{}}
 
 func linePlot(ln Lines, lg *legend) (*plot.Plot, error) {
 	p := newPlot(ln.Title, ln.XLabel, ln.YLabel)
 	p.Add(plotter.NewGrid())
 	ymax, n := 0.0, 0
-	for i, s := range ln.Series {
+	for _, s := range ln.Series {
 		var pts plotter.XYs
 		for k := range min(len(s.X), len(s.Y)) {
 			if finite(s.X[k]) && finite(s.Y[k]) && (!ln.LogY || s.Y[k] > 0) {
@@ -411,8 +445,9 @@ func linePlot(ln Lines, lg *legend) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Color, l.Width, l.Dashes = colorOf(i), vg.Points(1.5), dashes(i)
-		sc.GlyphStyle = draw.GlyphStyle{Shape: shapes[i%len(shapes)], Radius: vg.Points(2.5), Color: colorOf(i)}
+		c := lg.st.Color(s.Name)
+		l.Color, l.Width, l.Dashes = c, vg.Points(1.5), lg.st.Dashes(s.Name)
+		sc.GlyphStyle = draw.GlyphStyle{Shape: lg.st.Marker(s.Name), Radius: vg.Points(2.5), Color: c}
 		p.Add(l, sc)
 		lg.add(s.Name, l, sc)
 		n++
@@ -442,23 +477,33 @@ func linePlot(ln Lines, lg *legend) (*plot.Plot, error) {
 type ThresholdPoint struct {
 	Tau                                     [3]float64 // τ1 (SMACT), τ2 (SMOCC), τ3 (DRAMA)
 	Gain, MeanSlowdown, MaxSlowdown, Defers float64
-	Knee                                    bool
+	Knee                                    bool // the sweep's knee
+	Default                                 bool // the policy's default thresholds
 }
 
-// Thresholds draws Figure 7: throughput gain against mean and max slowdown
-// for every threshold point, with the Pareto front and the knee, and the
-// deferrals each point caused against its gain.
+// Thresholds draws Figure 7 as the paper lays it out: on top the
+// throughput gain against the mean (and max) slowdown of every threshold
+// point with the Pareto front, below the deferrals each point caused
+// against its gain; the knee and the policy's default point are marked
+// once each in both panels, with one legend entry each.
 func Thresholds(title string, pts []ThresholdPoint) (*Figure, error) {
 	if len(pts) == 0 {
 		return nil, errors.New("plots: no threshold points")
 	}
-	a := newPlot("throughput gain vs slowdown", "slowdown (collocated time / solo time)", "throughput gain (Σ solo / makespan)")
-	b := newPlot("deferrals vs throughput gain", "throughput gain (Σ solo / makespan)", "collocation deferrals")
+	a := newPlot("throughput gain vs slowdown, one point per τ", "slowdown (collocated time / solo time)", "throughput gain (Σ solo / makespan)")
+	b := newPlot("deferrals vs throughput gain, one point per τ", "throughput gain (Σ solo / makespan)", "collocation deferrals")
 	a.Add(plotter.NewGrid())
 	b.Add(plotter.NewGrid())
-	var lg legend
-	var mean, maxs, defers, knee, kneeMax, kneeDef plotter.XYs
-	var kneeLabel string
+	lg := newLegend(nil)
+	var mean, maxs, defers plotter.XYs
+	type mark struct {
+		label     string
+		g         draw.GlyphDrawer
+		c         color.Color
+		top, down plotter.XYs
+	}
+	knee := mark{g: star{}, c: colorOf(5)}
+	def := mark{g: diamond{}, c: colorOf(7)}
 	for _, p := range pts {
 		if !finite(p.Gain) || !finite(p.MeanSlowdown) {
 			continue
@@ -470,15 +515,19 @@ func Thresholds(title string, pts []ThresholdPoint) (*Figure, error) {
 		if finite(p.Defers) {
 			defers = append(defers, plotter.XY{X: p.Gain, Y: p.Defers})
 		}
-		if p.Knee {
-			knee = append(knee, plotter.XY{X: p.MeanSlowdown, Y: p.Gain})
-			if finite(p.MaxSlowdown) {
-				kneeMax = append(kneeMax, plotter.XY{X: p.MaxSlowdown, Y: p.Gain})
+		for _, m := range []struct {
+			on    bool
+			mk    *mark
+			label string
+		}{{p.Knee, &knee, "knee"}, {p.Default, &def, "default"}} {
+			if !m.on {
+				continue
 			}
+			m.mk.top = append(m.mk.top, plotter.XY{X: p.MeanSlowdown, Y: p.Gain})
 			if finite(p.Defers) {
-				kneeDef = append(kneeDef, plotter.XY{X: p.Gain, Y: p.Defers})
+				m.mk.down = append(m.mk.down, plotter.XY{X: p.Gain, Y: p.Defers})
 			}
-			kneeLabel = fmt.Sprintf("knee τ=(%.2f, %.2f, %.2f)", p.Tau[0], p.Tau[1], p.Tau[2])
+			m.mk.label = fmt.Sprintf("%s τ=(%.2f, %.2f, %.2f)", m.label, p.Tau[0], p.Tau[1], p.Tau[2])
 		}
 	}
 	if len(mean) == 0 {
@@ -507,23 +556,23 @@ func Thresholds(title string, pts []ThresholdPoint) (*Figure, error) {
 		a.Add(l)
 		lg.add("Pareto front (mean)", l)
 	}
-	add(a, knee, kneeLabel, star{}, vg.Points(4), colorOf(5))
-	add(a, kneeMax, "", star{}, vg.Points(4), colorOf(5))
-	add(b, defers, "deferrals of a threshold point", draw.CircleGlyph{}, vg.Points(2.5), light(colorOf(2)))
-	add(b, kneeDef, kneeLabel, star{}, vg.Points(4), colorOf(5))
+	add(b, defers, "deferrals", draw.CircleGlyph{}, vg.Points(2.5), light(colorOf(2)))
+	for _, m := range []mark{knee, def} {
+		add(a, m.top, m.label, m.g, vg.Points(4.5), m.c)
+		add(b, m.down, "", m.g, vg.Points(4.5), m.c)
+	}
 	// A margin so points at the extremes stay clear of the axes.
-	xs := slices.Concat(mean, maxs)
-	x0, x1, y0, y1 := plotter.XYRange(xs)
+	x0, x1, y0, y1 := plotter.XYRange(slices.Concat(mean, maxs))
 	dx, dy := max(x1-x0, 1e-3), max(y1-y0, 1e-3)
 	a.X.Min, a.X.Max, a.Y.Min, a.Y.Max = x0-0.04*dx, x1+0.04*dx, y0-0.04*dy, y1+0.04*dy
-	row := []*plot.Plot{a}
+	grid := [][]*plot.Plot{{a}}
 	if len(defers) > 0 {
 		_, _, _, yb := plotter.XYRange(defers)
 		b.Y.Min, b.Y.Max = 0, max(yb, 1)*1.05
-		row = append(row, b)
+		grid = append(grid, []*plot.Plot{b})
 	}
-	return &Figure{Title: title, Panels: [][]*plot.Plot{row}, Legend: lg, Width: vg.Length(len(row)) * 4.4 * vg.Inch,
-		Height: 4 * vg.Inch}, nil
+	return &Figure{Title: title, Panels: grid, Legend: lg.entries, Width: 6.4 * vg.Inch,
+		Height: vg.Length(len(grid))*3.4*vg.Inch + 0.8*vg.Inch}, nil
 }
 
 // pareto returns the points no other point beats (lower x and higher y),
@@ -559,12 +608,12 @@ type Timeline struct {
 }
 
 // GPUTimeline draws a Timeline as stacked panels sharing the time axis.
-func GPUTimeline(t Timeline) (*Figure, error) {
+func GPUTimeline(st *Styles, t Timeline) (*Figure, error) {
 	if len(t.Jobs) == 0 {
 		return nil, errors.New("plots: timeline without GPUs")
 	}
 	var grid [][]*plot.Plot
-	var lg legend
+	lg := newLegend(st)
 	type panel struct {
 		title, ylabel string
 		series        []Series
@@ -588,7 +637,7 @@ func GPUTimeline(t Timeline) (*Figure, error) {
 		p := newPlot(pn.title, "time (h)", pn.ylabel)
 		p.Add(plotter.NewGrid())
 		ymax := 0.0
-		for i, s := range pn.series {
+		for _, s := range pn.series {
 			pts := make(plotter.XYs, 0, len(s.X))
 			for k := range min(len(s.X), len(s.Y)) {
 				if finite(s.X[k]) && finite(s.Y[k]) {
@@ -606,7 +655,7 @@ func GPUTimeline(t Timeline) (*Figure, error) {
 			if pn.step {
 				l.StepStyle = plotter.PostStep
 			}
-			l.Color, l.Width, l.Dashes = colorOf(i), vg.Points(1), dashes(i)
+			l.Color, l.Width, l.Dashes = lg.st.Color(s.Name), vg.Points(1), lg.st.Dashes(s.Name)
 			p.Add(l)
 			lg.add(s.Name, l)
 		}
@@ -618,7 +667,7 @@ func GPUTimeline(t Timeline) (*Figure, error) {
 		}
 		grid = append(grid, []*plot.Plot{p})
 	}
-	return &Figure{Title: t.Title, Panels: grid, Legend: lg, Width: 8 * vg.Inch, Height: vg.Length(len(grid))*2.4*vg.Inch + 0.3*vg.Inch}, nil
+	return &Figure{Title: t.Title, Panels: grid, Legend: lg.entries, Width: 8 * vg.Inch, Height: vg.Length(len(grid))*2.4*vg.Inch + 0.3*vg.Inch}, nil
 }
 
 // intTicks marks whole numbers only.

@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,8 +75,27 @@ func (f *Figure) WriteTo(w io.Writer, format string) error {
 }
 
 // Save writes the figure to path, in the format its extension names. The
-// file appears whole or not at all (written beside it, then renamed).
+// file appears whole or not at all (written beside it, then renamed), and
+// replaces the same figure in the other formats: a PNG drawn earlier is
+// removed when the SVG is drawn, so no stale copy stays beside it.
 func (f *Figure) Save(path string) error {
+	if err := f.save(path); err != nil {
+		return err
+	}
+	ext := filepath.Ext(path)
+	for _, other := range Formats {
+		if "."+other == strings.ToLower(ext) {
+			continue
+		}
+		stale := strings.TrimSuffix(path, ext) + "." + other
+		if err := os.Remove(stale); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("plot: %w", err)
+		}
+	}
+	return nil
+}
+
+func (f *Figure) save(path string) error {
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	var b bytes.Buffer
 	if err := f.WriteTo(&b, format); err != nil {
@@ -98,10 +120,11 @@ func (f *Figure) Save(path string) error {
 
 func (f *Figure) draw(dc draw.Canvas) {
 	if f.Title != "" {
-		sty := text(14)
+		sty := text(13)
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - 4}, f.Title)
-		dc.Max.Y -= sty.Height(f.Title) + 10
+		t := wrap(sty, f.Title, dc.Max.X-dc.Min.X-16)
+		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - 4}, t)
+		dc.Max.Y -= sty.Height(t) + 10
 	}
 	if len(f.Legend) > 0 {
 		dc.Max.Y -= drawLegend(dc, f.Legend) + 4
@@ -129,6 +152,22 @@ func (f *Figure) draw(dc draw.Canvas) {
 			}
 		}
 	}
+}
+
+// wrap breaks s into lines no wider than w at spaces (a longer word
+// stays whole on its own line), so a title fits its figure.
+func wrap(sty draw.TextStyle, s string, w vg.Length) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if line != "" && sty.Width(line+" "+word) > w {
+			lines = append(lines, line)
+			line = word
+			continue
+		}
+		line = strings.TrimSpace(line + " " + word)
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // text is a text style of the default font at a size in points.
@@ -160,17 +199,41 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	return p
 }
 
-// trimTicks are gonum's default ticks labelled with the fewest digits
-// ("12.5", not "12.50").
+// trimTicks label about six round values (1, 2, 2.5 or 5 × 10^k apart;
+// gonum's default aims at three) with the fewest digits ("12.5", not
+// "12.50"), with an unlabelled minor tick between labels.
 type trimTicks struct{}
+
+// tickTarget is the number of labelled ticks trimTicks aims at.
+const tickTarget = 6
 
 // Ticks implements plot.Ticker.
 func (trimTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+	if !(hi > lo) || !finite(lo) || !finite(hi) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
+	}
+	// The round step whose label count is closest to tickTarget.
+	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/tickTarget)))
+	step, best := mag, math.Inf(1)
+	for _, m := range []float64{0.5, 1, 2, 2.5, 5, 10} {
+		n := math.Floor(hi/(m*mag)) - math.Ceil(lo/(m*mag)) + 1
+		if d := math.Abs(n - tickTarget); d < best {
+			step, best = m*mag, d
 		}
+	}
+	var ts []plot.Tick
+	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
+		v := k * step
+		if v == 0 { // no "-0" label
+			v = 0
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
+		if m := v + step/2; m <= hi {
+			ts = append(ts, plot.Tick{Value: m})
+		}
+	}
+	if m := math.Ceil(lo/step-1e-9)*step - step/2; m >= lo {
+		ts = append(ts, plot.Tick{Value: m})
 	}
 	return ts
 }
@@ -200,6 +263,67 @@ func dashes(i int) []vg.Length {
 		return []vg.Length{vg.Points(1.5), vg.Points(2)}
 	}
 	return nil
+}
+
+// shapes are the series markers, one per style slot (repeating).
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, diamond{}, draw.RingGlyph{}, draw.BoxGlyph{}}
+
+// paperSlots are the style slots of the paper's configurations, the same
+// in every figure and every run: AEGIS blue, Lucid orange, Horus green,
+// Exclusive (the baseline) grey. A name whose slot another name of the
+// run already holds (AEGIS and AEGIS Est-free in one run) gets a free one.
+var paperSlots = map[string]int{"AEGIS": 0, "AEGIS Est-free": 0, "Est-free": 0, "Lucid": 1, "Horus": 2, "Exclusive": 6}
+
+// Styles gives each series name (a configuration label) one colour, marker
+// and dash pattern: the paper's configurations their fixed slots, any other
+// name the next free slot in order of first use. Figures drawn with the
+// same Styles (every figure of a run, see DrawDir) show a name alike. A nil
+// *Styles gives each figure its own.
+type Styles struct {
+	slot map[string]int
+	used map[int]bool
+}
+
+// NewStyles returns Styles that give names their slots in this order.
+func NewStyles(names ...string) *Styles {
+	s := &Styles{slot: map[string]int{}, used: map[int]bool{}}
+	for _, n := range names {
+		s.Slot(n)
+	}
+	return s
+}
+
+// Slot is name's style slot.
+func (s *Styles) Slot(name string) int {
+	if k, ok := s.slot[name]; ok {
+		return k
+	}
+	k, ok := paperSlots[name]
+	if !ok || s.used[k] {
+		k = 0
+		for s.used[k] || (slices.Contains(slices.Collect(maps.Values(paperSlots)), k) && k < len(palette)) {
+			k++
+		}
+	}
+	s.slot[name], s.used[k] = k, true
+	return k
+}
+
+// Color is name's colour.
+func (s *Styles) Color(name string) color.Color { return colorOf(s.Slot(name)) }
+
+// Marker is name's marker.
+func (s *Styles) Marker(name string) draw.GlyphDrawer { return shapes[s.Slot(name)%len(shapes)] }
+
+// Dashes is name's line dash pattern (solid until the palette repeats).
+func (s *Styles) Dashes(name string) []vg.Length { return dashes(s.Slot(name)) }
+
+// orNew is s, or fresh Styles when s is nil.
+func (s *Styles) orNew() *Styles {
+	if s == nil {
+		return NewStyles()
+	}
+	return s
 }
 
 // finite reports whether x is a finite number.
@@ -256,26 +380,22 @@ type LegendEntry struct {
 	Thumbs []plot.Thumbnailer
 }
 
-// legend collects entries once per name, in order.
-type legend []LegendEntry
-
-// index is the position name has or will have when added next.
-func (l legend) index(name string) int {
-	for i, e := range l {
-		if e.Name == name {
-			return i
-		}
-	}
-	return len(l)
+// legend collects a figure's entries once per name, in order, and styles
+// its series.
+type legend struct {
+	entries []LegendEntry
+	st      *Styles
 }
 
+func newLegend(st *Styles) *legend { return &legend{st: st.orNew()} }
+
 func (l *legend) add(name string, thumbs ...plot.Thumbnailer) {
-	for _, e := range *l {
+	for _, e := range l.entries {
 		if e.Name == name {
 			return
 		}
 	}
-	*l = append(*l, LegendEntry{Name: name, Thumbs: thumbs})
+	l.entries = append(l.entries, LegendEntry{Name: name, Thumbs: thumbs})
 }
 
 // drawLegend draws entries in centred rows at the top of dc and returns the

@@ -3,6 +3,8 @@ package plots
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,17 +190,17 @@ func TestDrawDirErrors(t *testing.T) {
 }
 
 func TestPlotFunctionsRejectEmptyData(t *testing.T) {
-	_, err := NormalizedBars("t")
+	_, err := NormalizedBars(nil, "t")
 	require.Error(t, err)
-	_, err = NormalizedBars("t", Bars{Title: "x", Groups: []string{"a"}, Series: []BarSeries{{Name: "s", Values: []float64{1, 2}}}})
+	_, err = NormalizedBars(nil, "t", Bars{Title: "x", Groups: []string{"a"}, Series: []BarSeries{{Name: "s", Values: []float64{1, 2}}}})
 	require.ErrorContains(t, err, "2 values for 1 groups")
-	_, err = CDFs("t", 2, CDF{Title: "empty", Series: []Dist{{Name: "a", Values: []float64{-1}}}, LogX: true})
+	_, err = CDFs(nil, "t", 2, CDF{Title: "empty", Series: []Dist{{Name: "a", Values: []float64{-1}}}, LogX: true})
 	require.ErrorContains(t, err, "no data")
 	_, err = Thresholds("t", nil)
 	require.Error(t, err)
-	_, err = GPUTimeline(Timeline{})
+	_, err = GPUTimeline(nil, Timeline{})
 	require.Error(t, err)
-	_, err = Tradeoff("t", Scatter{Title: "none"})
+	_, err = Tradeoff(nil, "t", Scatter{Title: "none"})
 	require.ErrorContains(t, err, "no points")
 }
 
@@ -225,7 +227,7 @@ func TestTimelineData(t *testing.T) {
 	require.Len(t, tl.MemoryGiB, 2)
 	require.InDelta(t, 4.0, tl.MemoryGiB[0].Y[6], 1e-9) // second 6: two jobs × 2048 MiB
 	require.InDelta(t, 0.8, tl.SMACT[0].Y[6], 1e-9)
-	fig, err := GPUTimeline(tl)
+	fig, err := GPUTimeline(nil, tl)
 	require.NoError(t, err)
 	require.Len(t, fig.Panels, 3)
 	var names []string
@@ -325,4 +327,52 @@ func BenchmarkDrawDir(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestStylesStable: a configuration label has one colour in every figure
+// of a run, whether or not a figure leaves it out (Figure 3 draws its
+// baseline as the line at 1), and the paper's labels have fixed colours
+// across runs (compare, other specs).
+func TestStylesStable(t *testing.T) {
+	st := NewStyles("Exclusive", "Zeta", "AEGIS", "Yota")
+	again := NewStyles("Yota", "AEGIS")
+	require.Equal(t, st.Color("AEGIS"), again.Color("AEGIS"))
+	require.Equal(t, colorOf(paperSlots["Horus"]), NewStyles("x", "y").Color("Horus"))
+	seen := map[int]string{}
+	for _, n := range []string{"Exclusive", "Zeta", "AEGIS", "Yota", "Lucid", "Horus", "Est-free"} {
+		k := st.Slot(n)
+		require.NotContains(t, seen, k, "%s shares slot %d with %s", n, k, seen[k])
+		seen[k] = n
+	}
+
+	// Every figure of a run directory: the fill or stroke colour drawn
+	// beside each legend name is the same in all of them.
+	dir := copyDir(t, "testdata/spec")
+	paths, err := DrawDir(dir, "svg")
+	require.NoError(t, err)
+	d := &dirData{dir: dir} // the run's styles, rebuilt from its cells.csv
+	want := d.styles()
+	for _, label := range []string{"AEGIS hold=30s", "Lucid hold=30s"} {
+		hex := svgColor(want.Color(label))
+		n := 0
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			svg := string(b)
+			if !strings.Contains(svg, ">"+label+"<") {
+				continue
+			}
+			n++
+			require.Contains(t, svg, hex, "%s: %s not drawn in %s", filepath.Base(p), label, hex)
+		}
+		require.GreaterOrEqual(t, n, 2, "%s in fewer than two figures", label)
+	}
+	a, b := d.styles().Color("AEGIS hold=30s"), d.styles().Color("Lucid hold=30s")
+	require.NotEqual(t, a, b)
+}
+
+// svgColor is how gonum's SVG canvas writes a colour.
+func svgColor(c color.Color) string {
+	r, g, b, _ := c.RGBA()
+	return fmt.Sprintf("#%02X%02X%02X", r>>8, g>>8, b>>8)
 }

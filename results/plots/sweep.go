@@ -38,17 +38,17 @@ type SweepPanel struct {
 // SweepLines draws sweep panels in a grid, rows of panels (a row per
 // facet value, a column per metric): one line with markers and a shaded
 // 95 % confidence band per Band, one colour per name across the panels.
-func SweepLines(title string, rows [][]SweepPanel) (*Figure, error) {
+func SweepLines(st *Styles, title string, rows [][]SweepPanel) (*Figure, error) {
 	if len(rows) == 0 || len(rows[0]) == 0 {
 		return nil, errors.New("plots: no sweep panels")
 	}
-	var lg legend
+	lg := newLegend(st)
 	var grid [][]*plot.Plot
 	cols := 0
 	for _, r := range rows {
 		var row []*plot.Plot
 		for _, sp := range r {
-			p, err := sweepPlot(sp, &lg)
+			p, err := sweepPlot(sp, lg)
 			if err != nil {
 				return nil, err
 			}
@@ -57,7 +57,7 @@ func SweepLines(title string, rows [][]SweepPanel) (*Figure, error) {
 		cols = max(cols, len(row))
 		grid = append(grid, row)
 	}
-	return &Figure{Title: title, Panels: grid, Legend: lg, Width: vg.Length(max(cols, 1)) * 4.4 * vg.Inch,
+	return &Figure{Title: title, Panels: grid, Legend: lg.entries, Width: vg.Length(max(cols, 1)) * 4.4 * vg.Inch,
 		Height: vg.Length(len(grid))*3.2*vg.Inch + 0.4*vg.Inch}, nil
 }
 
@@ -86,9 +86,7 @@ func sweepPlot(sp SweepPanel, lg *legend) (*plot.Plot, error) {
 	}
 	n := 0
 	for _, b := range sp.Lines {
-		ci := lg.index(b.Name)
-		c := colorOf(ci)
-		added, err := addBand(p, b, c, shapes[ci%len(shapes)], xlo, xhi)
+		added, err := addBand(p, b, lg.st.Color(b.Name), lg.st.Marker(b.Name), xlo, xhi)
 		if err != nil {
 			return nil, err
 		}

@@ -136,6 +136,7 @@ type sweepRows struct {
 	sweep  []string // the table's swept columns
 	rows   []int
 	others []string // other swept columns that vary: part of a line's name
+	st     *Styles
 }
 
 // sweep draws a sweep figure.
@@ -151,7 +152,7 @@ func (d *dirData) sweep(sw Sweep) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &sweepRows{t: t, sw: sw, sweep: SweepColumns(t, results.SummaryColumns)}
+	r := &sweepRows{t: t, sw: sw, sweep: SweepColumns(t, results.SummaryColumns), st: d.styles()}
 	if err := r.selectRows(); err != nil {
 		return nil, err
 	}
@@ -291,7 +292,7 @@ func (r *sweepRows) figure() (*Figure, error) {
 	}
 	title := cmp.Or(r.sw.Title, specTitle(r.t)+strings.Join(names, ", ")+" vs "+cmp.Or(r.sw.XLabel, r.sw.X)+
 		" (mean, 95 % CI over seeds)")
-	return SweepLines(title, grid)
+	return SweepLines(r.st, title, grid)
 }
 
 // panels averages the rows per facet, line and x value over seeds: a row
