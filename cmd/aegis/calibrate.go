@@ -85,7 +85,9 @@ func calibrateReport(out io.Writer, o calibration.Options, modelPath string, tru
 
 func newCalibrateCmd() *cobra.Command {
 	var o calibration.Options
-	var outPath, modelPath, speedsOut, jobsPath string
+	var outPath, modelPath, speedsOut, jobsPath, bootOut string
+	var bootstrap int
+	var bootSeed uint64
 	var asJSON, report bool
 	var truths []string
 	c := &cobra.Command{
@@ -139,6 +141,9 @@ and the speed classes of its GPUs from its three Exclusive runs (--exclusive);
 			if report {
 				return calibrateReport(out, o, modelPath, truths)
 			}
+			if bootstrap > 0 {
+				return runBootstrap(c, o, bootstrap, bootSeed, bootOut)
+			}
 			if speedsOut != "" && o.GPU != calibration.LegacyGPU {
 				return usageError{fmt.Errorf("--speeds-out: only --gpu %s has speed classes to fit", calibration.LegacyGPU)}
 			}
@@ -191,9 +196,37 @@ and the speed classes of its GPUs from its three Exclusive runs (--exclusive);
 	c.Flags().StringVar(&outPath, "out", "", "write the fitted model as YAML to this file")
 	c.Flags().StringVar(&speedsOut, "speeds-out", "", "with --gpu legacy-11gb: write the fitted GPU speed classes as YAML to this file")
 	c.Flags().StringVar(&jobsPath, "exclusive", "", "with --gpu legacy-11gb: the measured Exclusive runs' per-job metrics (default: shared legacy/exclusive_jobs_legacy.csv)")
+	c.Flags().IntVar(&bootstrap, "bootstrap", 0, "refit the speed model this many times on resampled pairs (and stacks) instead (about 20; refit 0 as measured)")
+	c.Flags().Uint64Var(&bootSeed, "bootstrap-seed", 1, "with --bootstrap: the resampling's seed")
+	c.Flags().StringVar(&bootOut, "bootstrap-out", "", "with --bootstrap: write each refit as a model file DIR/refit-NN.yaml (a spec config's model:)")
 	c.Flags().StringVar(&o.GPU, "gpu", "a100-40gb", "GPU type the data were measured on (recorded in --out)")
 	c.Flags().BoolVar(&report, "report", false, "print Markdown tables comparing a model with the stacking data, without fitting")
 	c.Flags().StringVar(&modelPath, "model", "", "with --report: the model YAML to compare (default: the embedded model)")
 	c.Flags().StringArrayVar(&truths, "truth", nil, "with --report: simulator truth setting key=value (repeatable), e.g. speed_jitter=0.03")
 	return c
+}
+
+// runBootstrap is aegis calibrate --bootstrap: n refits on resampled
+// measurements, their parameters' spread, and with dir the refits' files.
+func runBootstrap(c *cobra.Command, o calibration.Options, n int, seed uint64, dir string) error {
+	if n > 200 {
+		return usageError{fmt.Errorf("--bootstrap %d: want 1..200", n)}
+	}
+	refits, err := calibration.Bootstrap(o, n, seed)
+	if errors.Is(err, calibration.ErrNoData) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	out := c.OutOrStdout()
+	calibration.WriteRefitsText(out, refits)
+	if dir == "" {
+		return nil
+	}
+	paths, err := calibration.WriteRefits(dir, o.GPU, seed, refits)
+	for _, p := range paths {
+		fmt.Fprintf(out, "wrote %s\n", p)
+	}
+	return err
 }

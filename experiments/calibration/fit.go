@@ -102,16 +102,19 @@ func newSpeedTable(base models.PressureParams, pairs []models.PairRun, cat *mode
 }
 
 // best returns the candidate minimizing the pair loss plus the mean stack
-// loss over the sequences in train (ties: the first candidate).
+// loss over the sequences in train (ties: the first candidate); a sequence
+// listed k times (a bootstrap draw) counts k times.
 func (t *speedTable) best(train []string) models.PressureParams {
 	bi, bl := 0, math.Inf(1)
 	for c := range t.params {
 		var sl float64
 		n := 0
 		for i, s := range t.seqs {
-			if slices.Contains(train, s) {
-				sl += t.stack[c][i]
-				n++
+			for _, x := range train {
+				if x == s {
+					sl += t.stack[c][i]
+					n++
+				}
 			}
 		}
 		l := t.pair[c]
