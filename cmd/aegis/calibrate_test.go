@@ -330,3 +330,24 @@ func TestCalibrateLegacy(t *testing.T) {
 	require.Less(t, held.Median, f.Fit.HeldOut["none"].Median)
 	require.Less(t, held.P90, f.Fit.HeldOut["none"].P90)
 }
+
+// TestCalibrateBootstrap: --bootstrap prints the refits' spread and
+// --bootstrap-out writes one model file per refit that a spec can load;
+// refit 0 is the embedded model's fit.
+func TestCalibrateBootstrap(t *testing.T) {
+	code, _, errs := runCalibrate(t, "--bootstrap", "201")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--bootstrap 201: want 1..200")
+	sharedOrSkip(t)
+	dir := t.TempDir()
+	code, out, errs := runCalibrate(t, "--no-stacks", "--bootstrap", "2", "--bootstrap-out", dir)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "Bootstrap: 2 refits")
+	require.Regexp(t, `co_smact\s+4\.1162`, out)
+	for _, n := range []string{"refit-00.yaml", "refit-01.yaml"} {
+		data := mustRead(t, filepath.Join(dir, n))
+		f, err := models.ReadInterference(data, n)
+		require.NoError(t, err)
+		require.Equal(t, 1.3, f.Params.NWayExponent)
+	}
+}

@@ -33,18 +33,7 @@ func Bootstrap(opt Options, n int, seed uint64) ([]models.PressureParams, error)
 	if err != nil {
 		return nil, err
 	}
-	cat := models.Legacy11GB()
-	if opt.CatalogPath != "" {
-		if cat, err = models.LoadCatalog(opt.CatalogPath); err != nil {
-			return nil, err
-		}
-	}
-	f, err := os.Open(opt.PairsPath)
-	if err != nil {
-		return nil, fmt.Errorf("pairs: %w", err)
-	}
-	pairs, err := models.ReadPairs(f, opt.PairsPath, cat)
-	f.Close()
+	cat, pairs, err := readPairs(opt)
 	if err != nil {
 		return nil, err
 	}
