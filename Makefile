@@ -6,7 +6,12 @@ BIN := bin/aegis
 # -trimpath keeps the checkout's path out of the binary, so the same commit
 # built anywhere is the same build (run.json's build_sha256, cells' keys).
 COMMIT ?= $(shell git describe --always --dirty 2>/dev/null)
-GOBUILD = $(GO) build -trimpath -ldflags '-X github.com/aegis-sched/aegis/internal/buildinfo.commit=$(COMMIT)'
+# SOURCE, the sha256 of what the binary is built from (non-test Go files,
+# go.mod, go.sum, the embedded data/ folders, as in the working tree),
+# identifies the build in cells' keys: a rebuild of the same source (after a
+# commit of documents, tests or specs only) reuses every finished cell.
+SOURCE ?= $(shell git ls-files -co --exclude-standard -z -- '*.go' go.mod go.sum ':(glob)**/data/**' ':(exclude)*_test.go' ':(exclude,glob)**/testdata/**' 2>/dev/null | xargs -0 sha256sum 2>/dev/null | sha256sum | cut -c1-64)
+GOBUILD = $(GO) build -trimpath -ldflags '-X github.com/aegis-sched/aegis/internal/buildinfo.commit=$(COMMIT) -X github.com/aegis-sched/aegis/internal/buildinfo.source=$(SOURCE)'
 
 .PHONY: help nvml-test gpu-check-emulated build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check exec-stress
 

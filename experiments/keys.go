@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/aegis-sched/aegis/internal/buildinfo"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -91,10 +92,10 @@ func (s *Spec) serverContentOf() (serverContent, error) {
 
 // keyInputs hashes the server and the traces as they are now (a test may
 // have shortened a trace after LoadSpec); build "" means the running
-// executable.
+// program's build (buildID).
 func (s *Spec) keyInputs(build string) (*keyInputs, error) {
 	if build == "" {
-		build = executableHash()
+		build = buildID()
 	}
 	sc, err := s.serverContentOf()
 	if err != nil {
@@ -212,6 +213,17 @@ func hashJSON(v any) (string, error) {
 func hashBytes(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// buildID identifies the running program's build for cells' keys: the
+// sha256 of the source it was built from where make build stamped it (so a
+// rebuild of the same source, say after a commit that changed only
+// documents, reuses every cell), else the sha256 of the executable.
+func buildID() string {
+	if s := buildinfo.Read().Source; s != "" {
+		return s
+	}
+	return executableHash()
 }
 
 // executableHash hashes the running program's file ("" when unreadable).

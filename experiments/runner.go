@@ -314,7 +314,8 @@ type Tool struct {
 	// Commit is the source commit (git describe --always --dirty, stamped
 	// by make build; else the Go toolchain's VCS stamp); "" when unknown.
 	Commit string `json:"commit"`
-	// Build is the sha256 of the executable that ran the cells (part of
+	// Build is the sha256 of the source the program that ran the cells was
+	// built from (make build stamps it), else of its executable (part of
 	// every cell's key).
 	Build string `json:"build_sha256,omitempty"`
 }

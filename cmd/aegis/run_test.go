@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,4 +111,38 @@ func TestRunSkipsSpecsWithoutSharedData(t *testing.T) {
 		require.Contains(t, errs, skipped)
 		require.NoDirExists(t, filepath.Join(dir, "alone"))
 	}
+}
+
+// TestBuildSourceKeysCells: make build stamps the sha256 of the source, and
+// cells are keyed by it: a rebuild of the same source under another commit
+// reuses every cell, a binary of other source reruns them.
+func TestBuildSourceKeysCells(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds aegis three times")
+	}
+	dir := t.TempDir()
+	build := func(name, commit, source string) string {
+		bin := filepath.Join(dir, name)
+		ld := "-X github.com/aegis-sched/aegis/internal/buildinfo.commit=" + commit +
+			" -X github.com/aegis-sched/aegis/internal/buildinfo.source=" + source
+		out, err := exec.Command("go", "build", "-trimpath", "-ldflags", ld, "-o", bin, ".").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return bin
+	}
+	spec := filepath.Join(dir, "s.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: s\nserver: a100-40gb:3\ntraces: [{trace: demo}]\nseeds: [1]\n"+
+		"configs:\n  - {label: Exclusive, policy: exclusive}\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	runWith := func(bin string) string {
+		b, err := exec.Command(bin, "run", spec, "--out", out).CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		return string(b)
+	}
+	src := strings.Repeat("a", 64)
+	require.Contains(t, runWith(build("one", "c1", src)), "1 run")
+	meta, err := os.ReadFile(filepath.Join(out, "run.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(meta), `"build_sha256": "`+src+`"`)
+	require.Contains(t, runWith(build("two", "c2", src)), "0 run, 1 already done", "same source, another commit")
+	require.Contains(t, runWith(build("three", "c2", strings.Repeat("b", 64))), "1 run", "other source")
 }

@@ -19,16 +19,30 @@ const Module = "github.com/aegis-sched/aegis"
 // revision of their own, so this is the one that holds everywhere.
 var commit string
 
+// source is set at link time by make build to the sha256 of the source the
+// binary was built from: its non-test Go files, go.mod, go.sum and the
+// embedded data (the data/ folders), as they are in the working tree. Two
+// builds of the same source have the same one, whatever the commit (a
+// commit that changes only documents, tests or specs) or the machine.
+var source string
+
 // Info identifies the running program.
 type Info struct {
 	Module    string // module path
 	Version   string // module version ("(devel)" for a build from a checkout)
 	GoVersion string // the Go toolchain that built it
 	Commit    string // the source commit; "" when the build did not say
+	// Source is the sha256 of the source built (make build stamps it);
+	// "" when the build did not say.
+	Source string
 }
 
 // Read returns the running program's Info.
-func Read() Info { return read(commit, debug.ReadBuildInfo) }
+func Read() Info {
+	in := read(commit, debug.ReadBuildInfo)
+	in.Source = source
+	return in
+}
 
 // read is Read with the link-time stamp and the build info reader given.
 func read(stamp string, readBuildInfo func() (*debug.BuildInfo, bool)) Info {

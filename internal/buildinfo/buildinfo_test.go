@@ -49,4 +49,5 @@ func TestMakefileStampsCommit(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), "-X "+Module+"/internal/buildinfo.commit=")
 	require.Contains(t, string(b), "git describe --always --dirty")
+	require.Contains(t, string(b), "-X "+Module+"/internal/buildinfo.source=")
 }
