@@ -203,8 +203,26 @@ func sweepHeader(m *Meta) []string {
 		for k := range sweepComponents(m, p) {
 			h = append(h, p+"."+strconv.Itoa(k+1))
 		}
+		if p == serverParam {
+			h = append(h, serverGPUs)
+		}
 	}
 	return h
+}
+
+// serverGPUs is the column of a swept server's GPU count.
+const serverGPUs = serverParam + ".gpus"
+
+// pointGPUs is the GPU count of point pt's swept server, the COUNT of its
+// TYPE:COUNT ("" for a config that does not sweep); read from the value,
+// as run.json's spec holds it.
+func pointGPUs(pt Point) string {
+	for _, kv := range pt {
+		if kv.Param == serverParam {
+			return strings.TrimSpace(kv.Value[strings.LastIndex(kv.Value, ":")+1:])
+		}
+	}
+	return ""
 }
 
 // sweepComponents is the number of components of swept parameter p (0 for
@@ -238,6 +256,9 @@ func cellLabels(m *Meta, c Cell) []string {
 				continue
 			}
 			l = append(l, strings.TrimSpace(parts[k]))
+		}
+		if p == serverParam {
+			l = append(l, pointGPUs(c.Point))
 		}
 	}
 	return l

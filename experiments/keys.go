@@ -142,6 +142,18 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	server := k.server
+	if srv, ok := s.pointServer(c.Point); ok {
+		// A swept server: the spec's server's content with its GPU count.
+		sc, err := s.serverContentOf()
+		if err != nil {
+			return "", err
+		}
+		sc.Servers = []int{srv.GPUs}
+		if server, err = hashJSON(sc); err != nil {
+			return "", err
+		}
+	}
 	mh, err := modelHash(r.Interference)
 	if err != nil {
 		return "", err
@@ -154,7 +166,7 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
 		Seed                  uint64
 		Telemetry             bool
 		Build                 string
-	}{k.traces[c.trace], k.server, c.Policy, r.Params, r.Truth, mh, c.Seed, s.Telemetry, k.build})
+	}{k.traces[c.trace], server, c.Policy, r.Params, r.Truth, mh, c.Seed, s.Telemetry, k.build})
 }
 
 // cellKeys sets the key of each cell.

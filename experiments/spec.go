@@ -91,8 +91,10 @@ type Spec struct {
 	// its Server().
 	cluster *models.Cluster
 	trs     []*traces.Trace
-	trHash  []string     // sha256 of each stacking sequence (keyInputs hashes traces)
-	models  []*modelFile // by config
+	// swept are the servers of a server sweep, by value.
+	swept  map[string]models.Server
+	trHash []string     // sha256 of each stacking sequence (keyInputs hashes traces)
+	models []*modelFile // by config
 
 	// A stacking spec's sequences, data folder and interference model.
 	seqs       []stacking.Sequence
@@ -141,7 +143,9 @@ type Config struct {
 // Axis is one dimension of a sweep.
 type Axis struct {
 	// Param is a policy parameter (e.g. hold, window, thresholds),
-	// "truth.KEY" for a truth setting or "model.nway_exponent" for ρ.
+	// "truth.KEY" for a truth setting, "model.nway_exponent" for ρ or
+	// "server" for the server (TYPE:COUNT, the spec's server's GPU type;
+	// the combined CSVs add its GPU count as column server.gpus).
 	Param string `yaml:"param" json:"param"`
 	// Values are the parameter's values.
 	Values []string `yaml:"values" json:"values,omitempty"`
@@ -824,6 +828,7 @@ func withExponent(m models.Interference, rho float64) (models.Interference, erro
 const (
 	truthPrefix = "truth."
 	modelRho    = "model.nway_exponent"
+	serverParam = "server"
 )
 
 // checkSweep checks the axes' form; values are checked per cell.
@@ -833,7 +838,7 @@ func (s *Spec) checkSweep(a at) error {
 		ax := &s.Sweep[i]
 		p := func(k string) []any { return []any{"sweep", i, k} }
 		if ax.Param == "" {
-			return a.errf(p("param"), "missing: a policy parameter, truth.KEY or %s", modelRho)
+			return a.errf(p("param"), "missing: a policy parameter, truth.KEY, %s or server", modelRho)
 		}
 		if strings.HasPrefix(ax.Param, "model.") && ax.Param != modelRho {
 			return a.errf(p("param"), "%q: the only model parameter is %s", ax.Param, modelRho)
@@ -842,6 +847,11 @@ func (s *Spec) checkSweep(a at) error {
 			return a.errf(p("param"), "%q repeats sweep[%d]", ax.Param, prev)
 		}
 		seen[ax.Param] = i
+		if ax.Param == serverParam {
+			if err := s.checkSweptServers(a, i); err != nil {
+				return err
+			}
+		}
 		switch {
 		case len(ax.Values) > 0 && len(ax.Product) > 0:
 			return a.errf(p("product"), "give values or product, not both")
@@ -875,6 +885,54 @@ func (s *Spec) checkSweep(a at) error {
 		}
 	}
 	return s.checkSweepFigures(a)
+}
+
+// checkSweptServers resolves the values of sweep axis i, a server sweep:
+// each must parse, be of the spec's server's GPU type and fit every trace.
+func (s *Spec) checkSweptServers(a at, i int) error {
+	ax := &s.Sweep[i]
+	if s.cluster != nil {
+		return a.errf([]any{"sweep", i, "param"}, "a cluster spec cannot sweep the server")
+	}
+	if len(ax.Product) > 0 {
+		return a.errf([]any{"sweep", i, "product"}, "list the servers as values (TYPE:COUNT)")
+	}
+	cat, err := models.CatalogFor(s.server.Type)
+	if err != nil {
+		return a.errf([]any{"server"}, "%v", err)
+	}
+	s.swept = map[string]models.Server{}
+	for k, v := range ax.Values {
+		p := []any{"sweep", i, "values", k}
+		srv := v
+		if typ, n, ok := strings.Cut(v, ":"); ok && isYAMLFile(typ) {
+			srv = s.resolve(typ) + ":" + n
+		}
+		server, err := models.ParseServer(srv)
+		if err != nil {
+			return a.errf(p, "%v", err)
+		}
+		if server.Type.Name != s.server.Type.Name {
+			return a.errf(p, "server %q: GPU type %s, but the spec's server is %s (a server sweep varies the GPU count)", v, server.Type.Name, s.server.Type.Name)
+		}
+		for ti, t := range s.trs {
+			if err := assemble.CheckOn(t, server, nil, cat); err != nil {
+				return a.errf(p, "server %q: trace %q (traces[%d]): %v", v, s.Traces[ti].Name, ti, err)
+			}
+		}
+		s.swept[v] = server
+	}
+	return nil
+}
+
+// pointServer is the server point pt sweeps to (ok false: the spec's).
+func (s *Spec) pointServer(pt Point) (srv models.Server, ok bool) {
+	for _, kv := range pt {
+		if kv.Param == serverParam {
+			srv, ok = s.swept[kv.Value]
+		}
+	}
+	return srv, ok
 }
 
 // size is the number of an axis's values, at most maxCells+1.
@@ -1109,6 +1167,8 @@ func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) {
 		switch {
 		case strings.HasPrefix(kv.Param, truthPrefix):
 			truth[strings.TrimPrefix(kv.Param, truthPrefix)] = kv.Value
+		case kv.Param == serverParam:
+			// pointServer below
 		case kv.Param == modelRho:
 			ownModel = true
 			rho, err := strconv.ParseFloat(kv.Value, 64)
@@ -1135,8 +1195,15 @@ func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) {
 		if s.cluster.Mixed() && c.Model == "" && !ownModel {
 			inter = nil // each GPU type's own model
 		}
-	} else if err := assemble.CheckPolicy(c.Policy, params, s.server); err != nil {
-		return assemble.Run{}, err
+	}
+	server := s.server
+	if srv, ok := s.pointServer(pt); ok {
+		server = srv
+	}
+	if s.cluster == nil {
+		if err := assemble.CheckPolicy(c.Policy, params, server); err != nil {
+			return assemble.Run{}, err
+		}
 	}
 	tr, err := sim.ParseTruth(truth)
 	if err != nil {
@@ -1150,7 +1217,7 @@ func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) {
 			return assemble.Run{}, err
 		}
 	}
-	return assemble.Run{Server: s.server, Cluster: s.cluster, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
+	return assemble.Run{Server: server, Cluster: s.cluster, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
 }
 
 // truthSettings are a cell's truth settings as given (config, then sweep).

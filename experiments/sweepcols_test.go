@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"context"
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,18 +14,9 @@ import (
 // every combined CSV, beside the whole value; a config that does not sweep
 // leaves them empty.
 func TestTupleSweepColumns(t *testing.T) {
-	spec := strings.Replace(smallSpec, "  - param: hold\n    values: [10s, 30s]\n",
-		"  - param: thresholds\n    product: [[0.5, 0.65], [0.35], [0.5]]\n", 1)
-	s := loadSmall(t, spec)
-	dir := t.TempDir()
-	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
-	require.NoError(t, err)
+	dir := runSmallSweep(t, "  - param: thresholds\n    product: [[0.5, 0.65], [0.35], [0.5]]\n")
 	for _, name := range []string{"cells.csv", "jobs.csv", "normalized.csv"} {
-		f, err := os.Open(filepath.Join(dir, name))
-		require.NoError(t, err)
-		recs, err := csv.NewReader(f).ReadAll()
-		f.Close()
-		require.NoError(t, err)
+		recs := readCSV(t, filepath.Join(dir, name))
 		require.Equal(t, []string{"spec", "trace", "config", "policy", "seed", "thresholds", "thresholds.1", "thresholds.2", "thresholds.3"},
 			recs[0][:9], name)
 		var aegis, excl []string

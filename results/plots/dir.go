@@ -204,15 +204,12 @@ func SweepColumns(t *runfiles.Table, firstMetric []string) []string {
 	return cols
 }
 
-// Component reports whether swept column c is a component of a tuple
-// parameter's column (PARAM.K, K a number, beside a PARAM column).
+// Component reports whether swept column c is a component of a swept
+// parameter's column (PARAM.K beside a PARAM column: K a number for a
+// tuple's, e.g. thresholds.1, or a name, e.g. server.gpus).
 func Component(c string, sweep []string) bool {
-	p, k, ok := cutLast(c, ".")
-	if !ok || !slices.Contains(sweep, p) {
-		return false
-	}
-	_, err := strconv.Atoi(k)
-	return err == nil
+	p, _, ok := cutLast(c, ".")
+	return ok && slices.Contains(sweep, p)
 }
 
 func cutLast(s, sep string) (before, after string, found bool) {

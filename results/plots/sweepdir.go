@@ -212,7 +212,9 @@ rows:
 }
 
 // isTuple reports whether column c has component columns.
-func (r *sweepRows) isTuple(c string) bool { return slices.Contains(r.sweep, c+".1") }
+func (r *sweepRows) isTuple(c string) bool {
+	return slices.ContainsFunc(r.sweep, func(s string) bool { return parentOf(s) == c && s != c })
+}
 
 func parentOf(c string) string {
 	p, _, _ := cutLast(c, ".")

@@ -1,0 +1,126 @@
+package experiments
+
+import (
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The example server sweep runs each point on its server: cells of one
+// config and seed differ by server in their key and their results, the
+// CSVs carry the server and its GPU count, and the figure has the GPU
+// count on its x axis.
+func TestServerSweepExample(t *testing.T) {
+	s, err := LoadSpec(filepath.Join("examples", "server-sweep.yaml"))
+	require.NoError(t, err)
+	cells := s.Cells()
+	require.Len(t, cells, 2*3*3)
+	dir := t.TempDir()
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	require.Contains(t, rep.Files, filepath.Join(dir, "sweep-server.gpus.svg"))
+	svg, err := os.ReadFile(filepath.Join(dir, "sweep-server.gpus.svg"))
+	require.NoError(t, err)
+	for _, want := range []string{"GPUs in the server", "makespan (h)", ">Exclusive<", ">AEGIS<"} {
+		require.Contains(t, string(svg), want)
+	}
+	require.NotContains(t, string(svg), "server=a100", "the server's column names no lines beside its GPU count")
+
+	m, err := ReadMeta(dir)
+	require.NoError(t, err)
+	keys := map[string]string{}
+	for _, c := range m.Cells {
+		require.NotContains(t, keys, c.Key, "cell %s has the key of %s", c.ID, keys[c.Key])
+		keys[c.Key] = c.ID
+	}
+	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.server=a100-40gb_4.s2", CellFile))
+	require.NoError(t, err, "cell directories are named by value")
+
+	recs := readCSV(t, filepath.Join(dir, "cells.csv"))
+	require.Equal(t, []string{"server", "server.gpus", "makespan_s"}, recs[0][5:8])
+	makespan := map[string]string{} // config, seed, gpus -> makespan
+	for _, r := range recs[1:] {
+		require.Equal(t, r[5], "a100-40gb:"+r[6])
+		makespan[r[2]+"/"+r[4]+"/"+r[6]] = r[7]
+	}
+	require.Len(t, makespan, 18)
+	for _, cfg := range []string{"Exclusive", "AEGIS"} {
+		require.NotEqual(t, makespan[cfg+"/1/2"], makespan[cfg+"/1/3"], cfg)
+		require.NotEqual(t, makespan[cfg+"/1/3"], makespan[cfg+"/1/4"], cfg)
+	}
+}
+
+// runSmallSweep runs smallSpec with axis instead of its hold sweep into a
+// temporary directory, which it returns.
+func runSmallSweep(t *testing.T, axis string) string {
+	t.Helper()
+	s := loadSmall(t, strings.Replace(smallSpec, "  - param: hold\n    values: [10s, 30s]\n", axis, 1))
+	dir := t.TempDir()
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	return dir
+}
+
+// readCSV reads a CSV file whole.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	return recs
+}
+
+// A server sweep's columns are in every combined CSV; a config that does
+// not sweep leaves them empty, and the normalizing config's cell is the
+// same spec-server run at every point.
+func TestServerSweepColumns(t *testing.T) {
+	dir := runSmallSweep(t, "  - param: server\n    values: [a100-40gb:2, a100-40gb:3]\n")
+	for _, name := range []string{"cells.csv", "jobs.csv", "normalized.csv"} {
+		recs := readCSV(t, filepath.Join(dir, name))
+		require.Equal(t, []string{"server", "server.gpus"}, recs[0][5:7], name)
+		got := map[string]bool{}
+		for _, r := range recs[1:] {
+			got[r[2]+" "+r[5]+" "+r[6]] = true
+		}
+		require.True(t, got["AEGIS a100-40gb:3 3"], name)
+		require.True(t, got["AEGIS a100-40gb:2 2"], name)
+		if name != "normalized.csv" {
+			require.True(t, got["Exclusive  "], name)
+		}
+	}
+}
+
+// A server sweep's values are checked where they are given.
+func TestServerSweepErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"not a server", "values: [a100-40gb:2, a100-40gb:x]", `:20: sweep[0].values[1]: server "a100-40gb:x": GPU count "x"`},
+		{"another GPU type", "values: [h200-141gb:2]", `:20: sweep[0].values[0]: server "h200-141gb:2": GPU type h200-141gb, but the spec's server is a100-40gb`},
+		{"product", "product: [[a100-40gb:2]]", `:20: sweep[0].product: list the servers as values`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := strings.Replace(smallSpec, "  - param: hold\n    values: [10s, 30s]\n",
+				"  - param: server\n    "+tc.spec+"\n", 1)
+			p := filepath.Join(t.TempDir(), "small.yaml")
+			require.NoError(t, os.WriteFile(p, []byte(spec), 0o644))
+			_, err := LoadSpec(p)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	// A trace job wider than a swept server (the built-in philly trace has
+	// 2-GPU jobs).
+	b, err := os.ReadFile(filepath.Join("examples", "server-sweep.yaml"))
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "server-sweep.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), "[a100-40gb:2,", "[a100-40gb:1,", 1)), 0o644))
+	_, err = LoadSpec(p)
+	require.ErrorContains(t, err, `server-sweep.yaml:17: sweep[0].values[0]: server "a100-40gb:1": trace "philly" (traces[0]): philly:43: job 41: column num_gpus: 2 GPUs, but the server a100-40gb:1 has 1`)
+}
