@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/aegis-sched/aegis/policies"
 )
@@ -238,138 +239,186 @@ func SelectWindow(l *Log, opts SelectOptions) (*Selection, error) {
 		GPUs: o.GPUs, WindowJobs: N, MinPerGPU: o.MinPerGPU, MaxGPUMix: *o.MaxGPUMix, MaxRuntimeCDF: *o.MaxRuntimeCDF,
 		Seed: o.Seed, Windows: n - N + 1, Weights: weights(), Whole: whole}
 
-	// Per-job data, GPU counts as indices into o.GPUs.
-	K := len(o.GPUs)
-	gidx := make([]int, n)
-	durS := make([]float64, n)
-	for i, j := range el {
-		gidx[i], _ = slices.BinarySearch(o.GPUs, j.GPUs)
-		durS[i] = j.Duration.Seconds()
+	w := newWindowStats(el, o.GPUs, N)
+	jd := newWindowJudge(&rep, whole, o, N)
+	jd.judge(w, 0)
+	for s := 1; s+N <= n; s++ {
+		w.slide(s, N)
+		jd.judge(w, s)
 	}
-	wholeMix := make([]float64, K)
-	wholeSvc := make([]float64, K)
-	minCnt := make([]int, K)
-	for k, g := range o.GPUs {
-		wholeMix[k] = whole.GPUDemand[g]
-		wholeSvc[k] = whole.GPUService[g]
-		minCnt[k] = o.MinPerGPU[g]
+	if len(jd.ties) == 0 {
+		return nil, fmt.Errorf("select %s: none of %d windows of %d jobs is acceptable (%d lack the minimum jobs per GPU count %v, %d exceed GPU-mix distance %v, %d exceed runtime-CDF distance %v)",
+			l.Name, rep.Windows, N, rep.RejectedMinPerGPU, o.MinPerGPU, rep.RejectedGPUMix, jd.maxMix, rep.RejectedRuntimeCDF, jd.maxCDF)
 	}
-	wholeCDF := whole.RuntimeCDF.points()
-	maxMix, maxCDF := *o.MaxGPUMix, *o.MaxRuntimeCDF
+	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed5e1ec7))
+	s := jd.ties[0]
+	if len(jd.ties) > 1 {
+		s = jd.ties[rng.IntN(len(jd.ties))]
+	}
+	rep.Tied = len(jd.ties)
+	return selected(el, s, N, whole, rep), nil
+}
 
-	// Window state.
-	cnt := make([]int, K)
-	svc := make([]float64, K)
-	var under [4]int
-	zeros := 0
-	gaps := make([]float64, 0, N-1)
-	ths := cdfThresholds()
-	gap := func(i int) float64 { return (el[i].Submit - el[i-1].Submit).Seconds() } // gap before job i ≥ 1
-	addJob := func(i, sign int) {
-		cnt[gidx[i]] += sign
-		svc[gidx[i]] += float64(sign) * float64(el[i].GPUs) * durS[i]
-		for t, th := range ths {
-			if el[i].Duration < th {
-				under[t] += sign
-			}
-		}
-	}
-	addGap := func(i int) {
-		g := gap(i)
-		if g == 0 {
-			zeros++
-		}
-		p, _ := slices.BinarySearch(gaps, g)
-		gaps = slices.Insert(gaps, p, g)
-	}
-	removeGap := func(i int) {
-		g := gap(i)
-		if g == 0 {
-			zeros--
-		}
-		p, _ := slices.BinarySearch(gaps, g)
-		gaps = slices.Delete(gaps, p, p+1)
+// windowStats are the statistics of the current window of contiguous
+// jobs, updated in O(1) per slide but for the sorted gaps (binary search
+// and one memmove).
+type windowStats struct {
+	el    []LogJob
+	gidx  []int     // each job's GPU count, as an index into the eligible ones
+	durS  []float64 // each job's duration, seconds
+	ths   [4]time.Duration
+	cnt   []int     // the window's jobs per GPU count
+	svc   []float64 // their GPU service (GPUs × seconds) per GPU count
+	under [4]int    // its jobs shorter than each runtime-CDF threshold
+	zeros int       // its zero gaps
+	gaps  []float64 // its gaps between submits, ascending
+}
+
+// newWindowStats returns the statistics of the window of jobs el[:N]
+// (GPU counts among gpus).
+func newWindowStats(el []LogJob, gpus []int, N int) *windowStats {
+	n, K := len(el), len(gpus)
+	w := &windowStats{el: el, gidx: make([]int, n), durS: make([]float64, n), ths: cdfThresholds(),
+		cnt: make([]int, K), svc: make([]float64, K), gaps: make([]float64, 0, N-1)}
+	for i, j := range el {
+		w.gidx[i], _ = slices.BinarySearch(gpus, j.GPUs)
+		w.durS[i] = j.Duration.Seconds()
 	}
 	for i := range N {
-		addJob(i, 1)
+		w.addJob(i, 1)
 		if i > 0 {
-			addGap(i)
+			w.addGap(i)
 		}
 	}
+	return w
+}
 
-	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed5e1ec7))
-	best := math.Inf(1)
-	var ties []int
-	nf, gf := float64(N), float64(N-1)
-	// judge scores the current window s, counting it as rejected or accepted.
-	judge := func(s int) {
-		for k := range K {
-			if cnt[k] < minCnt[k] {
-				rep.RejectedMinPerGPU++
-				return
-			}
+// gap is the gap before job i ≥ 1, seconds.
+func (w *windowStats) gap(i int) float64 { return (w.el[i].Submit - w.el[i-1].Submit).Seconds() }
+
+// addJob adds job i to the window (sign 1) or removes it (sign -1).
+func (w *windowStats) addJob(i, sign int) {
+	w.cnt[w.gidx[i]] += sign
+	w.svc[w.gidx[i]] += float64(sign) * float64(w.el[i].GPUs) * w.durS[i]
+	for t, th := range w.ths {
+		if w.el[i].Duration < th {
+			w.under[t] += sign
 		}
-		var d Distances
-		var total float64
-		for k := range K {
-			d.GPUMix += math.Abs(float64(cnt[k])/nf - wholeMix[k])
-			total += svc[k]
-		}
-		d.GPUMix /= 2
-		if d.GPUMix > maxMix {
-			rep.RejectedGPUMix++
+	}
+}
+
+func (w *windowStats) addGap(i int) {
+	g := w.gap(i)
+	if g == 0 {
+		w.zeros++
+	}
+	p, _ := slices.BinarySearch(w.gaps, g)
+	w.gaps = slices.Insert(w.gaps, p, g)
+}
+
+func (w *windowStats) removeGap(i int) {
+	g := w.gap(i)
+	if g == 0 {
+		w.zeros--
+	}
+	p, _ := slices.BinarySearch(w.gaps, g)
+	w.gaps = slices.Delete(w.gaps, p, p+1)
+}
+
+// slide moves the window of N jobs on by one, to start at job s.
+func (w *windowStats) slide(s, N int) {
+	w.addJob(s-1, -1)
+	w.addJob(s+N-1, 1)
+	w.removeGap(s)
+	w.addGap(s + N - 1)
+}
+
+// windowJudge scores windows against the whole filtered trace, counting
+// them as rejected or accepted in the report, and keeps the starts of the
+// best-scoring ones (ties).
+type windowJudge struct {
+	rep                *SelectReport
+	whole              Profile
+	wholeMix, wholeSvc []float64 // per GPU count
+	minCnt             []int
+	wholeCDF           [4]float64
+	maxMix, maxCDF     float64
+	nf, gf             float64 // the window's jobs and gaps
+	best               float64
+	ties               []int
+}
+
+func newWindowJudge(rep *SelectReport, whole Profile, o SelectOptions, N int) *windowJudge {
+	K := len(o.GPUs)
+	jd := &windowJudge{rep: rep, whole: whole, wholeMix: make([]float64, K), wholeSvc: make([]float64, K), minCnt: make([]int, K),
+		wholeCDF: whole.RuntimeCDF.points(), maxMix: *o.MaxGPUMix, maxCDF: *o.MaxRuntimeCDF,
+		nf: float64(N), gf: float64(N - 1), best: math.Inf(1)}
+	for k, g := range o.GPUs {
+		jd.wholeMix[k] = whole.GPUDemand[g]
+		jd.wholeSvc[k] = whole.GPUService[g]
+		jd.minCnt[k] = o.MinPerGPU[g]
+	}
+	return jd
+}
+
+// judge scores the window w, which starts at job s, counting it as
+// rejected or accepted.
+func (jd *windowJudge) judge(w *windowStats, s int) {
+	K, rep, nf := len(w.cnt), jd.rep, jd.nf
+	for k := range K {
+		if w.cnt[k] < jd.minCnt[k] {
+			rep.RejectedMinPerGPU++
 			return
 		}
-		for t := range under {
-			d.RuntimeCDF += math.Abs(float64(under[t])/nf - wholeCDF[t])
-		}
-		d.RuntimeCDF /= float64(len(under))
-		if d.RuntimeCDF > maxCDF {
-			rep.RejectedRuntimeCDF++
-			return
-		}
-		rep.Accepted++
-		for k := range K {
-			f := 0.0
-			if total > 0 {
-				f = svc[k] / total
-			}
-			d.GPUService += math.Abs(f - wholeSvc[k])
-		}
-		d.GPUService /= 2
-		d.InterArrival = iaDistance(policies.SortedQuantile(gaps, 0.5), policies.SortedQuantile(gaps, 0.95),
-			whole.InterArrivalP50S, whole.InterArrivalP95S)
-		d.Burstiness = math.Abs(float64(zeros)/gf - whole.ZeroInterArrival)
-		switch sc := d.Score(); {
-		case sc < best-tieEpsilon:
-			best, ties = sc, append(ties[:0], s)
-		case sc <= best+tieEpsilon:
-			ties = append(ties, s)
-		}
 	}
-	judge(0)
-	for s := 1; s+N <= n; s++ {
-		addJob(s-1, -1)
-		addJob(s+N-1, 1)
-		removeGap(s)
-		addGap(s + N - 1)
-		judge(s)
+	var d Distances
+	var total float64
+	for k := range K {
+		d.GPUMix += math.Abs(float64(w.cnt[k])/nf - jd.wholeMix[k])
+		total += w.svc[k]
 	}
-	if len(ties) == 0 {
-		return nil, fmt.Errorf("select %s: none of %d windows of %d jobs is acceptable (%d lack the minimum jobs per GPU count %v, %d exceed GPU-mix distance %v, %d exceed runtime-CDF distance %v)",
-			l.Name, rep.Windows, N, rep.RejectedMinPerGPU, o.MinPerGPU, rep.RejectedGPUMix, maxMix, rep.RejectedRuntimeCDF, maxCDF)
+	d.GPUMix /= 2
+	if d.GPUMix > jd.maxMix {
+		rep.RejectedGPUMix++
+		return
 	}
-	s := ties[0]
-	if len(ties) > 1 {
-		s = ties[rng.IntN(len(ties))]
+	for t := range w.under {
+		d.RuntimeCDF += math.Abs(float64(w.under[t])/nf - jd.wholeCDF[t])
 	}
+	d.RuntimeCDF /= float64(len(w.under))
+	if d.RuntimeCDF > jd.maxCDF {
+		rep.RejectedRuntimeCDF++
+		return
+	}
+	rep.Accepted++
+	for k := range K {
+		f := 0.0
+		if total > 0 {
+			f = w.svc[k] / total
+		}
+		d.GPUService += math.Abs(f - jd.wholeSvc[k])
+	}
+	d.GPUService /= 2
+	d.InterArrival = iaDistance(policies.SortedQuantile(w.gaps, 0.5), policies.SortedQuantile(w.gaps, 0.95),
+		jd.whole.InterArrivalP50S, jd.whole.InterArrivalP95S)
+	d.Burstiness = math.Abs(float64(w.zeros)/jd.gf - jd.whole.ZeroInterArrival)
+	switch sc := d.Score(); {
+	case sc < jd.best-tieEpsilon:
+		jd.best, jd.ties = sc, append(jd.ties[:0], s)
+	case sc <= jd.best+tieEpsilon:
+		jd.ties = append(jd.ties, s)
+	}
+}
+
+// selected is the selection of the window el[s:s+N], its submit times
+// shifted to start at 0, with the report completed.
+func selected(el []LogJob, s, N int, whole Profile, rep SelectReport) *Selection {
 	win := make([]LogJob, N)
 	copy(win, el[s:s+N])
 	base := win[0].Submit
 	for i := range win {
 		win[i].Submit -= base
 	}
-	rep.Tied = len(ties)
 	rep.Start, rep.End = s, s+N-1
 	rep.FirstJobID, rep.LastJobID = win[0].ID, win[N-1].ID
 	rep.StartSubmitS = base.Seconds()
@@ -377,5 +426,5 @@ func SelectWindow(l *Log, opts SelectOptions) (*Selection, error) {
 	rep.Window = ProfileOf(win)
 	rep.Distances = Distance(rep.Window, whole)
 	rep.Score = rep.Distances.Score()
-	return &Selection{Jobs: win, Report: rep}, nil
+	return &Selection{Jobs: win, Report: rep}
 }
