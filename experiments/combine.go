@@ -15,11 +15,6 @@ import (
 	"github.com/aegis-sched/aegis/results/stability"
 )
 
-// LabelColumns are the columns every combined CSV of a spec run starts with;
-// one column per swept parameter follows them, and a tuple parameter's
-// component columns (PARAM.1 … PARAM.K) follow its own.
-var LabelColumns = []string{"spec", "trace", "config", "policy", "seed"}
-
 // NormalizedColumns are the metrics normalized.csv divides by the
 // normalizing config's (same trace, seed and sweep point); CountColumns
 // follow them as counts (summed over traces in the geomean rows).
@@ -75,7 +70,7 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		}
 		data[i] = d
 	}
-	labelHead := append(slices.Clone(LabelColumns), sweepHeader(m)...)
+	labelHead := append(slices.Clone(results.LabelColumns), sweepHeader(m)...)
 	out := map[string][]byte{}
 	// cells.csv and jobs.csv
 	var cellsCSV, jobsCSV bytes.Buffer
@@ -236,7 +231,7 @@ func sweepComponents(m *Meta, p string) int {
 	return 0
 }
 
-// cellLabels are a cell's label column values (LabelColumns, then
+// cellLabels are a cell's label column values (results.LabelColumns, then
 // sweepHeader's).
 func cellLabels(m *Meta, c Cell) []string {
 	l := []string{m.Spec.Name, c.Trace, c.Config, c.Policy, strconv.FormatUint(c.Seed, 10)}
@@ -401,7 +396,7 @@ func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, erro
 	var sweepAt []int
 	for k, h := range sweepHeader(m) {
 		if slices.Contains(m.Sweep, h) {
-			sweepAt = append(sweepAt, len(LabelColumns)+k)
+			sweepAt = append(sweepAt, len(results.LabelColumns)+k)
 		}
 	}
 	sweepCols := func() []results.Column {

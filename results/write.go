@@ -15,6 +15,12 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 )
 
+// LabelColumns are the columns every combined CSV of a spec run starts with
+// (experiments writes them, plots reads past them); one column per swept
+// parameter follows them, and a tuple parameter's component columns
+// (PARAM.1 … PARAM.K) follow its own.
+var LabelColumns = []string{"spec", "trace", "config", "policy", "seed"}
+
 // secs formats a duration as seconds with millisecond precision.
 func secs(d time.Duration) string { return string(appendSecs(nil, d)) }
 

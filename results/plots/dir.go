@@ -44,10 +44,6 @@ var figureFile = map[string]string{
 // from ("" for an unknown name).
 func FigureFile(name string) string { return figureFile[name] }
 
-// labelColumns are the cell labels every combined CSV of a spec run starts
-// with; swept parameters' columns follow them.
-var labelColumns = []string{"spec", "trace", "config", "policy", "seed"}
-
 // DrawDir draws figures from the files in dir into dir as NAME.FORMAT
 // (format "svg" or "png") and returns the paths written, in FigureNames
 // order. It reads the files of a spec results directory (normalized.csv,
@@ -196,7 +192,7 @@ func SweepColumns(t *runfiles.Table, firstMetric []string) []string {
 	}
 	var cols []string
 	for _, h := range t.Header[start+1:] {
-		if slices.Contains(firstMetric, h) || slices.Contains(labelColumns, h) {
+		if slices.Contains(firstMetric, h) || slices.Contains(results.LabelColumns, h) {
 			break
 		}
 		cols = append(cols, h)
