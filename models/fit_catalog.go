@@ -3,7 +3,6 @@ package models
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -62,32 +61,12 @@ func readSourceCatalog(r io.Reader, name string) (*Catalog, error) {
 // utilizations. models/internal/gencatalog writes its output to
 // models/data/catalog_a100.csv.
 func DeriveSourceCatalog(r io.Reader, name string) (derived string, a, b float64, err error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	recs, err := cr.ReadAll()
+	rows, err := readTable(r, name, sourceCatalogCols)
 	if err != nil {
-		return "", 0, 0, fmt.Errorf("%s: %w", name, err)
+		return "", 0, 0, err
 	}
-	if len(recs) < 2 {
+	if len(rows) == 0 {
 		return "", 0, 0, fmt.Errorf("%s: no workload rows", name)
-	}
-	idx := map[string]int{}
-	for i, h := range recs[0] {
-		idx[strings.TrimSpace(h)] = i
-	}
-	for _, c := range sourceCatalogCols {
-		if _, ok := idx[c]; !ok {
-			return "", 0, 0, fmt.Errorf("%s: header: missing column %q", name, c)
-		}
-	}
-	type row map[string]string
-	rows := make([]row, 0, len(recs)-1)
-	for _, rec := range recs[1:] {
-		m := row{}
-		for _, c := range sourceCatalogCols {
-			m[c] = strings.TrimSpace(rec[idx[c]])
-		}
-		rows = append(rows, m)
 	}
 	num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
 	// util = a + b*smact over the fully profiled rows (as gencatalog).

@@ -2,13 +2,13 @@ package models
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/aegis-sched/aegis/internal/csvhead"
 )
 
 // lucidJob is one job of a Lucid co-location measurement.
@@ -37,37 +37,26 @@ func readLucid(colocate io.Reader, coName string, single io.Reader, singleName s
 	if err != nil {
 		return nil, err
 	}
-	cr := csv.NewReader(colocate)
-	head, err := cr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%s: header: %w", coName, err)
-	}
-	idx := map[string]int{}
-	for i, h := range head {
-		idx[strings.TrimSpace(h)] = i
-	}
 	var need []string
 	for _, s := range []string{"1", "2"} {
 		for _, c := range []string{"model", "dataset", "gpu_num", "batchsize", "amp", "speed"} {
 			need = append(need, c+s)
 		}
 	}
-	for _, c := range need {
-		if _, ok := idx[c]; !ok {
-			return nil, fmt.Errorf("%s: header: missing column %q", coName, c)
-		}
+	t, err := csvhead.NewReader(csv.NewReader(colocate), coName, need...)
+	if err != nil {
+		return nil, err
 	}
 	var out []lucidPair
 	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+		ok, err := t.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			break
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", coName, err)
-		}
-		line, _ := cr.FieldPos(0)
-		get := func(c string) string { return strings.TrimSpace(rec[idx[c]]) }
+		line, get := t.Line, t.Get
 		if get("gpu_num1") != "1" || get("gpu_num2") != "1" {
 			continue
 		}
@@ -95,36 +84,33 @@ func readLucid(colocate io.Reader, coName string, single io.Reader, singleName s
 }
 
 func readLucidSingle(r io.Reader, name string) (map[string]Profile, error) {
-	cr := csv.NewReader(r)
-	recs, err := cr.ReadAll()
+	t, err := csvhead.NewReader(csv.NewReader(r), name, "model", "dataset", "batchsize", "amp", "gpu_util", "gmem_util", "gmem")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(recs) < 2 {
-		return nil, fmt.Errorf("%s: no rows", name)
-	}
-	idx := map[string]int{}
-	for i, h := range recs[0] {
-		idx[strings.TrimSpace(h)] = i
-	}
-	for _, c := range []string{"model", "dataset", "batchsize", "amp", "gpu_util", "gmem_util", "gmem"} {
-		if _, ok := idx[c]; !ok {
-			return nil, fmt.Errorf("%s: header: missing column %q", name, c)
-		}
+		return nil, err
 	}
 	out := map[string]Profile{}
-	for i, rec := range recs[1:] {
-		get := func(c string) string { return strings.TrimSpace(rec[idx[c]]) }
+	for {
+		ok, err := t.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		get := t.Get
 		var v [3]float64
 		for k, c := range []string{"gpu_util", "gmem_util", "gmem"} {
 			x, err := strconv.ParseFloat(get(c), 64)
 			if err != nil || x < 0 {
-				return nil, fmt.Errorf("%s:%d: column %s: bad number %q", name, i+2, c, get(c))
+				return nil, fmt.Errorf("%s:%d: column %s: bad number %q", name, t.Line, c, get(c))
 			}
 			v[k] = x
 		}
 		key := get("model") + "/" + get("dataset") + "/" + get("batchsize") + "/" + get("amp")
 		out[key] = Profile{PeakMiB: v[2], SMACT: Stat{Mean: v[0] / 100, P95: v[0] / 100}, DRAMA: Stat{Mean: v[1] / 100, P95: v[1] / 100}, UtilPct: v[0]}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no rows", name)
 	}
 	return out, nil
 }

@@ -162,7 +162,7 @@ func TestLoadCatalogFormats(t *testing.T) {
 	require.ErrorContains(t, err, "missing.csv")
 	_, err = readSourceCatalog(strings.NewReader("workload_id,num_gpus\nx,1\n"), "s.csv")
 	require.ErrorContains(t, err, `s.csv: header: missing column "gpu_label"`)
-	_, err = readSourceCatalog(strings.NewReader("workload_id\n"), "s.csv")
+	_, err = readSourceCatalog(strings.NewReader(strings.Join(sourceCatalogCols, ",")+"\n"), "s.csv")
 	require.ErrorContains(t, err, "no workload rows")
 
 	shared, ok := SharedDir()

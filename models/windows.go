@@ -2,12 +2,13 @@ package models
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/aegis-sched/aegis/internal/csvhead"
 )
 
 // Solo telemetry windows: what a job alone shows the pressure filter.
@@ -105,32 +106,22 @@ func windowWorkload(run string) (string, error) {
 func readTable(r io.Reader, name string, cols []string) ([]map[string]string, error) {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
-	head, err := cr.Read()
+	t, err := csvhead.NewReader(cr, name, cols...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: header: %w", name, err)
-	}
-	idx := map[string]int{}
-	for i, h := range head {
-		idx[strings.TrimSpace(h)] = i
-	}
-	for _, c := range cols {
-		if _, ok := idx[c]; !ok {
-			return nil, fmt.Errorf("%s: header: missing column %q", name, c)
-		}
+		return nil, err
 	}
 	var out []map[string]string
 	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+		ok, err := t.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			return out, nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		line, _ := cr.FieldPos(0)
-		m := map[string]string{"line": strconv.Itoa(line)}
+		m := map[string]string{"line": strconv.Itoa(t.Line)}
 		for _, c := range cols {
-			m[c] = strings.TrimSpace(rec[idx[c]])
+			m[c] = t.Get(c)
 		}
 		out = append(out, m)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aegis-sched/aegis/internal/csvhead"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -149,7 +150,7 @@ func notATrace(path string, b []byte) error {
 	case FormatHelios:
 		return fmt.Errorf("%s is a Helios cluster log, not a trace: cut a trace from it with aegis trace select --format helios --input %s", path, path)
 	case FormatCSV:
-		head := headerIndex(strings.Split(firstLine(b), ","))
+		head := csvhead.Index(strings.Split(firstLine(b), ","))
 		_, dur := head["duration_s"]
 		_, wl := head["workload_id"]
 		if dur && !wl {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aegis-sched/aegis/internal/csvhead"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -185,20 +186,7 @@ func ReadLogCSV(r io.Reader, name string) (*Log, error) {
 	return l, nil
 }
 
-// headerIndex maps trimmed column names (a UTF-8 byte-order mark removed) to
-// their index; the first of repeated names wins.
-func headerIndex(head []string) map[string]int {
-	col := map[string]int{}
-	for i, h := range head {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		if _, dup := col[h]; !dup {
-			col[h] = i
-		}
-	}
-	return col
-}
-
-// duplicateColumn finds a column name (trimmed as by headerIndex) that the
+// duplicateColumn finds a column name (trimmed as by csvhead.Index) that the
 // header gives twice, at 0-based positions i < j.
 func duplicateColumn(head []string) (c string, i, j int, dup bool) {
 	at := map[string]int{}
@@ -263,7 +251,7 @@ func openCSV(r io.Reader, name, empty string, required ...string) (*csvTable, er
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	t := &csvTable{name: name, cr: cr, head: slices.Clone(head), col: headerIndex(head)}
+	t := &csvTable{name: name, cr: cr, head: slices.Clone(head), col: csvhead.Index(head)}
 	if c, i, j, dup := duplicateColumn(head); dup {
 		return nil, fmt.Errorf("%s:1: header names column %q twice (columns %d and %d)", name, c, i+1, j+1)
 	}
@@ -542,7 +530,7 @@ func readLogFile(path string, format Format, cat *models.Catalog) (*Log, Format,
 			l, err = traceLog(t, cat)
 		}
 	case FormatCSV:
-		head := headerIndex(strings.Split(firstLine(peek), ","))
+		head := csvhead.Index(strings.Split(firstLine(peek), ","))
 		if _, ok := head["duration_s"]; ok {
 			if l, err = ReadLogCSV(lines, path); err == nil {
 				_, l.Mapped = head["workload_id"]
@@ -591,7 +579,7 @@ func detectFormat(path string, b []byte) Format {
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return FormatJSONL
 	}
-	head := headerIndex(strings.Split(firstLine(b), ","))
+	head := csvhead.Index(strings.Split(firstLine(b), ","))
 	_, g := head["gpu_num"]
 	_, s := head["submit_time"]
 	if g && s {

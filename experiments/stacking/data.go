@@ -2,15 +2,14 @@ package stacking
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
+	"github.com/aegis-sched/aegis/internal/csvhead"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -129,76 +128,51 @@ func Load(dir string) (*Data, error) {
 	return &d, nil
 }
 
-// table reads a CSV file with a header naming at least the given columns
-// and calls row for each record with a field getter.
-type table struct {
-	name string
-	cr   *csv.Reader
-	col  map[string]int
-	rec  []string
-	line int
-}
+// table reads a CSV file by column name (csvhead): a header naming at
+// least the given columns, then records read with next and the getters
+// below.
+type table struct{ *csvhead.Reader }
 
 func newTable(r io.Reader, name string, cols ...string) (*table, error) {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
-	head, err := cr.Read()
+	h, err := csvhead.NewReader(cr, name, cols...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: header: %w", name, err)
+		return nil, err
 	}
-	t := &table{name: name, cr: cr, col: map[string]int{}}
-	for i, h := range head {
-		t.col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
-	}
-	for _, c := range cols {
-		if _, ok := t.col[c]; !ok {
-			return nil, fmt.Errorf("%s: header: no column %q", name, c)
-		}
-	}
-	return t, nil
+	return &table{h}, nil
 }
 
 // next reads the next record; it returns false at the end.
-func (t *table) next() (bool, error) {
-	rec, err := t.cr.Read()
-	if errors.Is(err, io.EOF) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", t.name, err)
-	}
-	t.rec = rec
-	t.line, _ = t.cr.FieldPos(0)
-	return true, nil
-}
+func (t *table) next() (bool, error) { return t.Next() }
 
 func (t *table) str(c string) (string, error) {
-	s := strings.TrimSpace(t.rec[t.col[c]])
+	s := t.Get(c)
 	if s == "" {
-		return "", fmt.Errorf("%s:%d: column %s: empty", t.name, t.line, c)
+		return "", fmt.Errorf("%s:%d: column %s: empty", t.Name, t.Line, c)
 	}
 	return s, nil
 }
 
 // num reads a number in [lo, hi].
 func (t *table) num(c string, lo, hi float64) (float64, error) {
-	s := strings.TrimSpace(t.rec[t.col[c]])
+	s := t.Get(c)
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(v >= lo && v <= hi) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%s:%d: column %s: %q is not a number in [%g, %g]", t.name, t.line, c, s, lo, hi)
+		return 0, fmt.Errorf("%s:%d: column %s: %q is not a number in [%g, %g]", t.Name, t.Line, c, s, lo, hi)
 	}
 	return v, nil
 }
 
 // count reads a whole number in [lo, hi]; empty reads as 0 when empty0.
 func (t *table) count(c string, lo, hi int, empty0 bool) (int, error) {
-	s := strings.TrimSpace(t.rec[t.col[c]])
+	s := t.Get(c)
 	if s == "" && empty0 {
 		return 0, nil
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil || v < lo || v > hi {
-		return 0, fmt.Errorf("%s:%d: column %s: %q is not a whole number in [%d, %d]", t.name, t.line, c, s, lo, hi)
+		return 0, fmt.Errorf("%s:%d: column %s: %q is not a whole number in [%d, %d]", t.Name, t.Line, c, s, lo, hi)
 	}
 	return v, nil
 }
@@ -245,7 +219,7 @@ func ReadSequences(r io.Reader, name string) ([]Sequence, error) {
 			out = append(out, Sequence{Name: seq})
 		}
 		if want := len(out[i].Jobs) + 1; j.Position != want {
-			return nil, fmt.Errorf("%s:%d: column position: sequence %s: got %d, want %d (rows in launch order)", name, t.line, seq, j.Position, want)
+			return nil, fmt.Errorf("%s:%d: column position: sequence %s: got %d, want %d (rows in launch order)", name, t.Line, seq, j.Position, want)
 		}
 		out[i].Jobs = append(out[i].Jobs, j)
 	}
@@ -344,10 +318,10 @@ func ReadGrid(r io.Reader, name string) ([]GridRun, error) {
 			return nil, err
 		}
 		if g.FirstRejected == 1 {
-			return nil, fmt.Errorf("%s:%d: column first_rejected_position: 1 (the first job starts on an idle GPU and cannot be deferred)", name, t.line)
+			return nil, fmt.Errorf("%s:%d: column first_rejected_position: 1 (the first job starts on an idle GPU and cannot be deferred)", name, t.Line)
 		}
 		if (g.FirstRejected == 0) != (g.Deferrals == 0) {
-			return nil, fmt.Errorf("%s:%d: columns first_rejected_position and deferrals disagree (%q, %d)", name, t.line, t.rec[t.col["first_rejected_position"]], g.Deferrals)
+			return nil, fmt.Errorf("%s:%d: columns first_rejected_position and deferrals disagree (%q, %d)", name, t.Line, t.Get("first_rejected_position"), g.Deferrals)
 		}
 		out = append(out, g)
 	}

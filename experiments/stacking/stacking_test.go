@@ -162,7 +162,7 @@ func TestReaders(t *testing.T) {
 		{seqHead + "a,1,r,w,-1\n", "s.csv:2: column solo_runtime_s", nil},
 		{seqHead + "a,1,r,w,NaN\n", "s.csv:2: column solo_runtime_s", nil},
 		{seqHead + "a,1,,w,1\n", "s.csv:2: column run_name: empty", nil},
-		{"sequence,position\n", `s.csv: header: no column "run_name"`, nil},
+		{"sequence,position\n", `s.csv: header: missing column "run_name"`, nil},
 		{seqHead, "s.csv: no sequences", nil},
 		{gridHead + "a,1.5,0,0,,0,1,1,1\n", "g.csv:2: column tau_smact", func(s string) error { _, err := ReadGrid(strings.NewReader(s), "g.csv"); return err }},
 		{gridHead + "a,0,0,0,1,3,1,1,1\n", "g.csv:2: column first_rejected_position: 1", func(s string) error { _, err := ReadGrid(strings.NewReader(s), "g.csv"); return err }},

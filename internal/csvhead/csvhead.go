@@ -1,0 +1,92 @@
+// Package csvhead reads CSV files by column name, one row at a time: the
+// header line maps each trimmed column name (a UTF-8 byte-order mark
+// removed) to its column, the columns a reader needs are checked once, and
+// each row's cells are then read by name, with the row's line for errors.
+// It is the one such reader of the module's input files (measured pairs,
+// solo windows and speeds, Lucid's tables, the artifact's catalog, stacking
+// measurements); the trace log readers map their headers with its Index.
+package csvhead
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Reader reads a CSV file's rows by column name.
+type Reader struct {
+	// Name is the file, as errors name it.
+	Name string
+	// Head is the header line as read.
+	Head []string
+	// Line is the file line of the row Next read last.
+	Line int
+	cr   *csv.Reader
+	col  map[string]int
+	rec  []string
+}
+
+// NewReader reads the header line from cr (set its options, such as
+// Comment, first); name is the file as errors name it. Every column in
+// need must be in the header: else the error reads
+// `NAME: header: missing column "C"`. Of a name given twice, the first
+// column counts.
+func NewReader(cr *csv.Reader, name string, need ...string) (*Reader, error) {
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: header: %w", name, err)
+	}
+	r := &Reader{Name: name, Head: head, cr: cr, col: Index(head)}
+	for _, c := range need {
+		if _, ok := r.col[c]; !ok {
+			return nil, fmt.Errorf("%s: header: missing column %q", name, c)
+		}
+	}
+	return r, nil
+}
+
+// Index maps a header's trimmed column names (a UTF-8 byte-order mark
+// removed) to their index; of a name given twice, the first counts.
+func Index(head []string) map[string]int {
+	col := make(map[string]int, len(head))
+	for i, h := range head {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if _, dup := col[h]; !dup {
+			col[h] = i
+		}
+	}
+	return col
+}
+
+// Next reads the next row; it returns false at the end of the file. A
+// malformed row is an error naming the file (csv's error names the line).
+func (r *Reader) Next() (bool, error) {
+	rec, err := r.cr.Read()
+	if errors.Is(err, io.EOF) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", r.Name, err)
+	}
+	r.rec = rec
+	r.Line, _ = r.cr.FieldPos(0)
+	return true, nil
+}
+
+// Has reports whether the header has column c.
+func (r *Reader) Has(c string) bool { _, ok := r.col[c]; return ok }
+
+// Get returns the current row's cell of column c, trimmed; "" when the
+// header lacks c or the row is short of it.
+func (r *Reader) Get(c string) string {
+	i, ok := r.col[c]
+	if !ok || i >= len(r.rec) {
+		return ""
+	}
+	return strings.TrimSpace(r.rec[i])
+}
+
+// Record is the current row as read.
+func (r *Reader) Record() []string { return r.rec }
