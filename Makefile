@@ -11,15 +11,19 @@ COMMIT ?= $(shell git describe --always --dirty 2>/dev/null)
 # identifies the build in cells' keys: a rebuild of the same source (after a
 # commit of documents, tests or specs only) reuses every finished cell.
 SOURCE ?= $(shell git ls-files -co --exclude-standard -z -- '*.go' go.mod go.sum ':(glob)**/data/**' ':(exclude)*_test.go' ':(exclude,glob)**/testdata/**' 2>/dev/null | xargs -0 sha256sum 2>/dev/null | sha256sum | cut -c1-64)
-GOBUILD = $(GO) build -trimpath -ldflags '-X github.com/aegis-sched/aegis/internal/buildinfo.commit=$(COMMIT) -X github.com/aegis-sched/aegis/internal/buildinfo.source=$(SOURCE)'
+LDFLAGS = -trimpath -ldflags '-X github.com/aegis-sched/aegis/internal/buildinfo.commit=$(COMMIT) -X github.com/aegis-sched/aegis/internal/buildinfo.source=$(SOURCE)'
+GOBUILD = $(GO) build $(LDFLAGS)
 
-.PHONY: help nvml-test gpu-check-emulated build test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check exec-stress
+.PHONY: help nvml-test gpu-check-emulated build install test fmtcheck bench benchstat growth-plot demo fmt vet fuzz reproduce gpu-build gpu-check exec-stress
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/aegis
 	$(GOBUILD) -o $(BIN) ./cmd/aegis
+
+install: ## install aegis into $(go env GOPATH)/bin (or $GOBIN), so the README's `aegis ...` commands work from anywhere
+	$(GO) install $(LDFLAGS) ./cmd/aegis
 
 gpu-build: ## build bin/aegis with NVML (cgo, the nvml build tag), so it reads real GPUs
 	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GOBUILD) -tags nvml -o $(BIN) ./cmd/aegis
