@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -63,7 +64,7 @@ func (r *runs) get(t *testing.T, trace string, c config) results.Summary {
 		k, v, _ := strings.Cut(kv, "=")
 		params[k] = v
 	}
-	o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: c.policy, Params: params, Seed: seed}, nil)
+	o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: c.policy, Params: params, Seed: seed}, nil)
 	require.NoError(t, err)
 	r.mu.Lock()
 	r.out[key] = &o.Summary
@@ -219,7 +220,7 @@ func TestDocsFigure(t *testing.T) {
 	require.NoError(t, err)
 	tel, err := os.Create(filepath.Join(dir, "telemetry.csv"))
 	require.NoError(t, err)
-	_, err = assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: seed, Telemetry: tel}, ev)
+	_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: seed, Telemetry: tel}, ev)
 	require.NoError(t, err)
 	require.NoError(t, ev.Close())
 	require.NoError(t, tel.Close())

@@ -51,7 +51,7 @@ func TestCrossBackend(t *testing.T) {
 	require.NoError(t, err)
 	simOrder := &starts{}
 	simCol := results.NewCollector(s.Jobs(), simOrder)
-	require.NoError(t, loop.Run(s, newAegis(), simCol))
+	require.NoError(t, loop.Run(context.Background(), s, newAegis(), simCol))
 	simSum := results.Summarize(simCol.Jobs(), nil)
 
 	// A machine busy enough to stall processes for hundreds of

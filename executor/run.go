@@ -51,7 +51,7 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 			fmt.Fprintf(x.cfg.Log, "results: %v\n", err)
 		}
 	}
-	runErr := loop.RunContext(ctx, x, p, col)
+	runErr := loop.Run(ctx, x, p, col)
 	if ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		runErr = fmt.Errorf("executor: %w at t=%v; continue with aegis exec --resume %s", ErrInterrupted, x.clock(), x.cfg.Dir)
 	}

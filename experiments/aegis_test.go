@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,7 @@ func summary(t *testing.T, trace string, params map[string]string) results.Summa
 	require.NoError(t, err)
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
-	o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: params, Seed: 42}, nil)
+	o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: params, Seed: 42}, nil)
 	require.NoError(t, err)
 	require.Equal(t, len(tr.Jobs), o.Summary.Finished, "every job finishes")
 	return o.Summary
@@ -112,7 +113,7 @@ func TestReadingTelemetryChangesNothing(t *testing.T) {
 		}
 		var ev bytes.Buffer
 		col := results.NewCollector(s.Jobs(), results.NewEventLog(&ev))
-		require.NoError(t, loop.Run(s, p, col))
+		require.NoError(t, loop.Run(context.Background(), s, p, col))
 		var jobs bytes.Buffer
 		require.NoError(t, results.WriteJobsCSV(&jobs, col.Jobs()))
 		return jobs.String()
@@ -134,7 +135,7 @@ func TestPeakMemWithPeakJitter(t *testing.T) {
 	require.NoError(t, err)
 	failed := 0
 	for seed := uint64(1); seed <= 6; seed++ {
-		o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"memory": "peakmem"},
+		o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"memory": "peakmem"},
 			Seed: seed, Truth: &truth}, nil)
 		require.NoError(t, err)
 		require.Equal(t, o.Summary.FailedAttempts, o.Summary.RecoveredAttempts, "seed %d", seed)

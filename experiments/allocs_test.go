@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"io"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestAllocationsPerEvent(t *testing.T) {
 	run := func(n int) (allocs float64, events int) {
 		tr := likeTrace(t, "saturn", n, 1)
 		allocs = testing.AllocsPerRun(1, func() {
-			o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1}, io.Discard)
+			o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1}, io.Discard)
 			require.NoError(t, err)
 			events = o.Events
 		})

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +48,7 @@ func benchSim(b *testing.B, r assemble.Run) {
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		o, err := assemble.Simulate(r, io.Discard)
+		o, err := assemble.Simulate(context.Background(), r, io.Discard)
 		require.NoError(b, err)
 		events += o.Events
 		runs++
@@ -189,7 +190,7 @@ func BenchmarkSimulate(b *testing.B) {
 				events := 0
 				b.ReportAllocs()
 				for b.Loop() {
-					o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: policy, Seed: 1}, io.Discard)
+					o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: policy, Seed: 1}, io.Discard)
 					require.NoError(b, err)
 					events += o.Events
 				}

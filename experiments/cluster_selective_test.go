@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 
@@ -55,7 +56,7 @@ func TestSelectiveDispatcherChangesNothing(t *testing.T) {
 				var every, some *counting
 				run := func(wrap func(policies.Policy) policies.Policy) map[string][]byte {
 					var ev bytes.Buffer
-					o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &cl, Policy: policy, Seed: 1,
+					o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &cl, Policy: policy, Seed: 1,
 						Params: map[string]string{"dispatch": c.dispatch}, Wrap: wrap}, &ev)
 					require.NoError(t, err)
 					files, err := o.Files(ev.Bytes())

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,9 +27,9 @@ func TestOneServerClusterIsTheServer(t *testing.T) {
 	for _, policy := range assemble.PolicyNames() {
 		t.Run(policy, func(t *testing.T) {
 			var ev1, ev2 bytes.Buffer
-			plain, err := assemble.Simulate(assemble.Run{Trace: tr, Server: c.Server(), Policy: policy, Seed: 2}, &ev1)
+			plain, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: c.Server(), Policy: policy, Seed: 2}, &ev1)
 			require.NoError(t, err)
-			cl, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 2}, &ev2)
+			cl, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 2}, &ev2)
 			require.NoError(t, err)
 			require.Equal(t, ev1.String(), ev2.String())
 			require.Nil(t, plain.Servers)
@@ -71,7 +72,7 @@ func TestClusterPlacement(t *testing.T) {
 	require.NoError(t, err)
 	for _, policy := range assemble.PolicyNames() {
 		for _, dispatch := range []string{"bestfit", "firstfit", "leastloaded"} {
-			o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Params: map[string]string{"dispatch": dispatch}, Seed: 1}, nil)
+			o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Params: map[string]string{"dispatch": dispatch}, Seed: 1}, nil)
 			require.NoError(t, err, "%s %s", policy, dispatch)
 			require.Equal(t, len(tr.Jobs), o.Summary.Finished, "%s %s", policy, dispatch)
 			for i, j := range tr.Jobs {
@@ -105,7 +106,7 @@ func TestClusterErrors(t *testing.T) {
 		{"not a multiple of the workload", one("gpt2_large_wiki_bs8_2gpu", 3), nil, "t.csv:2: job 0: column num_gpus: 3, but workload gpt2_large_wiki_bs8_2gpu needs 2 (a cluster run takes a multiple of it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := assemble.Simulate(assemble.Run{Trace: tc.trace, Cluster: &c, Policy: "aegis", Params: tc.params, Seed: 1}, nil)
+			_, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tc.trace, Cluster: &c, Policy: "aegis", Params: tc.params, Seed: 1}, nil)
 			require.ErrorContains(t, err, tc.err)
 		})
 	}
@@ -126,9 +127,9 @@ func TestClusterSkipChangesNothing(t *testing.T) {
 	type hide struct{ policies.Policy }
 	for _, policy := range assemble.PolicyNames() {
 		var ev1, ev2 bytes.Buffer
-		o1, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 3}, &ev1)
+		o1, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 3}, &ev1)
 		require.NoError(t, err)
-		o2, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 3,
+		o2, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 3,
 			Wrap: func(p policies.Policy) policies.Policy { return hide{p} }}, &ev2)
 		require.NoError(t, err)
 		require.Equal(t, ev2.String(), ev1.String(), policy)
@@ -151,9 +152,9 @@ func TestClusterAegisSkipsExactly(t *testing.T) {
 	c, err := models.ParseCluster("a100-40gb:8x2")
 	require.NoError(t, err)
 	type hide struct{ policies.Policy }
-	on, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 1}, nil)
+	on, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 1}, nil)
 	require.NoError(t, err)
-	off, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 1, Params: map[string]string{"skip": "off"},
+	off, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 1, Params: map[string]string{"skip": "off"},
 		Wrap: func(p policies.Policy) policies.Policy { return hide{p} }}, nil)
 	require.NoError(t, err)
 	fOn, err := on.Files(nil)

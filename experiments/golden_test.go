@@ -3,6 +3,7 @@ package experiments
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"flag"
 	"fmt"
@@ -65,7 +66,7 @@ func runFiles(t testing.TB, trace, policy string, params map[string]string, seed
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var ev, jb, sm, df bytes.Buffer
-	o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &ev)
+	o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &ev)
 	require.NoError(t, err)
 	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
 	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))

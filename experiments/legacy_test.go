@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"encoding/csv"
 	"math"
 	"os"
@@ -43,7 +44,7 @@ func TestLegacyExclusiveMakespan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tr, err := traces.Load(name)
 			require.NoError(t, err)
-			o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1}, nil)
+			o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1}, nil)
 			require.NoError(t, err)
 			m, ok := measured[run]
 			require.True(t, ok, run)

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,7 +77,7 @@ func TestMixedClusterRouting(t *testing.T) {
 							params[k] = v
 						}
 					}
-					o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Params: params, Seed: 1}, nil)
+					o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Params: params, Seed: 1}, nil)
 					require.NoError(t, err, "%s %s", policy, dispatch)
 					require.Equal(t, len(tr.Jobs), o.Summary.Finished, "%s %s", policy, dispatch)
 					for i := range tr.Jobs {
@@ -108,7 +109,7 @@ func TestMixedClusterSoloTimes(t *testing.T) {
 		{ID: "2", Workload: w, GPUs: 1, SoloS: 100, Submit: 2000 * time.Second}}}
 	truth := sim.DefaultTruth()
 	truth.StartupJitter = 0
-	o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "exclusive", Params: map[string]string{"dispatch": "firstfit"}, Seed: 1, Truth: &truth}, nil)
+	o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: "exclusive", Params: map[string]string{"dispatch": "firstfit"}, Seed: 1, Truth: &truth}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"0", "1", "0"}, o.Servers)
 	require.Equal(t, []string{"legacy-11gb", "a100-40gb", "legacy-11gb"}, o.GPUTypes)
@@ -137,7 +138,7 @@ func TestMixedClusterSameBytes(t *testing.T) {
 	var first map[string][]byte
 	for range 2 {
 		var ev bytes.Buffer
-		o, err := assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4}, &ev)
+		o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4}, &ev)
 		require.NoError(t, err)
 		f, err := o.Files(ev.Bytes())
 		require.NoError(t, err)
@@ -149,7 +150,7 @@ func TestMixedClusterSameBytes(t *testing.T) {
 	}
 	// Streamed, jobs.csv is the same with its server and gpu_type columns.
 	var jobs bytes.Buffer
-	_, err = assemble.Simulate(assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4, Jobs: &jobs}, nil)
+	_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: "aegis", Seed: 4, Jobs: &jobs}, nil)
 	require.NoError(t, err)
 	require.Equal(t, string(first["jobs.csv"]), jobs.String())
 	require.Contains(t, jobs.String(), ",server,gpu_type\n")
@@ -177,7 +178,7 @@ func TestMixedClusterErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := models.ParseCluster(tc.cluster)
 			require.NoError(t, err)
-			_, err = assemble.Simulate(assemble.Run{Trace: tc.trace, Cluster: &c, Policy: tc.policy, Seed: 1}, nil)
+			_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tc.trace, Cluster: &c, Policy: tc.policy, Seed: 1}, nil)
 			require.ErrorContains(t, err, tc.err)
 		})
 	}

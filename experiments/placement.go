@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -37,7 +38,7 @@ func (d PlacementDecision) Differs() bool {
 // can give different runs: only where a decision has more eligible GPUs
 // than the job needs and their rankings disagree. The run's event log goes
 // to events when it is not nil (watching changes nothing in the run).
-func PlacementDecisions(r assemble.Run, events io.Writer) ([]PlacementDecision, error) {
+func PlacementDecisions(ctx context.Context, r assemble.Run, events io.Writer) ([]PlacementDecision, error) {
 	if r.Policy != "aegis" {
 		return nil, fmt.Errorf("placement decisions: policy %s: want aegis", r.Policy)
 	}
@@ -54,7 +55,7 @@ func PlacementDecisions(r assemble.Run, events io.Writer) ([]PlacementDecision, 
 	r.Wrap = func(p policies.Policy) policies.Policy {
 		return &placementProbe{Policy: p, mu: mu, out: &out}
 	}
-	if _, err := assemble.Simulate(r, events); err != nil {
+	if _, err := assemble.Simulate(ctx, r, events); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -38,13 +39,13 @@ func TestMUvsMFM(t *testing.T) {
 			}
 			events := func(placement string) []byte {
 				var b bytes.Buffer
-				_, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"placement": placement}, Seed: 42}, &b)
+				_, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"placement": placement}, Seed: 42}, &b)
 				require.NoError(t, err)
 				return b.Bytes()
 			}
 			mu := events("mu")
 			var b bytes.Buffer
-			ds, err := PlacementDecisions(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"placement": "mfm"}, Seed: 42}, &b)
+			ds, err := PlacementDecisions(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Params: map[string]string{"placement": "mfm"}, Seed: 42}, &b)
 			require.NoError(t, err)
 			mfm := b.Bytes()
 			var eligible [4]int
@@ -81,11 +82,11 @@ func TestMUvsMFM(t *testing.T) {
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var plain, watched bytes.Buffer
-	_, err = assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 42}, &plain)
+	_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 42}, &plain)
 	require.NoError(t, err)
-	_, err = PlacementDecisions(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 42}, &watched)
+	_, err = PlacementDecisions(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 42}, &watched)
 	require.NoError(t, err)
 	require.Equal(t, plain.String(), watched.String())
-	_, err = PlacementDecisions(assemble.Run{Trace: tr, Server: srv, Policy: "lucid", Seed: 42}, nil)
+	_, err = PlacementDecisions(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "lucid", Seed: 42}, nil)
 	require.ErrorContains(t, err, "want aegis")
 }

@@ -69,8 +69,9 @@ type cellRecord struct {
 // and renamed, so that an interrupted run leaves no half-written cell), then
 // run.json and, for a whole run, the combined files (Combine). Cells whose
 // outputs exist with the same key (see keyInputs: the content of everything
-// that determines them, the build included) are skipped unless opt.Force. When ctx is cancelled the running cells finish, no new one
-// starts and ctx's error is returned.
+// that determines them, the build included) are skipped unless opt.Force. When ctx is cancelled no new cell
+// starts, the running ones stop at their next step (leaving no directory)
+// and an error wrapping ctx's is returned.
 func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
 	if opt.Shards < 0 || opt.Shards > 0 && (opt.Shard < 0 || opt.Shard >= opt.Shards) {
 		return nil, fmt.Errorf("shard %d/%d: want 0 <= I < N", opt.Shard, opt.Shards)
@@ -121,7 +122,7 @@ func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for c := range next {
-				err := s.runCell(cellsDir, c)
+				err := s.runCell(ctx, cellsDir, c)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = fmt.Errorf("cell %s: %w", c.ID, err)
@@ -205,7 +206,7 @@ func cellDone(dir string, c Cell) bool {
 }
 
 // runCell simulates cell c and writes its directory atomically.
-func (s *Spec) runCell(dir string, c Cell) error {
+func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
 	if s.Stacking != nil {
 		files, err := s.runStackCell(c)
 		if err != nil {
@@ -227,7 +228,7 @@ func (s *Spec) runCell(dir string, c Cell) error {
 	if s.Telemetry {
 		r.Telemetry = &tel
 	}
-	o, err := assemble.Simulate(r, &events)
+	o, err := assemble.Simulate(ctx, r, &events)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestSelectiveCollocChangesNothing(t *testing.T) {
 			var every, some *counting
 			run := func(wrap func(policies.Policy) policies.Policy) map[string][]byte {
 				var ev bytes.Buffer
-				o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: c.policy, Params: params, Seed: 1, Wrap: wrap}, &ev)
+				o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: c.policy, Params: params, Seed: 1, Wrap: wrap}, &ev)
 				require.NoError(t, err)
 				files, err := o.Files(ev.Bytes())
 				require.NoError(t, err)

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"testing"
@@ -61,7 +62,7 @@ func events(t *testing.T, trace, policy string, params map[string]string) int {
 	require.NoError(t, err)
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
-	o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: 3}, io.Discard)
+	o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: 3}, io.Discard)
 	require.NoError(t, err)
 	return o.Events
 }

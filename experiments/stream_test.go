@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,12 +32,12 @@ func TestStreamedJobsCSV(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := assemble.Run{Trace: tr, Server: srv, Policy: c.policy, Seed: 3, Cluster: c.cluster}
 			var ev1, ev2, jobs bytes.Buffer
-			held, err := assemble.Simulate(r, &ev1)
+			held, err := assemble.Simulate(context.Background(), r, &ev1)
 			require.NoError(t, err)
 			files, err := held.Files(ev1.Bytes())
 			require.NoError(t, err)
 			r.Jobs = &jobs
-			streamed, err := assemble.Simulate(r, &ev2)
+			streamed, err := assemble.Simulate(context.Background(), r, &ev2)
 			require.NoError(t, err)
 			require.Equal(t, string(files["jobs.csv"]), jobs.String())
 			require.Equal(t, held.Summary, streamed.Summary)
@@ -84,7 +85,7 @@ func TestSelectiveExclusiveChangesNothing(t *testing.T) {
 			var every, some *counting
 			run := func(wrap func(policies.Policy) policies.Policy) (map[string][]byte, int) {
 				var ev bytes.Buffer
-				o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap}, &ev)
+				o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap}, &ev)
 				require.NoError(t, err)
 				files, err := o.Files(ev.Bytes())
 				require.NoError(t, err)

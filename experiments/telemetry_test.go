@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func telemetryRun(t *testing.T, telemetry bool) (out [4]string) {
 	if telemetry {
 		r.Telemetry = &tel
 	}
-	o, err := assemble.Simulate(r, &ev)
+	o, err := assemble.Simulate(context.Background(), r, &ev)
 	require.NoError(t, err)
 	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
 	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))
@@ -96,7 +97,7 @@ func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
 	p, err := assemble.NewPolicy("aegis", nil)
 	require.NoError(t, err)
 	rec := seen{Policy: p, got: map[[2]int64]policies.Sample{}}
-	require.NoError(t, loop.Run(s, rec, results.NewCollector(s.Jobs())))
+	require.NoError(t, loop.Run(context.Background(), s, rec, results.NewCollector(s.Jobs())))
 	require.NoError(t, tw.Flush())
 	parsed, err := runfiles.ParseTelemetry("telemetry.csv", &tel)
 	require.NoError(t, err)
@@ -134,7 +135,7 @@ func BenchmarkTelemetry(b *testing.B) {
 				if on {
 					r.Telemetry = io.Discard
 				}
-				if _, err := assemble.Simulate(r, nil); err != nil {
+				if _, err := assemble.Simulate(context.Background(), r, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -75,7 +75,7 @@ func simRun(t *testing.T, p policies.Policy, wrap func(*sim.Sim) loop.Backend) (
 	if wrap != nil {
 		b = wrap(s)
 	}
-	require.NoError(t, loop.Run(b, p, col))
+	require.NoError(t, loop.Run(context.Background(), b, p, col))
 	return col.Jobs(), rec.evs
 }
 
@@ -115,12 +115,12 @@ func TestPlaceErrorIsAnEvent(t *testing.T) {
 	}
 }
 
-func TestRunContextCancelled(t *testing.T) {
+func TestRunCancelled(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100(), Truth: sim.DefaultTruth()}, mixed())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err = loop.RunContext(ctx, s, newAegis(t), results.NewCollector(s.Jobs()))
+	err = loop.Run(ctx, s, newAegis(t), results.NewCollector(s.Jobs()))
 	require.ErrorIs(t, err, context.Canceled)
 }
 

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -40,7 +41,7 @@ func run(t *testing.T, srv string, truth sim.Truth, p policies.Policy, specs []t
 	require.NoError(t, err)
 	rec := &events{}
 	col := results.NewCollector(s.Jobs(), rec)
-	require.NoError(t, loop.Run(s, p, col))
+	require.NoError(t, loop.Run(context.Background(), s, p, col))
 	return col.Jobs(), s, rec.evs
 }
 
@@ -210,7 +211,7 @@ func TestOOMAtTheCapacity(t *testing.T) {
 			[]traces.Job{{ID: "a", Workload: big, GPUs: 1}, {ID: "b", Workload: big, GPUs: 1, Submit: 5 * sec}})
 		require.NoError(t, err)
 		col := results.NewCollector(s.Jobs())
-		require.NoError(t, loop.Run(s, script{0: {0}, 1: {0}}, col))
+		require.NoError(t, loop.Run(context.Background(), s, script{0: {0}, 1: {0}}, col))
 		require.Equal(t, tc.oom, col.Jobs()[1].Failed == 1, "capacity %v MiB, peaks %v MiB", tc.capacity, peaks)
 	}
 }
@@ -273,7 +274,7 @@ func TestLoopReportsBrokenBackend(t *testing.T) {
 	require.NoError(t, err)
 	// Exclusive as a plain Policy (not Selective), so that the loop decides,
 	// and checks the view, at every instant.
-	err = loop.Run(broken{s}, struct{ policies.Policy }{&exclusive.Policy{}}, results.NewCollector(s.Jobs()))
+	err = loop.Run(context.Background(), broken{s}, struct{ policies.Policy }{&exclusive.Policy{}}, results.NewCollector(s.Jobs()))
 	require.ErrorContains(t, err, "GPU 0: measured memory")
 	require.ErrorContains(t, err, "t=")
 }
@@ -288,7 +289,7 @@ func TestLoopReportsUnfinishedJobs(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100()},
 		[]traces.Job{{ID: "lonely", Workload: "mnist_bs32_1gpu", GPUs: 1}})
 	require.NoError(t, err)
-	err = loop.Run(s, unplaceable{}, results.NewCollector(s.Jobs()))
+	err = loop.Run(context.Background(), s, unplaceable{}, results.NewCollector(s.Jobs()))
 	require.ErrorContains(t, err, "left 1 job(s) unfinished")
 	require.ErrorContains(t, err, "lonely")
 }
@@ -361,7 +362,7 @@ func TestPairSlowdownsUnderFittedModel(t *testing.T) {
 				[]traces.Job{{ID: "a", Workload: tc.a, GPUs: 1}, {ID: "b", Workload: tc.b, GPUs: 1}})
 			require.NoError(t, err)
 			col := results.NewCollector(s.Jobs())
-			require.NoError(t, loop.Run(s, script{0: {0}, 1: {0}}, col))
+			require.NoError(t, loop.Run(context.Background(), s, script{0: {0}, 1: {0}}, col))
 			jobs := col.Jobs()
 			slowA := jobs[0].Finish.Seconds() / solo(t, tc.a).Seconds()
 			slowB := jobs[1].Finish.Seconds() / solo(t, tc.b).Seconds()

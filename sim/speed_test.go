@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func TestSpeedClasses(t *testing.T) {
 			require.NoError(t, err)
 			rec := &placements{}
 			col := results.NewCollector(s.Jobs(), rec)
-			require.NoError(t, loop.Run(s, &exclusive.Policy{}, col))
+			require.NoError(t, loop.Run(context.Background(), s, &exclusive.Policy{}, col))
 			active := map[policies.JobID]time.Duration{}
 			for _, ev := range rec.evs {
 				if ev.Kind == policies.JobActive {

@@ -162,7 +162,7 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 			return err
 		}
 	}
-	o, err := assemble.Simulate(r, events)
+	o, err := assemble.Simulate(c.Context(), r, events)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ package assemble
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -69,7 +70,9 @@ type Outcome struct {
 }
 
 // Simulate runs r, writing the event log to events when it is not nil.
-func Simulate(r Run, events io.Writer) (*Outcome, error) {
+// When ctx is done the run stops before its next step and returns ctx's
+// error, wrapped with the trace and policy.
+func Simulate(ctx context.Context, r Run, events io.Writer) (*Outcome, error) {
 	var (
 		p    policies.Policy
 		disp *dispatch.Dispatcher
@@ -176,7 +179,7 @@ func Simulate(r Run, events io.Writer) (*Outcome, error) {
 	if r.Wrap != nil {
 		p = r.Wrap(p)
 	}
-	if err := loop.Run(s, p, col); err != nil {
+	if err := loop.Run(ctx, s, p, col); err != nil {
 		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
 	}
 	if log != nil {

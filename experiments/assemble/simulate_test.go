@@ -2,13 +2,16 @@ package assemble
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -20,7 +23,7 @@ func outputs(t testing.TB, policy string, params map[string]string, seed uint64)
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var ev, jb, sm bytes.Buffer
-	o, err := Simulate(Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &ev)
+	o, err := Simulate(context.Background(), Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &ev)
 	require.NoError(t, err)
 	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
 	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))
@@ -64,4 +67,47 @@ func TestNewPolicyErrors(t *testing.T) {
 	require.ErrorContains(t, err, "exclusive")
 	_, err = NewPolicy("exclusive", map[string]string{"x": "1"})
 	require.ErrorContains(t, err, `unknown parameter "x"`)
+}
+
+// cancelAt is a policy that cancels the run's context at its n-th
+// decision.
+type cancelAt struct {
+	policies.Policy
+	n, calls int
+	cancel   context.CancelFunc
+}
+
+func (c *cancelAt) Schedule(v *policies.View) []policies.Action {
+	if c.calls++; c.calls == c.n {
+		c.cancel()
+	}
+	return c.Policy.Schedule(v)
+}
+
+// A cancelled run stops at its next step with the context's error, named
+// with the trace and policy: a long run can be interrupted, before it
+// starts or at any decision.
+func TestSimulateCancelled(t *testing.T) {
+	log, err := traces.GenerateLike("venus", 5000, 1, 2)
+	require.NoError(t, err)
+	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100())
+	require.NoError(t, err)
+	srv, err := models.ParseServer("a100-40gb:8")
+	require.NoError(t, err)
+	for _, at := range []int{0, 1, 100} {
+		t.Run(fmt.Sprint("at decision ", at), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if at == 0 {
+				cancel()
+			}
+			p := &cancelAt{n: at, cancel: cancel}
+			wrap := func(in policies.Policy) policies.Policy { p.Policy = in; return p }
+			o, err := Simulate(ctx, Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap}, io.Discard)
+			require.ErrorIs(t, err, context.Canceled)
+			require.ErrorContains(t, err, "policy exclusive")
+			require.Nil(t, o)
+			require.Equal(t, at, p.calls, "no decision after the cancel")
+		})
+	}
 }

@@ -10,6 +10,7 @@
 package stacking
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -195,7 +196,7 @@ func Replay(seq Sequence, cfg Config) (*Result, error) {
 		pr.jobs[i].Start, pr.jobs[i].Active, pr.jobs[i].Finish = -1, -1, -1
 		pr.sec[i] = -1
 	}
-	if err := loop.Run(s, pr, pr); err != nil {
+	if err := loop.Run(context.Background(), s, pr, pr); err != nil {
 		return nil, fmt.Errorf("sequence %s: %w", seq.Name, err)
 	}
 	res := &Result{Sequence: seq.Name, Jobs: pr.jobs}

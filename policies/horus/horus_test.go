@@ -1,6 +1,7 @@
 package horus_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -210,7 +211,7 @@ func TestDemoTraceFinishes(t *testing.T) {
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	for _, params := range []map[string]string{nil, original} {
-		o, err := assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "horus", Params: params, Seed: 1}, nil)
+		o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "horus", Params: params, Seed: 1}, nil)
 		require.NoError(t, err)
 		require.Equal(t, len(tr.Jobs), o.Summary.Finished, "variant %v", params)
 		require.Zero(t, o.Summary.Stopped)

@@ -68,15 +68,11 @@ type DecisionRecorder interface {
 
 // Run drives the policy on the backend until the backend has nothing left to
 // do. It fails on a backend or policy error, on an inconsistent view, and
-// when jobs are left unfinished (naming them).
-func Run(b Backend, p policies.Policy, rec Recorder) error {
-	return RunContext(context.Background(), b, p, rec)
-}
-
-// RunContext is Run, ending early with ctx's error when ctx is done. The
-// policy decides on a snapshot of the backend's view that it cannot
-// corrupt: the backend's own state is never handed out.
-func RunContext(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error {
+// when jobs are left unfinished (naming them). When ctx is done it ends
+// before the next step with ctx's error (wrapped), so a long run stops
+// promptly. The policy decides on a snapshot of the backend's view that it
+// cannot corrupt: the backend's own state is never handed out.
+func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error {
 	obs, _ := p.(policies.Observer)
 	if val, ok := p.(policies.Validator); ok {
 		if err := val.Validate(b.View()); err != nil {

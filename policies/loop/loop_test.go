@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -84,7 +85,7 @@ func (discard) Action(policies.Action) {}
 func TestCorruptQueueFound(t *testing.T) {
 	v := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
 		Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
-	err := Run(&corrupting{v: v}, idle{}, discard{})
+	err := Run(context.Background(), &corrupting{v: v}, idle{}, discard{})
 	require.ErrorContains(t, err, "queued job 0 is not pending")
 	require.ErrorContains(t, err, "t=")
 }
@@ -136,12 +137,12 @@ func TestSnapshotChangedGPUs(t *testing.T) {
 	}
 	w := &watcher{}
 	b := &memBackend{v: done(), mem: 40}
-	require.NoError(t, Run(b, policyFunc{w}, discard{}))
+	require.NoError(t, Run(context.Background(), b, policyFunc{w}, discard{}))
 	require.Len(t, w.seen, 20)
 	require.Equal(t, []float64{0, 0, 0, 0, 40, 40}, w.seen[:6])
 
 	b = &memBackend{v: done(), mem: 140}
-	err := Run(b, idle{}, discard{})
+	err := Run(context.Background(), b, idle{}, discard{})
 	require.ErrorContains(t, err, "measured memory 140")
 	require.ErrorContains(t, err, "t=5s")
 }
@@ -229,7 +230,7 @@ func TestSelectiveSkipsDecisions(t *testing.T) {
 		{policies.Event{Kind: policies.Wakeup, T: 6 * time.Second}},
 	}}
 	p, rec := &picky{}, &counter{}
-	require.NoError(t, Run(b, p, rec))
+	require.NoError(t, Run(context.Background(), b, p, rec))
 	require.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 5 * time.Second}, p.decided)
 	require.Equal(t, 8, p.observed, "7 events and the failed placement")
 	require.Equal(t, 8, rec.n)
@@ -248,7 +249,7 @@ func TestLongQueueCheckedLessOften(t *testing.T) {
 		queue = append(queue, policies.JobID(i))
 	}
 	v := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}}, Jobs: jobs, Queue: policies.ListOf(queue...)}
-	err := Run(&corrupting{v: v}, idle{}, discard{})
+	err := Run(context.Background(), &corrupting{v: v}, idle{}, discard{})
 	require.ErrorContains(t, err, "queued job 0 is not pending")
 	require.ErrorContains(t, err, fmt.Sprintf("t=%v ", time.Duration(1+(n+1)/fullCheckCost)*time.Second))
 }

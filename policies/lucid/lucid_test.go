@@ -1,6 +1,7 @@
 package lucid_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -235,7 +236,7 @@ func TestDemoTraceFinishes(t *testing.T) {
 	for _, variant := range []string{lucid.Paper, lucid.Original} {
 		t.Run(variant, func(t *testing.T) {
 			run := assemble.Run{Trace: tr, Server: srv, Policy: "lucid", Params: map[string]string{"variant": variant}, Seed: 1}
-			o, err := assemble.Simulate(run, nil)
+			o, err := assemble.Simulate(context.Background(), run, nil)
 			require.NoError(t, err)
 			require.Equal(t, len(tr.Jobs), o.Summary.Finished)
 			require.Zero(t, o.Summary.Stopped)

@@ -2,6 +2,7 @@ package stability_test
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func TestWriteDirFromSimulatedRun(t *testing.T) {
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var ev, tel bytes.Buffer
-	_, err = assemble.Simulate(assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 1, Telemetry: &tel}, &ev)
+	_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 1, Telemetry: &tel}, &ev)
 	require.NoError(t, err)
 	run := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(run, "telemetry.csv"), tel.Bytes(), 0o644))
