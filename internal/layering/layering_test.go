@@ -48,11 +48,13 @@ var rules = map[string][]string{
 	"experiments/assemble":    {"models", "policies/...", "results", "sim", "traces"},
 	"experiments/stacking":    {"models", "policies/...", "sim", "traces"},
 	"experiments/calibration": {"experiments/stacking", "models", "policies", "results", "sim"},
-	"experiments":             {"experiments/assemble", "experiments/stacking", "models", "policies/...", "results/...", "sim", "traces"},
+	"experiments": {"experiments/assemble", "experiments/stacking", "internal/buildinfo", "models", "policies/...",
+		"results/...", "sim", "traces"},
 	// The command line and the tools on top of everything.
-	"cmd/...":      {"..."},
-	"internal/...": {"results/..."},
-	"docs":         {"..."},
+	"cmd/...":             {"..."},
+	"internal/growthplot": {"results/plots"},
+	"internal/...":        {}, // small helpers (buildinfo: the build's version)
+	"docs":                {"..."},
 }
 
 // thirdParty says which packages may import a module outside this one
