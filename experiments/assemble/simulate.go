@@ -73,135 +73,173 @@ type Outcome struct {
 // When ctx is done the run stops before its next step and returns ctx's
 // error, wrapped with the trace and policy.
 func Simulate(ctx context.Context, r Run, events io.Writer) (*Outcome, error) {
-	var (
-		p    policies.Policy
-		disp *dispatch.Dispatcher
-		err  error
-	)
-	if r.Cluster != nil {
-		r.Server = r.Cluster.Server()
-		if disp, err = NewDispatcher(r.Policy, r.Params, *r.Cluster); err != nil {
-			return nil, err
-		}
-		p = disp
-	} else if p, err = NewPolicy(r.Policy, r.Params); err != nil {
+	a := &assembly{r: r}
+	if err := a.policy(); err != nil {
 		return nil, err
 	}
+	if err := a.simulator(); err != nil {
+		return nil, err
+	}
+	if err := a.recorders(events); err != nil {
+		return nil, err
+	}
+	p := a.p
+	if r.Wrap != nil {
+		p = r.Wrap(p)
+	}
+	if err := loop.Run(ctx, a.s, p, a.col); err != nil {
+		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
+	}
+	return a.outcome()
+}
+
+// assembly is one run being put together, Simulate's sections in order:
+// the policy, the simulator with its truth, the recorders, the outcome.
+type assembly struct {
+	r     Run
+	p     policies.Policy
+	disp  *dispatch.Dispatcher // a cluster run's (p)
+	mixed *mixedTruth          // a cluster of several GPU types
+	s     *sim.Sim
+	tel   *results.TelemetryWriter
+	log   *results.EventLog
+	where *serverRecorder // a cluster run's
+	col   *results.Collector
+}
+
+// policy builds the run's policy: a cluster dispatcher of it on a cluster.
+func (a *assembly) policy() error {
+	r := &a.r
+	var err error
+	if r.Cluster != nil {
+		r.Server = r.Cluster.Server()
+		if a.disp, err = NewDispatcher(r.Policy, r.Params, *r.Cluster); err != nil {
+			return err
+		}
+		a.p = a.disp
+		return nil
+	}
+	a.p, err = NewPolicy(r.Policy, r.Params)
+	return err
+}
+
+// simulator checks the trace and builds the simulator with the server's
+// (or each GPU type's) truth.
+func (a *assembly) simulator() error {
+	r := &a.r
 	cat, err := models.CatalogFor(r.Server.Type)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	inter := r.Interference
 	if inter == nil {
 		if inter, err = models.InterferenceFor(r.Server.Type); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	truth := sim.DefaultTruth()
 	if r.Truth != nil {
 		truth = *r.Truth
 	}
-	var mixed *mixedTruth
 	if r.Cluster != nil && r.Cluster.Mixed() {
-		if mixed, err = newMixedTruth(r); err == nil {
-			err = checkMixed(r.Trace, *r.Cluster, mixed.cats)
+		if a.mixed, err = newMixedTruth(*r); err == nil {
+			err = checkMixed(r.Trace, *r.Cluster, a.mixed.cats)
 		}
 	} else {
 		err = check(r.Trace, r.Server, cat, r.Cluster != nil)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	combine, err := models.TelemetryFor(r.Server.Type)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	speeds, err := models.SpeedsFor(r.Server.Type)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: r.Seed,
 		GPUsPerProfile: r.Cluster != nil, Speeds: speeds}
 	if r.Cluster != nil {
 		cfg.Slots = r.Cluster.Slots()
 	}
-	if mixed != nil {
-		cfg.Types, cfg.TypeOf = mixed.types, r.Cluster.GPUTypes()
+	if a.mixed != nil {
+		cfg.Types, cfg.TypeOf = a.mixed.types, r.Cluster.GPUTypes()
 	}
-	var tel *results.TelemetryWriter
 	if r.Telemetry != nil {
-		tel = results.NewTelemetryWriter(r.Telemetry)
-		cfg.Samples = tel.Sample
+		a.tel = results.NewTelemetryWriter(r.Telemetry)
+		cfg.Samples = a.tel.Sample
 	}
-	s, err := sim.New(cfg, r.Trace.Jobs)
-	if err != nil {
-		return nil, fmt.Errorf("trace %s: %w", r.Trace.Name, err)
+	if a.s, err = sim.New(cfg, r.Trace.Jobs); err != nil {
+		return fmt.Errorf("trace %s: %w", r.Trace.Name, err)
 	}
-	if mixed != nil {
-		if err := mixed.route(disp, s, *r.Cluster); err != nil {
-			return nil, err
-		}
+	if a.mixed != nil {
+		return a.mixed.route(a.disp, a.s, *r.Cluster)
 	}
+	return nil
+}
+
+// recorders sets up what records the run: the event log (to events, when
+// not nil), each job's server(s) on a cluster, and the collector, which
+// streams jobs.csv to Run.Jobs when it is set.
+func (a *assembly) recorders(events io.Writer) error {
+	r := &a.r
 	var fwd []results.Recorder
-	var log *results.EventLog
 	if events != nil {
-		log = results.NewEventLog(events)
-		fwd = append(fwd, log)
+		a.log = results.NewEventLog(events)
+		fwd = append(fwd, a.log)
 	}
-	var where *serverRecorder
-	if disp != nil {
-		where = &serverRecorder{d: disp, servers: make([]string, len(r.Trace.Jobs))}
-		if mixed != nil {
-			where.names, where.typeOf = mixed.names, r.Cluster.GPUTypes()
-			where.types = make([]string, len(r.Trace.Jobs))
+	if a.disp != nil {
+		a.where = &serverRecorder{d: a.disp, servers: make([]string, len(r.Trace.Jobs))}
+		if a.mixed != nil {
+			a.where.names, a.where.typeOf = a.mixed.names, r.Cluster.GPUTypes()
+			a.where.types = make([]string, len(r.Trace.Jobs))
 		}
-		fwd = append(fwd, where)
+		fwd = append(fwd, a.where)
 	}
-	col := results.NewCollectorOf(len(r.Trace.Jobs), s.Job, fwd...)
-	if t, ok := p.(policies.Ticker); ok {
-		col.SetDecisionGrid(t.Tick())
+	a.col = results.NewCollectorOf(len(r.Trace.Jobs), a.s.Job, fwd...)
+	if t, ok := a.p.(policies.Ticker); ok {
+		a.col.SetDecisionGrid(t.Tick())
 	}
-	if r.Jobs != nil {
-		var names []string
-		var add func([]string, policies.JobID) []string
-		switch {
-		case where != nil && where.types != nil:
-			names = []string{"server", "gpu_type"}
-			add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id], where.types[id]) }
-		case where != nil:
-			names = []string{"server"}
-			add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id]) }
-		}
-		if err := col.StreamJobsWith(r.Jobs, names, add); err != nil {
-			return nil, err
-		}
+	if r.Jobs == nil {
+		return nil
 	}
-	if r.Wrap != nil {
-		p = r.Wrap(p)
+	var names []string
+	var add func([]string, policies.JobID) []string
+	switch where := a.where; {
+	case where != nil && where.types != nil:
+		names = []string{"server", "gpu_type"}
+		add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id], where.types[id]) }
+	case where != nil:
+		names = []string{"server"}
+		add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id]) }
 	}
-	if err := loop.Run(ctx, s, p, col); err != nil {
-		return nil, fmt.Errorf("trace %s, policy %s: %w", r.Trace.Name, r.Policy, err)
-	}
-	if log != nil {
-		if err := log.Flush(); err != nil {
+	return a.col.StreamJobsWith(r.Jobs, names, add)
+}
+
+// outcome flushes the run's writers and returns what it produced.
+func (a *assembly) outcome() (*Outcome, error) {
+	if a.log != nil {
+		if err := a.log.Flush(); err != nil {
 			return nil, fmt.Errorf("event log: %w", err)
 		}
 	}
-	if tel != nil {
-		if err := tel.Flush(); err != nil {
+	if a.tel != nil {
+		if err := a.tel.Flush(); err != nil {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 	}
-	o := &Outcome{Summary: col.Summary(), Events: col.Events()}
-	if r.Jobs != nil {
-		if err := col.FlushJobs(); err != nil {
+	o := &Outcome{Summary: a.col.Summary(), Events: a.col.Events()}
+	if a.r.Jobs != nil {
+		if err := a.col.FlushJobs(); err != nil {
 			return nil, err
 		}
 		return o, nil
 	}
-	o.Jobs = col.Jobs()
-	if where != nil {
-		o.Servers, o.GPUTypes = where.servers, where.types
+	o.Jobs = a.col.Jobs()
+	if a.where != nil {
+		o.Servers, o.GPUTypes = a.where.servers, a.where.types
 	}
 	return o, nil
 }
