@@ -130,7 +130,7 @@ func TestRunPastMaxTimeIsAnError(t *testing.T) {
 	}
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact(), Seed: 1}, specs)
 	require.NoError(t, err)
-	err = loop.Run(s, &exclusive.Policy{}, results.NewCollector(s.Jobs(), &events{}))
+	err = loop.Run(context.Background(), s, &exclusive.Policy{}, results.NewCollector(s.Jobs(), &events{}))
 	require.ErrorContains(t, err, "would finish after 250 years of simulated time, the simulator's limit (it counts int64 nanoseconds)")
 }
 
