@@ -43,7 +43,7 @@ var rules = map[string][]string{
 	"results":           {"policies"},
 	"results/stats":     {},
 	"results/runfiles":  {"policies", "results"},
-	"results/plots":     {"policies", "results", "results/runfiles"},
+	"results/plots":     {"policies", "policies/aegis", "results", "results/runfiles"}, // aegis: its label columns
 	"results/stability": {"policies", "policies/colloc", "results/runfiles"},
 	"results/...":       {"policies", "results", "results/..."},
 	// The composition: one run, then specs of many runs.
