@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
 // selfEnv makes this test binary act as the aegis binary when the executor
@@ -204,10 +205,11 @@ func TestExecEmulatesLegacySpeeds(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(tr, []byte(b.String()), 0o644))
 	execS := func(dir string) []float64 {
-		rows := readJobsCSV(t, filepath.Join(dir, "jobs.csv"))
+		tab, err := runfiles.ReadTable(filepath.Join(dir, "jobs.csv"), "exec_s")
+		require.NoError(t, err)
 		var out []float64
-		for _, r := range rows {
-			v, err := strconv.ParseFloat(r["exec_s"], 64)
+		for i := range tab.Len() {
+			v, err := tab.Float(i, "exec_s")
 			require.NoError(t, err)
 			out = append(out, v)
 		}
@@ -226,23 +228,4 @@ func TestExecEmulatesLegacySpeeds(t *testing.T) {
 	// The emulated executor's times carry its wall-clock latency times the
 	// speedup, alike on every GPU: the slow GPU's extra time is compared.
 	require.InEpsilon(t, want[4]-want[0], got[4]-got[0], 0.1, "GPU 4's extra time: the emulator has the speed classes too")
-}
-
-// readJobsCSV reads a jobs.csv into maps by column name.
-func readJobsCSV(t *testing.T, path string) []map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	var out []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, c := range recs[0] {
-			m[c] = r[i]
-		}
-		out = append(out, m)
-	}
-	return out
 }
