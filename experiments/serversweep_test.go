@@ -30,6 +30,8 @@ func TestServerSweepExample(t *testing.T) {
 		require.Contains(t, string(svg), want)
 	}
 	require.NotContains(t, string(svg), "server=a100", "the server's column names no lines beside its GPU count")
+	require.NotContains(t, string(svg), ">2.5</text>", "a GPU count axis has whole-number ticks only")
+	require.NotContains(t, string(svg), ">3.5</text>", "a GPU count axis has whole-number ticks only")
 
 	m, err := ReadMeta(dir)
 	require.NoError(t, err)

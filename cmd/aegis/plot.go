@@ -35,8 +35,9 @@ seeds as means with 95 % CIs and a dot per seed (seeds-cdf.svg) and the spec's s
 parameter with 95 % CI bands). From an aegis simulate --out directory: the JCT/solo CDF and
 a GPU timeline (timeline.svg: jobs per GPU, and memory and SMACT with --telemetry).
 Without --figure or --sweep, a spec run's directory gets the figures its spec asks for
-(figures and sweep_figures in run.json; none asked for is an error), any other directory
-every figure its files allow.
+(figures and sweep_figures in run.json; when it asks for none, nothing is drawn and a
+note on stderr lists what --figure NAME can draw there), any other directory every figure
+its files allow.
 A figure drawn replaces the same figure in the other format (no stale PNG beside a fresh SVG).
 
 --sweep X draws metrics (--y, default makespan_s,mean_jct_s) against the swept column X
@@ -68,6 +69,11 @@ overlays several runs in one figure.`,
 				for _, p := range paths {
 					fmt.Fprintln(c.OutOrStdout(), p)
 				}
+				var none noFigures
+				if errors.As(err, &none) {
+					fmt.Fprintln(c.ErrOrStderr(), "aegis: "+none.Error())
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -83,24 +89,26 @@ overlays several runs in one figure.`,
 }
 
 // plotDir draws dir's figures: the named ones (or, with none named and no
-// extra sweep figures, those its spec asks for, an error when it asks for
-// none, or every one its files allow in a directory without a spec), its
-// spec's sweep figures (run.json) and the extra ones.
+// extra sweep figures, those its spec asks for, a noFigures error when it
+// asks for none, or every one its files allow in a directory without a
+// spec), its spec's sweep figures (run.json) and the extra ones.
 func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]string, error) {
 	var specSweeps []plots.Sweep
 	var specFigs []string
+	var specName string
 	if _, err := os.Stat(filepath.Join(dir, experiments.RunFile)); err == nil {
 		m, err := experiments.ReadMeta(dir)
 		if err != nil {
 			return nil, err
 		}
 		specSweeps, specFigs = m.Spec.SweepFigures, append([]string{}, m.Spec.Figures...) // not nil: a spec run
+		specName = m.Spec.Name
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	if len(figures) == 0 && len(extra) == 0 && specFigs != nil {
 		if len(specFigs)+len(specSweeps) == 0 {
-			return nil, fmt.Errorf("%s: its spec asks for no figures: name some with --figure (%s)", dir, strings.Join(plots.FigureNames, ", "))
+			return nil, noFigures{dir: dir, spec: specName, avail: plots.Available(dir)}
 		}
 		// What the spec asks for, as aegis run drew it.
 		figures = slices.Clone(specFigs)
@@ -129,4 +137,20 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 	}
 	p, err := plots.DrawSweeps(dir, format, sweeps...)
 	return append(paths, p...), err
+}
+
+// noFigures is plotDir's answer for a spec run whose spec asks for no
+// figure (the tables' specs): nothing to redraw, which is no failure. Its
+// message names the figures --figure can draw from the directory's files.
+type noFigures struct {
+	dir, spec string
+	avail     []string // plots.Available
+}
+
+func (e noFigures) Error() string {
+	msg := fmt.Sprintf("%s: spec %s asks for no figures, so none was drawn", e.dir, e.spec)
+	if len(e.avail) == 0 {
+		return msg + "; its files allow none"
+	}
+	return msg + "; draw one with --figure NAME, one of: " + strings.Join(e.avail, ", ")
 }

@@ -67,11 +67,7 @@ func DrawDir(dir, format string, figures ...string) ([]string, error) {
 		}
 	}
 	if !named {
-		for _, f := range FigureNames {
-			if _, err := os.Stat(filepath.Join(dir, figureFile[f])); err == nil {
-				figures = append(figures, f)
-			}
-		}
+		figures = Available(dir)
 		if len(figures) == 0 {
 			return nil, fmt.Errorf("%s: nothing to plot: none of normalized.csv, jobs.csv, cells.csv, stability.csv, thresholds.csv, events.jsonl", dir)
 		}
@@ -96,6 +92,18 @@ func DrawDir(dir, format string, figures ...string) ([]string, error) {
 		out = append(out, path)
 	}
 	return out, nil
+}
+
+// Available lists the figures whose files dir holds, in FigureNames
+// order: those DrawDir may draw there.
+func Available(dir string) []string {
+	var figs []string
+	for _, f := range FigureNames {
+		if _, err := os.Stat(filepath.Join(dir, figureFile[f])); err == nil {
+			figs = append(figs, f)
+		}
+	}
+	return figs
 }
 
 // errSkip marks a figure that the files allow but that would show nothing.

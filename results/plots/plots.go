@@ -201,26 +201,21 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 
 // trimTicks label about six round values (1, 2, 2.5 or 5 × 10^k apart;
 // gonum's default aims at three) with the fewest digits ("12.5", not
-// "12.50"), with an unlabelled minor tick between labels.
-type trimTicks struct{}
+// "12.50"), with an unlabelled minor tick between labels. An integer
+// axis (a GPU count, a window in seconds) gets whole-number ticks only:
+// steps of at least 1 and no minor tick between 2 and 3.
+type trimTicks struct{ integer bool }
 
 // tickTarget is the number of labelled ticks trimTicks aims at.
 const tickTarget = 6
 
 // Ticks implements plot.Ticker.
-func (trimTicks) Ticks(lo, hi float64) []plot.Tick {
+func (t trimTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || !finite(lo) || !finite(hi) {
 		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
 	}
-	// The round step whose label count is closest to tickTarget.
-	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/tickTarget)))
-	step, best := mag, math.Inf(1)
-	for _, m := range []float64{0.5, 1, 2, 2.5, 5, 10} {
-		n := math.Floor(hi/(m*mag)) - math.Ceil(lo/(m*mag)) + 1
-		if d := math.Abs(n - tickTarget); d < best {
-			step, best = m*mag, d
-		}
-	}
+	step := t.step(lo, hi)
+	minor := !t.integer || isWhole(step/2)
 	var ts []plot.Tick
 	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
 		v := k * step
@@ -228,15 +223,39 @@ func (trimTicks) Ticks(lo, hi float64) []plot.Tick {
 			v = 0
 		}
 		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
-		if m := v + step/2; m <= hi {
+		if m := v + step/2; minor && m <= hi {
 			ts = append(ts, plot.Tick{Value: m})
 		}
 	}
-	if m := math.Ceil(lo/step-1e-9)*step - step/2; m >= lo {
+	if m := math.Ceil(lo/step-1e-9)*step - step/2; minor && m >= lo {
 		ts = append(ts, plot.Tick{Value: m})
 	}
 	return ts
 }
+
+// step is the round step whose label count is closest to tickTarget (a
+// whole number on an integer axis).
+func (t trimTicks) step(lo, hi float64) float64 {
+	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/tickTarget)))
+	step, best := 1.0, math.Inf(1)
+	if !t.integer {
+		step = mag
+	}
+	for _, m := range []float64{0.5, 1, 2, 2.5, 5, 10} {
+		s := m * mag
+		if t.integer && (s < 1 || !isWhole(s)) {
+			continue
+		}
+		n := math.Floor(hi/s) - math.Ceil(lo/s) + 1
+		if d := math.Abs(n - tickTarget); d < best {
+			step, best = s, d
+		}
+	}
+	return step
+}
+
+// isWhole reports whether x is a whole number.
+func isWhole(x float64) bool { return finite(x) && x == math.Trunc(x) }
 
 // palette is the Okabe–Ito colour-blind-safe palette.
 var palette = []color.Color{

@@ -5,12 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/aegis-sched/aegis/results"
@@ -256,6 +259,62 @@ func TestLogTicks(t *testing.T) {
 	require.Equal(t, []string{"2", "5", "10"}, labels(1.2, 12), "narrow ranges: 1, 2, 5 × 10^k")
 	require.Equal(t, []string{"1.3", "1.4"}, labels(1.3, 1.4), "no label inside: the ends")
 	require.Empty(t, (logTicks{}).Ticks(0, 1))
+}
+
+// tickValues are the values of ticks (labelled only, or all) of tk on
+// [lo, hi].
+func tickValues(tk plot.Ticker, lo, hi float64, labelled bool) []float64 {
+	var out []float64
+	for _, t := range tk.Ticks(lo, hi) {
+		if !labelled || t.Label != "" {
+			out = append(out, t.Value)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// An integer axis (GPU counts 2..4, 2..8) gets whole-number ticks only,
+// labelled or not; a real-valued axis keeps its half steps.
+func TestTrimTicks(t *testing.T) {
+	whole := trimTicks{integer: true}
+	for _, tc := range []struct {
+		lo, hi float64
+		want   []float64 // labelled
+	}{
+		{1.9, 4.1, []float64{2, 3, 4}},
+		{1.7, 8.3, []float64{2, 3, 4, 5, 6, 7, 8}},
+		{3.99, 4.01, []float64{4}},
+		{-0.5, 120.5, []float64{0, 20, 40, 60, 80, 100, 120}},
+		{0, 1e6, []float64{0, 2e5, 4e5, 6e5, 8e5, 1e6}},
+	} {
+		require.Equal(t, tc.want, tickValues(whole, tc.lo, tc.hi, true), "[%g, %g]", tc.lo, tc.hi)
+		for _, v := range tickValues(whole, tc.lo, tc.hi, false) {
+			require.Equal(t, math.Trunc(v), v, "[%g, %g]: a fractional tick", tc.lo, tc.hi)
+		}
+	}
+	require.Equal(t, []float64{2, 2.5, 3, 3.5, 4}, tickValues(trimTicks{}, 1.9, 4.1, true), "real axes keep half steps")
+	require.Contains(t, tickValues(whole, -0.5, 120.5, false), 10.0, "minor ticks where they are whole")
+}
+
+// A sweep panel whose x values are whole numbers (a GPU count) gets the
+// integer ticker; one with a fractional x value keeps the real one.
+func TestSweepIntegerAxis(t *testing.T) {
+	band := func(xs ...float64) Band {
+		return Band{Name: "AEGIS", X: xs, Mean: xs, Lo: xs, Hi: xs}
+	}
+	for _, tc := range []struct {
+		xs   []float64
+		want []float64
+	}{
+		{[]float64{2, 3, 4}, []float64{2, 3, 4}},
+		{[]float64{2, 3, 4, 6, 8}, []float64{2, 3, 4, 5, 6, 7, 8}},
+		{[]float64{2, 3.5, 4}, []float64{2, 2.5, 3, 3.5, 4}},
+	} {
+		p, err := sweepPlot(SweepPanel{Title: "makespan", Lines: []Band{band(tc.xs...)}}, newLegend(nil))
+		require.NoError(t, err)
+		require.Equal(t, tc.want, tickValues(p.X.Tick.Marker, p.X.Min, p.X.Max, true), "x %v", tc.xs)
+	}
 }
 
 // Without pressure telemetry (legacy GPUs) the timeline shows utilization.

@@ -101,11 +101,29 @@ func sweepPlot(sp SweepPanel, lg *legend) (*plot.Plot, error) {
 	dx, dy := max(xhi-xlo, 1e-9), max(yhi-ylo, 1e-3*math.Abs(yhi), 1e-9)
 	p.X.Min, p.X.Max = xlo-0.05*dx, xhi+0.05*dx
 	p.Y.Min, p.Y.Max = ylo-0.08*dy, yhi+0.08*dy
+	if wholeXs(sp.Lines) {
+		p.X.Tick.Marker = trimTicks{integer: true}
+	}
 	if len(sp.Categories) > 0 {
 		p.NominalX(sp.Categories...)
 		p.X.Min, p.X.Max = -0.3, float64(len(sp.Categories))-0.7
 	}
 	return p, nil
+}
+
+// wholeXs reports whether every x of the lines that sweep is a whole
+// number (GPU counts, seconds): such an axis gets whole-number ticks.
+func wholeXs(lines []Band) bool {
+	n := 0
+	for _, b := range lines {
+		for _, x := range b.X {
+			if finite(x) && !isWhole(x) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // addBand adds band b to p in colour c (a flat band spans [xlo, xhi]) and
