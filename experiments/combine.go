@@ -436,11 +436,13 @@ func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, erro
 // trace, config and sweep point (sweep: the point's columns, point: its
 // cells), the seeds' mean and CI of makespan and JCT in hours.
 func perTraceTable(m *Meta, data []*cellData, title, seeds string, sweep []results.Column, point func([]string) []results.Cell) *results.Table {
-	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s%s. Times in hours.", m.Server.Spec, seeds)}
+	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s%s. Times in hours; bold: the lowest mean per trace and column.", m.Server.Spec, seeds)}
 	t.Columns = append([]results.Column{{Name: "Trace"}, {Name: "Config"}}, sweep...)
-	t.Columns = append(t.Columns, results.Column{Name: "Makespan (h)", Keys: []string{"makespan_h"}, Digits: 2},
-		results.Column{Name: "Mean JCT (h)", Keys: []string{"mean_jct_h"}, Digits: 2},
-		results.Column{Name: "p95 JCT (h)", Keys: []string{"p95_jct_h"}, Digits: 2})
+	t.Group = []int{0} // the best per trace
+	for _, c := range []struct{ name, key string }{{"Makespan (h)", "makespan_h"}, {"Mean JCT (h)", "mean_jct_h"}, {"p95 JCT (h)", "p95_jct_h"}} {
+		// Hours with 2 decimals, as the paper prints Table 2.
+		t.Columns = append(t.Columns, results.Column{Name: c.name, Keys: []string{c.key}, Digits: 2, MarkLow: true})
+	}
 	type key struct{ trace, config, point string }
 	var order []key
 	vals := map[key][][3]float64{}
@@ -475,12 +477,13 @@ func normalizedTable(m *Meta, norm []normRow, title, seeds string, sweep []resul
 	for _, tr := range m.Traces {
 		traceNames = append(traceNames, tr.Name)
 	}
-	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s.",
+	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s; bold: the lowest mean per column.",
 		m.Server.Spec, strings.Join(traceNames, ", "), m.Spec.Normalize, seeds)}
 	t.Columns = append([]results.Column{{Name: "Config"}}, sweep...)
 	for _, c := range []struct{ name, key string }{{"Makespan", "makespan"}, {"JCT mean", "jct_mean"}, {"JCT p95", "jct_p95"},
 		{"Queue mean", "queue_mean"}, {"Queue p95", "queue_p95"}, {"Exec mean", "exec_mean"}, {"Exec p95", "exec_p95"}} {
-		t.Columns = append(t.Columns, results.Column{Name: c.name, Keys: []string{c.key}, Digits: 2})
+		// Ratios with 3 decimals, as the paper prints Tables 3–6 (CSV: 4).
+		t.Columns = append(t.Columns, results.Column{Name: c.name, Keys: []string{c.key}, Digits: 3, CSVDigits: 4, MarkLow: true})
 	}
 	frDigits := 0
 	if len(m.Seeds) > 1 {

@@ -57,20 +57,41 @@ type Cell struct {
 // Column is a column of a Table: its heading, and for a numeric column the
 // CSV column names of its statistics and the decimals shown.
 type Column struct {
-	Name   string
-	Keys   []string // CSV names, one per Stat; empty for a label column
-	Digits int
-	NoCI   bool // show the mean only (e.g. counts)
+	Name      string
+	Keys      []string // CSV names, one per Stat; empty for a label column
+	Digits    int      // decimals of Markdown and LaTeX (mean and CI)
+	CSVDigits int      // decimals of CSV; 0: Digits+2
+	NoCI      bool     // show the mean only (e.g. counts)
+	// MarkLow marks the best value, the lowest (a cost: a time, a
+	// normalized time), in bold in Markdown and LaTeX; see Table.Group.
+	// The column holds one statistic per cell.
+	MarkLow bool
+}
+
+// csvDigits returns the decimals of the column in CSV.
+func (c Column) csvDigits() int {
+	if c.CSVDigits > 0 {
+		return c.CSVDigits
+	}
+	return c.Digits + 2
 }
 
 // Table is a results table laid out like the paper's, written as Markdown,
 // CSV or LaTeX. With more than one sample per statistic, Markdown and LaTeX
 // show "mean ± CI" and CSV adds a KEY_ci95 column after each KEY.
+//
+// In a MarkLow column, Markdown and LaTeX print the best mean in bold in
+// each group of rows (the rows with the same labels in the Group columns;
+// all rows when Group is empty). Means are compared as printed (rounded to
+// the column's Digits), so ties print, and are marked, alike; a group
+// whose defined means all print the same (one row, or all equal) marks
+// none, and an undefined value (empty) is never marked. CSV marks nothing.
 type Table struct {
 	Title   string
 	Note    string // a line under the table (Markdown, LaTeX caption)
 	Columns []Column
 	Rows    [][]Cell
+	Group   []int // label columns grouping the rows for marking the best
 }
 
 // repeated reports whether any statistic has more than one sample.
@@ -87,26 +108,107 @@ func (t *Table) repeated() bool {
 	return false
 }
 
-func (s Stat) format(digits int, ci bool, pm string) string {
+// best returns, per row and column, whether the cell's mean is marked as
+// the best of its group (see Table).
+func (t *Table) best() [][]bool {
+	marks := make([][]bool, len(t.Rows))
+	for i := range marks {
+		marks[i] = make([]bool, len(t.Columns))
+	}
+	groups := map[string][]int{}
+	for i, r := range t.Rows {
+		var k strings.Builder
+		for _, j := range t.Group {
+			if j < len(r) {
+				k.WriteString(r[j].Text)
+			}
+			k.WriteByte(0)
+		}
+		groups[k.String()] = append(groups[k.String()], i)
+	}
+	for j, col := range t.Columns {
+		if !col.MarkLow {
+			continue
+		}
+		for _, rows := range groups {
+			shown := map[int]float64{}
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, i := range rows {
+				if x, ok := t.printed(i, j); ok {
+					shown[i], lo, hi = x, min(lo, x), max(hi, x)
+				}
+			}
+			for i, x := range shown {
+				marks[i][j] = x == lo && lo < hi
+			}
+		}
+	}
+	return marks
+}
+
+// printed returns the mean of cell (i, j) as Markdown and LaTeX print it,
+// and false when it is undefined.
+func (t *Table) printed(i, j int) (float64, bool) {
+	if j >= len(t.Rows[i]) || len(t.Rows[i][j].Stats) == 0 {
+		return 0, false
+	}
+	s := t.Rows[i][j].Stats[0]
+	if s.N == 0 || math.IsNaN(s.Mean) || math.IsInf(s.Mean, 0) {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(strconv.FormatFloat(s.Mean, 'f', t.Columns[j].Digits, 64), 64)
+	return x, err == nil
+}
+
+// markup is how a text format writes cells.
+type markup struct {
+	pm     string              // between a mean and its CI
+	bold   string              // the format of a marked mean
+	escape func(string) string // of a label
+}
+
+var (
+	mdMarkup  = markup{pm: " ± ", bold: "**%s**", escape: mdEscape}
+	texMarkup = markup{pm: ` $\pm$ `, bold: `\textbf{%s}`, escape: texEscape}
+)
+
+// format prints s with digits decimals: the mean (in the format bold when
+// that is not empty), then with ci pm and the CI.
+func (s Stat) format(digits int, ci bool, pm, bold string) string {
 	if s.N == 0 {
 		return ""
 	}
 	v := strconv.FormatFloat(s.Mean, 'f', digits, 64)
+	if bold != "" {
+		v = fmt.Sprintf(bold, v)
+	}
 	if ci && s.N > 1 {
 		v += pm + strconv.FormatFloat(s.CI95, 'f', digits, 64)
 	}
 	return v
 }
 
-func (c Cell) format(col Column, ci bool, pm string) string {
-	if len(c.Stats) == 0 {
-		return c.Text
+// cells returns row i's cells in markup m: ci shows CIs, marks the best
+// values (Table.best).
+func (t *Table) cells(i int, ci bool, marks [][]bool, m markup) []string {
+	out := make([]string, len(t.Columns))
+	for j, c := range t.Rows[i] {
+		if len(c.Stats) == 0 {
+			out[j] = m.escape(c.Text)
+			continue
+		}
+		col := t.Columns[j]
+		parts := make([]string, len(c.Stats))
+		for k, s := range c.Stats {
+			bold := ""
+			if k == 0 && marks[i][j] {
+				bold = m.bold
+			}
+			parts[k] = s.format(col.Digits, ci && !col.NoCI, m.pm, bold)
+		}
+		out[j] = strings.Join(parts, "/")
 	}
-	parts := make([]string, len(c.Stats))
-	for i, s := range c.Stats {
-		parts[i] = s.format(col.Digits, ci && !col.NoCI, pm)
-	}
-	return strings.Join(parts, "/")
+	return out
 }
 
 // WriteMarkdown writes the table as a Markdown (GitHub) table under a
@@ -116,7 +218,7 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 	if t.Title != "" {
 		fmt.Fprintf(bw, "### %s\n\n", t.Title)
 	}
-	ci := t.repeated()
+	ci, marks := t.repeated(), t.best()
 	row := func(cells []string) {
 		bw.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
@@ -129,12 +231,8 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 	}
 	row(head)
 	row(align)
-	for _, r := range t.Rows {
-		cells := make([]string, len(t.Columns))
-		for i, c := range r {
-			cells[i] = mdEscape(c.format(t.Columns[i], ci, " ± "))
-		}
-		row(cells)
+	for i := range t.Rows {
+		row(t.cells(i, ci, marks, mdMarkup))
 	}
 	if t.Note != "" {
 		fmt.Fprintf(bw, "\n%s\n", t.Note)
@@ -146,8 +244,8 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // WriteCSV writes the table as CSV: one column per label column and per
 // statistic (Keys), with a KEY_ci95 column after each when any statistic
-// has several samples. Numbers carry two more decimals than the other
-// formats show.
+// has several samples. Numbers carry the column's CSVDigits decimals (by
+// default two more than the other formats show) and no marks.
 func (t *Table) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	ci := t.repeated()
@@ -178,11 +276,11 @@ func (t *Table) WriteCSV(w io.Writer) error {
 				if k < len(c.Stats) {
 					s = c.Stats[k]
 				}
-				rec = append(rec, s.format(col.Digits+2, false, ""))
+				rec = append(rec, s.format(col.csvDigits(), false, "", ""))
 				if ci && !col.NoCI {
 					v := ""
 					if s.N > 1 {
-						v = strconv.FormatFloat(s.CI95, 'f', col.Digits+2, 64)
+						v = strconv.FormatFloat(s.CI95, 'f', col.csvDigits(), 64)
 					}
 					rec = append(rec, v)
 				}
@@ -198,7 +296,7 @@ func (t *Table) WriteCSV(w io.Writer) error {
 // title as caption.
 func (t *Table) WriteLaTeX(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	ci := t.repeated()
+	ci, marks := t.repeated(), t.best()
 	spec := ""
 	for _, c := range t.Columns {
 		if len(c.Keys) > 0 {
@@ -217,13 +315,8 @@ func (t *Table) WriteLaTeX(w io.Writer) error {
 		head[i] = texEscape(c.Name)
 	}
 	bw.WriteString(strings.Join(head, " & ") + " \\\\\n\\midrule\n")
-	for _, r := range t.Rows {
-		cells := make([]string, len(t.Columns))
-		for i, c := range r {
-			cells[i] = texEscape(c.format(t.Columns[i], ci, "\x00"))
-			cells[i] = strings.ReplaceAll(cells[i], "\x00", " $\\pm$ ")
-		}
-		bw.WriteString(strings.Join(cells, " & ") + " \\\\\n")
+	for i := range t.Rows {
+		bw.WriteString(strings.Join(t.cells(i, ci, marks, texMarkup), " & ") + " \\\\\n")
 	}
 	bw.WriteString("\\bottomrule\n\\end{tabular}\n")
 	if t.Note != "" {

@@ -2,9 +2,12 @@ package results
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,7 +39,7 @@ func goldenTable(seeds int) *Table {
 	return &Table{
 		Title: "Memory input (τ1 sweep) & 50% more",
 		Note:  "GeoMean over philly, saturn_x; F/R summed.",
-		Columns: []Column{{Name: "Config"}, {Name: "hold"}, {Name: "Makespan", Keys: []string{"makespan"}, Digits: 2},
+		Columns: []Column{{Name: "Config"}, {Name: "hold"}, {Name: "Makespan", Keys: []string{"makespan"}, Digits: 3, CSVDigits: 4, MarkLow: true},
 			{Name: "F/R", Keys: []string{"failed", "recovered"}, NoCI: true}},
 		Rows: [][]Cell{
 			{{Text: "Exclusive"}, {Text: ""}, {Stats: []Stat{st(1, 1, 1)}}, {Stats: []Stat{st(0, 0, 0), st(0, 0, 0)}}},
@@ -67,4 +70,92 @@ func TestTableGolden(t *testing.T) {
 			require.Equal(t, string(want), b.String(), path)
 		}
 	}
+}
+
+// mdCells returns the cells of the Markdown table's body rows.
+func mdCells(t *testing.T, tb *Table) [][]string {
+	var b bytes.Buffer
+	require.NoError(t, tb.WriteMarkdown(&b))
+	var rows [][]string
+	for i, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if i < 2 {
+			continue // heading and alignment
+		}
+		cs := strings.Split(l, "|")
+		for j := range cs {
+			cs[j] = strings.TrimSpace(cs[j])
+		}
+		rows = append(rows, cs[1:len(cs)-1])
+	}
+	return rows
+}
+
+// TestTableBest checks which values print in bold: the lowest as printed
+// per group, ties alike, none where all print the same, never an
+// undefined one.
+func TestTableBest(t *testing.T) {
+	one := func(x float64) Stat { return Stat{Mean: x, N: 1} }
+	nan := Stat{Mean: math.NaN(), N: 1}
+	for _, tc := range []struct {
+		name   string
+		digits int
+		group  []int
+		groups []string // per row; empty: ""
+		vals   []Stat
+		want   []string
+	}{
+		{"lowest", 3, nil, nil, []Stat{one(0.7), one(0.6704), one(0.9)}, []string{"0.700", "**0.670**", "0.900"}},
+		{"tie", 3, nil, nil, []Stat{one(0.67), one(0.8), one(0.67)}, []string{"**0.670**", "0.800", "**0.670**"}},
+		{"tie as printed", 3, nil, nil, []Stat{one(0.6704), one(0.6701), one(0.7)}, []string{"**0.670**", "**0.670**", "0.700"}},
+		{"apart with more digits", 4, nil, nil, []Stat{one(0.6704), one(0.6701), one(0.7)}, []string{"0.6704", "**0.6701**", "0.7000"}},
+		{"all equal", 3, nil, nil, []Stat{one(0.5), one(0.5), one(0.5)}, []string{"0.500", "0.500", "0.500"}},
+		{"single row", 3, nil, nil, []Stat{one(0.5)}, []string{"0.500"}},
+		{"undefined and NaN", 3, nil, nil, []Stat{{}, one(0.9), nan, one(0.8)}, []string{"", "0.900", "NaN", "**0.800**"}},
+		{"one defined", 3, nil, nil, []Stat{{}, one(0.9)}, []string{"", "0.900"}},
+		{"per group", 2, []int{1}, []string{"a", "a", "b", "b"}, []Stat{one(1), one(2), one(4), one(3)}, []string{"**1.00**", "2.00", "4.00", "**3.00**"}},
+		{"group of one", 2, []int{1}, []string{"a", "a", "b"}, []Stat{one(1), one(2), one(0.5)}, []string{"**1.00**", "2.00", "0.50"}},
+		{"one group", 2, nil, []string{"a", "a", "b"}, []Stat{one(1), one(2), one(0.5)}, []string{"1.00", "2.00", "**0.50**"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := &Table{Columns: []Column{{Name: "Config"}, {Name: "Trace"}, {Name: "Makespan", Keys: []string{"m"}, Digits: tc.digits, MarkLow: true},
+				{Name: "Other", Keys: []string{"o"}, Digits: tc.digits}}, Group: tc.group}
+			for i, v := range tc.vals {
+				g := ""
+				if tc.groups != nil {
+					g = tc.groups[i]
+				}
+				tb.Rows = append(tb.Rows, []Cell{{Text: fmt.Sprint("c", i)}, {Text: g}, {Stats: []Stat{v}}, {Stats: []Stat{v}}})
+			}
+			var got, other []string
+			for _, r := range mdCells(t, tb) {
+				got = append(got, r[2])
+				other = append(other, r[3])
+			}
+			require.Equal(t, tc.want, got)
+			for i, o := range other {
+				require.Equal(t, strings.Trim(tc.want[i], "*"), o, "a column without MarkLow marks nothing")
+			}
+		})
+	}
+}
+
+// TestTablePrecision checks the decimals of each format and that only
+// Markdown and LaTeX carry the mark: a normalized table's row as the paper
+// prints it (3 decimals, CI alike), its CSV at CSVDigits.
+func TestTablePrecision(t *testing.T) {
+	tb := &Table{Columns: []Column{{Name: "Config"}, {Name: "Makespan", Keys: []string{"makespan"}, Digits: 3, CSVDigits: 4, MarkLow: true},
+		{Name: "F/R", Keys: []string{"failed", "recovered"}, Digits: 1, NoCI: true}}}
+	for _, xs := range [][]float64{{0.66, 0.67, 0.68}, {0.7, 0.71, 0.72}} {
+		tb.Rows = append(tb.Rows, []Cell{{Text: "x"}, {Stats: []Stat{StatOf(xs)}}, {Stats: []Stat{StatOf(xs), StatOf(xs)}}})
+	}
+	ci := strconv.FormatFloat(StatOf([]float64{0.66, 0.67, 0.68}).CI95, 'f', 3, 64)
+	csvCI := strconv.FormatFloat(StatOf([]float64{0.66, 0.67, 0.68}).CI95, 'f', 4, 64)
+	var md, tex, csv bytes.Buffer
+	require.NoError(t, tb.WriteMarkdown(&md))
+	require.NoError(t, tb.WriteLaTeX(&tex))
+	require.NoError(t, tb.WriteCSV(&csv))
+	require.Contains(t, md.String(), "| x | **0.670** ± "+ci+" | 0.7/0.7 |\n")
+	require.Contains(t, md.String(), "| x | 0.710 ± "+ci+" | 0.7/0.7 |\n")
+	require.Contains(t, tex.String(), `x & \textbf{0.670} $\pm$ `+ci+` & 0.7/0.7 \\`)
+	require.Equal(t, "Config,makespan,makespan_ci95,failed,recovered\nx,0.6700,"+csvCI+",0.670,0.670\nx,0.7100,"+csvCI+",0.710,0.710\n", csv.String())
 }
