@@ -18,10 +18,10 @@ import (
 
 // TestLegacyExclusiveMakespan compares each legacy trace's simulated
 // Exclusive makespan with the measured Exclusive run
-// (calibration/aegis/legacy/exclusive_runs_legacy.csv): within 6 % (the
-// issue's target is 5 %; Philly's measured run hinges on one Xception job
-// that ran 2.39× slower on GPU 4, where its other run there took 1.75×;
-// docs/legacy.md).
+// (calibration/aegis/legacy/exclusive_runs_legacy.csv): within 5 %, the
+// issue's target. In-sample (the speed factors come from these runs) and
+// fragile: which GPU a few long jobs land on moves a makespan by several
+// percent (docs/legacy.md).
 func TestLegacyExclusiveMakespan(t *testing.T) {
 	shared, ok := models.SharedDir()
 	if !ok {
@@ -50,7 +50,7 @@ func TestLegacyExclusiveMakespan(t *testing.T) {
 			require.True(t, ok, run)
 			e := o.Summary.MakespanS/m - 1
 			t.Logf("%s: simulated %.0f s, measured %.0f s (%+.1f %%)", name, o.Summary.MakespanS, m, 100*e)
-			require.LessOrEqual(t, math.Abs(e), 0.06)
+			require.LessOrEqual(t, math.Abs(e), 0.05)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path"
 	"regexp"
@@ -144,83 +145,153 @@ func Program(id string) string { return epochs.ReplaceAllString(id, "$1") }
 
 // FitSpeeds fits the speed class cls (name and GPUs set) to jobs placed by
 // PlaceLowestFree: each job's ratio is its execution time over its
-// workload's catalog solo time. A program (see Program) seen on the class's
-// GPUs gets the geometric mean of its jobs' ratios there as every one of
-// its workloads' factor; the utilization slope, for the others, is the
-// least-squares fit of log ratio = slope·u through the origin (u the solo
-// nvidia-smi utilization as a fraction) on the class's jobs. cls.Fit
-// records the cross-validated errors on those jobs' execution times.
+// workload's catalog solo time. The log ratio is modelled as its program's
+// (see Program) term plus, optionally, a term of the GPU it ran on: a
+// program seen on the class's GPUs gets exp(its term) as every one of its
+// workloads' factor (without GPU terms, the geometric mean of its jobs'
+// ratios); the utilization slope, for the others, is the least-squares fit
+// of log ratio − GPU term = slope·u through the origin (u the solo
+// nvidia-smi utilization as a fraction) on the class's jobs. The GPU terms
+// (cls.GPUFactors, geometric mean 1 over the GPUs with jobs) are kept only
+// if they lower both the median and the p90 of the leave-one-job-out error
+// on the jobs' execution times. cls.Fit records the cross-validated errors.
 func FitSpeeds(jobs []ExclusiveJob, cat *Catalog, cls SpeedClass) (SpeedClass, error) {
-	var slow []ExclusiveJob
+	var on []ExclusiveJob
 	for _, j := range jobs {
 		if j.GPU < 0 {
 			return cls, errors.New("fit speeds: jobs not placed (PlaceLowestFree)")
 		}
 		if slices.Contains(cls.GPUs, j.GPU) {
-			slow = append(slow, j)
+			on = append(on, j)
 		}
 	}
-	if len(slow) < 2 {
-		return cls, fmt.Errorf("fit speeds: %d jobs on GPUs %v, want at least 2", len(slow), cls.GPUs)
+	if len(on) < 2 {
+		return cls, fmt.Errorf("fit speeds: %d jobs on GPUs %v, want at least 2", len(on), cls.GPUs)
 	}
-	cls.Factors, cls.UtilSlope = programFactors(slow, cat, -1), utilSlope(slow, cat, "")
-	rec := &SpeedFitRecord{Jobs: len(slow)}
-	var lojo, lopo, none []float64
-	for i, j := range slow {
+	one, perGPU := leaveOneJobOut(on, cat, false), leaveOneJobOut(on, cat, true)
+	rec := &SpeedFitRecord{Jobs: len(on), LeaveOneJobOut: one, OneSpeedLeaveOneJobOut: one}
+	byGPU := perGPU.Median < one.Median && perGPU.P90 < one.P90
+	if byGPU {
+		rec.LeaveOneJobOut = perGPU
+	}
+	f := fitSpeedTerms(on, cat, "", byGPU)
+	cls.Factors, cls.UtilSlope, cls.GPUFactors = map[string]float64{}, round6(f.slope), nil
+	for _, id := range cat.IDs() {
+		if t, ok := f.prog[Program(id)]; ok {
+			cls.Factors[id] = round6(math.Exp(t))
+		}
+	}
+	if byGPU {
+		cls.GPUFactors = map[int]float64{}
+		for g, t := range f.gpu {
+			cls.GPUFactors[g] = round6(math.Exp(t))
+		}
+	}
+	var lopo, none []float64
+	for _, j := range on {
 		w, _ := cat.Get(j.Workload)
-		f, ok := programFactors(slow, cat, i)[j.Workload]
-		if !ok {
-			f = math.Exp(utilSlope(slices.Delete(slices.Clone(slow), i, i+1), cat, "") * w.UtilPct() / 100)
-		}
-		lojo = append(lojo, ape(w.SoloS*f, j.ExecS))
-		lopo = append(lopo, ape(w.SoloS*math.Exp(utilSlope(slow, cat, Program(j.Workload))*w.UtilPct()/100), j.ExecS))
+		lopo = append(lopo, ape(fitSpeedTerms(on, cat, Program(j.Workload), byGPU).slowdown(w, j.GPU, true)*w.SoloS, j.ExecS))
 		none = append(none, ape(w.SoloS, j.ExecS))
 	}
-	rec.LeaveOneJobOut, rec.LeaveOneProgramOut, rec.None = apeOf(lojo), apeOf(lopo), apeOf(none)
+	rec.LeaveOneProgramOut, rec.None = apeOf(lopo), apeOf(none)
 	cls.Fit = rec
 	return cls, nil
 }
 
-// programFactors is the geometric mean ratio of each program's jobs, by
-// workload ID (every catalog workload of a program seen), leaving out job
-// skip (-1: none).
-func programFactors(slow []ExclusiveJob, cat *Catalog, skip int) map[string]float64 {
-	sum, n := map[string]float64{}, map[string]int{}
-	for i, j := range slow {
-		if i == skip {
-			continue
-		}
+// leaveOneJobOut is the error of predicting each job's execution time from
+// the terms fitted on the others (a program left without jobs falls back
+// to the utilization slope).
+func leaveOneJobOut(on []ExclusiveJob, cat *Catalog, byGPU bool) APE {
+	var errs []float64
+	for i, j := range on {
 		w, _ := cat.Get(j.Workload)
-		p := Program(j.Workload)
-		sum[p] += math.Log(j.ExecS / w.SoloS)
-		n[p]++
+		f := fitSpeedTerms(slices.Delete(slices.Clone(on), i, i+1), cat, "", byGPU)
+		errs = append(errs, ape(f.slowdown(w, j.GPU, false)*w.SoloS, j.ExecS))
 	}
-	out := map[string]float64{}
-	for _, id := range cat.IDs() {
-		if p := Program(id); n[p] > 0 {
-			out[id] = round6(math.Exp(sum[p] / float64(n[p])))
-		}
-	}
-	return out
+	return apeOf(errs)
 }
 
-// utilSlope is the least-squares slope of log ratio on utilization through
-// the origin, leaving out the jobs of program skip ("" none).
-func utilSlope(slow []ExclusiveJob, cat *Catalog, skip string) float64 {
-	var xy, xx float64
-	for _, j := range slow {
-		if skip != "" && Program(j.Workload) == skip {
-			continue
+// speedTerms are a class's fitted log slowdown terms: per program, per GPU
+// (none without GPU terms) and the utilization slope.
+type speedTerms struct {
+	prog  map[string]float64
+	gpu   map[int]float64
+	slope float64
+}
+
+// slowdown is the fitted factor of workload w on GPU g: its program's term,
+// or the utilization slope's if the program has none or bySlope is set,
+// plus g's term.
+func (f speedTerms) slowdown(w *Workload, g int, bySlope bool) float64 {
+	t, ok := f.prog[Program(w.ID)]
+	if !ok || bySlope {
+		t = f.slope * w.UtilPct() / 100
+	}
+	return math.Exp(t + f.gpu[g])
+}
+
+// fitSpeedTerms fits the log ratios of jobs (leaving out program skip, ""
+// none) as program term + GPU term (byGPU) by least squares: alternating
+// means (backfitting) until the terms move less than 1e-12, the GPU terms
+// centred on 0 over the GPUs with jobs; then the utilization slope through
+// the origin on the log ratios net of the GPU terms.
+func fitSpeedTerms(jobs []ExclusiveJob, cat *Catalog, skip string, byGPU bool) speedTerms {
+	type obs struct {
+		prog string
+		gpu  int
+		u, y float64
+	}
+	var xs []obs
+	for _, j := range jobs {
+		if p := Program(j.Workload); p != skip {
+			w, _ := cat.Get(j.Workload)
+			xs = append(xs, obs{p, j.GPU, w.UtilPct() / 100, math.Log(j.ExecS / w.SoloS)})
 		}
-		w, _ := cat.Get(j.Workload)
-		u := w.UtilPct() / 100
-		xy += u * math.Log(j.ExecS/w.SoloS)
-		xx += u * u
 	}
-	if xx == 0 {
-		return 0
+	f := speedTerms{gpu: map[int]float64{}}
+	for range 1000 {
+		prog, moved := groupMeans(len(xs), func(i int) (string, float64) { return xs[i].prog, xs[i].y - f.gpu[xs[i].gpu] }), 0.0
+		if byGPU {
+			gpu := groupMeans(len(xs), func(i int) (int, float64) { return xs[i].gpu, xs[i].y - prog[xs[i].prog] })
+			var c float64
+			for _, g := range slices.Sorted(maps.Keys(gpu)) {
+				c += gpu[g] / float64(len(gpu))
+			}
+			for g := range gpu {
+				gpu[g] -= c
+				moved = math.Max(moved, math.Abs(gpu[g]-f.gpu[g]))
+			}
+			f.gpu = gpu
+		}
+		f.prog = prog
+		if moved < 1e-12 {
+			break
+		}
 	}
-	return round6(xy / xx)
+	var xy, xx float64
+	for _, o := range xs {
+		xy += o.u * (o.y - f.gpu[o.gpu])
+		xx += o.u * o.u
+	}
+	if xx > 0 {
+		f.slope = xy / xx
+	}
+	return f
+}
+
+// groupMeans is the mean value per key of the n items at(0..n-1), summed
+// in item order (deterministic).
+func groupMeans[K comparable](n int, at func(int) (K, float64)) map[K]float64 {
+	sum, cnt := map[K]float64{}, map[K]int{}
+	for i := range n {
+		k, v := at(i)
+		sum[k] += v
+		cnt[k]++
+	}
+	for k := range sum {
+		sum[k] /= float64(cnt[k])
+	}
+	return sum
 }
 
 func ape(pred, meas float64) float64 { return math.Abs(pred/meas - 1) }

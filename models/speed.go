@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -36,6 +37,11 @@ type SpeedClass struct {
 	// UtilSlope gives the stretch of a workload not in Factors from its
 	// solo nvidia-smi utilization u (a fraction): exp(UtilSlope·u).
 	UtilSlope float64 `yaml:"util_slope" json:"util_slope"`
+	// GPUFactors, when set, stretch every workload further on one GPU of
+	// the class, by index (a GPU not listed: 1): the class's GPUs do not
+	// all run at one speed (FitSpeeds keeps them only where they lower the
+	// cross-validated error).
+	GPUFactors map[int]float64 `yaml:"gpu_factors,omitempty" json:"gpu_factors,omitempty"`
 	// Fit records how the factors were obtained (informational).
 	Fit *SpeedFitRecord `yaml:"fit,omitempty" json:"fit,omitempty"`
 }
@@ -45,8 +51,12 @@ type SpeedClass struct {
 type SpeedFitRecord struct {
 	Jobs int `yaml:"jobs" json:"jobs"`
 	// LeaveOneJobOut is the error of predicting each job on the class's
-	// GPUs from the other jobs (its program's factor refitted without it).
+	// GPUs from the other jobs (its program's factor, and the GPU factors
+	// if any, refitted without it).
 	LeaveOneJobOut APE `yaml:"leave_one_job_out" json:"leave_one_job_out"`
+	// OneSpeedLeaveOneJobOut is LeaveOneJobOut without GPU factors (every
+	// GPU of the class at one speed), the alternative they had to beat.
+	OneSpeedLeaveOneJobOut APE `yaml:"one_speed_leave_one_job_out" json:"one_speed_leave_one_job_out"`
 	// LeaveOneProgramOut is the error on workloads never seen on the
 	// class's GPUs: each program (model, data set and batch size) predicted by the
 	// utilization slope fitted without it.
@@ -67,10 +77,14 @@ func (s *Speeds) Factor(w *Workload, slot int) float64 {
 		if !slices.Contains(c.GPUs, slot) {
 			continue
 		}
-		if f, ok := c.Factors[w.ID]; ok {
-			return f
+		g := 1.0
+		if f, ok := c.GPUFactors[slot]; ok {
+			g = f
 		}
-		return math.Exp(c.UtilSlope * w.UtilPct() / 100)
+		if f, ok := c.Factors[w.ID]; ok {
+			return f * g
+		}
+		return math.Exp(c.UtilSlope*w.UtilPct()/100) * g
 	}
 	return 1
 }
@@ -110,6 +124,14 @@ func ReadSpeeds(data []byte, name string) (*Speeds, error) {
 		for _, id := range sortedKeys(c.Factors) {
 			if f := c.Factors[id]; !(f > 0 && f <= 100) {
 				return nil, fmt.Errorf("%s:%d: classes[%d] (%s).factors.%s: %v is not a factor in (0, 100]", name, at, i, c.Name, id, f)
+			}
+		}
+		for _, g := range slices.Sorted(maps.Keys(c.GPUFactors)) {
+			if !slices.Contains(c.GPUs, g) {
+				return nil, fmt.Errorf("%s:%d: classes[%d] (%s).gpu_factors: GPU %d is not one of the class's gpus %v", name, at, i, c.Name, g, c.GPUs)
+			}
+			if f := c.GPUFactors[g]; !(f > 0 && f <= 100) {
+				return nil, fmt.Errorf("%s:%d: classes[%d] (%s).gpu_factors.%d: %v is not a factor in (0, 100]", name, at, i, c.Name, g, f)
 			}
 		}
 	}

@@ -19,6 +19,7 @@ func TestSpeedsFactor(t *testing.T) {
 	vgg, _ := cat.Get("vgg16_imagenet_bs32_1gpu") // 91.2 % utilization
 	s := &Speeds{Classes: []SpeedClass{{Name: "slow", GPUs: []int{4, 5}, Factors: map[string]float64{"mnist_bs32_1gpu": 1.5}, UtilSlope: 1}}}
 	mnist, _ := cat.Get("mnist_bs32_1gpu")
+	perGPU := &Speeds{Classes: []SpeedClass{{Name: "slow", GPUs: []int{4, 5}, Factors: s.Classes[0].Factors, UtilSlope: 1, GPUFactors: map[int]float64{5: 1.1}}}}
 	for _, tc := range []struct {
 		name string
 		s    *Speeds
@@ -28,6 +29,9 @@ func TestSpeedsFactor(t *testing.T) {
 	}{
 		{"own factor", s, mnist, 4, 1.5},
 		{"utilization slope", s, vgg, 5, math.Exp(0.912)},
+		{"own factor and GPU factor", perGPU, mnist, 5, 1.5 * 1.1},
+		{"utilization slope and GPU factor", perGPU, vgg, 5, math.Exp(0.912) * 1.1},
+		{"GPU without a factor", perGPU, mnist, 4, 1.5},
 		{"slot in no class", s, mnist, 0, 1},
 		{"no speeds", nil, vgg, 4, 1},
 	} {
@@ -82,6 +86,8 @@ func TestReadSpeedsErrors(t *testing.T) {
 		{"bad slope", "classes:\n  - {name: a, gpus: [1], util_slope: 11}\n", "util_slope: 11 is not a finite number"},
 		{"negative gpu", "classes:\n  - {name: a, gpus: [-1], util_slope: 0}\n", "index -1 is not in 0..1023"},
 		{"unknown key", "classes:\n  - {name: a, gpus: [1], slope: 0}\n", `unknown key "slope"`},
+		{"GPU factor off the class", "classes:\n  - {name: a, gpus: [1], util_slope: 0, gpu_factors: {2: 1.1}}\n", "gpu_factors: GPU 2 is not one of the class's gpus [1]"},
+		{"bad GPU factor", "classes:\n  - {name: a, gpus: [1], util_slope: 0, gpu_factors: {1: 0}}\n", "gpu_factors.1: 0 is not a factor in (0, 100]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadSpeeds([]byte(tc.in), "s.yaml")
@@ -115,17 +121,14 @@ func exclusiveCSV(jobs []ExclusiveJob) string {
 	return b.String()
 }
 
-// TestFitSpeedsRecoversTruth: Exclusive runs drawn from known per-GPU
-// speeds (GPUs 2-3 slow by 2× for ResNet-50, 1× for MNIST) placed on the
-// lowest free GPU are read back, placed, and fitted to those factors, with
-// a leave-one-job-out error of 0 and no-class error of 50 %.
-func TestFitSpeedsRecoversTruth(t *testing.T) {
-	cat := Legacy11GB()
-	slowF := map[string]float64{"resnet50_imagenet_bs64_1gpu": 2, "mnist_bs32_1gpu": 1}
+// drawExclusive draws an Exclusive run of n jobs (ResNet-50, ResNet-50,
+// MNIST, ...) back to back on 4 GPUs, each on the lowest free GPU, that
+// run on GPUs 2-3 slowF times slower per workload, times gpuF per GPU.
+func drawExclusive(cat *Catalog, n int, slowF map[string]float64, gpuF map[int]float64) []ExclusiveJob {
 	var jobs []ExclusiveJob
 	busy := make([]float64, 4)
 	at := 0.0
-	for i := range 12 {
+	for i := range n {
 		id := "resnet50_imagenet_bs64_1gpu"
 		if i%3 == 2 {
 			id = "mnist_bs32_1gpu"
@@ -144,23 +147,57 @@ func TestFitSpeedsRecoversTruth(t *testing.T) {
 		}
 		f := 1.0
 		if g >= 2 {
-			f = slowF[id]
+			f = slowF[id] * gpuF[g]
 		}
 		exec := w.SoloS * f
 		busy[g] = at + exec
 		jobs = append(jobs, ExclusiveJob{Trace: "t", Workload: id, Submit: at, Dispatch: at, Done: at + exec, ExecS: exec})
 	}
-	read, err := ReadExclusiveJobs(strings.NewReader(exclusiveCSV(jobs)), "x.csv", cat)
-	require.NoError(t, err)
-	require.NoError(t, PlaceLowestFree(read, 4, 1))
-	cls, err := FitSpeeds(read, cat, SpeedClass{Name: "slow", GPUs: []int{2, 3}})
-	require.NoError(t, err)
-	require.InDelta(t, 2, cls.Factors["resnet50_imagenet_bs64_1gpu"], 1e-6)
-	require.InDelta(t, 1, cls.Factors["mnist_bs32_1gpu"], 1e-6)
-	require.InDelta(t, 0, cls.Fit.LeaveOneJobOut.Median, 1e-6)
-	require.InDelta(t, 0.5, cls.Fit.None.P90, 1e-6)
-	_, err = FitSpeeds(read, cat, SpeedClass{Name: "none", GPUs: []int{7}})
-	require.ErrorContains(t, err, "0 jobs on GPUs [7]")
+	return jobs
+}
+
+// TestFitSpeedsRecoversTruth: Exclusive runs drawn from known per-GPU
+// speeds (GPUs 2-3 slow by 2× for ResNet-50, 1× for MNIST; in the second
+// case GPU 3 a further 1.44× slower than GPU 2) placed on the lowest free
+// GPU are read back, placed, and fitted to those factors, with a
+// leave-one-job-out error of 0; GPU factors (geometric mean 1) only where
+// the GPUs differ, where one speed per class errs.
+func TestFitSpeedsRecoversTruth(t *testing.T) {
+	cat := Legacy11GB()
+	slowF := map[string]float64{"resnet50_imagenet_bs64_1gpu": 2, "mnist_bs32_1gpu": 1}
+	for _, tc := range []struct {
+		name    string
+		gpuF    map[int]float64
+		wantGPU map[int]float64
+		scale   float64 // the workload factors' scale: the GPU factors' geometric mean
+	}{
+		{"one speed", map[int]float64{2: 1, 3: 1}, nil, 1},
+		{"GPU 3 slower", map[int]float64{2: 1, 3: 1.44}, map[int]float64{2: 1 / 1.2, 3: 1.2}, 1.2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read, err := ReadExclusiveJobs(strings.NewReader(exclusiveCSV(drawExclusive(cat, 24, slowF, tc.gpuF))), "x.csv", cat)
+			require.NoError(t, err)
+			require.NoError(t, PlaceLowestFree(read, 4, 1))
+			cls, err := FitSpeeds(read, cat, SpeedClass{Name: "slow", GPUs: []int{2, 3}})
+			require.NoError(t, err)
+			require.InDelta(t, 2*tc.scale, cls.Factors["resnet50_imagenet_bs64_1gpu"], 1e-5)
+			require.InDelta(t, tc.scale, cls.Factors["mnist_bs32_1gpu"], 1e-5)
+			require.InDelta(t, 0, cls.Fit.LeaveOneJobOut.Median, 1e-5)
+			if tc.wantGPU == nil {
+				require.Nil(t, cls.GPUFactors)
+				require.Equal(t, cls.Fit.LeaveOneJobOut, cls.Fit.OneSpeedLeaveOneJobOut)
+			} else {
+				require.Len(t, cls.GPUFactors, len(tc.wantGPU))
+				for g, f := range tc.wantGPU {
+					require.InDelta(t, f, cls.GPUFactors[g], 1e-5, "GPU %d", g)
+				}
+				require.Greater(t, cls.Fit.OneSpeedLeaveOneJobOut.P90, 0.1)
+			}
+			require.InDelta(t, 0.5, cls.Fit.None.P90, 0.25)
+			_, err = FitSpeeds(read, cat, SpeedClass{Name: "none", GPUs: []int{7}})
+			require.ErrorContains(t, err, "0 jobs on GPUs [7]")
+		})
+	}
 }
 
 func TestReadExclusiveJobsErrors(t *testing.T) {

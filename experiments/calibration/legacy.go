@@ -3,8 +3,10 @@ package calibration
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/aegis-sched/aegis/models"
 )
@@ -88,8 +90,10 @@ func FitLegacySpeeds(jobsPath string) (*models.Speeds, error) {
 const SpeedsComment = `Speed classes of the legacy 8 x 11 GB server's GPUs (models.Speeds), fitted by
 models.FitSpeeds on its three measured Exclusive runs (exclusive_jobs_legacy.csv, see
 NOTICE): jobs placed on the lowest-numbered free GPU; each class (GPUs 0-3, GPUs 4-7)
-stretches a workload's solo time by its program's geometric-mean execution/solo ratio
-there (factors), or by exp(util_slope * utilization) for a program never run there.
+stretches a workload's solo time by its program's factor there (log execution/solo
+ratio = program term + GPU term, least squares), or by exp(util_slope * utilization)
+for a program never run there, times the GPU's factor (gpu_factors: kept only where
+they lower the class's leave-one-job-out error).
 Errors are absolute percentage errors of the class's execution times (fractions).
 Regenerate: go run ./cmd/aegis calibrate --gpu legacy-11gb --speeds-out models/data/speeds_legacy11gb.yaml`
 
@@ -102,9 +106,19 @@ func WriteSpeedsText(w io.Writer, sp *models.Speeds) {
 	for _, c := range sp.Classes {
 		fmt.Fprintf(w, "\nGPU speed class %s (GPUs %v), fitted on %s: %d workload factors, utilization slope %.3f\n",
 			c.Name, c.GPUs, sp.Source, len(c.Factors), c.UtilSlope)
+		if len(c.GPUFactors) > 0 {
+			fmt.Fprintf(w, "per-GPU factors:")
+			for _, g := range slices.Sorted(maps.Keys(c.GPUFactors)) {
+				fmt.Fprintf(w, " GPU %d %.3f", g, c.GPUFactors[g])
+			}
+			fmt.Fprintln(w)
+		}
 		if r := c.Fit; r != nil {
 			fmt.Fprintf(w, "execution time of its %d jobs, median / p90 APE:\n", r.Jobs)
 			fmt.Fprintf(w, "  leave one job out      %5.1f %% / %5.1f %%\n", 100*r.LeaveOneJobOut.Median, 100*r.LeaveOneJobOut.P90)
+			if len(c.GPUFactors) > 0 {
+				fmt.Fprintf(w, "    one speed per class  %5.1f %% / %5.1f %%\n", 100*r.OneSpeedLeaveOneJobOut.Median, 100*r.OneSpeedLeaveOneJobOut.P90)
+			}
 			fmt.Fprintf(w, "  leave one program out  %5.1f %% / %5.1f %%\n", 100*r.LeaveOneProgramOut.Median, 100*r.LeaveOneProgramOut.P90)
 			fmt.Fprintf(w, "  none (profiled speed)  %5.1f %% / %5.1f %%\n", 100*r.None.Median, 100*r.None.P90)
 		}
