@@ -159,25 +159,26 @@ func New(cfg Config, settings map[string]string) (*Executor, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
 	}
-	if x.j, err = CreateJournal(filepath.Join(cfg.Dir, "journal.jsonl")); err != nil {
+	n := len(cfg.Jobs)
+	head := []Record{{Type: "run", Run: &Run{Start: x.start, Settings: settings, Jobs: &n}}}
+	for _, sp := range cfg.Jobs {
+		head = append(head, Record{Type: "job", Job: len(x.specs), Spec: specOf(sp)})
+		x.add(sp)
+	}
+	if x.j, err = CreateJournal(filepath.Join(cfg.Dir, "journal.jsonl"), head...); err != nil {
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("executor: %w", err)
 		}
-		return nil, fmt.Errorf("executor: %w (resume it with --resume, or choose another directory)", err)
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("executor: %w (resume it with --resume, or choose another directory)", err)
+		}
+		return nil, fmt.Errorf("executor: %w", err)
 	}
+	// A failure here leaves a journal with nothing launched: a resume
+	// makes these again.
 	if err := x.mkdirs(); err != nil {
 		x.j.Close()
 		return nil, err
-	}
-	n := len(cfg.Jobs)
-	recs := []Record{{Type: "run", Run: &Run{Start: x.start, Settings: settings, Jobs: &n}}}
-	for _, sp := range cfg.Jobs {
-		recs = append(recs, Record{Type: "job", Job: len(x.specs), Spec: specOf(sp)})
-		x.add(sp)
-	}
-	if err := x.j.Append(recs...); err != nil {
-		x.j.Close()
-		return nil, fmt.Errorf("executor: %w", err)
 	}
 	return x, nil
 }

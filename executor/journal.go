@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -81,20 +82,70 @@ type syncWriter interface {
 	Sync() error
 }
 
-// CreateJournal takes the lock of path's directory and creates path; it
+// CreateJournal takes the lock of path's directory and creates path
+// holding head, the records a run starts with (its run record first); it
 // fails if path exists (a run directory is resumed, never overwritten) or
-// another executor holds the directory.
-func CreateJournal(path string) (*Journal, error) {
+// another executor holds the directory. The journal appears whole: head is
+// written to a temporary file that is renamed to path once it is synced,
+// so an executor killed while creating it leaves no journal (the run is
+// started again, not resumed) rather than an empty one no resume can read.
+func CreateJournal(path string, head ...Record) (*Journal, error) {
+	if len(head) == 0 || head[0].Type != "run" {
+		return nil, errors.New("journal: a journal starts with its run record")
+	}
 	lock, err := lockDir(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	j, err := createJournal(path, head)
 	if err != nil {
 		lock.Close()
+		return nil, err
+	}
+	j.lock = lock
+	return j, nil
+}
+
+// createJournal writes head to path's temporary file and renames it to
+// path, under the directory's lock: nobody else creates path meanwhile.
+func createJournal(path string, head []Record) (*Journal, error) {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			err = fs.ErrExist
+		}
+		return nil, fmt.Errorf("journal: %s: %w", path, err)
+	}
+	tmp := path + ".new"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	return &Journal{w: f, lock: lock}, nil
+	j := &Journal{w: f}
+	if err := j.Append(head...); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return j, nil
+}
+
+// syncDir fsyncs directory dir, making a rename in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
 }
 
 // Append writes records and fsyncs the file once.

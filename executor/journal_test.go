@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +14,13 @@ import (
 
 func TestJournalTornLastLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, err := CreateJournal(path)
+	run := Record{Type: "run", Run: &Run{Start: time.Unix(1, 0)}}
+	j, err := CreateJournal(path, run)
 	require.NoError(t, err)
-	require.NoError(t, j.Append(Record{Type: "run", Run: &Run{Start: time.Unix(1, 0)}}, Record{Type: "arrived", Job: 0}))
+	require.NoError(t, j.Append(Record{Type: "arrived", Job: 0}))
 	require.NoError(t, j.Close())
-	_, err = CreateJournal(path)
-	require.Error(t, err, "a journal is never overwritten")
+	_, err = CreateJournal(path, run)
+	require.ErrorIs(t, err, fs.ErrExist, "a journal is never overwritten")
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString(`{"type":"launch","t":5,"jo`)
@@ -33,6 +36,61 @@ func TestJournalTornLastLine(t *testing.T) {
 	require.NoError(t, err, "the torn line was cut off before appending")
 	require.Len(t, recs, 3)
 	require.Equal(t, 1, recs[2].Job)
+}
+
+// A journal appears with its head or not at all: a head that cannot be
+// written leaves no journal (the run can be started again in the
+// directory), a temporary file left by a creation that was killed is
+// replaced, and an existing journal is left as it is.
+func TestCreateJournalWhole(t *testing.T) {
+	run := Record{Type: "run", Run: &Run{Start: time.Unix(1, 0).UTC()}}
+	bad := Record{Type: "job", Spec: &Spec{Name: "a", SoloS: math.NaN()}}
+	tests := []struct {
+		name   string
+		before map[string]string // files in the directory before
+		head   []Record
+		err    string
+	}{
+		{"head", nil, []Record{run, {Type: "job", Spec: &Spec{Name: "a"}}}, ""},
+		{"leftover temporary file", map[string]string{"journal.jsonl.new": "{\"type\":\"run\""}, []Record{run}, ""},
+		{"no run record", nil, []Record{{Type: "arrived"}}, "a journal starts with its run record"},
+		{"no head", nil, nil, "a journal starts with its run record"},
+		{"head not written", nil, []Record{run, bad}, "unsupported value: NaN"},
+		{"journal exists", map[string]string{"journal.jsonl": "{}\n"}, []Record{run}, "file already exists"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tt.before {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+			}
+			path := filepath.Join(dir, "journal.jsonl")
+			j, err := CreateJournal(path, tt.head...)
+			require.NoFileExists(t, path+".new")
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				if old, ok := tt.before["journal.jsonl"]; ok {
+					b, err := os.ReadFile(path)
+					require.NoError(t, err)
+					require.Equal(t, old, string(b))
+					return
+				}
+				require.NoFileExists(t, path)
+				j, err = CreateJournal(path, run)
+				require.NoError(t, err, "the directory can start a run")
+				tt.head = []Record{run}
+			}
+			require.NoError(t, err)
+			require.NoError(t, j.Close())
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			recs, torn, err := ReadJournal(f, path)
+			require.NoError(t, err)
+			require.False(t, torn)
+			require.Equal(t, tt.head, recs)
+		})
+	}
 }
 
 func TestReadJournalErrors(t *testing.T) {

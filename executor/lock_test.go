@@ -1,11 +1,16 @@
 package executor_test
 
 import (
+	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -97,5 +102,37 @@ func TestResumeRefusesDamagedJournal(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 			require.ErrorContains(t, err, path)
 		})
+	}
+}
+
+// An executor SIGKILLed while it starts a process (an attempt's shim) can
+// leave the child between fork and exec, sharing the lock file until its
+// exec closes it; a resume right after the kill (the executor reaped) takes
+// the lock once the child lets go instead of refusing the directory. Each
+// round kills the holder at a random point while it forks without pause.
+func TestResumeRightAfterKillWhileForking(t *testing.T) {
+	const rounds = 30
+	selfCmd := self(t)
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, err := executor.CreateJournal(path, executor.Record{Type: "run", Run: &executor.Run{Start: time.Now()}})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	rng := rand.New(rand.NewPCG(3, 1))
+	for i := range rounds {
+		cmd := exec.Command(selfCmd[0], "lock-and-fork", path)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		line, err := bufio.NewReader(out).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "locked\n", line)
+		// Where to kill it, not a wait for anything.
+		time.Sleep(time.Duration(rng.IntN(10)) * time.Millisecond)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		require.Error(t, cmd.Wait())
+		j, _, err := executor.OpenJournal(path)
+		require.NoError(t, err, "round %d", i)
+		require.NoError(t, j.Close())
 	}
 }

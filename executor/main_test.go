@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) {
 			os.Exit(executor.FakeTrain(os.Args[len(os.Args)-1], os.Stderr))
 		case "emulated-run":
 			os.Exit(emulatedRun(os.Args[2]))
+		case "lock-and-fork":
+			os.Exit(lockAndFork(os.Args[2]))
 		}
 	}
 	os.Exit(m.Run())
@@ -116,4 +119,30 @@ func emulatedRun(dir string) int {
 		return 1
 	}
 	return 0
+}
+
+// lockAndFork resumes the journal at path, holding its directory's lock,
+// says "locked" on stdout and starts processes (true, or this binary
+// running no test) until it is killed, as an executor starts attempt
+// shims.
+func lockAndFork(path string) int {
+	j, _, err := executor.OpenJournal(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer j.Close()
+	argv := []string{os.Args[0], "-test.run=^$"}
+	if p, err := exec.LookPath("true"); err == nil {
+		argv = []string{p}
+	}
+	fmt.Println("locked")
+	for range 4 {
+		go func() {
+			for {
+				exec.Command(argv[0], argv[1:]...).Run()
+			}
+		}()
+	}
+	select {}
 }

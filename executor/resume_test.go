@@ -82,8 +82,6 @@ func checkExactlyOnce(t *testing.T, dir string) {
 func TestResumeVanishedAndReusedPID(t *testing.T) {
 	cfg := realConfig(t, wOK, wOK, wOK)
 	start := time.Now()
-	j, err := executor.CreateJournal(filepath.Join(cfg.Dir, "journal.jsonl"))
-	require.NoError(t, err)
 	recs := []executor.Record{{Type: "run", Run: &executor.Run{Start: start}}}
 	for i, sp := range cfg.Jobs {
 		recs = append(recs, executor.Record{Type: "job", Job: i, Spec: &executor.Spec{Name: sp.ID, Workload: sp.Workload, GPUs: 1}})
@@ -96,7 +94,8 @@ func TestResumeVanishedAndReusedPID(t *testing.T) {
 		executor.Record{Type: "launch", Job: 1, Attempt: 1, GPUs: []int{1}},
 		executor.Record{Type: "started", Job: 1, Attempt: 1, GPUs: []int{1}, PID: os.Getpid(), Start: 1},
 		executor.Record{Type: "launch", Job: 2, Attempt: 1, GPUs: []int{0}})
-	require.NoError(t, j.Append(recs...))
+	j, err := executor.CreateJournal(filepath.Join(cfg.Dir, "journal.jsonl"), recs...)
+	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	j, recs, err = executor.OpenJournal(filepath.Join(cfg.Dir, "journal.jsonl"))
 	require.NoError(t, err)

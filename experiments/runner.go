@@ -17,6 +17,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/internal/buildinfo"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/page"
 	"github.com/aegis-sched/aegis/results/plots"
 )
 
@@ -164,15 +165,18 @@ feed:
 	}
 	rep.Files = append(rep.Files, filepath.Join(opt.Out, RunFile))
 	if opt.Shards > 0 {
-		return rep, nil
+		err := page.Write(opt.Out, meta.Page())
+		rep.Files = append(rep.Files, filepath.Join(opt.Out, page.Name))
+		return rep, err
 	}
 	files, err := Finish(opt.Out, meta)
 	rep.Files = append(rep.Files, files...)
 	return rep, err
 }
 
-// Finish writes a whole run's combined files (Combine) and draws the spec's
-// figures into dir; it returns the paths written.
+// Finish writes a whole run's combined files (Combine), draws the spec's
+// figures into dir and then its page (README.md, Meta.Page); it returns
+// the paths written.
 func Finish(dir string, m *Meta) ([]string, error) {
 	files, err := Combine(dir, m)
 	if err != nil {
@@ -189,7 +193,10 @@ func Finish(dir string, m *Meta) ([]string, error) {
 		}
 	}
 	figs, err := plots.DrawSweeps(dir, format, m.Spec.SweepFigures...)
-	return append(files, figs...), err
+	if files = append(files, figs...); err != nil {
+		return files, err
+	}
+	return append(files, filepath.Join(dir, page.Name)), page.Write(dir, m.Page())
 }
 
 // cellDone reports whether cell c's outputs exist with its key.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/fidelity"
 )
@@ -26,7 +27,8 @@ where they do not.
 
 The published values are read at report time from the shared data folder
 (../shared/paper/published_tables.csv, or $AEGIS_SHARED); without it the report says
-they are unavailable and still lists ours. make reproduce runs this after the specs.`,
+they are unavailable and still lists ours. make reproduce runs this after the specs.
+Without --out it also rewrites DIR/README.md, the index of DIR's runs, to link the report.`,
 		Example: `  aegis fidelity results/paper
   aegis fidelity out --out -`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -52,13 +54,17 @@ they are unavailable and still lists ours. make reproduce runs this after the sp
 				_, err := c.OutOrStdout().Write(b.Bytes())
 				return err
 			}
-			if out == "" {
+			index := out == ""
+			if index {
 				out = filepath.Join(args[0], "fidelity.md")
 			}
 			if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
 				return fmt.Errorf("fidelity: %w", err)
 			}
 			fmt.Fprintln(c.OutOrStdout(), out)
+			if index { // DIR's index page links the report
+				return experiments.WriteIndex(args[0])
+			}
 			return nil
 		},
 	}

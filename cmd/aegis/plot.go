@@ -129,14 +129,30 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 		}
 	}
 	var paths []string
+	var err error
 	if len(named) > 0 || len(figures) == 0 && len(extra) == 0 && len(sweeps) == 0 {
-		p, err := plots.DrawDir(dir, format, named...)
-		if paths = p; err != nil {
-			return paths, err
+		paths, err = plots.DrawDir(dir, format, named...)
+	}
+	if err == nil {
+		var p []string
+		p, err = plots.DrawSweeps(dir, format, sweeps...)
+		paths = append(paths, p...)
+	}
+	if len(paths) > 0 { // the figures changed: so does the page
+		if perr := writePage(dir, specFigs != nil); err == nil {
+			err = perr
 		}
 	}
-	p, err := plots.DrawSweeps(dir, format, sweeps...)
-	return append(paths, p...), err
+	return paths, err
+}
+
+// writePage rewrites the README.md page of dir, a spec run's directory
+// (run.json) or an aegis simulate --out one.
+func writePage(dir string, specRun bool) error {
+	if specRun {
+		return experiments.WritePage(dir)
+	}
+	return nil
 }
 
 // noFigures is plotDir's answer for a spec run whose spec asks for no

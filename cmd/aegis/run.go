@@ -40,7 +40,8 @@ table (table.md, table.csv, table.tex) are written. The outputs are
 byte-identical whatever --jobs is.
 
 With one spec the outputs go to OUT; with several, to OUT/NAME for each spec's
-name.
+name, and OUT/README.md indexes them. Every run's directory gets a README.md
+page: its table, every figure, links to its files and its provenance.
 
 Without a spec, --trace and --policy (comma-separated or repeated) with --seeds
 (e.g. 1-5 or 1,3,7) run a quick comparison as a spec would: every policy on every
@@ -119,6 +120,9 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 					return fmt.Errorf("%s: %w", s.File(), err)
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s: %d cells (%d run, %d already done) -> %s\n", s.File(), rep.Cells, rep.Ran, rep.Skipped, o.Out)
+			}
+			if len(args) > 1 {
+				return experiments.WriteIndex(out)
 			}
 			return nil
 		},

@@ -1,0 +1,205 @@
+package experiments
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results/page"
+)
+
+// A spec run's page shows its table, every figure it drew and its files,
+// with the provenance of run.json; it changes with the figures.
+func TestRunPage(t *testing.T) {
+	text := strings.Replace(smallSpec, "table: normalized\n", "table: normalized\nfigures: [normalized]\n"+
+		"sweep_figures:\n  - {x: hold, from: normalized, y: [makespan_s]}\n", 1)
+	s := loadSmall(t, text)
+	dir := filepath.Join(t.TempDir(), "small")
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, page.Name))
+	require.NoError(t, err)
+	md := string(b)
+	tests := []struct{ name, want string }{
+		{"title", "# Small test\n"},
+		{"what ran", "Spec `small`: 12 cells on a100-40gb:2; traces philly-8-s1, venus-8-s2; configs Exclusive, AEGIS; seeds 1, 2. Normalized to Exclusive."},
+		{"the table as written", "## Table\n\n" + mustReadString(t, filepath.Join(dir, "table.md"))},
+		{"figures", "## Figures\n\n![normalized](normalized.svg)\n\n![sweep-hold](sweep-hold.svg)\n\n"},
+		{"files", "- [cells.csv](cells.csv): one row per cell"},
+		{"spec hash", "| spec | `small` from `small.yaml`, sha256 `" + s.Hash() + "` |"},
+		{"generated traces", "| trace philly-8-s1 | generated: like philly, 8 jobs, seed 1, max 2 GPUs, 8 jobs, sha256 `"},
+		{"swept", "| swept | hold |"},
+		{"the spec", "```yaml\n" + text + "```\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { require.Contains(t, md, tc.want) })
+	}
+	var want []string
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		if e.Name() != page.Name {
+			want = append(want, e.Name())
+		}
+	}
+	got := page.Links(b)
+	for i, l := range got {
+		got[i] = strings.TrimSuffix(l, "/")
+	}
+	require.ElementsMatch(t, want, got, "every entry linked once")
+	// Redrawn as PNG (aegis plot): the page lists the PNG, not the SVG.
+	require.NoError(t, os.Rename(filepath.Join(dir, "normalized.svg"), filepath.Join(dir, "normalized.png")))
+	require.NoError(t, WritePage(dir))
+	b, err = os.ReadFile(filepath.Join(dir, page.Name))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "![normalized](normalized.png)")
+	require.NotContains(t, string(b), "normalized.svg")
+}
+
+// A shard's directory gets a page naming it a shard.
+func TestShardPage(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	dir := t.TempDir()
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir, Shard: 1, Shards: 2})
+	require.NoError(t, err)
+	md := mustReadString(t, filepath.Join(dir, page.Name))
+	require.Contains(t, md, "This is shard 1/2 of the run")
+	require.Equal(t, []string{"cells/", "run.json"}, page.Links([]byte(md)))
+}
+
+// TestPaperPagesCurrent renders the page of every results/paper run from
+// its committed files and compares it with the committed README.md.
+func TestPaperPagesCurrent(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", RunFile))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			m, err := ReadMeta(dir)
+			require.NoError(t, err)
+			got, err := page.Render(dir, m.Page())
+			require.NoError(t, err)
+			want := mustReadString(t, filepath.Join(dir, page.Name))
+			require.Equal(t, want, string(got), "results/paper is out of date: run make reproduce")
+		})
+	}
+}
+
+// TestPaperPageLinks follows every link of every page under results/paper:
+// each is relative and its target exists in the repository.
+func TestPaperPageLinks(t *testing.T) {
+	root := filepath.Join("..", "results", "paper")
+	n := 0
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Name() != page.Name {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		for _, l := range page.Links(b) {
+			n++
+			require.False(t, filepath.IsAbs(l) || strings.Contains(l, "://"), "%s: %s is not relative", p, l)
+			_, err := os.Stat(filepath.Join(filepath.Dir(p), filepath.FromSlash(l)))
+			require.NoError(t, err, "%s links %s", p, l)
+		}
+		return nil
+	}))
+	require.Greater(t, n, 40, "the pages link their files")
+}
+
+// The index of a folder of runs links each run's page and spec file, shows
+// its table or first figure, the reports present, and whether each spec
+// still makes its run.
+func TestIndex(t *testing.T) {
+	shared := t.TempDir() // no calibration/: the shared data folder is absent
+	stacking, err := filepath.Abs(filepath.Join("..", "results", "paper", "figure7", RunFile))
+	require.NoError(t, err)
+	fig7, err := filepath.Abs("figure7.yaml")
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	require.NoError(t, os.MkdirAll("specs", 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join("specs", "small.yaml"), []byte(smallSpec), 0o644))
+	fig := strings.Replace(smallSpec, "name: small\ndescription: Small test", "name: fig\ndescription: A figure", 1)
+	fig = strings.Replace(fig, "table: normalized\n", "figures: [normalized]\n", 1)
+	require.NoError(t, os.WriteFile(filepath.Join("specs", "fig.yaml"), []byte(fig), 0o644))
+	for _, n := range []string{"small", "fig"} {
+		s, err := LoadSpec(filepath.Join("specs", n+".yaml"))
+		require.NoError(t, err)
+		_, err = RunSpec(context.Background(), s, RunOptions{Out: filepath.Join("out", n)})
+		require.NoError(t, err)
+	}
+	require.NoError(t, WriteIndex("out"))
+	first := mustReadString(t, filepath.Join("out", page.Name))
+	tests := []struct {
+		name    string
+		change  func(t *testing.T)
+		want    []string
+		notWant []string
+	}{
+		{"runs, tables first", func(*testing.T) {}, []string{
+			"| [small](small/README.md) | Small test | [specs/small.yaml](../specs/small.yaml) | 12 | 1, 2 |\n| [fig](fig/README.md) | A figure |",
+			"## [Small test](small/README.md)\n\nSpec [specs/small.yaml](../specs/small.yaml); 12 cells on a100-40gb:2.\n\n| Config |",
+			`[<img src="fig/normalized.svg" width="640" alt="normalized">](fig/README.md)`,
+		}, []string{"fidelity.md", "Out of date", "### "}},
+		{"a report", func(t *testing.T) {
+			require.NoError(t, os.WriteFile(filepath.Join("out", "fidelity.md"), nil, 0o644))
+		}, []string{"- [fidelity.md](fidelity.md): every value the AEGIS paper prints"}, nil},
+		{"a changed spec", func(t *testing.T) {
+			require.NoError(t, os.WriteFile(filepath.Join("specs", "fig.yaml"), []byte(fig+"# edited\n"), 0o644))
+		}, []string{"a100-40gb:2. **Out of date:** its spec changed since this run; rerun it.\n\n[<img"}, nil},
+		{"a spec that needs the shared data folder", func(t *testing.T) {
+			t.Setenv("AEGIS_SHARED", shared)
+			b, err := os.ReadFile(stacking)
+			require.NoError(t, err)
+			b = []byte(strings.Replace(string(b), `"spec_file": "experiments/figure7.yaml"`, `"spec_file": "specs/figure7.yaml"`, 1))
+			require.NoError(t, os.MkdirAll(filepath.Join("out", "figure7"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join("out", "figure7", RunFile), b, 0o644))
+			y, err := os.ReadFile(fig7)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join("specs", "figure7.yaml"), y, 0o644))
+		}, []string{"600 cells on a100-40gb:1. **Not rerun here:** its spec needs the shared data folder"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.change(t)
+			require.NoError(t, WriteIndex("out"))
+			md, err := os.ReadFile(filepath.Join("out", page.Name))
+			require.NoError(t, err)
+			for _, w := range tc.want {
+				require.Contains(t, string(md), w)
+			}
+			for _, w := range tc.notWant {
+				require.NotContains(t, string(md), w)
+			}
+			for _, l := range page.Links(md) {
+				_, err := os.Stat(filepath.Join("out", filepath.FromSlash(l)))
+				require.NoError(t, err, l)
+			}
+		})
+	}
+	require.NoError(t, os.RemoveAll(filepath.Join("out", "figure7")))
+	require.NoError(t, os.Remove(filepath.Join("out", "fidelity.md")))
+	require.NoError(t, os.WriteFile(filepath.Join("specs", "fig.yaml"), []byte(fig), 0o644))
+	require.NoError(t, WriteIndex("out"))
+	require.Equal(t, first, mustReadString(t, filepath.Join("out", page.Name)), "the same runs, the same bytes")
+}
+
+// TestPaperIndexCurrent renders results/paper's index from the repository
+// root, as make reproduce does, and compares it with the committed one.
+func TestPaperIndexCurrent(t *testing.T) {
+	if _, ok := models.SharedDir(); !ok {
+		t.Skip("shared data folder not found (set AEGIS_SHARED): the index would mark figure7 as not rerun")
+	}
+	t.Chdir("..")
+	got, err := RenderIndex(filepath.Join("results", "paper"))
+	require.NoError(t, err)
+	want := mustReadString(t, filepath.Join("results", "paper", page.Name))
+	require.Equal(t, want, string(got), "results/paper/README.md is out of date: run make reproduce")
+}
