@@ -530,7 +530,7 @@ func (d *dirData) seeds() (*Figure, error) {
 		}
 		panels = append(panels, b)
 	}
-	return NormalizedBars(d.styles(), specTitle(t)+fmt.Sprintf("makespan and mean JCT over seeds: mean, 95 %% CI and one dot per seed (%d seeds)", most), panels...)
+	return NormalizedBars(d.styles(), specTitle(t)+fmt.Sprintf("makespan and mean JCT over %d seeds: mean, 95 %% CI, a dot per seed", most), panels...)
 }
 
 // stability draws Figure 6 from stability.csv: the weighted mean absolute

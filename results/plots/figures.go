@@ -71,7 +71,7 @@ func barPlot(b Bars, lg *legend) (*plot.Plot, error) {
 	}
 	p := newPlot(b.Title, "", b.YLabel)
 	g := &groupedBars{Bars: b, st: lg.st}
-	p.Add(plotter.NewGrid())
+	p.Add(valueGrid())
 	p.Add(g)
 	if b.Ref != 0 {
 		ref := plotter.NewFunction(func(float64) float64 { return b.Ref })
@@ -567,8 +567,11 @@ func Thresholds(title string, pts []ThresholdPoint) (*Figure, error) {
 	a.X.Min, a.X.Max, a.Y.Min, a.Y.Max = x0-0.04*dx, x1+0.04*dx, y0-0.04*dy, y1+0.04*dy
 	grid := [][]*plot.Plot{{a}}
 	if len(defers) > 0 {
-		_, _, _, yb := plotter.XYRange(defers)
-		b.Y.Min, b.Y.Max = 0, max(yb, 1)*1.05
+		// The same margins: the points of most gain (and no deferral) clear
+		// of the right edge and the x axis.
+		x0, x1, _, yb := plotter.XYRange(defers)
+		dx, top := max(x1-x0, 1e-3), max(yb, 1)
+		b.X.Min, b.X.Max, b.Y.Min, b.Y.Max = x0-0.04*dx, x1+0.04*dx, -0.04*top, top*1.05
 		grid = append(grid, []*plot.Plot{b})
 	}
 	return &Figure{Title: title, Panels: grid, Legend: lg.entries, Width: 6.4 * vg.Inch,

@@ -22,6 +22,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -155,8 +156,29 @@ func (f *Figure) draw(dc draw.Canvas) {
 }
 
 // wrap breaks s into lines no wider than w at spaces (a longer word
-// stays whole on its own line), so a title fits its figure.
+// stays whole on its own line), so a title fits its figure, and balances
+// them: the narrowest width that needs no more lines, so no word is left
+// alone on the last line.
 func wrap(sty draw.TextStyle, s string, w vg.Length) string {
+	lines := wrapAt(sty, s, w)
+	n := len(lines)
+	if n < 2 {
+		return strings.Join(lines, "\n")
+	}
+	lo, hi := w/vg.Length(n), w
+	for range 24 {
+		mid := (lo + hi) / 2
+		if len(wrapAt(sty, s, mid)) > n {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return strings.Join(wrapAt(sty, s, hi), "\n")
+}
+
+// wrapAt breaks s into lines no wider than w at spaces, greedily.
+func wrapAt(sty draw.TextStyle, s string, w vg.Length) []string {
 	var lines []string
 	line := ""
 	for _, word := range strings.Fields(s) {
@@ -167,7 +189,16 @@ func wrap(sty draw.TextStyle, s string, w vg.Length) string {
 		}
 		line = strings.TrimSpace(line + " " + word)
 	}
-	return strings.Join(append(lines, line), "\n")
+	return append(lines, line)
+}
+
+// valueGrid is a grid of horizontal lines only, for panels whose x axis
+// names groups or categories: a vertical line there would run through
+// the middle of a group's bars.
+func valueGrid() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Color = nil
+	return g
 }
 
 // text is a text style of the default font at a size in points.

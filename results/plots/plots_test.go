@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -134,6 +135,58 @@ func TestFigureContent(t *testing.T) {
 	seeds := read("seeds-cdf.svg")
 	require.True(t, has(seeds, ">Exclusive<"))
 	require.True(t, has(seeds, ">makespan (h)<"))
+}
+
+// A wrapped title is balanced: as many lines as the greedy wrap needs,
+// none wider than the width, and no word left alone on the last line (the
+// seeds figure's "seeds)" once was).
+func TestWrapBalanced(t *testing.T) {
+	sty := text(13)
+	title := "table2: makespan and mean JCT over seeds: mean, 95 % CI and one dot per seed (5 seeds)"
+	w := sty.Width(strings.TrimSuffix(title, " seeds)")) + 0.5
+	greedy := wrapAt(sty, title, w)
+	require.Equal(t, "seeds)", greedy[len(greedy)-1], "the case: greedy leaves one word")
+	got := strings.Split(wrap(sty, title, w), "\n")
+	require.Len(t, got, len(greedy))
+	require.Equal(t, title, strings.Join(got, " "))
+	for _, l := range got {
+		require.LessOrEqual(t, sty.Width(l), w, "%q", l)
+	}
+	require.Greater(t, sty.Width(got[1]), w/3, "balanced lines: %q", got)
+	require.Equal(t, "short", wrap(sty, "short", w))
+}
+
+// Bar panels, whose x axis names groups, have horizontal grid lines only:
+// a vertical one would run through a group's middle bar.
+func TestBarsNoVerticalGrid(t *testing.T) {
+	fig, err := NormalizedBars(nil, "t", Bars{Title: "makespan", Groups: []string{"philly", "venus"},
+		Series: []BarSeries{{Name: "AEGIS", Values: []float64{0.7, 0.8}}}})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, fig.WriteTo(&b, "svg"))
+	grid := regexp.MustCompile(`<path d="M([0-9.]+),([0-9.]+)L([0-9.]+),([0-9.]+)" style="fill:none;stroke:#808080`)
+	lines := grid.FindAllStringSubmatch(b.String(), -1)
+	require.NotEmpty(t, lines, "horizontal grid lines")
+	for _, m := range lines {
+		require.NotEqual(t, m[1], m[3], "a vertical grid line: %s", m[0])
+	}
+}
+
+// Figure 7's deferrals panel has margins: the points of most gain and no
+// deferral lie inside its axes, not on their edges.
+func TestThresholdsMargins(t *testing.T) {
+	fig, err := Thresholds("t", []ThresholdPoint{
+		{Gain: 1.65, MeanSlowdown: 1.1, MaxSlowdown: 1.2, Defers: 340},
+		{Gain: 2, MeanSlowdown: 1.6, MaxSlowdown: 1.75, Defers: 0}})
+	require.NoError(t, err)
+	require.Len(t, fig.Panels, 2)
+	a, b := fig.Panels[0][0], fig.Panels[1][0]
+	require.Less(t, a.X.Min, 1.1)
+	require.Greater(t, a.X.Max, 1.75)
+	require.Less(t, b.X.Min, 1.65)
+	require.Greater(t, b.X.Max, 2.0)
+	require.Less(t, b.Y.Min, 0.0)
+	require.Greater(t, b.Y.Max, 340.0)
 }
 
 func TestDrawDirSkipsSingleSeed(t *testing.T) {

@@ -63,7 +63,11 @@ func SweepLines(st *Styles, title string, rows [][]SweepPanel) (*Figure, error) 
 
 func sweepPlot(sp SweepPanel, lg *legend) (*plot.Plot, error) {
 	p := newPlot(sp.Title, sp.XLabel, sp.YLabel)
-	p.Add(plotter.NewGrid())
+	if len(sp.Categories) > 0 {
+		p.Add(valueGrid())
+	} else {
+		p.Add(plotter.NewGrid())
+	}
 	xlo, xhi := math.Inf(1), math.Inf(-1)
 	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for _, b := range sp.Lines {
