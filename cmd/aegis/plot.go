@@ -108,6 +108,11 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 	}
 	if len(figures) == 0 && len(extra) == 0 && specFigs != nil {
 		if len(specFigs)+len(specSweeps) == 0 {
+			// Nothing to draw; the page (its table, any figure drawn
+			// earlier) is still what the directory should hold.
+			if err := writePage(dir, true); err != nil {
+				return nil, err
+			}
 			return nil, noFigures{dir: dir, spec: specName, avail: plots.Available(dir)}
 		}
 		// What the spec asks for, as aegis run drew it.
@@ -156,8 +161,9 @@ func writePage(dir string, specRun bool) error {
 }
 
 // noFigures is plotDir's answer for a spec run whose spec asks for no
-// figure (the tables' specs): nothing to redraw, which is no failure. Its
-// message names the figures --figure can draw from the directory's files.
+// figure (the tables' specs): nothing to redraw (only its page), which is
+// no failure. Its message names the figures --figure can draw from the
+// directory's files.
 type noFigures struct {
 	dir, spec string
 	avail     []string // plots.Available

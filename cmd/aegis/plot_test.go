@@ -56,8 +56,8 @@ func TestPlotErrors(t *testing.T) {
 }
 
 // A spec run whose spec asks for no figure (Table 3) is no failure: aegis
-// plot draws nothing there, says so naming what --figure can draw from its
-// files, and goes on to the next directory.
+// plot draws nothing there (it rewrites the page), says so naming what
+// --figure can draw from its files, and goes on to the next directory.
 func TestPlotSpecWithoutFigures(t *testing.T) {
 	table3, table2 := t.TempDir(), t.TempDir()
 	for dir, src := range map[string]string{table3: "table3", table2: "table2"} {
@@ -73,7 +73,8 @@ func TestPlotSpecWithoutFigures(t *testing.T) {
 	require.Equal(t, filepath.Join(table2, "seeds-cdf.svg")+"\n", out, "the next directory is drawn")
 	entries, err := os.ReadDir(table3)
 	require.NoError(t, err)
-	require.Len(t, entries, 3, "nothing written")
+	require.Len(t, entries, 4, "no figure written, only the page")
+	require.FileExists(t, filepath.Join(table3, "README.md"), "the page is what the directory should hold")
 	code, out, errs = aegis("plot", table3, "--figure", "normalized")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, filepath.Join(table3, "normalized.svg")+"\n", out)
