@@ -207,6 +207,7 @@ func entries(dir string) ([]entry, error) {
 // parent (a pattern with no slash but a trailing one). Negations and
 // patterns with inner slashes are not understood and match nothing.
 func ignored(dir string) (func(name string, isDir bool) bool, error) {
+	dir = filepath.Clean(dir) // "out/run/"'s parent is out, not out/run
 	var pats []string
 	for i, f := range []string{filepath.Join(dir, ".gitignore"), filepath.Join(filepath.Dir(dir), ".gitignore")} {
 		b, err := os.ReadFile(f)

@@ -81,6 +81,17 @@ func TestRenderListsExactlyTheEntries(t *testing.T) {
 	}
 }
 
+// A directory named with a trailing slash (aegis plot results/paper/*/)
+// still follows its parent's .gitignore.
+func TestRenderTrailingSlash(t *testing.T) {
+	dir := mkdir(t, "cells/a/x.csv", "jobs.csv", "cells.csv")
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(dir), ".gitignore"), []byte("cells/\njobs.csv\n"), 0o644))
+	require.NoError(t, Write(dir+string(filepath.Separator), Page{Title: "T"}))
+	b, err := os.ReadFile(filepath.Join(dir, Name))
+	require.NoError(t, err)
+	require.Equal(t, []string{"cells.csv"}, Links(b))
+}
+
 // The table is table.md as written, the provenance a table whose cells
 // cannot break it, and the spec a fence its own backticks cannot close.
 func TestRenderContent(t *testing.T) {
