@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -183,11 +182,11 @@ func (s *Spec) cellKeys(k *keyInputs, cells []Cell) error {
 
 // traceHash is the sha256 of trace t in our CSV format.
 func traceHash(t *traces.Trace) (string, error) {
-	var b bytes.Buffer
-	if err := traces.WriteCSV(&b, t); err != nil {
+	h := sha256.New() // streamed: a million-job trace is never held as CSV
+	if err := traces.WriteCSV(h, t); err != nil {
 		return "", err
 	}
-	return hashBytes(b.Bytes()), nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // catalogHash hashes a workload catalog's content: every workload, in id

@@ -35,7 +35,7 @@ func (m *Meta) Page() page.Page {
 	}
 	p.Provenance = [][2]string{
 		{"spec", fmt.Sprintf("`%s` from %s, sha256 `%s`", s.Name, src, m.SpecHash)},
-		{"aegis", fmt.Sprintf("%s %s, commit `%s`, build sha256 `%s`", m.Tool.Module, m.Tool.Version, cmp.Or(m.Tool.Commit, "unknown"), cmp.Or(m.Tool.Build, "unknown"))},
+		{"aegis", m.Tool.line()},
 		{"Go", m.Tool.GoVersion},
 		{"server", m.serverLine()},
 	}
@@ -144,4 +144,9 @@ func joinSeeds(seeds []uint64) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// line describes the tool on a page.
+func (t Tool) line() string {
+	return fmt.Sprintf("%s %s, commit `%s`, build sha256 `%s`", t.Module, t.Version, cmp.Or(t.Commit, "unknown"), cmp.Or(t.Build, "unknown"))
 }

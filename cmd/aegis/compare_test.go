@@ -79,6 +79,10 @@ func TestComparePoliciesAndSimulateDirs(t *testing.T) {
 	for _, f := range []string{"run.json", "cells.csv", "table.md", "jct-cdf.svg", "seeds-cdf.svg"} {
 		require.FileExists(t, filepath.Join(dir, f))
 	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(readme), "| spec | `run` from the command line (`aegis run --trace ... --policy ...`), sha256 `")
+	requireLinksEntries(t, dir, readme)
 	code, out, errs = aegis("compare", dir)
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "### aegis vs exclusive")

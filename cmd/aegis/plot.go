@@ -110,7 +110,7 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 		if len(specFigs)+len(specSweeps) == 0 {
 			// Nothing to draw; the page (its table, any figure drawn
 			// earlier) is still what the directory should hold.
-			if err := writePage(dir, true); err != nil {
+			if err := experiments.WritePage(dir); err != nil {
 				return nil, err
 			}
 			return nil, noFigures{dir: dir, spec: specName, avail: plots.Available(dir)}
@@ -144,20 +144,11 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 		paths = append(paths, p...)
 	}
 	if len(paths) > 0 { // the figures changed: so does the page
-		if perr := writePage(dir, specFigs != nil); err == nil {
+		if perr := experiments.WriteDirPage(dir); err == nil {
 			err = perr
 		}
 	}
 	return paths, err
-}
-
-// writePage rewrites the README.md page of dir, a spec run's directory
-// (run.json) or an aegis simulate --out one.
-func writePage(dir string, specRun bool) error {
-	if specRun {
-		return experiments.WritePage(dir)
-	}
-	return nil
 }
 
 // noFigures is plotDir's answer for a spec run whose spec asks for no

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/results/page"
 )
 
 func TestValidate(t *testing.T) {
@@ -49,6 +51,12 @@ func TestRunAndMerge(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "all", "table.md"))
 	require.NoError(t, err)
 	require.Equal(t, string(a), string(b))
+	a, err = os.ReadFile(filepath.Join(dir, "whole", "README.md"))
+	require.NoError(t, err)
+	b, err = os.ReadFile(filepath.Join(dir, "all", "README.md"))
+	require.NoError(t, err)
+	require.Equal(t, string(a), string(b), "a merge's page is the whole run's")
+	requireLinksEntries(t, filepath.Join(dir, "all"), b)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -73,6 +81,10 @@ func TestRunAndMerge(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.FileExists(t, filepath.Join(dir, "many", "s", "table.md"))
 	require.FileExists(t, filepath.Join(dir, "many", "s2", "table.md"))
+	index, err := os.ReadFile(filepath.Join(dir, "many", "README.md"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"s/README.md", "s2/README.md", "s/README.md", "s2/README.md"}, page.Links(index),
+		"the index links each run's page; a spec file outside the working directory is named (run.json: its base name), not linked")
 	code, _, errs = aegis("run", spec, spec, "--out", filepath.Join(dir, "dup"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, `are both named "s"`)

@@ -10,10 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/page"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -39,9 +41,12 @@ columns submit_offset_s,workload_id,num_gpus[,job_id][,solo_s] (solo_s: the job'
 length in solo seconds, else its workload's). Policy parameters are given
 with --set key=value (repeatable), simulator truth settings with --truth
 key=value; aegis policies lists both with their defaults and valid values.
-With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv and
-DIR/events.jsonl; --telemetry adds DIR/telemetry.csv, every GPU's 1 Hz sample
-(gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws the run.
+With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv,
+DIR/events.jsonl, DIR/simulate.json (provenance: build, trace and GPU types by
+content hash, policy, settings, seed) and DIR/README.md (a page of the run: its
+summary, figures, files and provenance); --telemetry adds DIR/telemetry.csv, every
+GPU's 1 Hz sample (gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws
+the run (and rewrites the page).
 
 --cluster TYPE:GPUSxSERVERS (e.g. a100-40gb:8x16; groups joined by commas, of
 one or several GPU types, e.g. a100-40gb:8x8,h200-141gb:8x4) replaces --server:
@@ -76,7 +81,7 @@ docs/simulator.md, "Clusters".`,
 // plot drew from them.
 func simulateOwns(name string) bool {
 	switch name {
-	case "events.jsonl", "jobs.csv", "telemetry.csv", "summary.csv", "deferrals.csv":
+	case "events.jsonl", "jobs.csv", "telemetry.csv", "summary.csv", "deferrals.csv", experiments.SimulateFile, page.Name:
 		return true
 	}
 	ext := filepath.Ext(name)
@@ -184,6 +189,17 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	}
 	files = nil
 	if err := writeSummary(od.Path(), o.Summary); err != nil {
+		return err
+	}
+	tm, err := policies.ParseFlagSets("--truth", fl.truths)
+	if err != nil {
+		return err
+	}
+	meta, err := experiments.NewSimulateMeta(r, fl.trace, tm)
+	if err != nil {
+		return err
+	}
+	if err := meta.WriteSimulate(od.Path()); err != nil {
 		return err
 	}
 	return od.Commit()

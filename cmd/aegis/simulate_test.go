@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/results/page"
 )
 
 func aegis(args ...string) (code int, stdout, stderr string) {
@@ -113,10 +115,76 @@ func TestSimulateOutReplaced(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	require.Equal(t, []string{"deferrals.csv", "events.jsonl", "jobs.csv", "summary.csv"}, names)
+	require.Equal(t, []string{"README.md", "deferrals.csv", "events.jsonl", "jobs.csv", "simulate.json", "summary.csv"}, names)
 	require.NoError(t, os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine"), 0o644))
 	code, errs = sim()
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "holds notes.txt, which this command does not write")
 	require.FileExists(t, filepath.Join(out, "notes.txt"))
+}
+
+// A simulate directory's page: its summary, figures and files (exactly
+// those present, by relative link), provenance from simulate.json; the
+// same run gives the same bytes, and aegis plot rewrites it.
+func TestSimulatePage(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "mine.csv")
+	require.NoError(t, os.WriteFile(trace, []byte("submit_offset_s,workload_id,num_gpus\n0,mnist_bs32_1gpu,1\n5,mnist_bs32_1gpu,1\n"), 0o644))
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"built-in trace", []string{"--trace", "demo", "--policy", "aegis", "--set", "memory=peakmem", "--seed", "3"}, []string{
+			"# aegis simulate: trace demo under aegis, seed 3\n", "| makespan_s | ", "| trace | demo, ",
+			"| GPU type a100-40gb | 3 GPUs, 40960 MiB, catalog sha256 `", "| parameters | `memory=peakmem` |",
+			"| truth settings | defaults (`aegis policies` lists them) |"}},
+		{"trace file, truth set", []string{"--trace", trace, "--truth", "noise=0"}, []string{
+			"# aegis simulate: trace mine.csv under exclusive, seed 1\n", "| trace | mine.csv, 2 jobs, sha256 `", "| truth settings | `noise=0` |"}},
+		{"cluster", []string{"--trace", "demo", "--cluster", "a100-40gb:8x2,h200-141gb:8x1", "--policy", "lucid"}, []string{
+			"| server | a100-40gb:8x2,h200-141gb:8x1 |", "| GPU type a100-40gb | 16 GPUs,", "| GPU type h200-141gb | 8 GPUs,"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var pages []string
+			for _, d := range []string{"a", "b"} {
+				dir := filepath.Join(t.TempDir(), d)
+				code, _, errs := aegis(append([]string{"simulate", "--out", dir}, tc.args...)...)
+				require.Equal(t, 0, code, errs)
+				b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+				require.NoError(t, err)
+				pages = append(pages, string(b))
+				if d == "b" {
+					code, _, errs = aegis("plot", dir, "--format", "png")
+					require.Equal(t, 0, code, errs)
+					b, err = os.ReadFile(filepath.Join(dir, "README.md"))
+					require.NoError(t, err)
+					require.Contains(t, string(b), "![jct-cdf](jct-cdf.png)")
+					requireLinksEntries(t, dir, b)
+				}
+			}
+			require.Equal(t, pages[0], pages[1], "the same run, the same bytes")
+			for _, w := range tc.want {
+				require.Contains(t, pages[0], w)
+			}
+		})
+	}
+}
+
+// requireLinksEntries checks that page md of dir links each of dir's
+// entries but itself once, and nothing else.
+func requireLinksEntries(t *testing.T, dir string, md []byte) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var want []string
+	for _, e := range ents {
+		if e.Name() != "README.md" {
+			want = append(want, e.Name())
+		}
+	}
+	var got []string
+	for _, l := range page.Links(md) {
+		got = append(got, strings.TrimSuffix(l, "/")) // a folder's link
+	}
+	require.ElementsMatch(t, want, got)
 }

@@ -1,0 +1,166 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aegis-sched/aegis/experiments/assemble"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results/page"
+)
+
+// SimulateFile is the provenance file of an aegis simulate --out directory.
+const SimulateFile = "simulate.json"
+
+// SimulateMeta is simulate.json: what made an aegis simulate --out
+// directory. Like run.json it names data by content hash and relative
+// path, never by absolute path or date.
+type SimulateMeta struct {
+	Tool   Tool      `json:"tool"`
+	Trace  TraceInfo `json:"trace"`
+	Server string    `json:"server"` // TYPE:COUNT, or the cluster
+	// Types are the GPU types with their catalog's and interference
+	// model's content hashes.
+	Types  []ClusterType     `json:"gpu_types"`
+	Policy string            `json:"policy"`
+	Params map[string]string `json:"params"` // as given (--set); the rest at their defaults
+	Truth  map[string]string `json:"truth"`  // as given (--truth); the rest at their defaults
+	Seed   uint64            `json:"seed"`
+}
+
+// NewSimulateMeta describes run r (trace given as source, truth settings
+// as given) for simulate.json.
+func NewSimulateMeta(r assemble.Run, source string, truth map[string]string) (*SimulateMeta, error) {
+	th, err := traceHash(r.Trace)
+	if err != nil {
+		return nil, err
+	}
+	m := &SimulateMeta{Tool: ToolInfo(), Trace: TraceInfo{Name: r.Trace.Name, Source: dataName(source), Jobs: len(r.Trace.Jobs), SHA256: th},
+		Server: r.Server.String(), Policy: r.Policy, Params: r.Params, Truth: truth, Seed: r.Seed}
+	if _, err := os.Stat(source); err != nil { // a built-in trace's name
+		m.Trace.Source = source
+	} else if r.Trace.Name == source { // a file's trace is named by its path
+		m.Trace.Name = m.Trace.Source
+	}
+	m.Tool.Build = buildID()
+	gpus := map[string]int{}
+	types := []models.GPUType{r.Server.Type}
+	gpus[r.Server.Type.Name] = r.Server.GPUs
+	if c := r.Cluster; c != nil {
+		m.Server, types = c.String(), c.Types
+		clear(gpus)
+		for i, n := range c.Servers {
+			gpus[c.Types[c.ServerType[i]].Name] += n
+		}
+	}
+	for _, t := range types {
+		tc, err := typeContentOf(t)
+		if err != nil {
+			return nil, err
+		}
+		m.Types = append(m.Types, ClusterType{Type: t.Name, GPUs: gpus[t.Name], MemoryMiB: t.MemoryMiB, Pressure: t.Pressure,
+			Catalog: tc.Catalog, Interference: tc.Interference})
+	}
+	return m, nil
+}
+
+// WriteSimulate writes simulate.json and the page into dir.
+func (m *SimulateMeta) WriteSimulate(dir string) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, SimulateFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("output: %w", err)
+	}
+	return writeSimulatePage(dir, m)
+}
+
+// WriteDirPage writes the README.md page of a results directory: a spec
+// run's (run.json, WritePage) or an aegis simulate --out one's
+// (simulate.json); a directory with neither gets none.
+func WriteDirPage(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, RunFile)); err == nil {
+		return WritePage(dir)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, SimulateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var m SimulateMeta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, SimulateFile), err)
+	}
+	return writeSimulatePage(dir, &m)
+}
+
+// writeSimulatePage writes the page of a simulate directory: its summary
+// (summary.csv, one row per metric), figures, files and provenance.
+func writeSimulatePage(dir string, m *SimulateMeta) error {
+	p := page.Page{Title: fmt.Sprintf("aegis simulate: trace %s under %s, seed %d", m.Trace.Name, m.Policy, m.Seed)}
+	p.Intro = append(p.Intro, fmt.Sprintf("Trace %s (%d jobs) on %s under policy %s, seed %d. `aegis plot DIR` draws the figures; `aegis compare DIR OTHER` sets another run beside it.",
+		m.Trace.Name, m.Trace.Jobs, m.Server, m.Policy, m.Seed))
+	sum, err := summaryTable(filepath.Join(dir, "summary.csv"))
+	if err != nil {
+		return err
+	}
+	p.Intro = append(p.Intro, sum...)
+	p.Provenance = [][2]string{
+		{"aegis", m.Tool.line()},
+		{"Go", m.Tool.GoVersion},
+		{"trace", fmt.Sprintf("%s, %d jobs, sha256 `%s`", m.Trace.Source, m.Trace.Jobs, m.Trace.SHA256)},
+		{"server", m.Server},
+	}
+	for _, t := range m.Types {
+		p.Provenance = append(p.Provenance, [2]string{"GPU type " + t.Type, fmt.Sprintf("%d GPUs, %.0f MiB, catalog sha256 `%s`, interference sha256 `%s`",
+			t.GPUs, t.MemoryMiB, t.Catalog, t.Interference)})
+	}
+	p.Provenance = append(p.Provenance, [2]string{"policy", m.Policy},
+		[2]string{"parameters", settings(m.Params)}, [2]string{"truth settings", settings(m.Truth)},
+		[2]string{"seed", fmt.Sprint(m.Seed)})
+	return page.Write(dir, p)
+}
+
+// summaryTable renders summary.csv (a header and one row) as a Markdown
+// table of metric and value; none when there is no summary.csv.
+func summaryTable(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(recs) != 2 || len(recs[0]) != len(recs[1]) {
+		return nil, fmt.Errorf("%s: want a header and one row of as many fields (%v)", path, err)
+	}
+	var t strings.Builder
+	t.WriteString("| metric | value |\n| --- | ---: |")
+	for i, k := range recs[0] {
+		fmt.Fprintf(&t, "\n| %s | %s |", k, recs[1][i])
+	}
+	return []string{"## Summary", t.String()}, nil
+}
+
+// settings lists key=value settings by key, or "defaults".
+func settings(kv map[string]string) string {
+	if len(kv) == 0 {
+		return "defaults (`aegis policies` lists them)"
+	}
+	var out []string
+	for _, k := range sortedKeys(kv) {
+		out = append(out, "`"+k+"="+kv[k]+"`")
+	}
+	return strings.Join(out, ", ")
+}
