@@ -62,14 +62,11 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		}
 		return writeAll(dir, out)
 	}
-	data := make([]*cellData, len(m.Cells))
-	for i, c := range m.Cells {
-		d, err := readCell(dir, m, c)
-		if err != nil {
-			return nil, err
-		}
-		data[i] = d
+	byRefit, err := readCells(dir, m)
+	if err != nil {
+		return nil, err
 	}
+	data := byRefit[0] // the model as calibrated
 	labelHead := append(slices.Clone(results.LabelColumns), sweepHeader(m)...)
 	out := map[string][]byte{}
 	// cells.csv and jobs.csv
@@ -100,8 +97,8 @@ func Combine(dir string, m *Meta) ([]string, error) {
 	}
 	if m.Spec.Stability {
 		var runs []stability.Run
-		for _, c := range m.Cells {
-			r, err := stability.ReadRun(filepath.Join(dir, "cells", c.ID))
+		for _, d := range data {
+			r, err := stability.ReadRun(filepath.Join(dir, "cells", d.cell.ID))
 			if err != nil {
 				return nil, err
 			}
@@ -121,6 +118,11 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		t, err := buildTable(m, data, norm)
 		if err != nil {
 			return nil, err
+		}
+		if len(byRefit) > 1 {
+			if out["refits.csv"], err = modelSpread(m, t, byRefit); err != nil {
+				return nil, err
+			}
 		}
 		var md, tc, tex bytes.Buffer
 		if err := t.WriteMarkdown(&md); err != nil {
@@ -148,6 +150,109 @@ func writeAll(dir string, out map[string][]byte) ([]string, error) {
 		paths = append(paths, p)
 	}
 	return paths, nil
+}
+
+// readCells reads every cell back, grouped by ModelUncertainty refit
+// (index 0: the model as calibrated), each group in the cells' order.
+func readCells(dir string, m *Meta) ([][]*cellData, error) {
+	n := 1
+	if mu := m.Spec.ModelUncertainty; mu != nil {
+		n += mu.Refits
+	}
+	by := make([][]*cellData, n)
+	for _, c := range m.Cells {
+		if c.Refit < 0 || c.Refit >= n {
+			return nil, fmt.Errorf("cell %s: refit %d, but the spec has %d", c.ID, c.Refit, n-1)
+		}
+		d, err := readCell(dir, m, c)
+		if err != nil {
+			return nil, err
+		}
+		by[c.Refit] = append(by[c.Refit], d)
+	}
+	return by, nil
+}
+
+// modelSpread builds the table under each refit of byRefit (normalized to
+// the normalizing config under the same refit) and sets on t's statistics
+// the spread model uncertainty causes (results.Stat.Model: half the range
+// of the mean over the calibrated model and the refits). It returns
+// refits.csv: every model's table (model 0: the calibrated one) as
+// table.csv lays it out, after a "model" column.
+func modelSpread(m *Meta, t *results.Table, byRefit [][]*cellData) ([]byte, error) {
+	ts := []*results.Table{t}
+	for r, data := range byRefit[1:] {
+		var norm []normRow
+		if m.Spec.Normalize != "" {
+			var err error
+			if norm, err = normalize(m, data); err != nil {
+				return nil, fmt.Errorf("refit %d: %w", r+1, err)
+			}
+		}
+		u, err := buildTable(m, data, norm)
+		if err != nil {
+			return nil, err
+		}
+		if !sameRows(t, u) {
+			return nil, fmt.Errorf("refit %d: the table's rows differ from the calibrated model's", r+1)
+		}
+		ts = append(ts, u)
+	}
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	for r, u := range ts {
+		var tb bytes.Buffer
+		if err := u.WriteCSV(&tb); err != nil {
+			return nil, err
+		}
+		recs, err := csv.NewReader(&tb).ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		if r == 0 {
+			w.Write(append([]string{"model"}, recs[0]...))
+		}
+		for _, rec := range recs[1:] {
+			w.Write(append([]string{strconv.Itoa(r)}, rec...))
+		}
+	}
+	w.Flush()
+	for i, row := range t.Rows {
+		for j := range row {
+			for k := range row[j].Stats {
+				var xs []float64
+				for _, u := range ts {
+					if st := u.Rows[i][j].Stats[k]; st.N > 0 {
+						xs = append(xs, st.Mean)
+					}
+				}
+				if len(xs) == len(ts) {
+					row[j].Stats[k].Model, row[j].Stats[k].Models = (slices.Max(xs)-slices.Min(xs))/2, len(xs)
+				}
+			}
+		}
+	}
+	t.Note += fmt.Sprintf(" ± m: model uncertainty, half the range of the mean over the calibrated speed model and %d bootstrap refits of it.", len(ts)-1)
+	return b.Bytes(), w.Error()
+}
+
+// sameRows reports whether tables t and u have the same rows' labels and
+// shape.
+func sameRows(t, u *results.Table) bool {
+	if len(t.Rows) != len(u.Rows) {
+		return false
+	}
+	for i := range t.Rows {
+		if len(t.Rows[i]) != len(u.Rows[i]) {
+			return false
+		}
+		for j, c := range t.Rows[i] {
+			if c.Text != u.Rows[i][j].Text || len(c.Stats) != len(u.Rows[i][j].Stats) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // readCell reads a cell's summary.csv and jobs.csv.

@@ -137,7 +137,7 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
 			Model, Build     string
 		}{k.traces[c.trace], k.server, cfg, mh, k.build})
 	}
-	r, err := s.cellRun(c.config, c.Point)
+	r, err := s.runOf(c)
 	if err != nil {
 		return "", err
 	}

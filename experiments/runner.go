@@ -16,6 +16,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/internal/buildinfo"
+	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/page"
 	"github.com/aegis-sched/aegis/results/plots"
@@ -226,7 +227,7 @@ func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
 		files[CellFile] = append(b, '\n')
 		return writeDirAtomic(filepath.Join(dir, c.ID), files)
 	}
-	r, err := s.cellRun(c.config, c.Point)
+	r, err := s.runOf(c)
 	if err != nil {
 		return err
 	}
@@ -312,6 +313,15 @@ type Meta struct {
 	Shard    string        `json:"shard,omitempty"` // "I/N" for a shard's directory
 	Cells    []Cell        `json:"cells"`
 	Configs  []CellSetting `json:"cell_settings"`
+	// Refits identifies ModelUncertainty's refit models.
+	Refits *RefitInfo `json:"model_refits,omitempty"`
+}
+
+// RefitInfo identifies the refit models a spec's model_uncertainty runs.
+type RefitInfo struct {
+	Source string   `json:"source"` // the embedded refit set (models.RefitsFor)
+	Seed   uint64   `json:"seed"`   // its resampling seed
+	Models []string `json:"interference_sha256"`
 }
 
 // Tool is the program that made an output directory.
@@ -468,6 +478,20 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 		}
 		m.Traces = append(m.Traces, TraceInfo{Name: s.Traces[i].Name, Source: src, Jobs: len(t.Jobs), SHA256: keys.traces[i]})
 	}
+	if len(s.refits) > 0 {
+		set, _, err := models.RefitsFor(s.server.Type)
+		if err != nil {
+			return nil, err
+		}
+		m.Refits = &RefitInfo{Source: s.refitFile, Seed: set.Seed}
+		for _, r := range s.refits {
+			h, err := modelHash(r)
+			if err != nil {
+				return nil, err
+			}
+			m.Refits.Models = append(m.Refits.Models, h)
+		}
+	}
 	for i, c := range s.Configs {
 		mi := ModelInfo{Config: c.Label, File: sourceName(c.Model), FileSHA256: s.models[i].hash, Catalog: t0.Catalog}
 		r, err := s.cellRun(i, nil)
@@ -483,7 +507,7 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 		m.Models = append(m.Models, mi)
 	}
 	for _, c := range m.Cells {
-		r, err := s.cellRun(c.config, c.Point)
+		r, err := s.runOf(c)
 		if err != nil {
 			return nil, err
 		}

@@ -253,6 +253,10 @@ func TestRunSpecInterrupted(t *testing.T) {
 // the first jobs of each trace, the first values of each sweep axis.
 func reduced(s *Spec, jobs, values int) {
 	s.Seeds = s.Seeds[:min(2, len(s.Seeds))] // two show the seeds' spread
+	if mu := s.ModelUncertainty; mu != nil {
+		mu.Refits = min(mu.Refits, 2) // two show the models' spread
+		s.refits = s.refits[:mu.Refits]
+	}
 	for i, t := range s.trs {
 		cp := *t
 		cp.Jobs = t.Jobs[:min(jobs, len(t.Jobs))]
@@ -313,6 +317,10 @@ func TestShippedSpecs(t *testing.T) {
 			if s.Table != "" {
 				for _, f := range []string{"table.md", "table.csv", "table.tex"} {
 					require.FileExists(t, filepath.Join(dir, f))
+				}
+				if s.ModelUncertainty != nil {
+					require.FileExists(t, filepath.Join(dir, "refits.csv"))
+					require.Contains(t, mustReadString(t, filepath.Join(dir, "table.csv")), "_model")
 				}
 			}
 		})

@@ -78,6 +78,10 @@ type Spec struct {
 	Stacking *StackingSpec `yaml:"stacking" json:"stacking,omitempty"`
 	// Telemetry makes every cell also write telemetry.csv.
 	Telemetry bool `yaml:"telemetry" json:"telemetry,omitempty"`
+	// ModelUncertainty, when set, also runs every cell under bootstrap
+	// refits of the GPU type's speed model and adds, per table row, the
+	// spread they cause (KEY_model columns; see ModelUncertainty).
+	ModelUncertainty *ModelUncertainty `yaml:"model_uncertainty" json:"model_uncertainty,omitempty"`
 	// Stability writes stability.csv (Figure 6: the window scores' error
 	// against a 200 s anchored reference, for windows of 10–120 s) from
 	// every cell's telemetry and events; it needs telemetry.
@@ -95,6 +99,11 @@ type Spec struct {
 	swept  map[string]models.Server
 	trHash []string     // sha256 of each stacking sequence (keyInputs hashes traces)
 	models []*modelFile // by config
+
+	// refits are the models of ModelUncertainty's refits 1..N (index
+	// r-1), refitFile the embedded set they come from.
+	refits    []models.Interference
+	refitFile string
 
 	// A stacking spec's sequences, data folder and interference model.
 	seqs       []stacking.Sequence
@@ -138,6 +147,24 @@ type Config struct {
 	// Sweep false runs the config once per trace and seed instead of at
 	// every sweep point (e.g. Exclusive in a threshold sweep).
 	Sweep *bool `yaml:"sweep" json:"sweep,omitempty"`
+}
+
+// ModelUncertainty runs every cell of a spec also under bootstrap refits
+// of its GPU type's speed model: the model refitted on resampled
+// measurements (calibration.Bootstrap; the embedded sets of
+// models.RefitsFor, seed 1). Cells under refit r are the spec's cells with
+// the refit's parameters in place of the built-in model (a config's
+// nway_exponent still overrides ρ); their directories end in ".mRR". The
+// combined CSVs and figures hold the cells under the model as calibrated;
+// the table gains, per row and metric, KEY_model: half the range (max −
+// min) of the seed-mean over the N+1 models (the calibrated one and the N
+// refits), each computed exactly as the row's mean (normalized to the
+// normalizing config under the same model); refits.csv lists those
+// seed-means per model.
+type ModelUncertainty struct {
+	// Refits is how many refits (1 to 20, refits 1..N of the embedded set)
+	// every cell also runs under.
+	Refits int `yaml:"refits" json:"refits"`
 }
 
 // Axis is one dimension of a sweep.
@@ -336,6 +363,9 @@ func (s *Spec) check(root *yaml.Node) error {
 		return err
 	}
 	if s.Stacking != nil {
+		if s.ModelUncertainty != nil {
+			return a.errf([]any{"model_uncertainty"}, "a stacking spec replays measured sequences under one model; model_uncertainty runs a trace spec's cells under refits")
+		}
 		if s.cluster != nil {
 			return a.errf([]any{"cluster"}, "a stacking spec runs on one GPU: give server: TYPE:1, not a cluster")
 		}
@@ -355,6 +385,9 @@ func (s *Spec) check(root *yaml.Node) error {
 	}
 	labels, err := s.checkConfigs(a)
 	if err != nil {
+		return err
+	}
+	if err := s.checkModelUncertainty(a); err != nil {
 		return err
 	}
 	if err := s.checkNormalize(a, labels); err != nil {
@@ -466,6 +499,41 @@ func checkLabel(a at, path []any, label string) error {
 	return nil
 }
 
+// checkModelUncertainty checks model_uncertainty and loads its refits: a
+// trace spec on one server whose configs run the GPU type's built-in
+// model, and a number of refits the embedded set holds.
+func (s *Spec) checkModelUncertainty(a at) error {
+	mu := s.ModelUncertainty
+	if mu == nil {
+		return nil
+	}
+	p := []any{"model_uncertainty"}
+	if s.cluster != nil {
+		return a.errf(p, "runs on a server (server: TYPE:COUNT); a cluster's GPU types each have their own model")
+	}
+	set, file, err := models.RefitsFor(s.server.Type)
+	if err != nil {
+		return a.errf([]any{"server"}, "model_uncertainty: %v", err)
+	}
+	if have := len(set.Refits) - 1; mu.Refits < 1 || mu.Refits > have {
+		return a.errf(append(p, "refits"), "%d: want 1 to %d (the refits of %s)", mu.Refits, have, file)
+	}
+	for i, c := range s.Configs {
+		if c.Model != "" {
+			return a.errf([]any{"configs", i, "model"}, "%q: model_uncertainty refits the GPU type's built-in model; a config with its own model file cannot run under the refits", c.Model)
+		}
+	}
+	for r, params := range set.Refits[1 : mu.Refits+1] {
+		m := &models.PressureModel{P: params}
+		if err := s.checkSlowdown(m); err != nil {
+			return a.errf(append(p, "refits"), "refit %d of %s: %v", r+1, file, err)
+		}
+		s.refits = append(s.refits, m)
+	}
+	s.refitFile = file
+	return nil
+}
+
 // checkNormalize checks normalize and the table that needs it.
 func (s *Spec) checkNormalize(a at, labels map[string]int) error {
 	if s.Normalize != "" {
@@ -507,6 +575,9 @@ func (s *Spec) cellCount() int {
 			per = grid
 		}
 		n = min(n+per*len(s.Traces)*len(s.Seeds), maxCells+1)
+	}
+	if s.ModelUncertainty != nil {
+		n = min(n*(1+max(s.ModelUncertainty.Refits, 0)), maxCells+1)
 	}
 	return n
 }
@@ -1063,6 +1134,9 @@ type Cell struct {
 	// Point is the sweep point (nil for a config that does not sweep).
 	Point Point  `json:"point,omitempty"`
 	Seed  uint64 `json:"seed"`
+	// Refit is the ModelUncertainty refit the cell runs under (0: the
+	// model as calibrated).
+	Refit int `json:"refit,omitempty"`
 	// Key is the hash of everything that determines the cell's outputs
 	// (set by RunSpec; see keyInputs).
 	Key string `json:"key,omitempty"`
@@ -1078,17 +1152,23 @@ func (s *Spec) Cells() []Cell {
 	}
 	var cells []Cell
 	points := s.Points()
-	for ti, ts := range s.Traces {
-		for ci, c := range s.Configs {
-			pts := points
-			if !s.sweeps(ci) {
-				pts = []Point{nil}
-			}
-			for pi, pt := range pts {
-				for _, seed := range s.Seeds {
-					id := cellDir(ts.Name) + "." + cellDir(c.Label) + pointDir(pt, pi) + ".s" + strconv.FormatUint(seed, 10)
-					cells = append(cells, Cell{Index: len(cells), ID: id, Trace: ts.Name, Config: c.Label,
-						Policy: c.Policy, Point: pt, Seed: seed, trace: ti, config: ci, point: pi})
+	for r := range 1 + len(s.refits) {
+		suffix := ""
+		if r > 0 {
+			suffix = fmt.Sprintf(".m%02d", r)
+		}
+		for ti, ts := range s.Traces {
+			for ci, c := range s.Configs {
+				pts := points
+				if !s.sweeps(ci) {
+					pts = []Point{nil}
+				}
+				for pi, pt := range pts {
+					for _, seed := range s.Seeds {
+						id := cellDir(ts.Name) + "." + cellDir(c.Label) + pointDir(pt, pi) + ".s" + strconv.FormatUint(seed, 10) + suffix
+						cells = append(cells, Cell{Index: len(cells), ID: id, Trace: ts.Name, Config: c.Label,
+							Policy: c.Policy, Point: pt, Seed: seed, Refit: r, trace: ti, config: ci, point: pi})
+					}
 				}
 			}
 		}
@@ -1144,7 +1224,14 @@ func pointDir(pt Point, i int) string {
 
 // cellRun builds the run of config ci at sweep point pt (trace and seed
 // left to the caller), checking the policy's parameters on the server.
-func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) {
+func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) { return s.refitRun(ci, pt, 0) }
+
+// runOf is cell c's run (its config, sweep point and refit).
+func (s *Spec) runOf(c Cell) (assemble.Run, error) { return s.refitRun(c.config, c.Point, c.Refit) }
+
+// refitRun is cellRun under ModelUncertainty's refit r (0: the model as
+// calibrated).
+func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 	c := &s.Configs[ci]
 	params := map[string]string{}
 	truth := map[string]string{}
@@ -1155,6 +1242,9 @@ func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) {
 		truth[k] = v
 	}
 	inter := s.models[ci].inter
+	if r > 0 {
+		inter = s.refits[r-1]
+	}
 	// A model file or ρ replaces the model of every GPU type of a cluster.
 	ownModel := c.NWayExponent != nil
 	if c.NWayExponent != nil {

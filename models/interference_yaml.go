@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -186,25 +185,13 @@ func ReadInterference(data []byte, name string) (*InterferenceFile, error) {
 	if f.Model != "pressure" {
 		return nil, fmt.Errorf("%s:%d: model: %q is not a known interference model (want pressure)", name, keyLine(root, "model"), f.Model)
 	}
-	for _, k := range []string{"intercept", "co_smact", "co_drama", "co_mem_per_10gib", "self_smact",
-		"self_drama", "self_mem_per_10gib", "capacity", "nway_exponent"} {
+	for _, k := range paramKeys {
 		if !hasKey(root, "params", k) {
 			return nil, fmt.Errorf("%s:%d: params: missing %s", name, keyLine(root, "params"), k)
 		}
 	}
-	p := f.Params
-	for k, v := range map[string]float64{"intercept": p.Intercept, "co_smact": p.CoSMACT, "co_drama": p.CoDRAMA,
-		"co_mem_per_10gib": p.CoMem, "self_smact": p.SelfSMACT, "self_drama": p.SelfDRAMA, "self_mem_per_10gib": p.SelfMem,
-		"capacity": p.Capacity, "nway_exponent": p.NWayExponent} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > 100 {
-			return nil, fmt.Errorf("%s:%d: params.%s: %v is not a finite number within ±100", name, keyLine(root, "params", k), k, v)
-		}
-	}
-	if p.Capacity < 0 {
-		return nil, fmt.Errorf("%s:%d: params.capacity: %v is negative (0 disables the cap)", name, keyLine(root, "params", "capacity"), p.Capacity)
-	}
-	if p.NWayExponent <= 0 {
-		return nil, fmt.Errorf("%s:%d: params.nway_exponent: %v, want > 0 (1 = additive)", name, keyLine(root, "params", "nway_exponent"), p.NWayExponent)
+	if k, err := checkParams(f.Params); err != nil {
+		return nil, fmt.Errorf("%s:%d: params.%s: %w", name, keyLine(root, "params", k), k, err)
 	}
 	if f.Telemetry != nil {
 		if err := f.Telemetry.Check(); err != nil {

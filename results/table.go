@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,9 +17,16 @@ import (
 // its 95 % confidence interval (Student t with N−1 degrees of freedom; 0
 // for one sample) and the number of samples. A Stat with N 0 is undefined
 // (e.g. a ratio to zero) and prints empty.
+//
+// Model and Models, when a run measured it, are the spread model
+// uncertainty causes: half the range (max − min) of the mean over Models
+// models (the calibrated one and its bootstrap refits); Models 0 when not
+// measured.
 type Stat struct {
 	Mean, CI95 float64
 	N          int
+	Model      float64
+	Models     int
 }
 
 // StatOf summarizes samples; NaN samples make the Stat undefined.
@@ -95,13 +103,17 @@ type Table struct {
 }
 
 // repeated reports whether any statistic has more than one sample.
-func (t *Table) repeated() bool {
+func (t *Table) repeated() bool { return t.anyStat(func(s Stat) bool { return s.N > 1 }) }
+
+// modelled reports whether any statistic has a model-uncertainty spread.
+func (t *Table) modelled() bool { return t.anyStat(func(s Stat) bool { return s.Models > 1 }) }
+
+// anyStat reports whether f holds for any statistic of the table.
+func (t *Table) anyStat(f func(Stat) bool) bool {
 	for _, r := range t.Rows {
 		for _, c := range r {
-			for _, s := range c.Stats {
-				if s.N > 1 {
-					return true
-				}
+			if slices.ContainsFunc(c.Stats, f) {
+				return true
 			}
 		}
 	}
@@ -173,7 +185,8 @@ var (
 )
 
 // format prints s with digits decimals: the mean (in the format bold when
-// that is not empty), then with ci pm and the CI.
+// that is not empty), then with ci pm and the CI and, where measured, pm,
+// "m " and the model-uncertainty spread.
 func (s Stat) format(digits int, ci bool, pm, bold string) string {
 	if s.N == 0 {
 		return ""
@@ -184,6 +197,9 @@ func (s Stat) format(digits int, ci bool, pm, bold string) string {
 	}
 	if ci && s.N > 1 {
 		v += pm + strconv.FormatFloat(s.CI95, 'f', digits, 64)
+	}
+	if ci && s.Models > 1 {
+		v += pm + "m " + strconv.FormatFloat(s.Model, 'f', digits, 64)
 	}
 	return v
 }
@@ -218,7 +234,7 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 	if t.Title != "" {
 		fmt.Fprintf(bw, "### %s\n\n", t.Title)
 	}
-	ci, marks := t.repeated(), t.best()
+	ci, marks := t.repeated() || t.modelled(), t.best()
 	row := func(cells []string) {
 		bw.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
@@ -244,11 +260,12 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // WriteCSV writes the table as CSV: one column per label column and per
 // statistic (Keys), with a KEY_ci95 column after each when any statistic
-// has several samples. Numbers carry the column's CSVDigits decimals (by
-// default two more than the other formats show) and no marks.
+// has several samples and then a KEY_model column (Stat.Model) when any
+// has a model-uncertainty spread. Numbers carry the column's CSVDigits
+// decimals (by default two more than the other formats show) and no marks.
 func (t *Table) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	ci := t.repeated()
+	ci, model := t.repeated(), t.modelled()
 	var head []string
 	for _, c := range t.Columns {
 		if len(c.Keys) == 0 {
@@ -259,6 +276,9 @@ func (t *Table) WriteCSV(w io.Writer) error {
 			head = append(head, k)
 			if ci && !c.NoCI {
 				head = append(head, k+"_ci95")
+			}
+			if model && !c.NoCI {
+				head = append(head, k+"_model")
 			}
 		}
 	}
@@ -278,11 +298,10 @@ func (t *Table) WriteCSV(w io.Writer) error {
 				}
 				rec = append(rec, s.format(col.csvDigits(), false, "", ""))
 				if ci && !col.NoCI {
-					v := ""
-					if s.N > 1 {
-						v = strconv.FormatFloat(s.CI95, 'f', col.csvDigits(), 64)
-					}
-					rec = append(rec, v)
+					rec = append(rec, optNum(s.N > 1, s.CI95, col.csvDigits()))
+				}
+				if model && !col.NoCI {
+					rec = append(rec, optNum(s.Models > 1, s.Model, col.csvDigits()))
 				}
 			}
 		}
@@ -292,11 +311,19 @@ func (t *Table) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
+// optNum formats v with digits decimals when ok, else "".
+func optNum(ok bool, v float64, digits int) string {
+	if !ok {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', digits, 64)
+}
+
 // WriteLaTeX writes the table as a LaTeX table (booktabs rules) with the
 // title as caption.
 func (t *Table) WriteLaTeX(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	ci, marks := t.repeated(), t.best()
+	ci, marks := t.repeated() || t.modelled(), t.best()
 	spec := ""
 	for _, c := range t.Columns {
 		if len(c.Keys) > 0 {

@@ -159,3 +159,29 @@ func TestTablePrecision(t *testing.T) {
 	require.Contains(t, tex.String(), `x & \textbf{0.670} $\pm$ `+ci+` & 0.7/0.7 \\`)
 	require.Equal(t, "Config,makespan,makespan_ci95,failed,recovered\nx,0.6700,"+csvCI+",0.670,0.670\nx,0.7100,"+csvCI+",0.710,0.710\n", csv.String())
 }
+
+// TestTableModelSpread: a statistic's model-uncertainty spread adds a
+// KEY_model column after KEY_ci95 (not for NoCI columns) and "± m" in
+// Markdown and LaTeX; a table without one has neither.
+func TestTableModelSpread(t *testing.T) {
+	tb := &Table{
+		Columns: []Column{{Name: "Config"}, {Name: "Makespan", Keys: []string{"makespan"}, Digits: 2},
+			{Name: "F/R", Keys: []string{"failed", "recovered"}, NoCI: true}},
+		Rows: [][]Cell{
+			{{Text: "A"}, {Stats: []Stat{{Mean: 0.8, CI95: 0.01, N: 3, Model: 0.05, Models: 21}}}, {Stats: []Stat{{Mean: 2, N: 3}, {Mean: 1, N: 3}}}},
+			{{Text: "B"}, {Stats: []Stat{{Mean: 0.7, CI95: 0.02, N: 3}}}, {Stats: []Stat{{Mean: 0, N: 3}, {Mean: 0, N: 3}}}},
+		},
+	}
+	var csv, md, tex bytes.Buffer
+	require.NoError(t, tb.WriteCSV(&csv))
+	require.Equal(t, "Config,makespan,makespan_ci95,makespan_model,failed,recovered\n"+
+		"A,0.8000,0.0100,0.0500,2.00,1.00\nB,0.7000,0.0200,,0.00,0.00\n", csv.String())
+	require.NoError(t, tb.WriteMarkdown(&md))
+	require.Contains(t, md.String(), "0.80 ± 0.01 ± m 0.05")
+	require.NoError(t, tb.WriteLaTeX(&tex))
+	require.Contains(t, tex.String(), `0.80 $\pm$ 0.01 $\pm$ m 0.05`)
+	tb.Rows[0][1].Stats[0].Models = 0
+	csv.Reset()
+	require.NoError(t, tb.WriteCSV(&csv))
+	require.NotContains(t, csv.String(), "_model")
+}

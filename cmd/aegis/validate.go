@@ -29,8 +29,12 @@ says what it needs, as aegis run does.`,
 				return err
 			}
 			for _, s := range specs {
-				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %s, %d cells (%d traces, %d configs, %d sweep points, %d seeds)\n",
-					s.File(), s.Name, len(s.Cells()), len(s.Traces), len(s.Configs), len(s.Points()), len(s.Seeds))
+				refits := ""
+				if mu := s.ModelUncertainty; mu != nil {
+					refits = fmt.Sprintf(", each also under %d model refits", mu.Refits)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %s, %d cells (%d traces, %d configs, %d sweep points, %d seeds%s)\n",
+					s.File(), s.Name, len(s.Cells()), len(s.Traces), len(s.Configs), len(s.Points()), len(s.Seeds), refits)
 			}
 			return nil
 		},

@@ -47,6 +47,7 @@ var Descriptions = map[string]string{
 	"table.md":       "the table in Markdown (above)",
 	"table.csv":      "the table's values in CSV",
 	"table.tex":      "the table in LaTeX",
+	"refits.csv":     "the table under every speed model: the calibrated one (model 0) and each bootstrap refit (model_uncertainty)",
 	"thresholds.csv": "the threshold sweep's points over the stacking sequences",
 	"stability.csv":  "window stability per hold and window",
 	"run.json":       "provenance: tool and build, the spec and its hash, traces, server, models, every cell's settings and key",

@@ -1,0 +1,73 @@
+package calibration
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+)
+
+var update = flag.Bool("update", false, "regenerate the embedded refit sets (models/data/refits_*.yaml; 21 refits each, about a minute)")
+
+// embeddedRefits is how many refits the embedded sets hold: refit 0 (as
+// measured) and 20 resampled, the 20 a spec's model_uncertainty may ask for.
+const embeddedRefits = 21
+
+// TestEmbeddedRefits: the embedded refit sets are calibration.Bootstrap's
+// refits of the shared measurements with seed 1 (A100: pairs and stacks;
+// legacy: its pairs): the first refits are recomputed and compared (all
+// of them, and the files rewritten, with -update).
+func TestEmbeddedRefits(t *testing.T) {
+	if _, ok := models.SharedDir(); !ok {
+		t.Skip("shared calibration data not found: the embedded refits cannot be recomputed")
+	}
+	for _, tc := range []struct {
+		gpu, file, source string
+	}{
+		{"a100-40gb", "refits_a100.yaml", "the A100 pairs (pairwise_a100_lucid_calibration.csv) and progressive stacks (calibration/aegis/stacking) of the shared calibration data"},
+		{LegacyGPU, "refits_legacy11gb.yaml", "the legacy server's 52 pairs (pairwise_legacy.csv) of the shared calibration data"},
+	} {
+		t.Run(tc.gpu, func(t *testing.T) {
+			gt, err := models.ResolveGPUType(tc.gpu)
+			require.NoError(t, err)
+			n := 2
+			if *update {
+				n = embeddedRefits
+			}
+			got, err := Bootstrap(Options{GPU: tc.gpu}, n, 1)
+			require.NoError(t, err)
+			path := filepath.Join("..", "..", "models", "data", tc.file)
+			if *update {
+				f := &models.RefitsFile{GPU: tc.gpu, Seed: 1, Source: tc.source, Refits: got}
+				var b bytes.Buffer
+				comment := fmt.Sprintf("Bootstrap refits of the %s speed model (calibration.Bootstrap, %d refits, seed 1; refit 0 as measured).\n"+
+					"Derived parameters only: the measurements stay in the shared data folder (see source).\n"+
+					"Regenerate: go test ./experiments/calibration -run TestEmbeddedRefits -update", tc.gpu, n)
+				require.NoError(t, models.WriteRefits(&b, f, comment))
+				require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+			}
+			emb, _, err := models.RefitsFor(gt)
+			require.NoError(t, err)
+			require.Len(t, emb.Refits, embeddedRefits)
+			require.Equal(t, uint64(1), emb.Seed)
+			for i := range got {
+				requireParamsNear(t, got[i], emb.Refits[i], fmt.Sprintf("refit %d", i))
+			}
+		})
+	}
+}
+
+func requireParamsNear(t *testing.T, want, got models.PressureParams, msg string) {
+	t.Helper()
+	for _, f := range [][2]float64{{want.Intercept, got.Intercept}, {want.CoSMACT, got.CoSMACT}, {want.CoDRAMA, got.CoDRAMA},
+		{want.CoMem, got.CoMem}, {want.SelfSMACT, got.SelfSMACT}, {want.SelfDRAMA, got.SelfDRAMA}, {want.SelfMem, got.SelfMem},
+		{want.NWayExponent, got.NWayExponent}, {want.Capacity, got.Capacity}} {
+		require.InDelta(t, f[0], f[1], 1e-6, msg)
+	}
+}
