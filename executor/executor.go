@@ -133,6 +133,7 @@ type Executor struct {
 	lastChange time.Duration
 	live       <-chan traces.Job
 	nextPoll   time.Duration
+	polled     time.Duration // the whole second of this session's last poll (-1: none yet)
 	pollErrs   int
 	rec        *telRecord
 	foreign    int  // readings in a row listing a process not visible here
@@ -222,7 +223,7 @@ func prepare(cfg Config, start time.Time) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("executor: telemetry %s: %w", cfg.Source.Name(), err)
 	}
-	x := &Executor{cfg: cfg, start: start, devIndex: map[int]int{}, exits: make(chan *attempt, 64), live: cfg.Live}
+	x := &Executor{cfg: cfg, start: start, devIndex: map[int]int{}, exits: make(chan *attempt, 64), live: cfg.Live, polled: -1}
 	x.books = policies.NewBooks(&x.view)
 	if cfg.GPUs == nil {
 		x.devs = all
@@ -549,19 +550,13 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 	}
 	x.checkPIDs(samples)
 	defer x.rec.flush()
-	for _, s := range samples {
+	for _, s := range append(x.backlog(ctx, now), samples...) {
 		g, ok := x.devIndex[s.GPU]
 		if !ok {
 			continue
 		}
-		at := min(x.RunTime(s.At), now)
-		gp := &x.view.GPUs[g]
-		gp.UsedMiB = min(max(s.UsedMiB, 0), gp.CapacityMiB)
-		if ps, ok := windowSample(x.view.Pressure, s, at); ok {
-			x.tel[g].add(ps)
-			x.rec.add(g, ps)
-		}
-		for _, id := range gp.Jobs {
+		at := x.take(g, s, now)
+		for _, id := range x.view.GPUs[g].Jobs {
 			pj := &x.view.Jobs[id]
 			if pj.Active {
 				continue
@@ -574,6 +569,50 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// take puts reading s of GPU g, polled at run time now, into the GPU's
+// measured memory, the policies' window and the telemetry record, and
+// returns the run time it was taken at.
+func (x *Executor) take(g int, s gpu.Sample, now time.Duration) time.Duration {
+	at := min(x.RunTime(s.At), now)
+	gp := &x.view.GPUs[g]
+	gp.UsedMiB = min(max(s.UsedMiB, 0), gp.CapacityMiB)
+	if ps, ok := windowSample(x.view.Pressure, s, at); ok {
+		x.tel[g].add(ps)
+		x.rec.add(g, ps)
+	}
+	return at
+}
+
+// backlogSource is a Source that keeps the readings of past seconds (the
+// emulator: its model has every second). Backlog returns, oldest first,
+// the readings of the whole seconds of run time after after's and before
+// the current one.
+type backlogSource interface {
+	Backlog(ctx context.Context, after time.Duration) ([]gpu.Sample, error)
+}
+
+// backlog is what a backlogSource read in the whole seconds since this
+// session's last poll that the loop woke too late to poll: with emulated
+// GPUs a run second is 1/Speedup of a wall second (10 ms at 100x), and a
+// loaded machine wakes the loop later than that, while the model read
+// every second. They are taken as the current reading is, first activity
+// included. A real GPU keeps no past readings: its missed seconds stay
+// missed.
+func (x *Executor) backlog(ctx context.Context, now time.Duration) []gpu.Sample {
+	last := x.polled
+	x.polled = now.Truncate(time.Second)
+	b, ok := x.cfg.Source.(backlogSource)
+	if !ok || last < 0 || x.polled-last <= time.Second {
+		return nil
+	}
+	past, err := b.Backlog(ctx, last)
+	if err != nil {
+		fmt.Fprintf(x.cfg.Log, "telemetry %s: the readings after t=%v missed: %v\n", x.cfg.Source.Name(), last, err)
+		return nil
+	}
+	return past
 }
 
 // windowSample is the policies' telemetry sample for reading s taken at run

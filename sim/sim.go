@@ -722,11 +722,16 @@ func (s *Sim) Until(t time.Duration) ([]policies.Event, error) {
 
 // MemMiB is job id's true memory on GPU g now (0 when it does not run
 // there or has shown no activity).
-func (s *Sim) MemMiB(id policies.JobID, g int) float64 {
+func (s *Sim) MemMiB(id policies.JobID, g int) float64 { return s.MemMiBAt(id, g, s.now) }
+
+// MemMiBAt is job id's true memory on GPU g at time t of its current
+// attempt (0 when it does not run there now, or had shown no activity by
+// t).
+func (s *Sim) MemMiBAt(id policies.JobID, g int, t time.Duration) float64 {
 	if int(id) < 0 || int(id) >= len(s.jobs) || !slices.Contains(s.view.Jobs[id].On, g) {
 		return 0
 	}
-	return s.memAt(int(id), g, s.now)
+	return s.memAt(int(id), g, t)
 }
 
 // next is Next for events due at or before limit.

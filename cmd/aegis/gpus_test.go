@@ -137,6 +137,12 @@ func TestGPUCheckEmulated(t *testing.T) {
 	} {
 		require.Contains(t, string(out), want)
 	}
+	// The emulator's readings of the seconds the executor's loop woke too
+	// late to poll (a run second is 10 ms here) are taken too: every
+	// second has its reading, however loaded the machine.
+	m := regexp.MustCompile(`pressure in most readings    PASS  (\d+) of (\d+) seconds`).FindStringSubmatch(string(out))
+	require.NotNil(t, m)
+	require.Equal(t, m[2], m[1], "seconds of the run with a reading")
 
 	// The same run as if read on a real H200, with nvidia-smi beside it.
 	run := filepath.Join(work, "run")
@@ -208,6 +214,28 @@ func TestGPUCheckEmulated(t *testing.T) {
 		"collocated job seen active   FAIL  big-a attempt 1: placed",
 	} {
 		require.Contains(t, rep, want)
+	}
+
+	// A busy reading on the idle GPU; a third of the seconds without a
+	// reading (dropped pressure metrics).
+	busy := regexp.MustCompile(`(?m)^(0,\d+),[0-9.]+,`).ReplaceAll(tb, []byte("${1},0.5000,"))
+	var gaps []string
+	for i, l := range strings.Split(strings.TrimSuffix(string(tb), "\n"), "\n") {
+		if !strings.HasPrefix(l, "0,") || i%3 != 0 {
+			gaps = append(gaps, l)
+		}
+	}
+	for _, tc := range []struct {
+		tel  []byte
+		want string
+	}{
+		{busy, "SMACT ~0 when idle           FAIL  mean SMACT 0.500"},
+		{[]byte(strings.Join(gaps, "\n") + "\n"), "pressure in most readings    FAIL"},
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(run, executor.TelemetryName), tc.tel, 0o644))
+		rep, err = report("--exec-log", gpmLog, "--smi", smi(0), "--emulated", "a100-40gb")
+		require.Error(t, err)
+		require.Contains(t, rep, tc.want)
 	}
 }
 

@@ -181,18 +181,64 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 		buf = v.Telemetry.Samples(buf[:0], g, 1)
 		s := gpu.Sample{GPU: g, At: time.Now(), TotalMiB: e.srv.Type.MemoryMiB, Pressure: e.srv.Type.Pressure}
 		if len(buf) > 0 {
-			x := buf[len(buf)-1]
-			s.At = e.clock.WallTime(x.At)
-			s.UsedMiB, s.UtilPct, s.SMACT, s.SMOCC, s.DRAMA = x.UsedMiB, x.UtilPct, x.SMACT, x.SMOCC, x.DRAMA
+			s = e.reading(g, buf[len(buf)-1])
 		}
-		for _, id := range v.GPUs[g].Jobs {
-			if m := e.s.MemMiB(id, g); m > 0 && e.pids[id].pid > 0 {
-				s.Procs = append(s.Procs, gpu.Proc{PID: e.pids[id].pid, UsedMiB: m})
-			}
-		}
+		s.Procs = e.procs(v, g, e.s.Now())
 		out[g] = s
 	}
 	return out, nil
+}
+
+// Backlog implements the executor's optional backlog of a Source: the
+// model's readings of the whole seconds of run time after after's and
+// before the current one, GPU by GPU, oldest first, so that an executor
+// whose loop wakes late (a run second is 1/speedup of a wall second)
+// misses none. Their process lists are the current attempts'.
+func (e *Emulator) Backlog(ctx context.Context, after time.Duration) ([]gpu.Sample, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.clock == nil {
+		return nil, errors.New("emulator: not attached to an executor")
+	}
+	e.advance()
+	v := e.s.View()
+	from, to := after.Truncate(time.Second), e.s.Now().Truncate(time.Second)
+	n := int((to - from) / time.Second)
+	var out []gpu.Sample
+	var buf []policies.Sample
+	for g := range v.GPUs {
+		buf = v.Telemetry.Samples(buf[:0], g, n)
+		for _, x := range buf {
+			if k := x.At.Truncate(time.Second); k > from && k < to {
+				s := e.reading(g, x)
+				s.Procs = e.procs(v, g, x.At)
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// procs are the processes of the jobs that held memory on GPU g at run
+// time t: the current attempts' (one that ended since is no longer on
+// the GPU, and not listed).
+func (e *Emulator) procs(v *policies.View, g int, t time.Duration) []gpu.Proc {
+	var ps []gpu.Proc
+	for _, id := range v.GPUs[g].Jobs {
+		if m := e.s.MemMiBAt(id, g, t); m > 0 && e.pids[id].pid > 0 {
+			ps = append(ps, gpu.Proc{PID: e.pids[id].pid, UsedMiB: m})
+		}
+	}
+	return ps
+}
+
+// reading is the telemetry reading of GPU g the model's sample x makes.
+func (e *Emulator) reading(g int, x policies.Sample) gpu.Sample {
+	return gpu.Sample{GPU: g, At: e.clock.WallTime(x.At), TotalMiB: e.srv.Type.MemoryMiB, Pressure: e.srv.Type.Pressure,
+		UsedMiB: x.UsedMiB, UtilPct: x.UtilPct, SMACT: x.SMACT, SMOCC: x.SMOCC, DRAMA: x.DRAMA}
 }
 
 // Close implements gpu.Source.
