@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -140,4 +141,80 @@ func TestTelRecord(t *testing.T) {
 	b, err = os.ReadFile(p)
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(b), "gpu,t_s"), "one header")
+}
+
+// pastSource reads GPU 0 as busy from second 4 on, the process pid using
+// it.
+type pastSource struct {
+	*gpu.Fake
+	start time.Time
+	now   time.Duration
+	pid   int
+}
+
+func (p *pastSource) reading(sec time.Duration) gpu.Sample {
+	s := gpu.Sample{GPU: 0, At: p.start.Add(sec), Pressure: true, TotalMiB: 1000}
+	if sec >= 4*time.Second {
+		s.UsedMiB, s.SMACT, s.Procs = 500, 0.9, []gpu.Proc{{PID: p.pid, UsedMiB: 500}}
+	}
+	return s
+}
+
+func (p *pastSource) Sample(context.Context) ([]gpu.Sample, error) {
+	return []gpu.Sample{p.reading(p.now.Truncate(time.Second))}, nil
+}
+
+// keepingSource is a pastSource that keeps its past readings.
+type keepingSource struct{ *pastSource }
+
+func (p keepingSource) Backlog(_ context.Context, after time.Duration) ([]gpu.Sample, error) {
+	var out []gpu.Sample
+	for k := after.Truncate(time.Second) + time.Second; k < p.now.Truncate(time.Second); k += time.Second {
+		out = append(out, p.reading(k))
+	}
+	return out, nil
+}
+
+// A poll that comes late takes a backlog source's readings of the seconds
+// it missed, oldest first, into the window, first activity included (at
+// the reading's second); a source without a backlog (a real GPU) leaves
+// the missed seconds missed and the activity seen late.
+func TestPollTakesBacklog(t *testing.T) {
+	tests := []struct {
+		name    string
+		backlog bool
+		secs    []int64
+		active  time.Duration
+	}{
+		{"backlog source", true, []int64{2, 3, 4, 5, 6, 7}, 4 * time.Second},
+		{"plain source", false, []int64{2, 7}, 7 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			p := &pastSource{Fake: gpu.NewFake(nil), start: start, pid: os.Getpid()}
+			var src gpu.Source = p
+			if tt.backlog {
+				src = keepingSource{p}
+			}
+			x := &Executor{cfg: Config{Source: src, Speedup: 1, Log: io.Discard}, start: start, devIndex: map[int]int{0: 0},
+				tel: make([]ring, 1), polled: -1, replaying: true}
+			x.view.Pressure = true
+			x.view.Telemetry = telemetry{x}
+			x.view.GPUs = []policies.GPU{{CapacityMiB: 1000, Jobs: []policies.JobID{0}}}
+			x.view.Jobs = []policies.Job{{ID: 0}}
+			x.att = []*attempt{{job: 0, pid: p.pid, own: true, gpus: []int{0}}}
+			for _, now := range []time.Duration{2500 * time.Millisecond, 7200 * time.Millisecond} {
+				p.now, x.view.Now = now, now
+				require.NoError(t, x.poll(t.Context(), now))
+			}
+			var secs []int64
+			for _, s := range x.view.Telemetry.Samples(nil, 0, 60) {
+				secs = append(secs, int64(s.At/time.Second))
+			}
+			require.Equal(t, tt.secs, secs)
+			require.True(t, x.view.Jobs[0].Active)
+			require.Equal(t, tt.active, x.view.Jobs[0].ActiveAt)
+		})
+	}
 }
