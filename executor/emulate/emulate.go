@@ -165,16 +165,12 @@ func (e *Emulator) Devices() ([]gpu.Device, error) {
 // Sample implements gpu.Source: the model's telemetry of the current whole
 // second, with the processes of the jobs that hold GPU memory.
 func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.clock == nil {
-		return nil, errors.New("emulator: not attached to an executor")
+	v, err := e.step(ctx)
+	if err != nil {
+		return nil, err
 	}
-	e.advance()
-	v := e.s.View()
 	out := make([]gpu.Sample, len(v.GPUs))
 	var buf []policies.Sample
 	for g := range v.GPUs {
@@ -195,16 +191,12 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 // whose loop wakes late (a run second is 1/speedup of a wall second)
 // misses none. Their process lists are the current attempts'.
 func (e *Emulator) Backlog(ctx context.Context, after time.Duration) ([]gpu.Sample, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.clock == nil {
-		return nil, errors.New("emulator: not attached to an executor")
+	v, err := e.step(ctx)
+	if err != nil {
+		return nil, err
 	}
-	e.advance()
-	v := e.s.View()
 	from, to := after.Truncate(time.Second), e.s.Now().Truncate(time.Second)
 	n := int((to - from) / time.Second)
 	var out []gpu.Sample
@@ -220,6 +212,18 @@ func (e *Emulator) Backlog(ctx context.Context, after time.Duration) ([]gpu.Samp
 		}
 	}
 	return out, nil
+}
+
+// step drives the model to now, with e.mu held, and returns its view.
+func (e *Emulator) step(ctx context.Context) (*policies.View, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if e.clock == nil {
+		return nil, errors.New("emulator: not attached to an executor")
+	}
+	e.advance()
+	return e.s.View(), nil
 }
 
 // procs are the processes of the jobs that held memory on GPU g at run
