@@ -304,25 +304,29 @@ func sweepHeader(m *Meta) []string {
 			h = append(h, p+"."+strconv.Itoa(k+1))
 		}
 		if p == serverParam {
-			h = append(h, serverGPUs)
+			h = append(h, serverGPUs, serverType)
 		}
 	}
 	return h
 }
 
-// serverGPUs is the column of a swept server's GPU count.
-const serverGPUs = serverParam + ".gpus"
+// The columns of a swept server's GPU count and GPU type.
+const (
+	serverGPUs = serverParam + ".gpus"
+	serverType = serverParam + ".type"
+)
 
-// pointGPUs is the GPU count of point pt's swept server, the COUNT of its
-// TYPE:COUNT ("" for a config that does not sweep); read from the value,
-// as run.json's spec holds it.
-func pointGPUs(pt Point) string {
+// pointServerCols are the GPU count and type of point pt's swept server,
+// the COUNT and TYPE of its TYPE:COUNT ("" for a config that does not
+// sweep); read from the value, as run.json's spec holds it.
+func pointServerCols(pt Point) (gpus, typ string) {
 	for _, kv := range pt {
 		if kv.Param == serverParam {
-			return strings.TrimSpace(kv.Value[strings.LastIndex(kv.Value, ":")+1:])
+			i := strings.LastIndex(kv.Value, ":")
+			return strings.TrimSpace(kv.Value[i+1:]), strings.TrimSpace(kv.Value[:max(i, 0)])
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // sweepComponents is the number of components of swept parameter p (0 for
@@ -358,7 +362,8 @@ func cellLabels(m *Meta, c Cell) []string {
 			l = append(l, strings.TrimSpace(parts[k]))
 		}
 		if p == serverParam {
-			l = append(l, pointGPUs(c.Point))
+			gpus, typ := pointServerCols(c.Point)
+			l = append(l, gpus, typ)
 		}
 	}
 	return l
@@ -537,11 +542,20 @@ func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, erro
 	return nil, fmt.Errorf("unknown table %q", m.Spec.Table)
 }
 
+// serverNote names a table's server: the spec's, or, when the spec sweeps
+// it, the server column's.
+func serverNote(m *Meta) string {
+	if slices.Contains(m.Sweep, serverParam) {
+		return "per row (column server; a config that does not sweep runs on " + m.Server.Spec + ")"
+	}
+	return m.Server.Spec
+}
+
 // perTraceTable lays out a per-trace table of the cells' data: one row per
 // trace, config and sweep point (sweep: the point's columns, point: its
 // cells), the seeds' mean and CI of makespan and JCT in hours.
 func perTraceTable(m *Meta, data []*cellData, title, seeds string, sweep []results.Column, point func([]string) []results.Cell) *results.Table {
-	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s%s. Times in hours; bold: the lowest mean per trace and column.", m.Server.Spec, seeds)}
+	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s%s. Times in hours; bold: the lowest mean per trace and column.", serverNote(m), seeds)}
 	t.Columns = append([]results.Column{{Name: "Trace"}, {Name: "Config"}}, sweep...)
 	t.Group = []int{0} // the best per trace
 	for _, c := range []struct{ name, key string }{{"Makespan (h)", "makespan_h"}, {"Mean JCT (h)", "mean_jct_h"}, {"p95 JCT (h)", "p95_jct_h"}} {
@@ -583,7 +597,7 @@ func normalizedTable(m *Meta, norm []normRow, title, seeds string, sweep []resul
 		traceNames = append(traceNames, tr.Name)
 	}
 	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s; bold: the lowest mean per column.",
-		m.Server.Spec, strings.Join(traceNames, ", "), m.Spec.Normalize, seeds)}
+		serverNote(m), strings.Join(traceNames, ", "), m.Spec.Normalize, seeds)}
 	t.Columns = append([]results.Column{{Name: "Config"}}, sweep...)
 	for _, c := range []struct{ name, key string }{{"Makespan", "makespan"}, {"JCT mean", "jct_mean"}, {"JCT p95", "jct_p95"},
 		{"Queue mean", "queue_mean"}, {"Queue p95", "queue_p95"}, {"Exec mean", "exec_mean"}, {"Exec p95", "exec_p95"}} {

@@ -143,12 +143,20 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
 	}
 	server := k.server
 	if srv, ok := s.pointServer(c.Point); ok {
-		// A swept server: the spec's server's content with its GPU count.
+		// A swept server: the spec's server's content with its GPU count
+		// (and its GPU type's content when that is another).
 		sc, err := s.serverContentOf()
 		if err != nil {
 			return "", err
 		}
 		sc.Servers = []int{srv.GPUs}
+		if srv.Type.Name != s.server.Type.Name {
+			tc, err := typeContentOf(srv.Type)
+			if err != nil {
+				return "", err
+			}
+			sc.Types = []typeContent{tc}
+		}
 		if server, err = hashJSON(sc); err != nil {
 			return "", err
 		}

@@ -19,7 +19,7 @@ func TestServerSweepExample(t *testing.T) {
 	s, err := LoadSpec(filepath.Join("examples", "server-sweep.yaml"))
 	require.NoError(t, err)
 	cells := s.Cells()
-	require.Len(t, cells, 2*3*3)
+	require.Len(t, cells, 2*5*3)
 	dir := t.TempDir()
 	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
@@ -44,17 +44,66 @@ func TestServerSweepExample(t *testing.T) {
 	require.NoError(t, err, "cell directories are named by value")
 
 	recs := readCSV(t, filepath.Join(dir, "cells.csv"))
-	require.Equal(t, []string{"server", "server.gpus", "makespan_s"}, recs[0][5:8])
+	require.Equal(t, []string{"server", "server.gpus", "server.type", "makespan_s"}, recs[0][5:9])
 	makespan := map[string]string{} // config, seed, gpus -> makespan
 	for _, r := range recs[1:] {
 		require.Equal(t, r[5], "a100-40gb:"+r[6])
-		makespan[r[2]+"/"+r[4]+"/"+r[6]] = r[7]
+		require.Equal(t, "a100-40gb", r[7])
+		makespan[r[2]+"/"+r[4]+"/"+r[6]] = r[8]
 	}
-	require.Len(t, makespan, 18)
+	require.Len(t, makespan, 30)
 	for _, cfg := range []string{"Exclusive", "AEGIS"} {
 		require.NotEqual(t, makespan[cfg+"/1/2"], makespan[cfg+"/1/3"], cfg)
 		require.NotEqual(t, makespan[cfg+"/1/3"], makespan[cfg+"/1/4"], cfg)
 	}
+}
+
+// The GPU type as a sweep axis (types of one catalog): a cell on an H200
+// has its own key and, for AEGIS, which collocates more in 141 GiB, its
+// own results; Exclusive, which never shares a GPU, runs alike on both.
+// The figures put the GPU count (whole-number ticks) and the GPU type
+// (categories) on x, each line in its configuration's colour.
+func TestGPUTypeSweepExample(t *testing.T) {
+	s, err := LoadSpec(filepath.Join("examples", "gpu-type-sweep.yaml"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	m, err := ReadMeta(dir)
+	require.NoError(t, err)
+	keys := map[string]bool{}
+	for _, c := range m.Cells {
+		require.False(t, keys[c.Key], "cell %s repeats a key", c.ID)
+		keys[c.Key] = true
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(md), "Server per row (column server; a config that does not sweep runs on a100-40gb:3)")
+	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.server=h200-141gb_4.s1", CellFile))
+	require.NoError(t, err, "cell directories are named by value")
+	recs := readCSV(t, filepath.Join(dir, "cells.csv"))
+	require.Equal(t, []string{"server", "server.gpus", "server.type", "makespan_s"}, recs[0][5:9])
+	makespan := map[string]string{} // config/seed/server -> makespan
+	for _, r := range recs[1:] {
+		require.Equal(t, r[5], r[7]+":"+r[6])
+		makespan[r[2]+"/"+r[4]+"/"+r[5]] = r[8]
+	}
+	require.Len(t, makespan, 2*4*3)
+	require.Equal(t, makespan["Exclusive/1/a100-40gb:2"], makespan["Exclusive/1/h200-141gb:2"])
+	require.NotEqual(t, makespan["AEGIS/1/a100-40gb:2"], makespan["AEGIS/1/h200-141gb:2"])
+	for _, f := range []string{"sweep-server.gpus.svg", "sweep-server.type.svg"} {
+		require.Contains(t, rep.Files, filepath.Join(dir, f))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sweep-server.type.svg"))
+	require.NoError(t, err)
+	for _, want := range []string{">a100-40gb</text>", ">h200-141gb</text>", ">AEGIS · server.gpus=4</text>", "GPU type"} {
+		require.Contains(t, string(b), want)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "sweep-server.gpus.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), ">AEGIS · server.type=h200-141gb</text>")
+	require.NotContains(t, string(b), ">2.5</text>")
+	require.NotContains(t, string(b), ">3.5</text>")
 }
 
 // runSmallSweep runs smallSpec with axis instead of its hold sweep into a
@@ -86,15 +135,15 @@ func TestServerSweepColumns(t *testing.T) {
 	dir := runSmallSweep(t, "  - param: server\n    values: [a100-40gb:2, a100-40gb:3]\n")
 	for _, name := range []string{"cells.csv", "jobs.csv", "normalized.csv"} {
 		recs := readCSV(t, filepath.Join(dir, name))
-		require.Equal(t, []string{"server", "server.gpus"}, recs[0][5:7], name)
+		require.Equal(t, []string{"server", "server.gpus", "server.type"}, recs[0][5:8], name)
 		got := map[string]bool{}
 		for _, r := range recs[1:] {
-			got[r[2]+" "+r[5]+" "+r[6]] = true
+			got[r[2]+" "+r[5]+" "+r[6]+" "+r[7]] = true
 		}
-		require.True(t, got["AEGIS a100-40gb:3 3"], name)
-		require.True(t, got["AEGIS a100-40gb:2 2"], name)
+		require.True(t, got["AEGIS a100-40gb:3 3 a100-40gb"], name)
+		require.True(t, got["AEGIS a100-40gb:2 2 a100-40gb"], name)
 		if name != "normalized.csv" {
-			require.True(t, got["Exclusive  "], name)
+			require.True(t, got["Exclusive   "], name)
 		}
 	}
 }
@@ -105,7 +154,7 @@ func TestServerSweepErrors(t *testing.T) {
 		name, spec, want string
 	}{
 		{"not a server", "values: [a100-40gb:2, a100-40gb:x]", `:20: sweep[0].values[1]: server "a100-40gb:x": GPU count "x"`},
-		{"another GPU type", "values: [h200-141gb:2]", `:20: sweep[0].values[0]: server "h200-141gb:2": GPU type h200-141gb, but the spec's server is a100-40gb`},
+		{"another catalog", "values: [a100-40gb:2, legacy-11gb:8]", `:20: sweep[0].values[1]: server "legacy-11gb:8": GPU type legacy-11gb has another workload catalog than the spec's server's a100-40gb, onto which the traces are mapped`},
 		{"product", "product: [[a100-40gb:2]]", `:20: sweep[0].product: list the servers as values`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

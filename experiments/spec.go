@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -171,8 +172,9 @@ type ModelUncertainty struct {
 type Axis struct {
 	// Param is a policy parameter (e.g. hold, window, thresholds),
 	// "truth.KEY" for a truth setting, "model.nway_exponent" for ρ or
-	// "server" for the server (TYPE:COUNT, the spec's server's GPU type;
-	// the combined CSVs add its GPU count as column server.gpus).
+	// "server" for the server (TYPE:COUNT, of a GPU type with the spec's
+	// server's workload catalog; the combined CSVs add its GPU count and
+	// type as columns server.gpus and server.type).
 	Param string `yaml:"param" json:"param"`
 	// Values are the parameter's values.
 	Values []string `yaml:"values" json:"values,omitempty"`
@@ -959,7 +961,10 @@ func (s *Spec) checkSweep(a at) error {
 }
 
 // checkSweptServers resolves the values of sweep axis i, a server sweep:
-// each must parse, be of the spec's server's GPU type and fit every trace.
+// each must parse, be of a GPU type whose workload catalog is the spec's
+// server's (the traces are mapped onto that one: a100-40gb and h200-141gb
+// share it), whose interference model keeps slowdowns in bounds, and fit
+// every trace.
 func (s *Spec) checkSweptServers(a at, i int) error {
 	ax := &s.Sweep[i]
 	if s.cluster != nil {
@@ -984,7 +989,9 @@ func (s *Spec) checkSweptServers(a at, i int) error {
 			return a.errf(p, "%v", err)
 		}
 		if server.Type.Name != s.server.Type.Name {
-			return a.errf(p, "server %q: GPU type %s, but the spec's server is %s (a server sweep varies the GPU count)", v, server.Type.Name, s.server.Type.Name)
+			if err := sameCatalog(server.Type, s.server.Type, cat); err != nil {
+				return a.errf(p, "server %q: %v", v, err)
+			}
 		}
 		for ti, t := range s.trs {
 			if err := assemble.CheckOn(t, server, nil, cat); err != nil {
@@ -992,6 +999,33 @@ func (s *Spec) checkSweptServers(a at, i int) error {
 			}
 		}
 		s.swept[v] = server
+	}
+	return nil
+}
+
+// sameCatalog checks that GPU type t's workload catalog is cat, spec's
+// (by content), and that t's own interference model keeps slowdowns in
+// bounds on it.
+func sameCatalog(t, spec models.GPUType, cat *models.Catalog) error {
+	other, err := models.CatalogFor(t)
+	if err != nil {
+		return err
+	}
+	h1, err1 := catalogHash(other)
+	h2, err2 := catalogHash(cat)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if h1 != h2 {
+		return fmt.Errorf("GPU type %s has another workload catalog than the spec's server's %s, onto which the traces are mapped "+
+			"(a server sweep varies the GPU count, or the GPU type among types of one catalog)", t.Name, spec.Name)
+	}
+	inter, err := models.InterferenceFor(t)
+	if err != nil {
+		return err
+	}
+	if err := models.CheckSlowdown(inter, cat); err != nil {
+		return fmt.Errorf("GPU type %s: %w", t.Name, err)
 	}
 	return nil
 }
@@ -1241,9 +1275,20 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 	for k, v := range c.Truth {
 		truth[k] = v
 	}
+	server := s.server
+	if srv, ok := s.pointServer(pt); ok {
+		server = srv
+	}
 	inter := s.models[ci].inter
-	if r > 0 {
+	switch {
+	case r > 0:
 		inter = s.refits[r-1]
+	case c.Model == "" && server.Type.Name != s.server.Type.Name:
+		// A swept server of another GPU type: that type's model.
+		var err error
+		if inter, err = models.InterferenceFor(server.Type); err != nil {
+			return assemble.Run{}, err
+		}
 	}
 	// A model file or ρ replaces the model of every GPU type of a cluster.
 	ownModel := c.NWayExponent != nil
@@ -1286,20 +1331,18 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 			inter = nil // each GPU type's own model
 		}
 	}
-	server := s.server
-	if srv, ok := s.pointServer(pt); ok {
-		server = srv
-	}
+	types := s.types()
 	if s.cluster == nil {
 		if err := assemble.CheckPolicy(c.Policy, params, server); err != nil {
 			return assemble.Run{}, err
 		}
+		types = []models.GPUType{server.Type}
 	}
 	tr, err := sim.ParseTruth(truth)
 	if err != nil {
 		return assemble.Run{}, err
 	}
-	for _, t := range s.types() {
+	for _, t := range types {
 		if err := tr.Check(models.Server{Type: t, GPUs: 1}); err != nil {
 			if _, set := truth["context_mib"]; !set {
 				err = fmt.Errorf("truth context_mib=%g (the default): more than the %s GPU's %g MiB", tr.ContextMiB, t.Name, t.MemoryMiB)

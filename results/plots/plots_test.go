@@ -364,7 +364,7 @@ func TestSweepIntegerAxis(t *testing.T) {
 		{[]float64{2, 3, 4, 6, 8}, []float64{2, 3, 4, 5, 6, 7, 8}},
 		{[]float64{2, 3.5, 4}, []float64{2, 2.5, 3, 3.5, 4}},
 	} {
-		p, err := sweepPlot(SweepPanel{Title: "makespan", Lines: []Band{band(tc.xs...)}}, newLegend(nil))
+		p, err := sweepPlot(SweepPanel{Title: "makespan", Lines: []Band{band(tc.xs...)}}, newLegend(nil), nil)
 		require.NoError(t, err)
 		require.Equal(t, tc.want, tickValues(p.X.Tick.Marker, p.X.Min, p.X.Max, true), "x %v", tc.xs)
 	}

@@ -20,8 +20,13 @@ import (
 // each X, with its 95 % confidence interval [Lo, Hi] drawn as a band. A
 // Flat band is a configuration that does not sweep: one value (X empty),
 // drawn dashed across the panel.
+//
+// Style, when set, names the band's colour (a configuration label): bands
+// of one Style share its colour and differ in marker and dash pattern, in
+// order of first appearance (solid, dotted, dash-dotted, …).
 type Band struct {
 	Name         string
+	Style        string
 	X            []float64
 	Mean, Lo, Hi []float64
 	Flat         bool
@@ -37,18 +42,20 @@ type SweepPanel struct {
 
 // SweepLines draws sweep panels in a grid, rows of panels (a row per
 // facet value, a column per metric): one line with markers and a shaded
-// 95 % confidence band per Band, one colour per name across the panels.
+// 95 % confidence band per Band, one style per name across the panels
+// (one colour per Style, see Band).
 func SweepLines(st *Styles, title string, rows [][]SweepPanel) (*Figure, error) {
 	if len(rows) == 0 || len(rows[0]) == 0 {
 		return nil, errors.New("plots: no sweep panels")
 	}
 	lg := newLegend(st)
+	vs := variants(rows)
 	var grid [][]*plot.Plot
 	cols := 0
 	for _, r := range rows {
 		var row []*plot.Plot
 		for _, sp := range r {
-			p, err := sweepPlot(sp, lg)
+			p, err := sweepPlot(sp, lg, vs)
 			if err != nil {
 				return nil, err
 			}
@@ -61,7 +68,41 @@ func SweepLines(st *Styles, title string, rows [][]SweepPanel) (*Figure, error) 
 		Height: vg.Length(len(grid))*3.2*vg.Inch + 0.4*vg.Inch}, nil
 }
 
-func sweepPlot(sp SweepPanel, lg *legend) (*plot.Plot, error) {
+// variants numbers each band name among the names of its Style, in order
+// of first appearance over the panels (0 for a band without a Style).
+func variants(rows [][]SweepPanel) map[string]int {
+	vs, next := map[string]int{}, map[string]int{}
+	for _, r := range rows {
+		for _, sp := range r {
+			for _, b := range sp.Lines {
+				if _, ok := vs[b.Name]; !ok && b.Style != "" {
+					vs[b.Name] = next[b.Style]
+					next[b.Style]++
+				}
+			}
+		}
+	}
+	return vs
+}
+
+// variantDashes are the dash patterns of a Style's second, third, …
+// band (the first is solid; a flat band is dashed).
+var variantDashes = [][]vg.Length{{vg.Points(1.5), vg.Points(2)}, {vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)}, {vg.Points(8), vg.Points(3)}}
+
+// bandStyle is band b's colour, marker and line dashes.
+func bandStyle(st *Styles, b Band, vs map[string]int) (color.Color, draw.GlyphDrawer, []vg.Length) {
+	if b.Style == "" {
+		return st.Color(b.Name), st.Marker(b.Name), nil
+	}
+	v := vs[b.Name]
+	var d []vg.Length
+	if v > 0 {
+		d = variantDashes[(v-1)%len(variantDashes)]
+	}
+	return st.Color(b.Style), shapes[(st.Slot(b.Style)+v)%len(shapes)], d
+}
+
+func sweepPlot(sp SweepPanel, lg *legend, vs map[string]int) (*plot.Plot, error) {
 	p := newPlot(sp.Title, sp.XLabel, sp.YLabel)
 	if len(sp.Categories) > 0 {
 		p.Add(valueGrid())
@@ -90,7 +131,8 @@ func sweepPlot(sp SweepPanel, lg *legend) (*plot.Plot, error) {
 	}
 	n := 0
 	for _, b := range sp.Lines {
-		added, err := addBand(p, b, lg.st.Color(b.Name), lg.st.Marker(b.Name), xlo, xhi)
+		c, g, d := bandStyle(lg.st, b, vs)
+		added, err := addBand(p, b, lineStyle{c, g, d}, xlo, xhi)
 		if err != nil {
 			return nil, err
 		}
@@ -130,9 +172,18 @@ func wholeXs(lines []Band) bool {
 	return n > 0
 }
 
-// addBand adds band b to p in colour c (a flat band spans [xlo, xhi]) and
-// returns the plotters its legend entry shows, nil when it has no point.
-func addBand(p *plot.Plot, b Band, c color.Color, g draw.GlyphDrawer, xlo, xhi float64) ([]plot.Thumbnailer, error) {
+// lineStyle is a band's colour, marker and dash pattern (nil: solid).
+type lineStyle struct {
+	c      color.Color
+	g      draw.GlyphDrawer
+	dashes []vg.Length
+}
+
+// addBand adds band b to p in style ls (a flat band spans [xlo, xhi],
+// dashed) and returns the plotters its legend entry shows, nil when it
+// has no point.
+func addBand(p *plot.Plot, b Band, ls lineStyle, xlo, xhi float64) ([]plot.Thumbnailer, error) {
+	c := ls.c
 	var mean, lo, hi plotter.XYs
 	xs := b.X
 	if b.Flat {
@@ -169,7 +220,7 @@ func addBand(p *plot.Plot, b Band, c color.Color, g draw.GlyphDrawer, xlo, xhi f
 	if err != nil {
 		return nil, err
 	}
-	l.Color, l.Width = c, vg.Points(1.5)
+	l.Color, l.Width, l.Dashes = c, vg.Points(1.5), ls.dashes
 	if b.Flat {
 		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(l)
@@ -179,7 +230,7 @@ func addBand(p *plot.Plot, b Band, c color.Color, g draw.GlyphDrawer, xlo, xhi f
 	if err != nil {
 		return nil, err
 	}
-	sc.GlyphStyle = draw.GlyphStyle{Shape: g, Radius: vg.Points(2.5), Color: c}
+	sc.GlyphStyle = draw.GlyphStyle{Shape: ls.g, Radius: vg.Points(2.5), Color: c}
 	p.Add(l, sc)
 	return []plot.Thumbnailer{l, sc}, nil
 }

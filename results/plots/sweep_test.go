@@ -1,11 +1,14 @@
 package plots
 
 import (
+	"image/color"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
@@ -141,4 +144,51 @@ func TestSweepGeoMeanRows(t *testing.T) {
 	require.Equal(t, []string{"A"}, names(sweepPanels(t, one, Sweep{X: "hold", From: SweepNormalized})))
 	two := one + "s,q,A,aegis,1,10s,0.5,1\n"
 	require.Equal(t, []string{"p", "GeoMean", "q"}, names(sweepPanels(t, two, Sweep{X: "hold", From: SweepNormalized})))
+}
+
+// With several configurations drawn, a line takes its configuration's
+// colour (the paper's slots: Exclusive grey, AEGIS blue) whatever else
+// names it; the lines of one configuration differ in marker and dash.
+// With one configuration (the τ1 figure's traces) each line has its own.
+func TestSweepColoursByConfig(t *testing.T) {
+	csv := "spec,trace,config,policy,seed,server,server.gpus,server.type,makespan_s\n" +
+		"s,p,Exclusive,exclusive,1,a100-40gb:2,2,a100-40gb,3600\n" +
+		"s,p,Exclusive,exclusive,1,h200-141gb:2,2,h200-141gb,3600\n" +
+		"s,p,AEGIS,aegis,1,a100-40gb:2,2,a100-40gb,1800\n" +
+		"s,p,AEGIS,aegis,1,h200-141gb:2,2,h200-141gb,1700\n" +
+		"s,p,AEGIS,aegis,1,a100-40gb:4,4,a100-40gb,900\n" +
+		"s,p,AEGIS,aegis,1,h200-141gb:4,4,h200-141gb,800\n"
+	grid := sweepPanels(t, csv, Sweep{X: "server.gpus", Y: []string{"makespan_s"}})
+	lines := grid[0][0].Lines
+	var styles []string
+	for _, l := range lines {
+		styles = append(styles, l.Name+" / "+l.Style)
+	}
+	require.Equal(t, []string{"Exclusive · server.type=a100-40gb / Exclusive", "Exclusive · server.type=h200-141gb / Exclusive",
+		"AEGIS · server.type=a100-40gb / AEGIS", "AEGIS · server.type=h200-141gb / AEGIS"}, styles)
+	st := NewStyles()
+	vs := variants(grid)
+	type look struct {
+		c      color.Color
+		g      draw.GlyphDrawer
+		dashes []vg.Length
+	}
+	looks := make([]look, len(lines))
+	for i, l := range lines {
+		c, g, d := bandStyle(st, l, vs)
+		looks[i] = look{c, g, d}
+	}
+	require.Equal(t, st.Color("Exclusive"), looks[0].c)
+	require.Equal(t, looks[0].c, looks[1].c, "one configuration, one colour")
+	require.Equal(t, st.Color("AEGIS"), looks[2].c)
+	require.Equal(t, looks[2].c, looks[3].c)
+	require.NotEqual(t, looks[0].c, looks[2].c)
+	require.Nil(t, looks[2].dashes, "a configuration's first line is solid")
+	require.NotNil(t, looks[3].dashes, "its second is not")
+	require.NotEqual(t, looks[2].g, looks[3].g, "nor has it the same marker")
+
+	one := sweepPanels(t, "spec,trace,config,policy,seed,hold,makespan_s\ns,p,A,aegis,1,10s,1\ns,q,A,aegis,1,10s,2\n", Sweep{X: "hold", Y: []string{"makespan_s"}})
+	for _, l := range one[0][0].Lines {
+		require.Empty(t, l.Style, "one configuration: a colour per line (%s)", l.Name)
+	}
 }

@@ -298,7 +298,10 @@ func (r *sweepRows) figure() (*Figure, error) {
 }
 
 // panels averages the rows per facet, line and x value over seeds: a row
-// of panels per facet value, a panel per metric.
+// of panels per facet value, a panel per metric. When several
+// configurations are drawn, each line takes its configuration's colour
+// (as in the run's other figures), the lines of one configuration
+// differing in marker and dash.
 func (r *sweepRows) panels() ([][]SweepPanel, error) {
 	t, sw := r.t, r.sw
 	traceVaries, configVaries := false, false
@@ -328,8 +331,13 @@ func (r *sweepRows) panels() ([][]SweepPanel, error) {
 		slices.SortStableFunc(facets.keys, func(a, b string) int { return cmp.Compare(fpos[a], fpos[b]) })
 	}
 	vals := map[sweepKey][]float64{}
+	style := map[string]string{} // line name -> its configuration, when several are drawn
 	for _, i := range r.rows {
-		l := lines.at(r.lineName(i, traceVaries, configVaries))
+		name := r.lineName(i, traceVaries, configVaries)
+		l := lines.at(name)
+		if configVaries {
+			style[name] = cmp.Or(t.String(i, "config"), t.String(i, "policy"))
+		}
 		x := -1
 		if v := t.String(i, sw.X); v != "" {
 			x = xs.at(v)
@@ -360,7 +368,9 @@ func (r *sweepRows) panels() ([][]SweepPanel, error) {
 				sp.Title += ", " + sw.Facet + "=" + fv
 			}
 			for l, name := range lines.keys {
-				sp.Lines = append(sp.Lines, bandOf(name, vals, sweepKey{f, l, 0, m}, xs.keys, pos))
+				b := bandOf(name, vals, sweepKey{f, l, 0, m}, xs.keys, pos)
+				b.Style = style[name]
+				sp.Lines = append(sp.Lines, b)
 			}
 			row = append(row, sp)
 		}
