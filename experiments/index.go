@@ -112,7 +112,7 @@ func indexSection(b *bytes.Buffer, dir, name, spec string, m *Meta) error {
 		return err
 	}
 	if fig := firstFigure(dir, m); fig != "" {
-		fmt.Fprintf(b, "[<img src=\"%s\" width=\"640\" alt=\"%s\">](%s)\n\n", page.Link(name+"/"+fig), strings.TrimSuffix(fig, filepath.Ext(fig)), link)
+		fmt.Fprintf(b, "[![%s](%s)](%s)\n\n", strings.TrimSuffix(fig, filepath.Ext(fig)), page.Link(name+"/"+fig), link)
 	}
 	return nil
 }

@@ -60,6 +60,30 @@ var Descriptions = map[string]string{
 	"cells":          "each cell's outputs (cells/ID/: what aegis simulate --out writes, and cell.json)",
 }
 
+// figureCaptions say what aegis plot's figures show, by file name stem.
+var figureCaptions = map[string]string{
+	"normalized": "makespan and mean JCT normalized to the baseline config, per trace and their geometric mean, p95 as diamonds (the paper's Figure 3)",
+	"jct-cdf":    "per-job JCT / solo time and absolute JCT CDFs, per trace (Figure 4)",
+	"queue-exec": "queueing and execution time normalized to the baseline, per trace, p95 as diamonds (Figure 5)",
+	"stability":  "window stability: each signal's weighted mean absolute error against the window length (Figure 6)",
+	"thresholds": "the pressure-threshold sweep: throughput gain and slowdown on top, deferrals below, knee and default marked (Figure 7)",
+	"seeds-cdf":  "makespan and mean JCT over the seeds: means with 95 % CIs and a dot per seed",
+	"timeline":   "one run's GPUs over time: the jobs on each, and with telemetry its memory and SM activity",
+}
+
+// Caption says what the figure of file name stem (no extension) shows:
+// aegis plot's figures by name, a sweep figure (sweep-X) by its axis; ""
+// for another.
+func Caption(stem string) string {
+	if c, ok := figureCaptions[stem]; ok {
+		return c
+	}
+	if x, ok := strings.CutPrefix(stem, "sweep-"); ok {
+		return "metrics against the swept " + x + ", one line per trace and config with 95 % CI bands over the seeds"
+	}
+	return ""
+}
+
 // Render returns dir's page: p's title and intro, the table (table.md as
 // written), the figures (SVG and PNG files, by name), the other entries
 // (linked, with their descriptions), the provenance and the spec. Entries
@@ -101,7 +125,11 @@ func Render(dir string, p Page) ([]byte, error) {
 	if len(figs) > 0 {
 		b.WriteString("## Figures\n\n")
 		for _, f := range figs {
-			fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(f.name, path.Ext(f.name)), Link(f.name))
+			stem := strings.TrimSuffix(f.name, path.Ext(f.name))
+			fmt.Fprintf(&b, "![%s](%s)\n\n", mdText(stem), Link(f.name))
+			if c := Caption(stem); c != "" {
+				fmt.Fprintf(&b, "`%s`: %s\n\n", f.name, c)
+			}
 		}
 	}
 	if len(files) > 0 {

@@ -127,3 +127,19 @@ func TestLinks(t *testing.T) {
 	md := "![a](a.svg) [b c](b%20c.csv) <img src=\"d/e.png\" width=\"320\"> [x](http://e/) [y](bad%zz)"
 	require.Equal(t, []string{"a.svg", "b c.csv", "d/e.png", "http://e/", "bad%zz"}, Links([]byte(md)))
 }
+
+func TestCaption(t *testing.T) {
+	tests := []struct{ stem, want string }{
+		{"normalized", "(the paper's Figure 3)"},
+		{"thresholds", "(Figure 7)"},
+		{"sweep-thresholds.1", "metrics against the swept thresholds.1,"},
+		{"mine", ""},
+	}
+	for _, tc := range tests {
+		if tc.want == "" {
+			require.Empty(t, Caption(tc.stem))
+			continue
+		}
+		require.Contains(t, Caption(tc.stem), tc.want, tc.stem)
+	}
+}
