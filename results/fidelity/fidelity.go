@@ -132,6 +132,50 @@ func Ours(dir string) (Values, map[int]int, error) {
 	return v, seeds, nil
 }
 
+// RefitsFile is a table's values under every speed model a run with
+// model_uncertainty ran (model 0 the calibrated one, then each refit).
+const RefitsFile = "refits.csv"
+
+// Refits reads dir's tableN/refits.csv for the Tables present: per table
+// the Values under each model, in the models' order. A table without the
+// file (run without model_uncertainty) is absent.
+func Refits(dir string) (map[int][]Values, error) {
+	out := map[int][]Values{}
+	for _, t := range Tables {
+		path := filepath.Join(dir, fmt.Sprintf("table%d", t), RefitsFile)
+		rows, err := readCSV(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		j, ok := header(rows[0])["model"]
+		if !ok {
+			return nil, fmt.Errorf("%s:1: no \"model\" column", path)
+		}
+		byModel := [][][]string{}
+		for i, row := range rows[1:] {
+			m, err := strconv.Atoi(row[j])
+			switch {
+			case err != nil || m < 0 || m > len(byModel):
+				return nil, fmt.Errorf("%s:%d: model %q: want the models numbered 0, 1, ... in order", path, i+2, row[j])
+			case m == len(byModel):
+				byModel = append(byModel, [][]string{rows[0]})
+			}
+			byModel[m] = append(byModel[m], row)
+		}
+		for _, rs := range byModel {
+			v := Values{}
+			if err := addRows(v, t, rs); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			out[t] = append(out[t], v)
+		}
+	}
+	return out, nil
+}
+
 func readCSV(path string) ([][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -120,6 +120,11 @@ func writeRun(t *testing.T) string {
 		"table5/table.csv": "Config,makespan,makespan_ci95,jct_mean,jct_mean_ci95,jct_mean_model\n" +
 			"MFM,0.72,0.01,0.55,0.02,0.004\nMFM-NF,0.71,0.01,0.54,0.00,0.006\nMU,0.72,0.01,0.56,0.01,0.003\nMU-NF,0.72,0.01,0.56,0.01,0.005\n",
 		"table5/cells.csv": "spec,seed\ntable5,1\ntable5,2\n",
+		// Under model 1 turning the filter off raises mean JCT for both.
+		"table5/refits.csv": "model,Config,makespan,jct_mean\n" +
+			"0,MFM,0.72,0.55\n0,MFM-NF,0.71,0.54\n0,MU,0.72,0.56\n0,MU-NF,0.72,0.56\n" +
+			"1,MFM,0.72,0.55\n1,MFM-NF,0.71,0.56\n1,MU,0.72,0.56\n1,MU-NF,0.72,0.57\n" +
+			"2,MFM,0.72,0.555\n2,MFM-NF,0.71,0.55\n2,MU,0.72,0.56\n2,MU-NF,0.72,0.565\n",
 	}
 	for name, s := range files {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
@@ -180,6 +185,36 @@ func TestMedianErr(t *testing.T) {
 	// Tables 3 and 5 together: the above and MFM .01, MFM-NF .02, MU .03, MU-NF .05.
 	require.InDelta(t, 0.02, r.MedianErr([]int{3, 5}, "makespan"), 1e-9)
 	require.Equal(t, 0.006, r.Ours[Key{Table: 5, Config: "MFM-NF"}]["jct_mean"].Model)
+}
+
+// TestConclusionsUnderModels: a conclusion read from tables run with
+// model_uncertainty is also checked under each model of refits.csv.
+func TestConclusionsUnderModels(t *testing.T) {
+	dir := writeRun(t)
+	r, err := Load(dir, "")
+	require.NoError(t, err)
+	require.Len(t, r.Refits[5], 3)
+	require.Equal(t, 0.57, r.Refits[5][1][Key{Table: 5, Config: "MU-NF"}]["jct_mean"].Mean)
+	k, n := r.underModels(byID("table5-nf"))
+	require.Equal(t, [2]int{1, 3}, [2]int{k, n})
+	_, n = r.underModels(byID("table3-peakmem"))
+	require.Zero(t, n, "Table 3 ran without model refits")
+	var b bytes.Buffer
+	require.NoError(t, r.WriteMarkdown(&b))
+	require.Contains(t, b.String(), "within model uncertainty: holds under 1 of the 3 speed models (the calibrated one and 2 bootstrap refits)")
+	require.Equal(t, "holds under all 21 speed models (the calibrated one and 20 bootstrap refits)", modelsText(21, 21))
+	require.Equal(t, "holds under none of the 21 speed models (the calibrated one and 20 bootstrap refits)", modelsText(0, 21))
+	for _, tc := range []struct{ name, text, want string }{
+		{"no model column", "Config,makespan\nMFM,0.7\n", `refits.csv:1: no "model" column`},
+		{"models out of order", "model,Config,makespan\n0,MFM,0.7\n2,MFM,0.7\n", `refits.csv:3: model "2": want the models numbered 0, 1, ... in order`},
+		{"bad value", "model,Config,makespan\n0,MFM,fast\n", "refits.csv: line 2: makespan"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "table5", RefitsFile), []byte(tc.text), 0o644))
+			_, err := Refits(dir)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }
 
 func TestReadPublishedErrors(t *testing.T) {
