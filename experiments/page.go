@@ -76,6 +76,9 @@ func (m *Meta) summary() string {
 		}
 		out += "; configs " + strings.Join(labels, ", ")
 	}
+	if len(m.Sweep) > 0 {
+		out += "; swept " + strings.Join(m.Sweep, ", ")
+	}
 	out += "; seeds " + joinSeeds(m.Seeds) + "."
 	if s.Normalize != "" {
 		out += " Normalized to " + s.Normalize + "."

@@ -28,7 +28,7 @@ func TestRunPage(t *testing.T) {
 	md := string(b)
 	tests := []struct{ name, want string }{
 		{"title", "# Small test\n"},
-		{"what ran", "Spec `small`: 12 cells on a100-40gb:2; traces philly-8-s1, venus-8-s2; configs Exclusive, AEGIS; seeds 1, 2. Normalized to Exclusive."},
+		{"what ran", "Spec `small`: 12 cells on a100-40gb:2; traces philly-8-s1, venus-8-s2; configs Exclusive, AEGIS; swept hold; seeds 1, 2. Normalized to Exclusive."},
 		{"the table as written", "## Table\n\n" + mustReadString(t, filepath.Join(dir, "table.md"))},
 		{"figures", "## Figures\n\n![normalized](normalized.svg)\n\n`normalized.svg`: makespan and mean JCT normalized to the baseline config, per trace and their geometric mean, p95 as diamonds (the paper's Figure 3)\n\n" +
 			"![sweep-hold](sweep-hold.svg)\n\n`sweep-hold.svg`: metrics against the swept hold, one line per trace and config with 95 % CI bands over the seeds\n\n"},
