@@ -525,6 +525,15 @@ func (s *Spec) checkModelUncertainty(a at) error {
 			return a.errf([]any{"configs", i, "model"}, "%q: model_uncertainty refits the GPU type's built-in model; a config with its own model file cannot run under the refits", c.Model)
 		}
 	}
+	for i := range s.Sweep {
+		for k, v := range s.Sweep[i].Values {
+			if srv, ok := s.swept[v]; ok && s.Sweep[i].Param == serverParam {
+				if _, f, err := models.RefitsFor(srv.Type); err != nil || f != file {
+					return a.errf([]any{"sweep", i, "values", k}, "server %q: model_uncertainty runs the refits of %s's model (%s); this GPU type runs another model", v, s.server.Type.Name, file)
+				}
+			}
+		}
+	}
 	for r, params := range set.Refits[1 : mu.Refits+1] {
 		m := &models.PressureModel{P: params}
 		if err := s.checkSlowdown(m); err != nil {

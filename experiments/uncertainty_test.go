@@ -138,6 +138,8 @@ func TestBadModelUncertainty(t *testing.T) {
 		{"wrong kind", muSpec + "model_uncertainty: 3\n", "m.yaml:19: model_uncertainty:"},
 		{"own model", strings.Replace(muSpec, "    policy: aegis\n", "    policy: aegis\n    model: m.yaml\n", 1) + "model_uncertainty: {refits: 2}\n",
 			`m.yaml:17: configs[1].model: "m.yaml": model_uncertainty refits the GPU type's built-in model`},
+		{"swept type with its own model", strings.Replace(muSpec, "normalize:", "sweep: [{param: server, values: [\"a100-40gb:2\", \"g.yaml:2\"]}]\nnormalize:", 1) + "model_uncertainty: {refits: 2}\n",
+			`m.yaml:17: sweep[0].values[1]: server "g.yaml:2": model_uncertainty runs the refits of a100-40gb's model (models/data/refits_a100.yaml); this GPU type runs another model`},
 		{"cluster", strings.Replace(muSpec, "server: a100-40gb:2", "cluster: a100-40gb:2x2", 1) + "model_uncertainty: {refits: 2}\n",
 			"m.yaml:19: model_uncertainty: runs on a server"},
 	} {
@@ -145,6 +147,7 @@ func TestBadModelUncertainty(t *testing.T) {
 			dir := t.TempDir()
 			// A valid model file, so that only model_uncertainty is at fault.
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(mustReadString(t, filepath.Join("..", "models", "data", "interference_a100.yaml"))), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "g.yaml"), []byte("name: mygpu\nmemory_mib: 40960\npressure: true\ninterference: m.yaml\n"), 0o644))
 			_, err := ParseSpec([]byte(tc.spec), filepath.Join(dir, "m.yaml"))
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.want)
