@@ -50,6 +50,34 @@ func (d *cellData) metric(name string) float64 {
 	return v
 }
 
+// union is a with b's columns that a lacks appended, in b's order.
+func union(a, b []string) []string {
+	for _, c := range b {
+		if !slices.Contains(a, c) {
+			a = append(a, c)
+		}
+	}
+	return a
+}
+
+// isPrefix reports whether header a begins header b.
+func isPrefix(a, b []string) bool { return len(a) <= len(b) && slices.Equal(a, b[:len(a)]) }
+
+// project is row, of columns from, laid out as columns to ("" where from
+// lacks one).
+func project(row, from, to []string) []string {
+	if slices.Equal(from, to) {
+		return row
+	}
+	out := make([]string, len(to))
+	for i, c := range to {
+		if k := slices.Index(from, c); k >= 0 && k < len(row) {
+			out[i] = row[k]
+		}
+	}
+	return out
+}
+
 // Combine reads the cells of a spec run's directory back and writes the
 // combined files: cells.csv, jobs.csv, normalized.csv (when the spec
 // normalizes) and the table in Markdown, CSV and LaTeX (when it asks for
@@ -72,16 +100,24 @@ func Combine(dir string, m *Meta) ([]string, error) {
 	// cells.csv and jobs.csv
 	var cellsCSV, jobsCSV bytes.Buffer
 	cw, jw := csv.NewWriter(&cellsCSV), csv.NewWriter(&jobsCSV)
-	for i, d := range data {
-		if i == 0 {
-			cw.Write(append(slices.Clone(labelHead), d.sumCol...))
-			jw.Write(append(slices.Clone(labelHead), d.jobCol...))
-		} else if !slices.Equal(d.sumCol, data[0].sumCol) || !slices.Equal(d.jobCol, data[0].jobCol) {
+	// A swept cluster of several GPU types adds jobs.csv's gpu_type: the
+	// union of the cells' columns, empty where a cell has none.
+	var sumCol, jobCol []string
+	for _, d := range data {
+		sumCol, jobCol = union(sumCol, d.sumCol), union(jobCol, d.jobCol)
+	}
+	if len(data) > 0 {
+		cw.Write(append(slices.Clone(labelHead), sumCol...))
+		jw.Write(append(slices.Clone(labelHead), jobCol...))
+	}
+	for _, d := range data {
+		if !isPrefix(data[0].sumCol, d.sumCol) && !isPrefix(d.sumCol, data[0].sumCol) ||
+			!isPrefix(data[0].jobCol, d.jobCol) && !isPrefix(d.jobCol, data[0].jobCol) {
 			return nil, fmt.Errorf("cell %s: its summary.csv or jobs.csv header differs from cell %s's", d.cell.ID, data[0].cell.ID)
 		}
-		cw.Write(append(slices.Clone(d.labels), d.sum...))
+		cw.Write(append(slices.Clone(d.labels), project(d.sum, d.sumCol, sumCol)...))
 		for _, j := range d.jobs {
-			jw.Write(append(slices.Clone(d.labels), j...))
+			jw.Write(append(slices.Clone(d.labels), project(j, d.jobCol, jobCol)...))
 		}
 	}
 	cw.Flush()
@@ -303,18 +339,46 @@ func sweepHeader(m *Meta) []string {
 		for k := range sweepComponents(m, p) {
 			h = append(h, p+"."+strconv.Itoa(k+1))
 		}
-		if p == serverParam {
+		switch p {
+		case serverParam:
 			h = append(h, serverGPUs, serverType)
+		case clusterParam:
+			h = append(h, clusterGPUs)
 		}
 	}
 	return h
 }
 
-// The columns of a swept server's GPU count and GPU type.
+// The columns of a swept server's GPU count and GPU type, and of a swept
+// cluster's GPU count.
 const (
-	serverGPUs = serverParam + ".gpus"
-	serverType = serverParam + ".type"
+	serverGPUs  = serverParam + ".gpus"
+	serverType  = serverParam + ".type"
+	clusterGPUs = clusterParam + ".gpus"
 )
+
+// pointClusterGPUs is the number of GPUs of point pt's swept cluster, the
+// sum of GPUS × SERVERS over its TYPE:GPUSxSERVERS groups ("" for a config
+// that does not sweep); read from the value, as run.json's spec holds it.
+func pointClusterGPUs(pt Point) string {
+	for _, kv := range pt {
+		if kv.Param != clusterParam {
+			continue
+		}
+		total := 0
+		for _, g := range strings.Split(kv.Value, ",") {
+			gs, ns, _ := strings.Cut(g[strings.LastIndex(g, ":")+1:], "x")
+			a, err1 := strconv.Atoi(strings.TrimSpace(gs))
+			b, err2 := strconv.Atoi(strings.TrimSpace(ns))
+			if err1 != nil || err2 != nil {
+				return "" // checked when the spec was read
+			}
+			total += a * b
+		}
+		return strconv.Itoa(total)
+	}
+	return ""
+}
 
 // pointServerCols are the GPU count and type of point pt's swept server,
 // the COUNT and TYPE of its TYPE:COUNT ("" for a config that does not
@@ -361,9 +425,12 @@ func cellLabels(m *Meta, c Cell) []string {
 			}
 			l = append(l, strings.TrimSpace(parts[k]))
 		}
-		if p == serverParam {
+		switch p {
+		case serverParam:
 			gpus, typ := pointServerCols(c.Point)
 			l = append(l, gpus, typ)
+		case clusterParam:
+			l = append(l, pointClusterGPUs(c.Point))
 		}
 	}
 	return l
@@ -545,8 +612,10 @@ func buildTable(m *Meta, data []*cellData, norm []normRow) (*results.Table, erro
 // serverNote names a table's server: the spec's, or, when the spec sweeps
 // it, the server column's.
 func serverNote(m *Meta) string {
-	if slices.Contains(m.Sweep, serverParam) {
-		return "per row (column server; a config that does not sweep runs on " + m.Server.Spec + ")"
+	for _, p := range []string{serverParam, clusterParam} {
+		if slices.Contains(m.Sweep, p) {
+			return "per row (column " + p + "; a config that does not sweep runs on " + m.Server.Spec + ")"
+		}
 	}
 	return m.Server.Spec
 }

@@ -72,12 +72,15 @@ func typeContentOf(t models.GPUType) (typeContent, error) {
 }
 
 // serverContentOf is the spec's server or cluster by content.
-func (s *Spec) serverContentOf() (serverContent, error) {
-	sc := serverContent{Servers: []int{s.server.GPUs}, ServerType: []int{0}}
-	types := []models.GPUType{s.server.Type}
-	if s.cluster != nil {
-		sc = serverContent{Cluster: true, Servers: s.cluster.Servers, ServerType: s.cluster.ServerType}
-		types = s.cluster.Types
+func (s *Spec) serverContentOf() (serverContent, error) { return contentOf(s.server, s.cluster) }
+
+// contentOf is a server, or a cluster when c is not nil, by content.
+func contentOf(srv models.Server, c *models.Cluster) (serverContent, error) {
+	sc := serverContent{Servers: []int{srv.GPUs}, ServerType: []int{0}}
+	types := []models.GPUType{srv.Type}
+	if c != nil {
+		sc = serverContent{Cluster: true, Servers: c.Servers, ServerType: c.ServerType}
+		types = c.Types
 	}
 	for _, t := range types {
 		tc, err := typeContentOf(t)
@@ -142,20 +145,11 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
 		return "", err
 	}
 	server := k.server
-	if srv, ok := s.pointServer(c.Point); ok {
-		// A swept server: the spec's server's content with its GPU count
-		// (and its GPU type's content when that is another).
-		sc, err := s.serverContentOf()
+	if r.Cluster != s.cluster || r.Server != s.server {
+		// A swept server or cluster, by content.
+		sc, err := contentOf(r.Server, r.Cluster)
 		if err != nil {
 			return "", err
-		}
-		sc.Servers = []int{srv.GPUs}
-		if srv.Type.Name != s.server.Type.Name {
-			tc, err := typeContentOf(srv.Type)
-			if err != nil {
-				return "", err
-			}
-			sc.Types = []typeContent{tc}
 		}
 		if server, err = hashJSON(sc); err != nil {
 			return "", err

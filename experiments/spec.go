@@ -97,9 +97,11 @@ type Spec struct {
 	cluster *models.Cluster
 	trs     []*traces.Trace
 	// swept are the servers of a server sweep, by value.
-	swept  map[string]models.Server
-	trHash []string     // sha256 of each stacking sequence (keyInputs hashes traces)
-	models []*modelFile // by config
+	swept map[string]models.Server
+	// sweptClusters are the clusters of a cluster sweep, by value.
+	sweptClusters map[string]models.Cluster
+	trHash        []string     // sha256 of each stacking sequence (keyInputs hashes traces)
+	models        []*modelFile // by config
 
 	// refits are the models of ModelUncertainty's refits 1..N (index
 	// r-1), refitFile the embedded set they come from.
@@ -174,7 +176,8 @@ type Axis struct {
 	// "truth.KEY" for a truth setting, "model.nway_exponent" for ρ or
 	// "server" for the server (TYPE:COUNT, of a GPU type with the spec's
 	// server's workload catalog; the combined CSVs add its GPU count and
-	// type as columns server.gpus and server.type).
+	// type as columns server.gpus and server.type), or, in a cluster spec,
+	// "cluster" for the cluster (its GPU count as column cluster.gpus).
 	Param string `yaml:"param" json:"param"`
 	// Values are the parameter's values.
 	Values []string `yaml:"values" json:"values,omitempty"`
@@ -731,13 +734,7 @@ func (s *Spec) checkServer(a at) (models.Server, error) {
 	case s.Server != "" && s.Cluster != "":
 		return models.Server{}, a.errf([]any{"cluster"}, "give server (TYPE:COUNT) or cluster (TYPE:GPUSxSERVERS,...), not both")
 	case s.Cluster != "":
-		groups := strings.Split(s.Cluster, ",")
-		for i, g := range groups {
-			if k := strings.LastIndex(g, ":"); k > 0 && isYAMLFile(g[:k]) {
-				groups[i] = s.resolve(g[:k]) + g[k:]
-			}
-		}
-		c, err := models.ParseCluster(strings.Join(groups, ","))
+		c, err := s.parseCluster(s.Cluster)
 		if err != nil {
 			return models.Server{}, a.errf([]any{"cluster"}, "%v", err)
 		}
@@ -756,6 +753,18 @@ func (s *Spec) checkServer(a at) (models.Server, error) {
 	}
 	s.server = server
 	return server, nil
+}
+
+// parseCluster parses a cluster string, its GPU type YAML files relative
+// to the spec.
+func (s *Spec) parseCluster(v string) (models.Cluster, error) {
+	groups := strings.Split(v, ",")
+	for i, g := range groups {
+		if k := strings.LastIndex(g, ":"); k > 0 && isYAMLFile(g[:k]) {
+			groups[i] = s.resolve(g[:k]) + g[k:]
+		}
+	}
+	return models.ParseCluster(strings.Join(groups, ","))
 }
 
 // checkTrace checks trace t against the spec's server or cluster (cat: the
@@ -908,9 +917,10 @@ func withExponent(m models.Interference, rho float64) (models.Interference, erro
 
 // Sweep parameter namespaces.
 const (
-	truthPrefix = "truth."
-	modelRho    = "model.nway_exponent"
-	serverParam = "server"
+	truthPrefix  = "truth."
+	modelRho     = "model.nway_exponent"
+	serverParam  = "server"
+	clusterParam = "cluster"
 )
 
 // checkSweep checks the axes' form; values are checked per cell.
@@ -920,7 +930,7 @@ func (s *Spec) checkSweep(a at) error {
 		ax := &s.Sweep[i]
 		p := func(k string) []any { return []any{"sweep", i, k} }
 		if ax.Param == "" {
-			return a.errf(p("param"), "missing: a policy parameter, truth.KEY, %s or server", modelRho)
+			return a.errf(p("param"), "missing: a policy parameter, truth.KEY, %s, server or cluster", modelRho)
 		}
 		if strings.HasPrefix(ax.Param, "model.") && ax.Param != modelRho {
 			return a.errf(p("param"), "%q: the only model parameter is %s", ax.Param, modelRho)
@@ -931,6 +941,11 @@ func (s *Spec) checkSweep(a at) error {
 		seen[ax.Param] = i
 		if ax.Param == serverParam {
 			if err := s.checkSweptServers(a, i); err != nil {
+				return err
+			}
+		}
+		if ax.Param == clusterParam {
+			if err := s.checkSweptClusters(a, i); err != nil {
 				return err
 			}
 		}
@@ -977,7 +992,7 @@ func (s *Spec) checkSweep(a at) error {
 func (s *Spec) checkSweptServers(a at, i int) error {
 	ax := &s.Sweep[i]
 	if s.cluster != nil {
-		return a.errf([]any{"sweep", i, "param"}, "a cluster spec cannot sweep the server")
+		return a.errf([]any{"sweep", i, "param"}, "a cluster spec sweeps its cluster: param: cluster")
 	}
 	if len(ax.Product) > 0 {
 		return a.errf([]any{"sweep", i, "product"}, "list the servers as values (TYPE:COUNT)")
@@ -1037,6 +1052,58 @@ func sameCatalog(t, spec models.GPUType, cat *models.Catalog) error {
 		return fmt.Errorf("GPU type %s: %w", t.Name, err)
 	}
 	return nil
+}
+
+// checkSweptClusters resolves the values of sweep axis i, a cluster sweep
+// of a cluster spec: each must parse, have GPU types whose workload
+// catalog is the spec's cluster's first type's (onto which the traces are
+// mapped) and fit every trace.
+func (s *Spec) checkSweptClusters(a at, i int) error {
+	ax := &s.Sweep[i]
+	if s.cluster == nil {
+		return a.errf([]any{"sweep", i, "param"}, "only a cluster spec (cluster: instead of server:) sweeps the cluster; a server spec sweeps param: server")
+	}
+	if len(ax.Product) > 0 {
+		return a.errf([]any{"sweep", i, "product"}, "list the clusters as values (TYPE:GPUSxSERVERS[,...])")
+	}
+	first := s.cluster.Types[0]
+	cat, err := models.CatalogFor(first)
+	if err != nil {
+		return a.errf([]any{"cluster"}, "%v", err)
+	}
+	s.sweptClusters = map[string]models.Cluster{}
+	for k, v := range ax.Values {
+		p := []any{"sweep", i, "values", k}
+		c, err := s.parseCluster(v)
+		if err != nil {
+			return a.errf(p, "%v", err)
+		}
+		for _, t := range c.Types {
+			if t.Name == first.Name {
+				continue
+			}
+			if err := sameCatalog(t, first, cat); err != nil {
+				return a.errf(p, "cluster %q: %v", v, err)
+			}
+		}
+		for ti, t := range s.trs {
+			if err := assemble.CheckOn(t, c.Server(), &c, cat); err != nil {
+				return a.errf(p, "cluster %q: trace %q (traces[%d]): %v", v, s.Traces[ti].Name, ti, err)
+			}
+		}
+		s.sweptClusters[v] = c
+	}
+	return nil
+}
+
+// pointCluster is the cluster point pt sweeps to (ok false: the spec's).
+func (s *Spec) pointCluster(pt Point) (c models.Cluster, ok bool) {
+	for _, kv := range pt {
+		if kv.Param == clusterParam {
+			c, ok = s.sweptClusters[kv.Value]
+		}
+	}
+	return c, ok
 }
 
 // pointServer is the server point pt sweeps to (ok false: the spec's).
@@ -1284,9 +1351,12 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 	for k, v := range c.Truth {
 		truth[k] = v
 	}
-	server := s.server
+	server, cl := s.server, s.cluster
 	if srv, ok := s.pointServer(pt); ok {
 		server = srv
+	}
+	if pc, ok := s.pointCluster(pt); ok {
+		server, cl = pc.Server(), &pc
 	}
 	inter := s.models[ci].inter
 	switch {
@@ -1311,8 +1381,8 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 		switch {
 		case strings.HasPrefix(kv.Param, truthPrefix):
 			truth[strings.TrimPrefix(kv.Param, truthPrefix)] = kv.Value
-		case kv.Param == serverParam:
-			// pointServer below
+		case kv.Param == serverParam || kv.Param == clusterParam:
+			// pointServer, pointCluster above
 		case kv.Param == modelRho:
 			ownModel = true
 			rho, err := strconv.ParseFloat(kv.Value, 64)
@@ -1329,23 +1399,22 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 			params[kv.Param] = kv.Value
 		}
 	}
-	if s.cluster != nil {
-		if _, err := assemble.NewDispatcher(c.Policy, params, *s.cluster); err != nil {
+	types := []models.GPUType{server.Type}
+	if cl != nil {
+		if _, err := assemble.NewDispatcher(c.Policy, params, *cl); err != nil {
 			return assemble.Run{}, err
 		}
-		if err := assemble.CheckClusterPolicy(c.Policy, assemble.WithoutDispatch(params, true), *s.cluster); err != nil {
+		if err := assemble.CheckClusterPolicy(c.Policy, assemble.WithoutDispatch(params, true), *cl); err != nil {
 			return assemble.Run{}, err
 		}
-		if s.cluster.Mixed() && c.Model == "" && !ownModel {
+		if cl.Mixed() && c.Model == "" && !ownModel {
 			inter = nil // each GPU type's own model
 		}
-	}
-	types := s.types()
-	if s.cluster == nil {
+		types = cl.Types
+	} else {
 		if err := assemble.CheckPolicy(c.Policy, params, server); err != nil {
 			return assemble.Run{}, err
 		}
-		types = []models.GPUType{server.Type}
 	}
 	tr, err := sim.ParseTruth(truth)
 	if err != nil {
@@ -1359,7 +1428,7 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 			return assemble.Run{}, err
 		}
 	}
-	return assemble.Run{Server: server, Cluster: s.cluster, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
+	return assemble.Run{Server: server, Cluster: cl, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
 }
 
 // truthSettings are a cell's truth settings as given (config, then sweep).

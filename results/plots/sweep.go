@@ -151,10 +151,24 @@ func sweepPlot(sp SweepPanel, lg *legend, vs map[string]int) (*plot.Plot, error)
 		p.X.Tick.Marker = trimTicks{integer: true}
 	}
 	if len(sp.Categories) > 0 {
-		p.NominalX(sp.Categories...)
+		p.NominalX(categoryLabels(sp.Categories)...)
 		p.X.Min, p.X.Max = -0.3, float64(len(sp.Categories))-0.7
 	}
 	return p, nil
+}
+
+// categoryLabels are categories as x tick labels: one longer than 16
+// characters is broken after its commas (a cluster
+// "a100-40gb:8x1,h200-141gb:8x1" on two lines), so neighbours stay apart.
+func categoryLabels(cats []string) []string {
+	out := make([]string, len(cats))
+	for i, c := range cats {
+		out[i] = c
+		if len(c) > 16 {
+			out[i] = strings.ReplaceAll(c, ",", ",\n")
+		}
+	}
+	return out
 }
 
 // wholeXs reports whether every x of the lines that sweep is a whole
