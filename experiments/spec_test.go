@@ -168,6 +168,7 @@ func FuzzParseSpec(f *testing.F) {
 	f.Add([]byte(goodSpec))
 	f.Add([]byte("name: x\nserver: a100-40gb:1\ntraces: [{trace: demo}]\nseeds: [1]\nconfigs: [{label: E, policy: exclusive}]\n"))
 	f.Add([]byte("name: x\nsweep: [{param: hold, product: [[1, 2], []]}]\n"))
+	f.Add([]byte("name: x\nserver: a100-40gb:1\ntraces: [{trace: demo}]\nseeds: [1]\nconfigs: [{label: E, policy: exclusive}]\nmodel_uncertainty: {refits: 2}\n"))
 	f.Add([]byte("name: x\nserver: a100-40gb:1\ntraces: [{like: venus, jobs: 10.7, seed: 1}]\nseeds: [1.5, 18446744073709551616]\nconfigs: [{label: \"E\\nx\", policy: exclusive}]\nfigures: [thresholds]\n"))
 	f.Add([]byte("name: x\ncluster: a100-40gb:2x2,h200-141gb:4x1\ntraces: [{like: venus, jobs: 20, seed: 1, max_gpus: 8}]\nseeds: [1]\nconfigs: [{label: E, policy: exclusive, params: {dispatch: firstfit}}]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
