@@ -124,8 +124,9 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 	var named []string
 	sweeps := slices.Clone(extra)
 	for _, sw := range specSweeps {
-		if len(figures) == 0 && len(extra) == 0 || slices.Contains(figures, sw.FileName()) {
-			sweeps = append(sweeps, sw)
+		drawn := slices.ContainsFunc(extra, func(e plots.Sweep) bool { return e.FileName() == sw.FileName() })
+		if !drawn && (len(figures) == 0 && len(extra) == 0 || slices.Contains(figures, sw.FileName())) {
+			sweeps = append(sweeps, sw) // unless a --sweep figure of its name replaces it
 		}
 	}
 	for _, f := range figures {
