@@ -353,8 +353,13 @@ func (t *Table) WriteLaTeX(w io.Writer) error {
 	return bw.Flush()
 }
 
+// texReplacer escapes LaTeX's special characters in text: those that
+// change its meaning (\ & % $ # _ { } ~ ^) and those its default font
+// (OT1) prints as other glyphs (| < > as an em dash and inverted ! and ?).
 var texReplacer = strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`,
 	"_", `\_`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`,
+	"|", `\textbar{}`, "<", `\textless{}`, ">", `\textgreater{}`,
 	"±", `$\pm$`, "τ", `$\tau$`, "ρ", `$\rho$`, "×", `$\times$`, "→", `$\to$`)
 
+// texEscape makes s LaTeX text that prints as s.
 func texEscape(s string) string { return texReplacer.Replace(s) }

@@ -185,3 +185,31 @@ func TestTableModelSpread(t *testing.T) {
 	require.NoError(t, tb.WriteCSV(&csv))
 	require.NotContains(t, csv.String(), "_model")
 }
+
+// Every character LaTeX reads as markup, or its default font prints as
+// another glyph, is escaped in labels, headers, captions and notes.
+func TestTexEscape(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"AEGIS | MFM", `AEGIS \textbar{} MFM`},
+		{"A & B", `A \& B`},
+		{"50%", `50\%`},
+		{"mu_nf", `mu\_nf`},
+		{"#1", `\#1`},
+		{"$5", `\$5`},
+		{`a\b`, `a\textbackslash{}b`},
+		{"{x}", `\{x\}`},
+		{"~^", `\textasciitilde{}\textasciicircum{}`},
+		{"<10 >5", `\textless{}10 \textgreater{}5`},
+		{"τ1 ± ρ", `$\tau$1 $\pm$ $\rho$`},
+		{"plain text", "plain text"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			require.Equal(t, tc.want, texEscape(tc.in))
+			tb := &Table{Title: tc.in, Columns: []Column{{Name: tc.in}}, Rows: [][]Cell{{{Text: tc.in}}}, Note: tc.in}
+			var b strings.Builder
+			require.NoError(t, tb.WriteLaTeX(&b))
+			require.Equal(t, 4, strings.Count(b.String(), tc.want), "caption, header, cell and note escaped:\n%s", b.String())
+		})
+	}
+}
