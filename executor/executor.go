@@ -78,6 +78,11 @@ type Config struct {
 	// Submitted, when set, is called with every job that becomes known
 	// during the run (live queue), before it arrives.
 	Submitted func(policies.Job)
+	// Done, when set, is called by Execute with the run's result and its
+	// error (nil: every job ended) after the results files are written and
+	// before the journal is closed, so while the run directory is still
+	// this executor's (aegis exec writes the run's page).
+	Done func(*Result, error) error
 }
 
 // Mirror models the run's GPUs from what the executor does (emulated

@@ -75,3 +75,31 @@ func TestLiveQueue(t *testing.T) {
 	}
 	require.Contains(t, log.String(), `job bad: workload "no_such_workload" is not in the catalog`)
 }
+
+// Config.Done runs after the results files are written and while the run
+// directory is still locked: what it writes (aegis exec's page) cannot
+// race an executor resuming the run.
+func TestDoneWhileLocked(t *testing.T) {
+	dir := t.TempDir()
+	killLeftovers(t, dir)
+	cfg, err := emulatedConfig(dir, self(t), small()[:1], 2, 400)
+	require.NoError(t, err)
+	var calls int
+	cfg.Done = func(res *executor.Result, runErr error) error {
+		calls++
+		require.NoError(t, runErr)
+		require.Len(t, res.Jobs, 1)
+		require.FileExists(t, filepath.Join(dir, "summary.csv"))
+		_, _, err := executor.OpenJournal(filepath.Join(dir, "journal.jsonl"))
+		require.ErrorIs(t, err, executor.ErrLocked, "the journal is still this executor's")
+		return nil
+	}
+	x, err := executor.New(cfg, nil)
+	require.NoError(t, err)
+	_, err = executor.Execute(context.Background(), x, newAegis())
+	require.NoError(t, err)
+	require.Equal(t, 1, calls)
+	j, _, err := executor.OpenJournal(filepath.Join(dir, "journal.jsonl"))
+	require.NoError(t, err, "released after Done")
+	require.NoError(t, j.Close())
+}

@@ -34,8 +34,8 @@ var ErrInterrupted = errors.New("interrupted")
 // Execute runs policy p on x until the run is over or ctx is done, then
 // ends every attempt still running (Shutdown), writes the run's jobs.csv,
 // summary.csv, deferrals.csv and events.jsonl into the run directory (the
-// files `aegis simulate --out` writes) and closes the journal and the
-// telemetry source. A run ended by ctx returns an error wrapping
+// files `aegis simulate --out` writes), calls Config.Done, and closes the
+// journal and the telemetry source. A run ended by ctx returns an error wrapping
 // ErrInterrupted, and a run whose directory failed one wrapping ErrRunDir
 // (its running attempts are left to end, not killed: see drain); either
 // can be resumed.
@@ -66,6 +66,9 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 	errs = append(errs, elog.Flush())
 	res := &Result{Jobs: col.Jobs(), Summary: col.Summary()}
 	errs = append(errs, writeResults(x.cfg.Dir, res, events.Bytes()))
+	if x.cfg.Done != nil {
+		errs = append(errs, x.cfg.Done(res, errors.Join(errs...)))
+	}
 	errs = append(errs, x.Close(), x.cfg.Source.Close())
 	return res, errors.Join(errs...)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // SimulateFile is the provenance file of an aegis simulate --out directory.
@@ -38,17 +39,12 @@ type SimulateMeta struct {
 // NewSimulateMeta describes run r (trace given as source, truth settings
 // as given) for simulate.json.
 func NewSimulateMeta(r assemble.Run, source string, truth map[string]string) (*SimulateMeta, error) {
-	th, err := traceHash(r.Trace)
+	ti, err := traceInfoOf(r.Trace, source)
 	if err != nil {
 		return nil, err
 	}
-	m := &SimulateMeta{Tool: ToolInfo(), Trace: TraceInfo{Name: r.Trace.Name, Source: dataName(source), Jobs: len(r.Trace.Jobs), SHA256: th},
+	m := &SimulateMeta{Tool: ToolInfo(), Trace: ti,
 		Server: r.Server.String(), Policy: r.Policy, Params: r.Params, Truth: truth, Seed: r.Seed}
-	if _, err := os.Stat(source); err != nil { // a built-in trace's name
-		m.Trace.Source = source
-	} else if r.Trace.Name == source { // a file's trace is named by its path
-		m.Trace.Name = m.Trace.Source
-	}
 	m.Tool.Build = buildID()
 	gpus := map[string]int{}
 	types := []models.GPUType{r.Server.Type}
@@ -71,6 +67,22 @@ func NewSimulateMeta(r assemble.Run, source string, truth map[string]string) (*S
 	return m, nil
 }
 
+// traceInfoOf identifies trace t, read from source (a file or a built-in
+// trace's name).
+func traceInfoOf(t *traces.Trace, source string) (TraceInfo, error) {
+	th, err := traceHash(t)
+	if err != nil {
+		return TraceInfo{}, err
+	}
+	ti := TraceInfo{Name: t.Name, Source: dataName(source), Jobs: len(t.Jobs), SHA256: th}
+	if _, err := os.Stat(source); err != nil { // a built-in trace's name
+		ti.Source = source
+	} else if t.Name == source { // a file's trace is named by its path
+		ti.Name = ti.Source
+	}
+	return ti, nil
+}
+
 // WriteSimulate writes simulate.json and the page into dir.
 func (m *SimulateMeta) WriteSimulate(dir string) error {
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -84,11 +96,19 @@ func (m *SimulateMeta) WriteSimulate(dir string) error {
 }
 
 // WriteDirPage writes the README.md page of a results directory: a spec
-// run's (run.json, WritePage) or an aegis simulate --out one's
-// (simulate.json); a directory with neither gets none.
+// run's (run.json, WritePage), an aegis simulate --out one's
+// (simulate.json) or an aegis exec run directory's (exec.json); a
+// directory with none of them gets none.
 func WriteDirPage(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, RunFile)); err == nil {
 		return WritePage(dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ExecFile)); err == nil {
+		m, err := readExecMeta(dir)
+		if err != nil {
+			return err
+		}
+		return writeExecPage(dir, m)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, SimulateFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -134,6 +154,21 @@ func writeSimulatePage(dir string, m *SimulateMeta) error {
 // summaryTable renders summary.csv (a header and one row) as a Markdown
 // table of metric and value; none when there is no summary.csv.
 func summaryTable(path string) ([]string, error) {
+	recs, err := readRow(path)
+	if recs == nil || err != nil {
+		return nil, err
+	}
+	var t strings.Builder
+	t.WriteString("| metric | value |\n| --- | ---: |")
+	for i, k := range recs[0] {
+		fmt.Fprintf(&t, "\n| %s | %s |", k, recs[1][i])
+	}
+	return []string{"## Summary", t.String()}, nil
+}
+
+// readRow reads a CSV file of a header and one row of as many fields;
+// nil when there is no such file.
+func readRow(path string) ([][]string, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -145,12 +180,7 @@ func summaryTable(path string) ([]string, error) {
 	if err != nil || len(recs) != 2 || len(recs[0]) != len(recs[1]) {
 		return nil, fmt.Errorf("%s: want a header and one row of as many fields (%v)", path, err)
 	}
-	var t strings.Builder
-	t.WriteString("| metric | value |\n| --- | ---: |")
-	for i, k := range recs[0] {
-		fmt.Fprintf(&t, "\n| %s | %s |", k, recs[1][i])
-	}
-	return []string{"## Summary", t.String()}, nil
+	return recs, nil
 }
 
 // settings lists key=value settings by key, or "defaults".

@@ -16,6 +16,7 @@ import (
 	"github.com/aegis-sched/aegis/executor"
 	"github.com/aegis-sched/aegis/executor/emulate"
 	"github.com/aegis-sched/aegis/executor/gpu"
+	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
@@ -82,7 +83,9 @@ lines (CSV with a header) from standard input while the run goes on.
 
 The run directory (--out) gets journal.jsonl, lock, logs/ and attempts/, and at the
 end (or on SIGINT/SIGTERM, after terminating the jobs) the files aegis simulate --out
-writes: jobs.csv, summary.csv, deferrals.csv, events.jsonl. aegis exec --resume DIR
+writes: jobs.csv, summary.csv, deferrals.csv, events.jsonl, then exec.json
+(provenance) and README.md (a page of the run, marked Incomplete when it was
+interrupted), while the directory is still locked. aegis exec --resume DIR
 continues a run after a crash, kill -9 or a failed directory, adopting the jobs still
 running. One executor at a time holds a run directory: a second is refused.
 See docs/executor.md.`,
@@ -131,6 +134,8 @@ type setup struct {
 	cfg    executor.Config
 	policy policies.Policy
 	title  string
+	gpus   string         // what the jobs run on (the run's page)
+	emu    *models.Server // the emulated GPUs; nil: real ones
 }
 
 // prepare turns flags into an executor configuration and a policy.
@@ -183,7 +188,8 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 			return nil, err
 		}
 		cfg.Source, cfg.Mirror = emu, emu
-		return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on emulated %s, policy %s, speedup %g", srv, f.policy, f.speedup)}, nil
+		return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on emulated %s, policy %s, speedup %g", srv, f.policy, f.speedup),
+			gpus: "emulated " + srv.String(), emu: &srv}, nil
 	}
 	if len(f.truths) > 0 {
 		return nil, usageError{fmt.Errorf("--truth applies to emulated GPUs only (--emulate)")}
@@ -210,7 +216,8 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 	if cfg.Source, err = gpu.Open(f.telemetry, gpu.Options{GPUs: cfg.GPUs, Log: c.ErrOrStderr()}); err != nil {
 		return nil, err
 	}
-	return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on this machine's GPUs (%s), policy %s", cfg.Source.Name(), f.policy)}, nil
+	return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on this machine's GPUs (%s), policy %s", cfg.Source.Name(), f.policy),
+		gpus: fmt.Sprintf("this machine's GPUs (%s telemetry)", cfg.Source.Name())}, nil
 }
 
 // checkPolicy refuses a policy that cannot run on the telemetry the source
@@ -263,6 +270,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 		return usageError{err}
 	}
 	name := "standard input"
+	var tr *traces.Trace
 	if f.trace == "-" {
 		in, err := executor.LiveHeader(c.InOrStdin(), "stdin")
 		if err != nil {
@@ -271,8 +279,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 		}
 		s.cfg.Live = executor.ReadLive(in, "stdin", c.ErrOrStderr())
 	} else {
-		tr, err := traces.Load(f.trace)
-		if err != nil {
+		if tr, err = traces.Load(f.trace); err != nil {
 			return err
 		}
 		if err := assemble.Check(tr, models.Server{Type: models.GPUType{Name: "this run's"}, GPUs: 1 << 20}, s.cfg.Catalog); err != nil {
@@ -281,6 +288,12 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 		s.cfg.Jobs = append(s.cfg.Jobs, tr.Jobs...)
 		name = fmt.Sprintf("%s (%d jobs)", tr.Name, len(tr.Jobs))
 	}
+	meta, err := experiments.NewExecMeta(tr, f.trace, s.gpus, s.emu, f.settings())
+	if err != nil {
+		s.cfg.Source.Close()
+		return err
+	}
+	s.cfg.Done = func(*executor.Result, error) error { return meta.Write(f.out) }
 	x, err := executor.New(s.cfg, f.settings())
 	if err != nil {
 		s.cfg.Source.Close()
@@ -304,6 +317,13 @@ func resumeRun(ctx context.Context, c *cobra.Command, dir string) error {
 		j.Close()
 		return err
 	}
+	meta, err := experiments.ResumedExecMeta(dir, s.gpus, s.emu, recs[0].Run.Settings)
+	if err != nil {
+		j.Close()
+		s.cfg.Source.Close()
+		return err
+	}
+	s.cfg.Done = func(*executor.Result, error) error { return meta.Write(dir) }
 	x, err := executor.Resume(s.cfg, j, recs)
 	if err != nil {
 		j.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/results/page"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -72,15 +73,33 @@ func TestExecEmulatedAndResume(t *testing.T) {
 	for _, f := range []string{"jobs.csv", "summary.csv", "deferrals.csv", "events.jsonl", "journal.jsonl"} {
 		require.FileExists(t, filepath.Join(out, f))
 	}
-	// Everything that reads a simulation's directory reads this one.
+	md := readPage(t, out)
+	require.Contains(t, md, "Complete: all 3 jobs ended (3 finished, 0 stopped).")
+	require.NotContains(t, md, "![", "no figure yet")
+	// Everything that reads a simulation's directory reads this one; the
+	// page shows the figures drawn.
 	require.Equal(t, 0, run([]string{"plot", out}, &stdout, &stderr), stderr.String())
 	require.FileExists(t, filepath.Join(out, "jct-cdf.svg"))
+	require.Contains(t, readPage(t, out), "![jct-cdf](jct-cdf.svg)")
+	require.NoError(t, os.Remove(filepath.Join(out, page.Name)))
 	// Starting again in the same directory is refused; resuming a finished
 	// run ends at once with the same jobs.
 	require.Equal(t, 2, run([]string{"exec", "--emulate", "a100-40gb:2", "--trace", "demo", "--out", out}, &stdout, &stderr))
 	stdout.Reset()
 	require.Equal(t, 0, run([]string{"exec", "--resume", out}, &stdout, &stderr), stderr.String())
 	require.Contains(t, stdout.String(), "3 finished, 0 stopped, 3 total")
+	md = readPage(t, out)
+	require.Contains(t, md, "| resumes | 1 |", "the resume wrote the page again")
+	require.Contains(t, md, "| trace | "+filepath.Base(smallTrace(t))+", 3 jobs, sha256 `", "with the first run's trace")
+}
+
+// readPage reads dir's page and checks that its every link resolves.
+func readPage(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, page.Name))
+	require.NoError(t, err)
+	require.Empty(t, page.Broken(dir, b))
+	return string(b)
 }
 
 func TestExecUsageErrors(t *testing.T) {
@@ -127,6 +146,7 @@ func TestExecSIGTERM(t *testing.T) {
 	require.Contains(t, stderr.String(), "interrupted")
 	require.Contains(t, stderr.String(), "--resume "+out)
 	require.FileExists(t, filepath.Join(out, "jobs.csv"))
+	require.Contains(t, readPage(t, out), "**Incomplete**: 0 of 3 jobs ended")
 	for _, pid := range startedPIDs(out) {
 		require.Empty(t, live(pid), "process group %d", pid)
 	}

@@ -177,13 +177,31 @@ func writeProvenance(b *bytes.Buffer, p Page) {
 	b.WriteString("\n")
 }
 
-// Write renders dir's page (Render) into dir/README.md.
+// Write renders dir's page (Render) into dir/README.md atomically: a
+// hidden temporary file renamed over it, so that a reader (or a run
+// directory's next executor) sees the old page or the new one, never part
+// of one.
 func Write(dir string, p Page) error {
 	b, err := Render(dir, p)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, Name), b, 0o644); err != nil {
+	f, err := os.CreateTemp(dir, "."+Name+".tmp-")
+	if err != nil {
+		return fmt.Errorf("output: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, Name))
+	}
+	if err != nil {
+		os.Remove(f.Name())
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil
@@ -285,6 +303,22 @@ func cell(s string) string { return strings.ReplaceAll(oneLine(s), "|", `\|`) }
 func mdText(s string) string {
 	r := strings.NewReplacer(`[`, `\[`, `]`, `\]`, `*`, `\*`, `_`, `\_`, "`", "\\`")
 	return r.Replace(s)
+}
+
+// Broken returns the links of page md, which lies in dir, that are not
+// relative or whose target does not exist.
+func Broken(dir string, md []byte) []string {
+	var out []string
+	for _, l := range Links(md) {
+		if filepath.IsAbs(l) || strings.Contains(l, ":") {
+			out = append(out, l)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(l))); err != nil {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // linkRE matches a Markdown link or image target and an HTML src or href.

@@ -69,11 +69,7 @@ func TestRenderListsExactlyTheEntries(t *testing.T) {
 			require.NoError(t, err)
 			links := Links(b)
 			require.Equal(t, tc.want, links)
-			for _, l := range links {
-				require.False(t, filepath.IsAbs(l) || strings.Contains(l, ":"), "relative: %s", l)
-				_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(l)))
-				require.NoError(t, err, "the link %s resolves", l)
-			}
+			require.Empty(t, Broken(dir, b))
 			for _, s := range []string{"## Table", "## Figures", "## Files"} {
 				require.Equal(t, slices.Contains(tc.sections, s), strings.Contains(string(b), "\n"+s+"\n"), s)
 			}
@@ -121,6 +117,33 @@ func TestRenderErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(b), "## Table", "a table.md that is a folder is listed, not embedded")
 	require.Contains(t, string(b), "- [table.md/](table.md/)")
+}
+
+func TestBroken(t *testing.T) {
+	dir := mkdir(t, "a.csv", "d/")
+	md := "[a](a.csv) [d](d/) [x](x.csv) [abs](/etc/passwd) [web](http://e/) [up](../run/a.csv)"
+	require.Equal(t, []string{"x.csv", "/etc/passwd", "http://e/"}, Broken(dir, []byte(md)))
+}
+
+// Write replaces the page atomically (a new file renamed over the old
+// one), so that it never writes through a link where the page was, and
+// leaves no temporary file.
+func TestWriteAtomic(t *testing.T) {
+	dir := mkdir(t, "a.csv")
+	elsewhere := filepath.Join(t.TempDir(), "kept.md")
+	require.NoError(t, os.WriteFile(elsewhere, []byte("kept\n"), 0o644))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dir, Name)))
+	require.NoError(t, Write(dir, Page{Title: "T"}))
+	b, err := os.ReadFile(elsewhere)
+	require.NoError(t, err)
+	require.Equal(t, "kept\n", string(b), "the old file is replaced, not written into")
+	fi, err := os.Lstat(filepath.Join(dir, Name))
+	require.NoError(t, err)
+	require.True(t, fi.Mode().IsRegular())
+	require.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+	des, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, des, 2, "a.csv and the page: no temporary file left")
 }
 
 func TestLinks(t *testing.T) {
