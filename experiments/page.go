@@ -43,6 +43,9 @@ func (m *Meta) Page() page.Page {
 		p.Provenance = append(p.Provenance, [2]string{"trace " + t.Name, fmt.Sprintf("%s, %d jobs, sha256 `%s`", t.Source, t.Jobs, t.SHA256)})
 	}
 	p.Provenance = append(p.Provenance, m.modelRows()...)
+	if r := m.Refits; r != nil {
+		p.Provenance = append(p.Provenance, [2]string{"model refits (model_uncertainty)", r.line()})
+	}
 	p.Provenance = append(p.Provenance, [2]string{"seeds", joinSeeds(m.Seeds)})
 	if len(m.Sweep) > 0 {
 		p.Provenance = append(p.Provenance, [2]string{"swept", strings.Join(m.Sweep, ", ")})
@@ -127,6 +130,18 @@ func (m *Meta) modelRows() [][2]string {
 		rows = append(rows, [2]string{"models of " + mi.Config, line(mi)})
 	}
 	return rows
+}
+
+// line describes the refit set on a page: which file, its content hash,
+// how many refits ran.
+func (r *RefitInfo) line() string {
+	h := "sha256 not recorded"
+	if r.FileSHA256 != "" {
+		h = "sha256 `" + r.FileSHA256 + "`"
+	}
+	n := len(r.Models)
+	return fmt.Sprintf("`%s` (%s, resampling seed %d): N = %d, refits 1–%d; every cell also ran under each (their interference sha256: run.json)",
+		r.Source, h, r.Seed, n, n)
 }
 
 // joinSeeds lists seeds, runs of consecutive ones as ranges (1–5).

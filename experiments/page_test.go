@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,6 +63,46 @@ func TestRunPage(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), "![normalized](normalized.png)")
 	require.NotContains(t, string(b), "normalized.svg")
+}
+
+// A run under model_uncertainty names its refit set on its page: the
+// file, its content hash (of the file on disk, computed here) and N.
+func TestRunPageRefits(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "models", "data", "refits_a100.yaml"))
+	require.NoError(t, err)
+	sum := sha256.Sum256(raw)
+	tests := []struct {
+		name, extra, want string
+	}{
+		{"two refits", "model_uncertainty: {refits: 2}\n",
+			"| model refits (model_uncertainty) | `models/data/refits_a100.yaml` (sha256 `" + hex.EncodeToString(sum[:]) + "`, resampling seed 1): N = 2, refits 1–2; every cell also ran under each (their interference sha256: run.json) |"},
+		{"none", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := loadSmall(t, smallSpec+tc.extra)
+			dir := filepath.Join(t.TempDir(), "small")
+			_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+			require.NoError(t, err)
+			md := mustReadString(t, filepath.Join(dir, page.Name))
+			if tc.want == "" {
+				require.NotContains(t, md, "model refits")
+				return
+			}
+			require.Contains(t, md, tc.want)
+			m, err := ReadMeta(dir)
+			require.NoError(t, err)
+			m.Refits.FileSHA256 = "" // a run.json from before it was recorded
+			require.Contains(t, string(mustRender(t, dir, m)), "(sha256 not recorded, resampling seed 1): N = 2")
+		})
+	}
+}
+
+func mustRender(t *testing.T, dir string, m *Meta) []byte {
+	t.Helper()
+	b, err := page.Render(dir, m.Page())
+	require.NoError(t, err)
+	return b
 }
 
 // A shard's directory gets a page naming it a shard.

@@ -319,9 +319,12 @@ type Meta struct {
 
 // RefitInfo identifies the refit models a spec's model_uncertainty runs.
 type RefitInfo struct {
-	Source string   `json:"source"` // the embedded refit set (models.RefitsFor)
-	Seed   uint64   `json:"seed"`   // its resampling seed
-	Models []string `json:"interference_sha256"`
+	Source string `json:"source"` // the embedded refit set (models.RefitsFor)
+	// FileSHA256 is the content hash of the Source file (absent in
+	// run.json files written before it was recorded).
+	FileSHA256 string   `json:"file_sha256,omitempty"`
+	Seed       uint64   `json:"seed"` // its resampling seed
+	Models     []string `json:"interference_sha256"`
 }
 
 // Tool is the program that made an output directory.
@@ -483,7 +486,7 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Refits = &RefitInfo{Source: s.refitFile, Seed: set.Seed}
+		m.Refits = &RefitInfo{Source: s.refitFile, FileSHA256: models.RefitsFileSHA256(s.refitFile), Seed: set.Seed}
 		for _, r := range s.refits {
 			h, err := modelHash(r)
 			if err != nil {

@@ -1,7 +1,9 @@
 package models
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -47,6 +49,23 @@ var (
 	refitsA100   = sync.OnceValues(func() (*RefitsFile, error) { return ReadRefits(refitsA100YAML, RefitsA100File) })
 	refitsLegacy = sync.OnceValues(func() (*RefitsFile, error) { return ReadRefits(refitsLegacyYAML, RefitsLegacyFile) })
 )
+
+// RefitsFileSHA256 is the sha256 (hex) of the embedded refit set named
+// file (RefitsA100File or RefitsLegacyFile, as RefitsFor names them), ""
+// for another name.
+func RefitsFileSHA256(file string) string {
+	var b []byte
+	switch file {
+	case RefitsA100File:
+		b = refitsA100YAML
+	case RefitsLegacyFile:
+		b = refitsLegacyYAML
+	default:
+		return ""
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
 
 // RefitsFor is the embedded refit set of GPU type t's interference model
 // and its file's name: the legacy server's for legacy-11gb, else the

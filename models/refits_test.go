@@ -2,6 +2,9 @@ package models
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
 	"strings"
 	"testing"
 
@@ -82,4 +85,22 @@ func FuzzReadRefits(f *testing.F) {
 			}
 		}
 	})
+}
+
+// RefitsFileSHA256 hashes the embedded set a name names: the file's bytes.
+func TestRefitsFileSHA256(t *testing.T) {
+	for _, tc := range []struct{ name, path string }{
+		{RefitsA100File, "data/refits_a100.yaml"},
+		{RefitsLegacyFile, "data/refits_legacy11gb.yaml"},
+		{"models/data/other.yaml", ""},
+	} {
+		want := ""
+		if tc.path != "" {
+			b, err := os.ReadFile(tc.path)
+			require.NoError(t, err)
+			h := sha256.Sum256(b)
+			want = hex.EncodeToString(h[:])
+		}
+		require.Equal(t, want, RefitsFileSHA256(tc.name), tc.name)
+	}
 }
