@@ -136,6 +136,7 @@ var execDescriptions = map[string]string{
 func writeExecPage(dir string, m *ExecMeta) error {
 	st := m.Settings
 	p := page.Page{Title: fmt.Sprintf("aegis exec: trace %s under %s on %s", m.Trace.Name, st["policy"], m.GPUs),
+		Rewritten: "the end of an `aegis exec --resume`, or `aegis plot`,",
 		Describe: func(n string) string {
 			if d, ok := execDescriptions[n]; ok {
 				return d

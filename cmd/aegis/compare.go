@@ -11,6 +11,7 @@ import (
 
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/compare"
+	"github.com/aegis-sched/aegis/results/page"
 	"github.com/aegis-sched/aegis/results/plots"
 )
 
@@ -35,8 +36,9 @@ mean ± 95 % CI over the seeds every side has, the paired difference to the refe
 with its CI, the difference in percent and the p-value of a paired t-test over seeds;
 then the jobs' JCT / solo runtime paired by seed and job with a Wilcoxon signed-rank test
 (exact up to 50 pairs without ties, else the normal approximation). The table is printed
-as Markdown; --out DIR also writes compare.md, compare.csv, compare.tex and the per-job
-CDFs overlaid (compare-cdf.svg, or --format png).`,
+as Markdown; --out DIR also writes compare.md, compare.csv, compare.tex, the per-job
+CDFs overlaid (compare-cdf.svg, or --format png) and README.md, a page of it all with
+the compared directories linked and each one's provenance file's sha256.`,
 		Example: `  aegis compare before/ after/
   aegis run --trace philly,venus --policy aegis,lucid --seeds 1-5 --out pol && aegis compare pol
   aegis compare out/aegis out/lucid out/horus --out cmp --format png`,
@@ -67,13 +69,17 @@ CDFs overlaid (compare-cdf.svg, or --format png).`,
 				return nil
 			}
 			paths, err := writeComparison(out, format, res, t)
+			if err == nil {
+				err = res.WritePage(out, args, metrics)
+				paths = append(paths, filepath.Join(out, page.Name))
+			}
 			for _, p := range paths {
 				fmt.Fprintln(c.OutOrStdout(), p)
 			}
 			return err
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "also write compare.md, compare.csv, compare.tex and the overlaid CDFs into this directory")
+	c.Flags().StringVar(&out, "out", "", "also write compare.md, compare.csv, compare.tex, the overlaid CDFs and a README.md page into this directory")
 	c.Flags().StringVar(&format, "format", "svg", "the figure's format: "+strings.Join(plots.Formats, " or "))
 	c.Flags().StringSliceVar(&metrics, "metric", nil, "summary.csv columns to compare (default "+strings.Join(compare.DefaultMetrics, ",")+")")
 	return c

@@ -42,6 +42,9 @@ func compareP(t *testing.T, a, b string) map[string]float64 {
 	}
 	_, err = os.Stat(filepath.Join(out, "compare-cdf.svg"))
 	require.NoError(t, err)
+	md := readPage(t, out)
+	require.Contains(t, md, "## Deltas\n\n### "+name+" vs A\n")
+	require.Contains(t, md, "![compare-cdf](compare-cdf.svg)")
 	return ps
 }
 
