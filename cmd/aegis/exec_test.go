@@ -80,7 +80,9 @@ func TestExecEmulatedAndResume(t *testing.T) {
 	// page shows the figures drawn.
 	require.Equal(t, 0, run([]string{"plot", out}, &stdout, &stderr), stderr.String())
 	require.FileExists(t, filepath.Join(out, "jct-cdf.svg"))
-	require.Contains(t, readPage(t, out), "![jct-cdf](jct-cdf.svg)")
+	md = readPage(t, out)
+	require.Contains(t, md, "![jct-cdf](jct-cdf.svg)")
+	requireLinksEntries(t, out, []byte(md))
 	require.NoError(t, os.Remove(filepath.Join(out, page.Name)))
 	// Starting again in the same directory is refused; resuming a finished
 	// run ends at once with the same jobs.
