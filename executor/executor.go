@@ -138,7 +138,7 @@ type Executor struct {
 	lastChange time.Duration
 	live       <-chan traces.Job
 	nextPoll   time.Duration
-	polled     time.Duration // the whole second of this session's last poll (-1: none yet)
+	polled     time.Duration // the latest whole second of a reading this session took (-1: none yet)
 	pollErrs   int
 	rec        *telRecord
 	foreign    int  // readings in a row listing a process not visible here
@@ -555,12 +555,13 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 	}
 	x.checkPIDs(samples)
 	defer x.rec.flush()
-	for _, s := range append(x.backlog(ctx, now), samples...) {
+	for _, s := range append(x.backlog(ctx, samples), samples...) {
 		g, ok := x.devIndex[s.GPU]
 		if !ok {
 			continue
 		}
-		at := x.take(g, s, now)
+		at := x.take(g, s)
+		x.polled = max(x.polled, at.Truncate(time.Second))
 		for _, id := range x.view.GPUs[g].Jobs {
 			pj := &x.view.Jobs[id]
 			if pj.Active {
@@ -576,11 +577,14 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 	return nil
 }
 
-// take puts reading s of GPU g, polled at run time now, into the GPU's
-// measured memory, the policies' window and the telemetry record, and
-// returns the run time it was taken at.
-func (x *Executor) take(g int, s gpu.Sample, now time.Duration) time.Duration {
-	at := min(x.RunTime(s.At), now)
+// take puts reading s of GPU g into the GPU's measured memory, the
+// policies' window and the telemetry record, and returns the run time it
+// was taken at: the reading's own, never later than the clock. Not the
+// poll's run time: a source whose clock runs ahead of it (an emulator
+// read after the poll began, 1 s of run time per 10 ms at 100x) would
+// have its readings, first activity included, stamped seconds early.
+func (x *Executor) take(g int, s gpu.Sample) time.Duration {
+	at := min(x.RunTime(s.At), x.clock())
 	gp := &x.view.GPUs[g]
 	gp.UsedMiB = min(max(s.UsedMiB, 0), gp.CapacityMiB)
 	if ps, ok := windowSample(x.view.Pressure, s, at); ok {
@@ -598,26 +602,33 @@ type backlogSource interface {
 	Backlog(ctx context.Context, after time.Duration) ([]gpu.Sample, error)
 }
 
-// backlog is what a backlogSource read in the whole seconds since this
-// session's last poll that the loop woke too late to poll: with emulated
-// GPUs a run second is 1/Speedup of a wall second (10 ms at 100x), and a
-// loaded machine wakes the loop later than that, while the model read
-// every second. They are taken as the current reading is, first activity
-// included. A real GPU keeps no past readings: its missed seconds stay
-// missed.
-func (x *Executor) backlog(ctx context.Context, now time.Duration) []gpu.Sample {
-	last := x.polled
-	x.polled = now.Truncate(time.Second)
+// backlog is what a backlogSource read in the whole seconds after the
+// latest one taken and before those of the current readings cur: with
+// emulated GPUs a run second is 1/Speedup of a wall second (10 ms at
+// 100x), and a loaded machine wakes the loop later than that, while the
+// model read every second. They are taken as the current reading is, first
+// activity included. A real GPU keeps no past readings: its missed seconds
+// stay missed.
+func (x *Executor) backlog(ctx context.Context, cur []gpu.Sample) []gpu.Sample {
 	b, ok := x.cfg.Source.(backlogSource)
-	if !ok || last < 0 || x.polled-last <= time.Second {
+	if !ok || x.polled < 0 || len(cur) == 0 {
 		return nil
 	}
-	past, err := b.Backlog(ctx, last)
+	var now time.Duration
+	for _, s := range cur {
+		now = max(now, x.RunTime(s.At).Truncate(time.Second))
+	}
+	if now-x.polled <= time.Second {
+		return nil
+	}
+	past, err := b.Backlog(ctx, x.polled)
 	if err != nil {
-		fmt.Fprintf(x.cfg.Log, "telemetry %s: the readings after t=%v missed: %v\n", x.cfg.Source.Name(), last, err)
+		fmt.Fprintf(x.cfg.Log, "telemetry %s: the readings after t=%v missed: %v\n", x.cfg.Source.Name(), x.polled, err)
 		return nil
 	}
-	return past
+	// The source's clock went on since cur: the seconds from cur's on are
+	// the next poll's, so that every reading is taken in order.
+	return slices.DeleteFunc(past, func(s gpu.Sample) bool { return x.RunTime(s.At).Truncate(time.Second) >= now })
 }
 
 // windowSample is the policies' telemetry sample for reading s taken at run

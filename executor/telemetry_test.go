@@ -178,16 +178,26 @@ func (p keepingSource) Backlog(_ context.Context, after time.Duration) ([]gpu.Sa
 // A poll that comes late takes a backlog source's readings of the seconds
 // it missed, oldest first, into the window, first activity included (at
 // the reading's second); a source without a backlog (a real GPU) leaves
-// the missed seconds missed and the activity seen late.
+// the missed seconds missed and the activity seen late. A source whose
+// clock ran ahead of the poll's (an emulator read after the loop stalled)
+// has its readings taken at their own seconds: not stamped at the poll's
+// time, which made a job active seconds before its GPU showed it (and the
+// policy's hold end that early), nor left without the seconds between.
 func TestPollTakesBacklog(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	tests := []struct {
 		name    string
 		backlog bool
+		polls   [][2]time.Duration // the poll's run time, the source's
 		secs    []int64
 		active  time.Duration
 	}{
-		{"backlog source", true, []int64{2, 3, 4, 5, 6, 7}, 4 * time.Second},
-		{"plain source", false, []int64{2, 7}, 7 * time.Second},
+		{"backlog source", true, [][2]time.Duration{{ms(2500), ms(2500)}, {ms(7200), ms(7200)}}, []int64{2, 3, 4, 5, 6, 7}, 4 * time.Second},
+		{"plain source", false, [][2]time.Duration{{ms(2500), ms(2500)}, {ms(7200), ms(7200)}}, []int64{2, 7}, 7 * time.Second},
+		{"source ahead of the poll", true, [][2]time.Duration{{ms(2500), ms(2500)}, {ms(2600), ms(7200)}}, []int64{2, 3, 4, 5, 6, 7}, 4 * time.Second},
+		{"source ahead, then the poll", true, [][2]time.Duration{{ms(2500), ms(2500)}, {ms(2600), ms(3900)}, {ms(3950), ms(7200)}},
+			[]int64{2, 3, 4, 5, 6, 7}, 4 * time.Second},
+		{"plain source ahead of the poll", false, [][2]time.Duration{{ms(2500), ms(2500)}, {ms(2600), ms(7200)}}, []int64{2, 7}, 7 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,10 +214,11 @@ func TestPollTakesBacklog(t *testing.T) {
 			x.view.GPUs = []policies.GPU{{CapacityMiB: 1000, Jobs: []policies.JobID{0}}}
 			x.view.Jobs = []policies.Job{{ID: 0}}
 			x.att = []*attempt{{job: 0, pid: p.pid, own: true, gpus: []int{0}}}
-			for _, now := range []time.Duration{2500 * time.Millisecond, 7200 * time.Millisecond} {
-				p.now, x.view.Now = now, now
-				require.NoError(t, x.poll(t.Context(), now))
+			for _, pl := range tt.polls {
+				p.now, x.view.Now = pl[1], pl[0]
+				require.NoError(t, x.poll(t.Context(), pl[0]))
 			}
+			x.view.Now = p.now
 			var secs []int64
 			for _, s := range x.view.Telemetry.Samples(nil, 0, 60) {
 				secs = append(secs, int64(s.At/time.Second))
