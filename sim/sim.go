@@ -720,6 +720,33 @@ func (s *Sim) Until(t time.Duration) ([]policies.Event, error) {
 	return all, nil
 }
 
+// JobMem is an attempt's memory on a GPU at a time (Sim.JobsAt).
+type JobMem struct {
+	Job     policies.JobID
+	Attempt int // its attempt number, as the view counts them
+	MiB     float64
+}
+
+// JobsAt appends to dst the attempts that held memory on GPU g at time t
+// (not after now, within the retained telemetry history), as its telemetry
+// readings count them: the attempts that have ended since included, unlike
+// MemMiBAt.
+func (s *Sim) JobsAt(dst []JobMem, g int, t time.Duration) []JobMem {
+	if g < 0 || g >= len(s.gpus) {
+		return dst
+	}
+	seg := s.gpus[g].tel.at(t)
+	if seg == nil {
+		return dst
+	}
+	for _, j := range seg.jobs {
+		if m := s.ramped(j.peakMiB, t-j.activeAt); m > 0 {
+			dst = append(dst, JobMem{Job: policies.JobID(j.id), Attempt: j.attempt, MiB: m})
+		}
+	}
+	return dst
+}
+
 // MemMiB is job id's true memory on GPU g now (0 when it does not run
 // there or has shown no activity).
 func (s *Sim) MemMiB(id policies.JobID, g int) float64 { return s.MemMiBAt(id, g, s.now) }

@@ -36,8 +36,15 @@ type Emulator struct {
 	s      *sim.Sim
 	clock  executor.Clock
 	pids   map[policies.JobID]pending // the current attempt's shim
+	shims  map[attempt]int            // every attempt's shim, for past readings
 	signal []pending                  // signals to send until the shim is gone
 	log    io.Writer
+}
+
+// attempt names a job's attempt (its number as the model counts them).
+type attempt struct {
+	job policies.JobID
+	n   int
 }
 
 type pending struct {
@@ -67,7 +74,7 @@ func New(srv models.Server, cat *models.Catalog, inter models.Interference, trut
 	if log == nil {
 		log = io.Discard
 	}
-	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]pending{}, log: log}, nil
+	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]pending{}, shims: map[attempt]int{}, log: log}, nil
 }
 
 // Attach implements executor.Mirror: the run's clock.
@@ -103,6 +110,7 @@ func (e *Emulator) Placed(id policies.JobID, gpus []int, pid int, t time.Duratio
 		return
 	}
 	e.pids[id] = pending{pid: pid, start: start}
+	e.shims[attempt{id, e.s.View().Jobs[id].Attempts}] = pid
 }
 
 // now is the run time.
@@ -179,7 +187,7 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 		if len(buf) > 0 {
 			s = e.reading(g, buf[len(buf)-1])
 		}
-		s.Procs = e.procs(v, g, e.s.Now())
+		s.Procs = e.procs(g, e.s.Now())
 		out[g] = s
 	}
 	return out, nil
@@ -189,7 +197,9 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 // model's readings of the whole seconds of run time after after's and
 // before the current one, GPU by GPU, oldest first, so that an executor
 // whose loop wakes late (a run second is 1/speedup of a wall second)
-// misses none. Their process lists are the current attempts'.
+// misses none. Their process lists are of the attempts on the GPU at
+// their second, those that have ended since included (a collocated job
+// can show activity and hit its OOM between two polls).
 func (e *Emulator) Backlog(ctx context.Context, after time.Duration) ([]gpu.Sample, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -206,7 +216,7 @@ func (e *Emulator) Backlog(ctx context.Context, after time.Duration) ([]gpu.Samp
 		for _, x := range buf {
 			if k := x.At.Truncate(time.Second); k > from && k < to {
 				s := e.reading(g, x)
-				s.Procs = e.procs(v, g, x.At)
+				s.Procs = e.procs(g, x.At)
 				out = append(out, s)
 			}
 		}
@@ -226,14 +236,14 @@ func (e *Emulator) step(ctx context.Context) (*policies.View, error) {
 	return e.s.View(), nil
 }
 
-// procs are the processes of the jobs that held memory on GPU g at run
-// time t: the current attempts' (one that ended since is no longer on
-// the GPU, and not listed).
-func (e *Emulator) procs(v *policies.View, g int, t time.Duration) []gpu.Proc {
+// procs are the processes of the attempts that held memory on GPU g at
+// run time t (at now: the current attempts'; one that ended is no longer
+// on the GPU, and not listed).
+func (e *Emulator) procs(g int, t time.Duration) []gpu.Proc {
 	var ps []gpu.Proc
-	for _, id := range v.GPUs[g].Jobs {
-		if m := e.s.MemMiBAt(id, g, t); m > 0 && e.pids[id].pid > 0 {
-			ps = append(ps, gpu.Proc{PID: e.pids[id].pid, UsedMiB: m})
+	for _, j := range e.s.JobsAt(nil, g, t) {
+		if pid := e.shims[attempt{j.Job, j.Attempt}]; pid > 0 {
+			ps = append(ps, gpu.Proc{PID: pid, UsedMiB: j.MiB})
 		}
 	}
 	return ps

@@ -313,3 +313,47 @@ func TestBacklog(t *testing.T) {
 		})
 	}
 }
+
+// A backlog reading lists the processes of the attempts on the GPU at its
+// second, those that have ended since included: a job placed beside
+// another that shows activity and overflows the GPU's memory between two
+// polls is seen active in the readings of its seconds on the GPU, not
+// only in the current reading (where it is gone).
+func TestBacklogListsEndedAttempts(t *testing.T) {
+	const big = "llama3_width_8layer_wiki_bs1_1gpu" // two overflow an A100-40GB
+	c := &clock{start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), speedup: 100}
+	e := newEmulator(t, "a100-40gb:1", c)
+	var pids []int
+	for i := range 2 {
+		j := startJob(t)
+		pids = append(pids, j.cmd.Process.Pid)
+		e.Submit(traces.Job{ID: fmt.Sprint(i), Workload: big, GPUs: 1, SoloS: 3600})
+		c.now = time.Duration(i) * time.Minute
+		e.Placed(policies.JobID(i), []int{0}, pids[i], c.now)
+	}
+	c.now = 30 * time.Minute
+	past, err := e.Backlog(context.Background(), time.Minute)
+	require.NoError(t, err)
+	seen := map[int]int{} // pid -> readings listing it
+	for _, s := range past {
+		var sum float64
+		for _, p := range s.Procs {
+			seen[p.PID]++
+			sum += p.UsedMiB
+		}
+		require.InDelta(t, s.UsedMiB, sum, 1e-6, "the processes hold the GPU's memory at %v", s.At)
+	}
+	require.Positive(t, seen[pids[0]])
+	require.Positive(t, seen[pids[1]], "the attempt that overflowed the GPU, in the seconds it held memory")
+	ss, err := e.Sample(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []int{pids[0]}, procPIDs(ss[0].Procs), "now only the first job is on the GPU")
+}
+
+func procPIDs(ps []gpu.Proc) []int {
+	var out []int
+	for _, p := range ps {
+		out = append(out, p.PID)
+	}
+	return out
+}
