@@ -462,8 +462,17 @@ func (x *Executor) submit(sp traces.Job) error {
 	return nil
 }
 
-// due handles what is due at now: arrivals, wake-ups, telemetry.
+// due handles what is due at now: telemetry, arrivals, wake-ups. The
+// telemetry first: a backlog source's readings are of seconds before now,
+// and a first activity among them must not come after (and so be stamped
+// at) the arrivals of a loop that woke late.
 func (x *Executor) due(ctx context.Context, now time.Duration) error {
+	if now >= x.nextPoll {
+		x.nextPoll = now.Truncate(time.Second) + time.Second
+		if err := x.poll(ctx, now); err != nil {
+			return err
+		}
+	}
 	for len(x.waiting) > 0 && x.specs[x.waiting[0]].Submit <= now {
 		id := x.waiting[0]
 		if err := x.journal(Record{Type: "arrived", T: int64(now), Job: int(id)}); err != nil {
@@ -477,10 +486,6 @@ func (x *Executor) due(ctx context.Context, now time.Duration) error {
 			x.wakes = x.wakes[1:]
 		}
 		x.emit(policies.Event{Kind: policies.Wakeup, T: now})
-	}
-	if now >= x.nextPoll {
-		x.nextPoll = now.Truncate(time.Second) + time.Second
-		return x.poll(ctx, now)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/executor/gpu"
+	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results/runfiles"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // The executor keeps at most one sample per whole second, by timestamp; a
@@ -228,4 +231,36 @@ func TestPollTakesBacklog(t *testing.T) {
 			require.Equal(t, tt.active, x.view.Jobs[0].ActiveAt)
 		})
 	}
+}
+
+// A loop that wakes late takes the backlog's first activity before the
+// arrivals due by then: the activity keeps its reading's second and the
+// events stay in time order (after the arrivals, it was stamped at their
+// time, seconds after the GPU showed it).
+func TestDueTakesBacklogBeforeArrivals(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &pastSource{Fake: gpu.NewFake(nil), start: start, pid: os.Getpid()}
+	x := &Executor{cfg: Config{Source: keepingSource{p}, Speedup: 1, Log: io.Discard, Catalog: models.A100()}, start: start,
+		devIndex: map[int]int{0: 0}, tel: make([]ring, 1), polled: -1, replaying: true}
+	x.books = policies.NewBooks(&x.view)
+	x.view.Pressure = true
+	x.view.Telemetry = telemetry{x}
+	x.view.GPUs = []policies.GPU{{CapacityMiB: 1000}}
+	x.add(traces.Job{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: 60})
+	x.add(traces.Job{ID: "b", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: 60, Submit: 5 * time.Second})
+	x.waiting = x.waiting[1:] // a runs on GPU 0
+	x.view.GPUs[0].Jobs = []policies.JobID{0}
+	x.att[0] = &attempt{job: 0, pid: p.pid, own: true, gpus: []int{0}}
+	for _, now := range []time.Duration{2500 * time.Millisecond, 7200 * time.Millisecond} {
+		p.now, x.view.Now = now, now
+		require.NoError(t, x.due(t.Context(), now))
+	}
+	var got []string
+	for _, e := range x.out {
+		got = append(got, fmt.Sprintf("%v %d at %v", e.Kind, e.Job, e.At()))
+	}
+	require.Equal(t, []string{
+		fmt.Sprintf("%v 0 at 4s", policies.JobActive),
+		fmt.Sprintf("%v 1 at 7.2s", policies.JobArrived),
+	}, got)
 }
