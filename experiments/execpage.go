@@ -90,6 +90,19 @@ func ResumedExecMeta(dir, gpus string, srv *models.Server, settings map[string]s
 	return now, nil
 }
 
+// WriteExecPage writes the page of an aegis exec run directory that has no
+// exec.json (made before aegis exec wrote one) from its journal's
+// settings: the build that ran it and the trace's content are unknown, and
+// no exec.json is written, since this build did not run it.
+func WriteExecPage(dir, gpus string, srv *models.Server, settings map[string]string) error {
+	m, err := NewExecMeta(nil, settings["trace"], gpus, srv, settings)
+	if err != nil {
+		return err
+	}
+	m.Tool = Tool{}
+	return writeExecPage(dir, m)
+}
+
 // readExecMeta reads dir's exec.json.
 func readExecMeta(dir string) (*ExecMeta, error) {
 	p := filepath.Join(dir, ExecFile)
@@ -197,11 +210,16 @@ func (m *ExecMeta) provenance() [][2]string {
 	switch {
 	case st["trace"] == "-":
 		tr = "job lines read from standard input during the run (a live queue)"
+	case m.Trace.SHA256 == "" && m.Tool == (Tool{}):
+		tr = m.Trace.Source + ", content not recorded"
 	case m.Trace.SHA256 == "":
 		tr = m.Trace.Source + ", content unknown (the run's first executor did not end)"
 	}
-	rows := [][2]string{{"aegis", m.Tool.line() + " (the build that last ended the run)"}, {"Go", m.Tool.GoVersion},
-		{"trace", tr}, {"GPUs", m.GPUs}}
+	rows := [][2]string{{"aegis", m.Tool.line() + " (the build that last ended the run)"}, {"Go", m.Tool.GoVersion}}
+	if m.Tool == (Tool{}) {
+		rows = [][2]string{{"aegis", "not recorded: the run directory has no exec.json (this page is from its journal's settings)"}}
+	}
+	rows = append(rows, [2]string{"trace", tr}, [2]string{"GPUs", m.GPUs})
 	for _, t := range m.Types {
 		rows = append(rows, [2]string{"GPU type " + t.Type, fmt.Sprintf("%d emulated GPUs, %.0f MiB, catalog sha256 `%s`, interference sha256 `%s`",
 			t.GPUs, t.MemoryMiB, t.Catalog, t.Interference)})

@@ -96,6 +96,13 @@ func TestResumedExecMeta(t *testing.T) {
 		require.Equal(t, want, m.Resumes)
 		require.NoError(t, m.Write(dir))
 	}
+	// A directory without exec.json: a page from the journal's settings.
+	old := mkdirWith(t, "journal.jsonl")
+	require.NoError(t, WriteExecPage(old, "emulated a100-40gb:2", nil, st))
+	md := mustReadString(t, filepath.Join(old, page.Name))
+	require.Contains(t, md, "| aegis | not recorded: the run directory has no exec.json")
+	require.Contains(t, md, "| trace | tiny, content not recorded |")
+	require.NoFileExists(t, filepath.Join(old, ExecFile))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ExecFile), []byte("{"), 0o644))
 	_, err = ResumedExecMeta(dir, "x", nil, st)
 	require.ErrorContains(t, err, ExecFile)

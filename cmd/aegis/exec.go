@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -342,6 +344,42 @@ func execute(ctx context.Context, c *cobra.Command, x *executor.Executor, s *set
 		}
 	}
 	return err
+}
+
+// writeDirPage writes dir's page (experiments.WriteDirPage); an aegis exec
+// run directory without exec.json (made before aegis exec wrote one) gets
+// one from its journal's settings.
+func writeDirPage(dir string) error {
+	for _, f := range []string{experiments.RunFile, experiments.SimulateFile, experiments.ExecFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return experiments.WriteDirPage(dir)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "journal.jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	recs, _, err := executor.ReadJournal(f, f.Name())
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 || recs[0].Run == nil {
+		return fmt.Errorf("%s: no run record first", f.Name())
+	}
+	st := recs[0].Run.Settings
+	gpus, srv := fmt.Sprintf("this machine's GPUs (telemetry %s)", st["telemetry"]), (*models.Server)(nil)
+	if e := st["emulate"]; e != "" {
+		s, err := models.ParseServer(e)
+		if err != nil {
+			return fmt.Errorf("%s: emulate: %w", f.Name(), err)
+		}
+		gpus, srv = "emulated "+s.String(), &s
+	}
+	return experiments.WriteExecPage(dir, gpus, srv, st)
 }
 
 // newAttemptCmd is the attempt shim the executor starts for every job.

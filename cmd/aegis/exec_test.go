@@ -93,6 +93,16 @@ func TestExecEmulatedAndResume(t *testing.T) {
 	md = readPage(t, out)
 	require.Contains(t, md, "| resumes | 1 |", "the resume wrote the page again")
 	require.Contains(t, md, "| trace | "+filepath.Base(smallTrace(t))+", 3 jobs, sha256 `", "with the first run's trace")
+	// A run directory without exec.json (made before aegis exec wrote one):
+	// aegis plot writes its page from the journal, the build not recorded.
+	for _, f := range []string{"exec.json", page.Name} {
+		require.NoError(t, os.Remove(filepath.Join(out, f)))
+	}
+	require.Equal(t, 0, run([]string{"plot", out}, &stdout, &stderr), stderr.String())
+	md = readPage(t, out)
+	require.Contains(t, md, "| aegis | not recorded: the run directory has no exec.json")
+	require.Contains(t, md, "| GPU type a100-40gb | 2 emulated GPUs,")
+	require.NoFileExists(t, filepath.Join(out, "exec.json"), "this build did not run it")
 }
 
 // readPage reads dir's page and checks that its every link resolves.

@@ -145,7 +145,7 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 		paths = append(paths, p...)
 	}
 	if len(paths) > 0 { // the figures changed: so does the page
-		if perr := experiments.WriteDirPage(dir); err == nil {
+		if perr := writeDirPage(dir); err == nil {
 			err = perr
 		}
 	}
