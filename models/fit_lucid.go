@@ -48,17 +48,10 @@ func readLucid(colocate io.Reader, coName string, single io.Reader, singleName s
 		return nil, err
 	}
 	var out []lucidPair
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.Each(func() error {
 		line, get := t.Line, t.Get
 		if get("gpu_num1") != "1" || get("gpu_num2") != "1" {
-			continue
+			return nil
 		}
 		p := lucidPair{Line: line}
 		for i, j := range []*lucidJob{&p.A, &p.B} {
@@ -66,16 +59,20 @@ func readLucid(colocate io.Reader, coName string, single io.Reader, singleName s
 			j.Key = get("model"+s) + "/" + get("dataset"+s) + "/" + get("batchsize"+s) + "/" + get("amp"+s)
 			prof, ok := solo[j.Key]
 			if !ok {
-				return nil, fmt.Errorf("%s:%d: job %s has no solo row in %s", coName, line, j.Key, singleName)
+				return fmt.Errorf("%s:%d: job %s has no solo row in %s", coName, line, j.Key, singleName)
 			}
 			j.Profile = prof
 			v, err := strconv.ParseFloat(get("speed"+s), 64)
 			if err != nil || !(v > 0) {
-				return nil, fmt.Errorf("%s:%d: column speed%s: want a positive number, got %q", coName, line, s, get("speed"+s))
+				return fmt.Errorf("%s:%d: column speed%s: want a positive number, got %q", coName, line, s, get("speed"+s))
 			}
 			j.Speed = v
 		}
 		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no single-GPU co-locations", coName)
@@ -89,25 +86,22 @@ func readLucidSingle(r io.Reader, name string) (map[string]Profile, error) {
 		return nil, err
 	}
 	out := map[string]Profile{}
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.Each(func() error {
 		get := t.Get
 		var v [3]float64
 		for k, c := range []string{"gpu_util", "gmem_util", "gmem"} {
 			x, err := strconv.ParseFloat(get(c), 64)
 			if err != nil || x < 0 {
-				return nil, fmt.Errorf("%s:%d: column %s: bad number %q", name, t.Line, c, get(c))
+				return fmt.Errorf("%s:%d: column %s: bad number %q", name, t.Line, c, get(c))
 			}
 			v[k] = x
 		}
 		key := get("model") + "/" + get("dataset") + "/" + get("batchsize") + "/" + get("amp")
 		out[key] = Profile{PeakMiB: v[2], SMACT: Stat{Mean: v[0] / 100, P95: v[0] / 100}, DRAMA: Stat{Mean: v[1] / 100, P95: v[1] / 100}, UtilPct: v[0]}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no rows", name)

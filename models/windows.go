@@ -111,20 +111,15 @@ func readTable(r io.Reader, name string, cols []string) ([]map[string]string, er
 		return nil, err
 	}
 	var out []map[string]string
-	for {
-		ok, err := t.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
+	err = t.Each(func() error {
 		m := map[string]string{"line": strconv.Itoa(t.Line)}
 		for _, c := range cols {
 			m[c] = t.Get(c)
 		}
 		out = append(out, m)
-	}
+		return nil
+	})
+	return out, err
 }
 
 // ReadWindows parses the derived windows format. Errors name the file, line

@@ -75,6 +75,20 @@ func (r *Reader) Next() (bool, error) {
 	return true, nil
 }
 
+// Each calls fn for every remaining row, in order, and stops at the first
+// error, a malformed row's or fn's.
+func (r *Reader) Each(fn func() error) error {
+	for {
+		ok, err := r.Next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+}
+
 // Has reports whether the header has column c.
 func (r *Reader) Has(c string) bool { _, ok := r.col[c]; return ok }
 

@@ -2,6 +2,7 @@ package csvhead
 
 import (
 	"encoding/csv"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,40 @@ func TestReader(t *testing.T) {
 				}
 				got = append(got, r.Get("a")+"@"+strconv.Itoa(r.Line))
 			}
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+			} else {
+				require.NoError(t, err)
+			}
+			require.Equal(t, tc.rows, got)
+		})
+	}
+}
+
+func TestEach(t *testing.T) {
+	stop := errors.New("stop")
+	for _, tc := range []struct {
+		name, in string
+		stopAt   string // a's cell at which fn returns stop
+		err      string
+		rows     []string
+	}{
+		{"every row in order", "a\n1\n2\n3\n", "", "", []string{"1@2", "2@3", "3@4"}},
+		{"fn's error stops it", "a\n1\n2\n3\n", "2", "stop", []string{"1@2", "2@3"}},
+		{"a malformed row stops it", "a,b\n1,2\n3\n4,5\n", "", "f.csv: record on line 3: wrong number of fields", []string{"1@2"}},
+		{"no rows", "a\n", "", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(csv.NewReader(strings.NewReader(tc.in)), "f.csv", "a")
+			require.NoError(t, err)
+			var got []string
+			err = r.Each(func() error {
+				got = append(got, r.Get("a")+"@"+strconv.Itoa(r.Line))
+				if r.Get("a") == tc.stopAt {
+					return stop
+				}
+				return nil
+			})
 			if tc.err != "" {
 				require.EqualError(t, err, tc.err)
 			} else {
