@@ -23,6 +23,9 @@ type GPUType struct {
 	// SpeedsFile, when set, gives the GPUs of a server of this type speed
 	// classes (a YAML file in the Speeds format); see SpeedsFor.
 	SpeedsFile string
+	// PowerFile, when set, is a fitted power model for this type
+	// (`aegis calibrate power --out`); see PowerFor.
+	PowerFile string
 }
 
 // GPU types. Capacities are the usable MiB nvidia-smi reports.

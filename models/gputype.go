@@ -68,6 +68,7 @@ type gpuTypeFile struct {
 	Catalog      string  `yaml:"catalog"`
 	Interference string  `yaml:"interference"`
 	Speeds       string  `yaml:"speeds"`
+	Power        string  `yaml:"power"`
 }
 
 var gpuTypeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -80,6 +81,7 @@ var gpuTypeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 //	catalog: rtx4090.csv      # optional: derived-format catalog measured on it
 //	interference: model.yaml  # optional: `aegis calibrate --out` for it
 //	speeds: speeds.yaml       # optional: GPUs slower than profiled (models.Speeds)
+//	power: power.yaml         # optional: `aegis calibrate power --out` for it (energy columns)
 //
 // Relative paths are taken from the YAML file's folder; the catalog and the
 // interference model are read and checked here. Unknown keys (listing the
@@ -150,6 +152,12 @@ func readGPUType(data []byte, name, baseDir string) (GPUType, error) {
 		t.SpeedsFile = abs(f.Speeds)
 		if _, err := SpeedsFor(t); err != nil {
 			return GPUType{}, fmt.Errorf("%s:%d: speeds: %w", name, keyLine(root, "speeds"), err)
+		}
+	}
+	if f.Power != "" {
+		t.PowerFile = abs(f.Power)
+		if _, err := PowerFor(t); err != nil {
+			return GPUType{}, fmt.Errorf("%s:%d: power: %w", name, keyLine(root, "power"), err)
 		}
 	}
 	return t, nil

@@ -115,13 +115,13 @@ func TestReadGPUType(t *testing.T) {
 
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "g.yaml: empty document"},
-		{"unknown key", gpuYAML + "memory_gb: 24\n", `g.yaml:4: unknown key "memory_gb"; valid keys: name, memory_mib, pressure, catalog, interference, speeds (did you mean memory_mib?)`},
-		{"typo", strings.Replace(gpuYAML, "pressure:", "presure:", 1), `g.yaml:3: unknown key "presure"; valid keys: name, memory_mib, pressure, catalog, interference, speeds (did you mean pressure?)`},
+		{"unknown key", gpuYAML + "memory_gb: 24\n", `g.yaml:4: unknown key "memory_gb"; valid keys: name, memory_mib, pressure, catalog, interference, speeds, power (did you mean memory_mib?)`},
+		{"typo", strings.Replace(gpuYAML, "pressure:", "presure:", 1), `g.yaml:3: unknown key "presure"; valid keys: name, memory_mib, pressure, catalog, interference, speeds, power (did you mean pressure?)`},
 		{"unrelated key", gpuYAML + "vendor: nvidia\n", `g.yaml:4: unknown key "vendor"; valid keys: name, memory_mib, pressure, catalog, interference, speeds`},
-		{"two unknown keys", gpuYAML + "a: 1\nb: 2\n", "g.yaml:4: unknown key \"a\"; valid keys: name, memory_mib, pressure, catalog, interference, speeds\ng.yaml:5: unknown key \"b\""},
+		{"two unknown keys", gpuYAML + "a: 1\nb: 2\n", "g.yaml:4: unknown key \"a\"; valid keys: name, memory_mib, pressure, catalog, interference, speeds, power\ng.yaml:5: unknown key \"b\""},
 		{"many unknown keys", gpuYAML + strings.Repeat("x: 1\n", 12), "g.yaml:13: unknown key \"x\"\n2 more errors"},
 		{"key twice", gpuYAML + "memory_mib: 1024\n", "g.yaml:4: memory_mib: given twice (first at line 2)"},
-		{"list", "- name: x\n", "g.yaml:1: document: want a mapping with keys name, memory_mib, pressure, catalog, interference, speeds, got a list"},
+		{"list", "- name: x\n", "g.yaml:1: document: want a mapping with keys name, memory_mib, pressure, catalog, interference, speeds, power, got a list"},
 		{"null document", "---\n", "g.yaml: empty document"},
 		{"built-in name", strings.Replace(gpuYAML, "rtx4090-24gb", "a100-40gb", 1), `g.yaml:1: name: "a100-40gb" is a built-in GPU type (built-in: a100-40gb, h200-141gb, legacy-11gb)`},
 		{"built-in legacy", strings.Replace(gpuYAML, "rtx4090-24gb", "legacy-11gb", 1), `g.yaml:1: name: "legacy-11gb" is a built-in GPU type`},

@@ -128,7 +128,9 @@ this command's output on the shipped data).
 (docs/legacy.md): the pressure model on its 52 co-runs (spec_a_key/spec_b_key
 layout) with nvidia-smi utilization as the activity feature (no stacks there),
 and the speed classes of its GPUs from its three Exclusive runs (--exclusive);
---speeds-out writes those (models/data/speeds_legacy11gb.yaml).`,
+--speeds-out writes those (models/data/speeds_legacy11gb.yaml).
+
+` + "`aegis calibrate power`" + ` fits the power model of the energy columns (docs/energy.md).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := checkCalibrateOptions(&o, c.Flags().Changed("nway-exponent")); err != nil {
@@ -194,6 +196,7 @@ and the speed classes of its GPUs from its three Exclusive runs (--exclusive);
 	c.Flags().BoolVar(&asJSON, "json", false, "print the errors as one JSON object")
 	c.Flags().BoolVar(&o.LOWO, "lowo", false, "also report leave-one-workload-out errors (one refit per workload; slower)")
 	c.Flags().StringVar(&outPath, "out", "", "write the fitted model as YAML to this file")
+	c.AddCommand(newCalibratePowerCmd())
 	c.Flags().StringVar(&speedsOut, "speeds-out", "", "with --gpu legacy-11gb: write the fitted GPU speed classes as YAML to this file")
 	c.Flags().StringVar(&jobsPath, "exclusive", "", "with --gpu legacy-11gb: the measured Exclusive runs' per-job metrics (default: shared legacy/exclusive_jobs_legacy.csv)")
 	c.Flags().IntVar(&bootstrap, "bootstrap", 0, "refit the speed model this many times on resampled pairs (and stacks) instead (about 20; refit 0 as measured)")

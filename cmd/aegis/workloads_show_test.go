@@ -67,7 +67,7 @@ func TestWorkloadsShowGPUTypeFile(t *testing.T) {
 		{"unknown key", "name: x\nmemory_mib: 8192\npressure: true\ncolour: red\n",
 			`bad.yaml:4: unknown key "colour"; valid keys: name, memory_mib, pressure, catalog, interference, speeds`},
 		{"typo", "name: x\nmemory_mib: 8192\npresure: true\n",
-			`bad.yaml:3: unknown key "presure"; valid keys: name, memory_mib, pressure, catalog, interference, speeds (did you mean pressure?)`},
+			`bad.yaml:3: unknown key "presure"; valid keys: name, memory_mib, pressure, catalog, interference, speeds, power (did you mean pressure?)`},
 		{"built-in name", "name: a100-40gb\nmemory_mib: 8192\npressure: true\n",
 			`bad.yaml:1: name: "a100-40gb" is a built-in GPU type (built-in: a100-40gb, h200-141gb, legacy-11gb)`},
 	} {
