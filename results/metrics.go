@@ -3,7 +3,6 @@
 package results
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -201,7 +200,7 @@ func (c *Collector) Event(e policies.Event) {
 
 // jobStream writes jobs.csv rows as jobs become final.
 type jobStream struct {
-	w   *csv.Writer
+	w   csvRows
 	add func(row []string, id policies.JobID) []string // the extra columns' fields, or nil
 	row []string
 }
@@ -231,7 +230,7 @@ func (c *Collector) StreamJobsWith(w io.Writer, names []string, add func(row []s
 	if (len(names) > 0) != (add != nil) {
 		return fmt.Errorf("results: StreamJobsWith: %d extra columns but add is nil: %v", len(names), add == nil)
 	}
-	c.stream = &jobStream{w: csv.NewWriter(w), add: add}
+	c.stream = &jobStream{w: csvRows{w: w}, add: add}
 	n := len(c.jobs) // the values of every job known now, allocated once
 	c.done.jct, c.done.queue = make([]float64, 0, n), make([]float64, 0, n)
 	c.done.exec, c.done.norm = make([]float64, 0, n), make([]float64, 0, n)
@@ -239,8 +238,8 @@ func (c *Collector) StreamJobsWith(w io.Writer, names []string, add func(row []s
 	if len(names) > 0 {
 		head = append(slices.Clone(JobColumns), names...)
 	}
-	c.stream.w.Write(head)
-	return c.stream.w.Error()
+	c.stream.w.row(head)
+	return nil
 }
 
 // flush streams the final jobs at the front of the window.
@@ -249,11 +248,14 @@ func (c *Collector) flush() {
 	k := 0
 	for k < len(c.jobs) && (c.jobs[k].State == policies.Done || c.jobs[k].State == policies.Stopped) {
 		j := &c.jobs[k]
-		st.row = appendJobRow(st.row[:0], j)
+		st.w.jobRow(j)
 		if st.add != nil {
-			st.row = st.add(st.row, j.ID)
+			st.row = st.add(st.row[:0], j.ID)
+			for _, f := range st.row {
+				st.w.field(false, f)
+			}
 		}
-		st.w.Write(st.row)
+		st.w.end()
 		c.done.add(j)
 		k++
 	}
@@ -278,8 +280,7 @@ func (c *Collector) FlushJobs() error {
 	if c.stream == nil {
 		return nil
 	}
-	c.stream.w.Flush()
-	if err := c.stream.w.Error(); err != nil {
+	if err := c.stream.w.Flush(); err != nil {
 		return fmt.Errorf("jobs.csv: %w", err)
 	}
 	return nil

@@ -249,7 +249,7 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 func TestEventLogChunks(t *testing.T) {
 	log := func(w io.Writer) *EventLog {
 		l := NewEventLog(w)
-		for i := range 1000 {
+		for i := range 5000 {
 			l.Event(policies.Event{Kind: policies.JobArrived, T: time.Duration(i) * time.Millisecond, Job: policies.JobID(i)})
 		}
 		return l
@@ -257,10 +257,10 @@ func TestEventLogChunks(t *testing.T) {
 	var w chunkWriter
 	require.NoError(t, log(&w).Flush())
 	lines := bytes.Split(bytes.TrimSuffix(w.Bytes(), []byte("\n")), []byte("\n"))
-	require.Len(t, lines, 1000)
-	require.Equal(t, `{"t":0.999,"event":"arrived","job":999}`, string(lines[999]))
+	require.Len(t, lines, 5000)
+	require.Equal(t, `{"t":4.999,"event":"arrived","job":4999}`, string(lines[4999]))
 	require.Greater(t, len(w.writes), 1)
-	require.Less(t, len(w.writes), 1000/50)
+	require.Less(t, len(w.writes), 5000/50)
 	total := 0
 	for i, n := range w.writes {
 		if i < len(w.writes)-1 {

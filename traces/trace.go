@@ -53,13 +53,18 @@ func (t *Trace) Where(i int) string {
 // ignored), then one row per job. solo_s, when given and not blank, is the
 // job's length in solo seconds (positive, finite, at most 1e9). Rows may come in any order; the result is sorted by submit
 // time, ties keeping file order. Errors name the file, line and column.
-func ReadCSV(r io.Reader, name string) (*Trace, error) {
+func ReadCSV(r io.Reader, name string) (*Trace, error) { return readCSV(r, name, 0) }
+
+// readCSV is ReadCSV with room made for about rows jobs at the start (an
+// estimate; 0 for none), so that a large trace's arrays and index are not
+// regrown row by row.
+func readCSV(r io.Reader, name string, rows int) (*Trace, error) {
 	tab, err := openCSV(r, name, "empty trace: want a header with submit_offset_s,workload_id,num_gpus", "submit_offset_s", "workload_id", "num_gpus")
 	if err != nil {
 		return nil, err
 	}
-	t := &Trace{Name: name}
-	seen := map[string]int{}
+	t := &Trace{Name: name, Jobs: make([]Job, 0, rows), Lines: make([]int, 0, rows)}
+	seen := make(map[string]int, rows)
 	err = tab.each(func(row csvRow) error {
 		sub, err := row.seconds("submit_offset_s")
 		if err != nil {
@@ -112,6 +117,9 @@ func ReadCSV(r io.Reader, name string) (*Trace, error) {
 // sortBySubmit orders the jobs (and their lines) by submit time, keeping
 // file order among ties.
 func (t *Trace) sortBySubmit() {
+	if slices.IsSortedFunc(t.Jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) }) {
+		return // a trace in submission order (the usual one) stays as it is
+	}
 	if len(t.Lines) != len(t.Jobs) {
 		sortStable(t.Jobs)
 		return
