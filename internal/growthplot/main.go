@@ -1,7 +1,10 @@
 // Command growthplot turns the BenchmarkGrowth lines of a benchmark output
-// (make bench's bench.txt) into docs/growth.csv (policy, jobs, CPU seconds
-// per run, microseconds per job; wall time when no cpu-ns/op is reported) and docs/growth.png (time per job against the
-// number of jobs: a flat line is linear growth).
+// (make bench's bench.txt) into docs/growth.csv (policy, arrivals, jobs,
+// CPU seconds per run, microseconds per job; wall time when no cpu-ns/op is
+// reported) and docs/growth.png (time per job against the number of jobs:
+// a flat line is linear growth), one line per policy and arrivals: the
+// traces as generated (POLICY/jobs=N) and compressed to a load of 1.2
+// (POLICY/loaded/jobs=N).
 //
 //	go run ./internal/growthplot [-in bench.txt] [-out docs/growth]
 package main
@@ -34,8 +37,17 @@ func main() {
 // point is one BenchmarkGrowth result.
 type point struct {
 	policy string
+	loaded bool
 	jobs   int
 	nsOp   float64
+}
+
+// arrivals names a point's trace: as generated, or loaded.
+func (p point) arrivals() string {
+	if p.loaded {
+		return "load 1.2"
+	}
+	return "as generated"
 }
 
 func run(in, out string) error {
@@ -56,17 +68,21 @@ func run(in, out string) error {
 		return err
 	}
 	w := csv.NewWriter(c)
-	w.Write([]string{"policy", "jobs", "cpu_s_per_run", "cpu_us_per_job"})
+	w.Write([]string{"policy", "arrivals", "jobs", "cpu_s_per_run", "cpu_us_per_job"})
 	series := map[string]*plots.Series{}
 	var names []string
 	for _, p := range pts {
-		w.Write([]string{p.policy, strconv.Itoa(p.jobs), strconv.FormatFloat(p.nsOp/1e9, 'f', 4, 64),
+		w.Write([]string{p.policy, p.arrivals(), strconv.Itoa(p.jobs), strconv.FormatFloat(p.nsOp/1e9, 'f', 4, 64),
 			strconv.FormatFloat(p.nsOp/1e3/float64(p.jobs), 'f', 3, 64)})
-		s, ok := series[p.policy]
+		name := p.policy
+		if p.loaded {
+			name += ", load 1.2"
+		}
+		s, ok := series[name]
 		if !ok {
-			s = &plots.Series{Name: p.policy}
-			series[p.policy] = s
-			names = append(names, p.policy)
+			s = &plots.Series{Name: name}
+			series[name] = s
+			names = append(names, name)
 		}
 		s.X = append(s.X, math.Log10(float64(p.jobs)))
 		s.Y = append(s.Y, p.nsOp/1e3/float64(p.jobs))
@@ -78,7 +94,7 @@ func run(in, out string) error {
 	if err := c.Close(); err != nil {
 		return err
 	}
-	ln := plots.Lines{Title: "simulation time per job (16 × A100-40GB, Venus-like traces)",
+	ln := plots.Lines{Title: "simulation time per job (16 × A100-40GB, Venus-like traces, as generated and at load 1.2)",
 		XLabel: "log10(jobs)", YLabel: "CPU µs per job (flat = linear growth)"}
 	for _, n := range names {
 		ln.Series = append(ln.Series, *series[n])
@@ -90,7 +106,8 @@ func run(in, out string) error {
 	return fig.Save(out + ".png")
 }
 
-// parse reads "BenchmarkGrowth/POLICY/jobs=N-P  iters  NS ns/op ..." lines.
+// parse reads "BenchmarkGrowth/POLICY[/loaded]/jobs=N-P  iters  NS ns/op ..."
+// lines.
 func parse(r io.Reader, name string) ([]point, error) {
 	var pts []point
 	sc := bufio.NewScanner(r)
@@ -102,8 +119,12 @@ func parse(r io.Reader, name string) ([]point, error) {
 			continue
 		}
 		parts := strings.Split(strings.TrimPrefix(fs[0], "BenchmarkGrowth/"), "/")
+		loaded := len(parts) == 3 && parts[1] == "loaded"
+		if loaded {
+			parts = []string{parts[0], parts[2]}
+		}
 		if len(parts) != 2 || !strings.HasPrefix(parts[1], "jobs=") {
-			return nil, fmt.Errorf("%s:%d: benchmark name %q: want BenchmarkGrowth/POLICY/jobs=N", name, line, fs[0])
+			return nil, fmt.Errorf("%s:%d: benchmark name %q: want BenchmarkGrowth/POLICY[/loaded]/jobs=N", name, line, fs[0])
 		}
 		jobs := parts[1][len("jobs="):]
 		if i := strings.LastIndexByte(jobs, '-'); i >= 0 {
@@ -125,7 +146,7 @@ func parse(r io.Reader, name string) ([]point, error) {
 		if err != nil || !(ns > 0) {
 			return nil, fmt.Errorf("%s:%d: ns/op %q: want a positive number", name, line, val)
 		}
-		pts = append(pts, point{policy: parts[0], jobs: n, nsOp: ns})
+		pts = append(pts, point{policy: parts[0], loaded: loaded, jobs: n, nsOp: ns})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -133,6 +154,12 @@ func parse(r io.Reader, name string) ([]point, error) {
 	slices.SortStableFunc(pts, func(a, b point) int {
 		if c := strings.Compare(a.policy, b.policy); c != 0 {
 			return c
+		}
+		if a.loaded != b.loaded {
+			if a.loaded {
+				return 1
+			}
+			return -1
 		}
 		return a.jobs - b.jobs
 	})
