@@ -473,6 +473,12 @@ func (x *Executor) due(ctx context.Context, now time.Duration) error {
 			return err
 		}
 	}
+	// The poll took run time, and what it emitted (the end of an adopted
+	// attempt, a first activity) is stamped when it happened: arrivals and
+	// wake-ups due are taken after it, never before an event already
+	// emitted (a resumed run's adopted attempts end in its polls; stamped
+	// at the wake-up's time, the arrivals went back in time).
+	now = max(now, x.last)
 	for len(x.waiting) > 0 && x.specs[x.waiting[0]].Submit <= now {
 		id := x.waiting[0]
 		if err := x.journal(Record{Type: "arrived", T: int64(now), Job: int(id)}); err != nil {

@@ -76,12 +76,17 @@ func (x *Executor) replay(recs []Record, name string) (map[policies.JobID]*attem
 
 // replayRecord applies one record to the state.
 func (x *Executor) replayRecord(r Record, launches map[policies.JobID]*attempt) error {
-	t := time.Duration(r.T)
-	id := policies.JobID(r.Job)
 	if r.Type != "job" && (r.Job < 0 || r.Job >= len(x.specs)) {
 		return fmt.Errorf("%s record for unknown job %d", r.Type, r.Job)
 	}
-	x.last = max(x.last, t)
+	// A record is replayed no earlier than the one before it: a journal
+	// an older executor wrote may hold an arrival stamped before the
+	// activity its poll had journaled, and the replayed events go to the
+	// policy in order.
+	r.T = max(r.T, int64(x.last))
+	t := time.Duration(r.T)
+	id := policies.JobID(r.Job)
+	x.last = t
 	switch r.Type {
 	case "job":
 		return x.replayJob(r)
