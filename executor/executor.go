@@ -144,8 +144,10 @@ type Executor struct {
 	foreign    int  // readings in a row listing a process not visible here
 	memOnly    bool // first activity read from memory rise for every job
 	timer      *time.Timer
-	replaying  bool  // rebuilding the state from the journal: nothing is appended
-	fault      error // the run directory failed (see dirFault): nothing more is journaled or launched
+	why        map[policies.JobID]deferral // the policy's last deferral of each job
+	stallSaid  time.Duration               // the lastChange of the idle stretch watch reported (-1: none)
+	replaying  bool                        // rebuilding the state from the journal: nothing is appended
+	fault      error                       // the run directory failed (see dirFault): nothing more is journaled or launched
 }
 
 // New starts a run in cfg.Dir, which must not hold a journal yet; it holds
@@ -228,7 +230,8 @@ func prepare(cfg Config, start time.Time) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("executor: telemetry %s: %w", cfg.Source.Name(), err)
 	}
-	x := &Executor{cfg: cfg, start: start, devIndex: map[int]int{}, exits: make(chan *attempt, 64), live: cfg.Live, polled: -1}
+	x := &Executor{cfg: cfg, start: start, devIndex: map[int]int{}, exits: make(chan *attempt, 64), live: cfg.Live, polled: -1,
+		why: map[policies.JobID]deferral{}, stallSaid: -1}
 	x.books = policies.NewBooks(&x.view)
 	if cfg.GPUs == nil {
 		x.devs = all
@@ -415,8 +418,12 @@ func (x *Executor) NextContext(ctx context.Context) ([]policies.Event, error) {
 			continue
 		}
 		if x.over(now) {
+			if n := x.view.Queue.Len(); n > 0 {
+				fmt.Fprintf(x.cfg.Log, "t=%v: the run ends with %d job(s) waiting and no wake-up asked for: %s\n", now, n, x.waitingWhy())
+			}
 			return nil, nil
 		}
+		x.watch(now)
 		wait := time.Duration(float64(x.nextDue()-now) / x.cfg.Speedup)
 		if !x.timer.Stop() {
 			select {
@@ -528,6 +535,59 @@ func (x *Executor) over(now time.Duration) bool {
 		final = final && (s == policies.Done || s == policies.Stopped)
 	}
 	return final || len(x.wakes) == 0 || now-x.lastChange > x.cfg.IdleHorizon
+}
+
+// deferral is a policy's Defer of a job: when, on which GPU (-1: none
+// meant) and why.
+type deferral struct {
+	t      time.Duration
+	gpu    int
+	reason string
+}
+
+// stallAfter is how long (run time) no attempt may run while jobs wait
+// before the executor says which jobs wait and why.
+const stallAfter = 10 * time.Minute
+
+// watch says, once per stretch, that no attempt has run for stallAfter
+// while jobs wait, naming the waiting jobs and why each waits: a policy
+// that cannot (or does not) place a job is seen while the run goes on,
+// not only when it ends with the job unfinished.
+func (x *Executor) watch(now time.Duration) {
+	if x.running() > 0 || x.view.Queue.Len() == 0 || now-x.lastChange < stallAfter || x.stallSaid == x.lastChange {
+		return
+	}
+	x.stallSaid = x.lastChange
+	fmt.Fprintf(x.cfg.Log, "t=%v: no attempt has run since t=%v while %d job(s) wait: %s\n", now, x.lastChange, x.view.Queue.Len(), x.waitingWhy())
+}
+
+// waitingWhy names the first jobs waiting and why each waits: the
+// policy's last deferral of it, or that the policy neither placed nor
+// deferred it.
+func (x *Executor) waitingWhy() string {
+	var out []string
+	for i, id := range x.view.Queue.All() {
+		if i == 5 {
+			out = append(out, fmt.Sprintf("and %d more", x.view.Queue.Len()-5))
+			break
+		}
+		pj := &x.view.Jobs[id]
+		s := fmt.Sprintf("job %s (%s, %d GPUs", x.specs[id].ID, x.specs[id].Workload, x.specs[id].GPUs)
+		if pj.OOMs > 0 {
+			s += fmt.Sprintf(", %d OOM(s), recovering", pj.OOMs)
+		}
+		if d, ok := x.why[id]; ok && d.t >= pj.Started {
+			where := ""
+			if d.gpu >= 0 {
+				where = fmt.Sprintf(" on GPU %d", d.gpu)
+			}
+			s += fmt.Sprintf("): deferred by the policy%s at t=%v: %s", where, d.t, d.reason)
+		} else {
+			s += "): the policy neither placed nor deferred it"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
 }
 
 // nextDue is the next run time at which something is due.
@@ -778,6 +838,26 @@ func (x *Executor) ended(a *attempt, noStatus string) error {
 	return x.fail(a, f, reason)
 }
 
+// interrupted applies an interrupted attempt: its job is pending again,
+// back in the recovery queue (view.Failed) when its last failure had put
+// it there, with its ladder state (OOM count, last failure) unchanged, and
+// the policy hears of it as a placement that did not take effect
+// (PlaceFailed), so that it places the job again.
+func (x *Executor) interrupted(a *attempt, t time.Duration, reason string) {
+	x.release(a)
+	pj := &x.view.Jobs[a.job]
+	pj.State = policies.Pending
+	if pj.LastFailure != policies.NoFailure {
+		x.books.Fail(a.job)
+	} else {
+		x.books.Enqueue(a.job)
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("attempt %d interrupted", a.n)
+	}
+	x.emit(policies.Event{Kind: policies.PlaceFailed, T: t, Job: a.job, GPUs: slices.Clone(a.gpus), Reason: reason})
+}
+
 // tail returns the last n bytes of a file (nil when unreadable).
 func tail(path string, n int64) []byte {
 	f, err := os.Open(path)
@@ -879,6 +959,9 @@ func (x *Executor) Apply(a policies.Action) error {
 		}
 		return nil
 	case policies.Defer:
+		if int(a.Job) >= 0 && int(a.Job) < len(x.specs) {
+			x.why[a.Job] = deferral{t: x.clock(), gpu: a.GPU, reason: a.Reason}
+		}
 		return nil
 	}
 	return fmt.Errorf("executor: unknown action %v", a.Kind)

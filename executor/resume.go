@@ -182,9 +182,7 @@ func (x *Executor) replayEnd(r Record) error {
 		}
 		x.failed(a, f, r.Shared, t)
 	case "interrupted":
-		x.release(a)
-		x.view.Jobs[id].State = policies.Pending
-		x.books.Enqueue(id)
+		x.interrupted(a, t, r.Reason)
 	}
 	return nil
 }
