@@ -114,6 +114,7 @@ type attempt struct {
 	status, errLog string
 	own            bool      // a child of this executor: its end arrives on exits
 	exclusive      bool      // no other job ran on its GPUs when it started
+	terminating    bool      // the executor journaled that it terminates the attempt (shutdown)
 	base           []float64 // its GPUs' used memory at launch
 }
 
@@ -801,7 +802,11 @@ func (x *Executor) exited(a *attempt) error {
 // ended is exited, with the reason of the failure when a's shim recorded no
 // exit status. What is left of the attempt's process group (the job's
 // command and its children, when the shim itself was killed) is killed
-// first, so that nothing of it keeps the GPUs.
+// first, so that nothing of it keeps the GPUs. The status the attempt
+// recorded wins: exit 0 finishes the job even when the executor was
+// terminating the attempt; an attempt it terminated that did not finish
+// and did not run out of memory was interrupted, and its job is placed
+// again.
 func (x *Executor) ended(a *attempt, noStatus string) error {
 	if x.att[a.job] != a {
 		return nil // already ended (shutdown)
@@ -814,15 +819,24 @@ func (x *Executor) ended(a *attempt, noStatus string) error {
 	if err != nil {
 		return x.dirFault(err)
 	}
-	if !ok {
-		if left {
-			noStatus += fmt.Sprintf("; what was left of its process group %d was killed", a.pid)
-		}
-		return x.fail(a, policies.OtherFailure, noStatus)
-	}
-	if st.Code == 0 {
+	if ok && st.Code == 0 {
 		return x.finish(a)
 	}
+	f, reason := policies.OtherFailure, noStatus
+	if !ok && left {
+		reason += fmt.Sprintf("; what was left of its process group %d was killed", a.pid)
+	}
+	if ok {
+		f, reason = x.classify(a, st)
+	}
+	if a.terminating && f != policies.OOM {
+		return x.interrupt(a, fmt.Sprintf("attempt %d interrupted by the executor's shutdown (%s)", a.n, reason))
+	}
+	return x.fail(a, f, reason)
+}
+
+// classify says how an attempt that recorded exit status st failed.
+func (x *Executor) classify(a *attempt, st Status) (policies.Failure, string) {
 	oomCode := 0
 	if w := x.cfg.Workloads[x.specs[a.job].Workload]; w != nil && w.OOMExitCode != nil {
 		oomCode = *w.OOMExitCode
@@ -835,7 +849,18 @@ func (x *Executor) ended(a *attempt, noStatus string) error {
 	if st.Error != "" {
 		reason = st.Error
 	}
-	return x.fail(a, f, reason)
+	return f, reason
+}
+
+// interrupt journals that attempt a, which the executor terminated, ended
+// without finishing, and puts its job back (interrupted).
+func (x *Executor) interrupt(a *attempt, reason string) error {
+	t := x.clock()
+	if err := x.journal(Record{Type: "interrupted", T: int64(t), Job: int(a.job), Attempt: a.n, Reason: reason}); err != nil {
+		return err
+	}
+	x.interrupted(a, t, reason)
+	return nil
 }
 
 // interrupted applies an interrupted attempt: its job is pending again,
@@ -1094,20 +1119,32 @@ func (x *Executor) launch(a *attempt, stdout, stderr *os.File) error {
 	return nil
 }
 
-// Shutdown ends every running attempt: SIGTERM to its process group, and
-// SIGKILL to groups still there after the grace period; it returns once no
-// process of any group remains (or after a further grace period, reporting
-// the groups left). Each attempt is journaled as interrupted first, so a
-// resumed run retries it.
+// Shutdown ends every running attempt. An attempt that already ended on
+// its own (its status recorded) ends as its status says. Of the others,
+// the executor journals that it terminates them ("terminate", before any
+// signal: a resume after a kill in the middle can tell), sends SIGTERM to
+// their process groups and SIGKILL to groups still there after the grace
+// period, and returns once no process of any group remains (or after a
+// further grace period, reporting the groups left). Each then ends as its
+// status says (ended): finished when it exited 0 meanwhile, failed when it
+// ran out of memory, else interrupted, so that a resumed run places it
+// again; never interrupted when it finished.
 func (x *Executor) Shutdown() error {
 	var groups []*attempt
 	for _, a := range x.att {
 		if a == nil {
 			continue
 		}
-		if err := x.journal(Record{Type: "interrupted", T: int64(x.clock()), Job: int(a.job), Attempt: a.n}); err != nil {
+		if _, ok, _ := readStatus(a.status); ok {
+			if err := x.exited(a); err != nil {
+				return fmt.Errorf("%w; the attempts are left running for aegis exec --resume %s to adopt", err, x.cfg.Dir)
+			}
+			continue
+		}
+		if err := x.journal(Record{Type: "terminate", T: int64(x.clock()), Job: int(a.job), Attempt: a.n}); err != nil {
 			return fmt.Errorf("%w; the attempts are left running for aegis exec --resume %s to adopt", err, x.cfg.Dir)
 		}
+		a.terminating = true
 		groups = append(groups, a)
 	}
 	var errs []error
@@ -1140,7 +1177,10 @@ func (x *Executor) Shutdown() error {
 		}
 	}
 	for _, a := range groups {
-		x.release(a)
+		if err := x.ended(a, "the attempt's process ended without recording an exit status"); err != nil {
+			errs = append(errs, err)
+			x.release(a)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -21,7 +21,10 @@ type Record struct {
 	// became known), arrived, launch (a placement is about to start a
 	// process), started (the process runs), active, finished, failed,
 	// stopped, place-failed (a launch that did not take effect),
-	// interrupted (the executor ended the attempt when it shut down).
+	// terminate (the executor is about to signal the attempt to end it:
+	// written before the signal), interrupted (an attempt it terminated
+	// ended without finishing or running out of memory: its job is placed
+	// again).
 	Type string `json:"type"`
 	// T is the run time in nanoseconds.
 	T       int64 `json:"t"`

@@ -105,7 +105,7 @@ func (x *Executor) replayRecord(r Record, launches map[policies.JobID]*attempt) 
 	case "started":
 		delete(launches, id)
 		return x.replayStarted(r)
-	case "active", "finished", "failed", "interrupted":
+	case "active", "finished", "failed", "terminate", "interrupted":
 		return x.replayEnd(r)
 	case "stopped":
 		if s := x.view.Jobs[id].State; s != policies.Pending {
@@ -181,6 +181,8 @@ func (x *Executor) replayEnd(r Record) error {
 			f = policies.OOM
 		}
 		x.failed(a, f, r.Shared, t)
+	case "terminate":
+		a.terminating = true
 	case "interrupted":
 		x.interrupted(a, t, r.Reason)
 	}

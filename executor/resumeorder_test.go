@@ -109,7 +109,8 @@ func TestInterruptedRetryIsRecovered(t *testing.T) {
 		{Type: "failed", T: sec(20), Job: 1, Attempt: 1, Failure: "oom", GPU: 0, Shared: true},
 		{Type: "launch", T: sec(30), Job: 1, Attempt: 2, GPUs: []int{1}},
 		{Type: "started", T: sec(30), Job: 1, Attempt: 2, GPUs: []int{1}, PID: 3, Start: 1},
-		{Type: "interrupted", T: sec(41), Job: 1, Attempt: 2, Reason: "attempt 2 interrupted"},
+		{Type: "terminate", T: sec(40), Job: 1, Attempt: 2},
+		{Type: "interrupted", T: sec(41), Job: 1, Attempt: 2, Reason: "attempt 2 interrupted by the executor's shutdown (killed by terminated)"},
 	} {
 		require.NoError(t, x.replayRecord(r, launches))
 	}

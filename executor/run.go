@@ -62,6 +62,12 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 			x.fault, x.clock(), x.cfg.Dir)}
 	} else {
 		errs = append(errs, x.Shutdown())
+		// What the shutdown found (attempts that finished, failed or were
+		// interrupted) goes into this session's results too.
+		for _, e := range x.out {
+			col.Event(e)
+		}
+		x.out = nil
 	}
 	errs = append(errs, elog.Flush())
 	res := &Result{Jobs: col.Jobs(), Summary: col.Summary()}
