@@ -64,7 +64,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newSimulateCmd(), newPoliciesCmd(), newWorkloadsCmd(), newCalibrateCmd(), newTraceCmd())
 	root.AddCommand(newValidateCmd(), newRunCmd(), newMergeCmd())
 	root.AddCommand(newGPUsCmd())
-	root.AddCommand(newPlotCmd(), newCompareCmd(), newFidelityCmd())
+	root.AddCommand(newPlotCmd(), newCompareCmd(), newFidelityCmd(), newMeasuredCmd())
 	root.AddCommand(newExecCmd(), newAttemptCmd(), newFakeTrainCmd())
 	return root
 }

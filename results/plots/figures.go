@@ -399,13 +399,16 @@ type Series struct {
 // Lines is one panel of lines with markers (Figure 6: the window scores'
 // weighted mean absolute error against window length, one line per
 // signal). VLine draws a dashed vertical line there (0: none), named
-// VLineName in the legend.
+// VLineName in the legend. Steps draws each series as a step function
+// (Y[i] holds from X[i] to X[i+1]) without markers, e.g. jobs running at
+// once over time.
 type Lines struct {
 	Title, XLabel, YLabel string
 	Series                []Series
 	VLine                 float64
 	VLineName             string
 	LogY                  bool
+	Steps                 bool
 }
 
 // LinePanels draws line panels side by side.
@@ -441,11 +444,23 @@ func linePlot(ln Lines, lg *legend) (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
+		c := lg.st.Color(s.Name)
+		if ln.Steps {
+			l, err := plotter.NewLine(pts)
+			if err != nil {
+				return nil, err
+			}
+			l.StepStyle = plotter.PostStep
+			l.Color, l.Width, l.Dashes = c, vg.Points(1.2), lg.st.Dashes(s.Name)
+			p.Add(l)
+			lg.add(s.Name, l)
+			n++
+			continue
+		}
 		l, sc, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return nil, err
 		}
-		c := lg.st.Color(s.Name)
 		l.Color, l.Width, l.Dashes = c, vg.Points(1.5), lg.st.Dashes(s.Name)
 		sc.GlyphStyle = draw.GlyphStyle{Shape: lg.st.Marker(s.Name), Radius: vg.Points(2.5), Color: c}
 		p.Add(l, sc)

@@ -1,0 +1,197 @@
+package measured
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/results"
+)
+
+// Step is a step function of time: the value V[i] holds from T[i] until
+// T[i+1] (the last until the run's end).
+type Step struct {
+	T []float64
+	V []int
+}
+
+// Running is the number of jobs running at once over time: each job counts
+// from the launch of the attempt that completed to its completion (failed
+// attempts do not count; the testbed's notes count the same way). A job
+// that ends when another starts is counted once.
+func (r *Run) Running() Step {
+	type edge struct {
+		t float64
+		d int
+	}
+	es := make([]edge, 0, 2*len(r.Jobs))
+	for _, j := range r.Jobs {
+		es = append(es, edge{j.Last, 1}, edge{j.Finish, -1})
+	}
+	slices.SortStableFunc(es, func(a, b edge) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return a.d - b.d // ends first
+	})
+	var s Step
+	n := 0
+	for k, e := range es {
+		n += e.d
+		if k+1 < len(es) && es[k+1].t == e.t {
+			continue
+		}
+		if len(s.V) > 0 && s.V[len(s.V)-1] == n {
+			continue
+		}
+		s.T, s.V = append(s.T, e.t), append(s.V, n)
+	}
+	return s
+}
+
+// Metrics are a run's figures that the comparison sets side by side.
+type Metrics struct {
+	MaxRunning  int     // most jobs running at once
+	MeanRunning float64 // jobs running at once, time-weighted over the makespan
+	Makespan    float64 // first submission to last completion, s
+	MeanSpan    float64 // mean execution span (first launch to completion), s
+	P95Span     float64
+	MeanQueue   float64 // mean wait, s
+	P95Queue    float64
+	MeanJCT     float64 // mean completion − submission, s
+	Failed      int     // failed attempts
+}
+
+// Metrics computes r's metrics.
+func (r *Run) Metrics() Metrics {
+	var m Metrics
+	if len(r.Jobs) == 0 {
+		return m
+	}
+	var spans, queues, jcts []float64
+	end := 0.0
+	for _, j := range r.Jobs {
+		spans, queues = append(spans, j.Span()), append(queues, j.Queue)
+		jcts = append(jcts, j.Finish-j.Submit)
+		end = max(end, j.Finish)
+		m.Failed += j.Failed
+	}
+	m.Makespan = end
+	m.MeanSpan, m.P95Span = policies.Mean(spans), policies.Quantile(spans, 0.95)
+	m.MeanQueue, m.P95Queue = policies.Mean(queues), policies.Quantile(queues, 0.95)
+	m.MeanJCT = policies.Mean(jcts)
+	s := r.Running()
+	var area float64
+	for i, v := range s.V {
+		m.MaxRunning = max(m.MaxRunning, v)
+		next := end
+		if i+1 < len(s.T) {
+			next = s.T[i+1]
+		}
+		area += float64(v) * (next - s.T[i])
+	}
+	if end > 0 {
+		m.MeanRunning = area / end
+	}
+	return m
+}
+
+// JobError is how far one simulated run's per-job execution spans are from
+// the measured ones: over the jobs, ratio = ours ÷ measured.
+type JobError struct {
+	MedianRatio float64 // median of the ratios (bias)
+	MedianAbs   float64 // median |ratio − 1|
+	P90Abs      float64 // 90th percentile of |ratio − 1|
+	Ratios      []float64
+}
+
+// MismatchError says that a simulated run's jobs do not match the measured
+// run's: the trace replayed is not the one measured.
+type MismatchError struct {
+	Job                   int // position in submission order
+	Measured, Simulated   string
+	MeasuredN, SimulatedN int
+}
+
+func (e *MismatchError) Error() string {
+	if e.MeasuredN != e.SimulatedN {
+		return fmt.Sprintf("the measured run has %d jobs, the simulated trace %d: not the same trace", e.MeasuredN, e.SimulatedN)
+	}
+	return fmt.Sprintf("job %d (in submission order) is %s in the measured run and %s in the simulated trace: not the same trace",
+		e.Job, e.Measured, e.Simulated)
+}
+
+// Errors pairs the jobs of meas and sim by submission order (the trace's job
+// order) and returns the per-job span error. A job whose workload both runs
+// name must have the same one; the runs must have the same number of jobs.
+func Errors(meas, sim *Run) (JobError, error) {
+	if len(meas.Jobs) != len(sim.Jobs) {
+		return JobError{}, &MismatchError{MeasuredN: len(meas.Jobs), SimulatedN: len(sim.Jobs)}
+	}
+	var e JobError
+	var abs []float64
+	for i, m := range meas.Jobs {
+		s := sim.Jobs[i]
+		if m.Workload != "" && s.Workload != "" && m.Workload != s.Workload {
+			return e, &MismatchError{Job: i, Measured: m.Workload, Simulated: s.Workload, MeasuredN: len(meas.Jobs), SimulatedN: len(sim.Jobs)}
+		}
+		if m.Span() <= 0 {
+			continue
+		}
+		r := s.Span() / m.Span()
+		e.Ratios = append(e.Ratios, r)
+		abs = append(abs, math.Abs(r-1))
+	}
+	e.MedianRatio = policies.Quantile(e.Ratios, 0.5)
+	e.MedianAbs, e.P90Abs = policies.Quantile(abs, 0.5), policies.Quantile(abs, 0.9)
+	return e, nil
+}
+
+// Comparison is a measured run beside simulated runs of the same trace and
+// configuration, one per seed.
+type Comparison struct {
+	Measured *Run
+	Sims     []*Run // one per seed
+	Seeds    []uint64
+	M        Metrics
+	S        []Metrics
+	E        []JobError
+}
+
+// Compare sets meas beside sims (one per seed, in the order of seeds).
+func Compare(meas *Run, sims []*Run, seeds []uint64) (*Comparison, error) {
+	if len(sims) == 0 || len(sims) != len(seeds) {
+		return nil, fmt.Errorf("measured: %d simulated runs for %d seeds", len(sims), len(seeds))
+	}
+	c := &Comparison{Measured: meas, Sims: sims, Seeds: seeds, M: meas.Metrics()}
+	for _, s := range sims {
+		e, err := Errors(meas, s)
+		if err != nil {
+			return nil, err
+		}
+		c.S, c.E = append(c.S, s.Metrics()), append(c.E, e)
+	}
+	return c, nil
+}
+
+// Stat is a simulated metric over the seeds (mean ± 95 % CI).
+func (c *Comparison) Stat(f func(Metrics) float64) results.Stat {
+	xs := make([]float64, len(c.S))
+	for i, m := range c.S {
+		xs[i] = f(m)
+	}
+	return results.StatOf(xs)
+}
+
+// ErrStat is a per-job error figure over the seeds (mean ± 95 % CI).
+func (c *Comparison) ErrStat(f func(JobError) float64) results.Stat {
+	xs := make([]float64, len(c.E))
+	for i, e := range c.E {
+		xs[i] = f(e)
+	}
+	return results.StatOf(xs)
+}

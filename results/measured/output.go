@@ -1,0 +1,201 @@
+package measured
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/plots"
+)
+
+// FigureSeeds is how many seeds' lines the concurrency figure draws beside
+// the measured one.
+const FigureSeeds = 3
+
+// Figure draws jobs running at once over time: the measured run's line and
+// the first FigureSeeds seeds' lines. title names what was compared.
+func (c *Comparison) Figure(title string) (*plots.Figure, error) {
+	line := func(name string, r *Run) plots.Series {
+		s := r.Running()
+		x, y := make([]float64, len(s.T)), make([]float64, len(s.V))
+		for i := range s.T {
+			x[i], y[i] = s.T[i]/3600, float64(s.V[i])
+		}
+		return plots.Series{Name: name, X: x, Y: y}
+	}
+	ln := plots.Lines{Title: "jobs running at once", XLabel: "hours since the first submission", YLabel: "jobs", Steps: true,
+		Series: []plots.Series{line("measured", c.Measured)}}
+	for i, s := range c.Sims[:min(len(c.Sims), FigureSeeds)] {
+		ln.Series = append(ln.Series, line(fmt.Sprintf("ours, seed %d", c.Seeds[i]), s))
+	}
+	return plots.LinePanels(plots.NewStyles("measured"), title, ln)
+}
+
+// row is one line of the side-by-side table.
+type row struct {
+	name   string
+	m      float64
+	f      func(Metrics) float64
+	digits int
+	rel    bool // show the difference in percent
+}
+
+func (c *Comparison) rows() []row {
+	return []row{
+		{"jobs running at once, max", float64(c.M.MaxRunning), func(m Metrics) float64 { return float64(m.MaxRunning) }, 1, false},
+		{"jobs running at once, time-weighted mean", c.M.MeanRunning, func(m Metrics) float64 { return m.MeanRunning }, 2, false},
+		{"makespan, s", c.M.Makespan, func(m Metrics) float64 { return m.Makespan }, 0, true},
+		{"execution span mean, s", c.M.MeanSpan, func(m Metrics) float64 { return m.MeanSpan }, 0, true},
+		{"execution span p95, s", c.M.P95Span, func(m Metrics) float64 { return m.P95Span }, 0, true},
+		{"queue mean, s", c.M.MeanQueue, func(m Metrics) float64 { return m.MeanQueue }, 0, true},
+		{"queue p95, s", c.M.P95Queue, func(m Metrics) float64 { return m.P95Queue }, 0, true},
+		{"JCT mean, s", c.M.MeanJCT, func(m Metrics) float64 { return m.MeanJCT }, 0, true},
+		{"failed attempts", float64(c.M.Failed), func(m Metrics) float64 { return float64(m.Failed) }, 1, false},
+	}
+}
+
+// seedList is "1, 2, 3".
+func seedList(seeds []uint64) string {
+	s := make([]string, len(seeds))
+	for i, v := range seeds {
+		s[i] = strconv.FormatUint(v, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+// WriteMarkdown writes the comparison as Markdown: the side-by-side table,
+// the per-job span error and the jobs furthest off. what names the
+// simulated configuration.
+func (c *Comparison) WriteMarkdown(w io.Writer, what string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured: %s (%d jobs). Ours: %s, seeds %s; mean ± 95 %% CI over the seeds.\n\n",
+		c.Measured.Name, len(c.Measured.Jobs), what, seedList(c.Seeds))
+	b.WriteString("| measure | measured | ours | ours − measured |\n|---|---|---|---|\n")
+	for _, r := range c.rows() {
+		st := c.Stat(r.f)
+		d := st.Mean - r.m
+		diff := fmt.Sprintf("%+.*f", r.digits, d)
+		if r.rel && r.m != 0 {
+			diff = fmt.Sprintf("%+.1f %%", 100*d/r.m)
+		}
+		fmt.Fprintf(&b, "| %s | %.*f | %s | %s |\n", r.name, min(r.digits, 2), r.m, statText(st, r.digits), diff)
+	}
+	fmt.Fprintf(&b, "| failed attempts per seed | %d | %s | |\n", c.M.Failed, c.failedPerSeed())
+	b.WriteString("\nPer job, execution span (first launch to completion) ours ÷ measured, jobs paired in submission order:\n\n")
+	b.WriteString("| per-job error | ours |\n|---|---|\n")
+	for _, x := range []struct {
+		name string
+		f    func(JobError) float64
+	}{
+		{"median ratio", func(e JobError) float64 { return e.MedianRatio }},
+		{"median \\|ratio − 1\\|", func(e JobError) float64 { return e.MedianAbs }},
+		{"p90 \\|ratio − 1\\|", func(e JobError) float64 { return e.P90Abs }},
+	} {
+		fmt.Fprintf(&b, "| %s | %s |\n", x.name, statText(c.ErrStat(x.f), 3))
+	}
+	b.WriteString("\nThe jobs furthest off (ratio: median over the seeds):\n\n| job | workload | measured span, s | ratio |\n|---|---|---|---|\n")
+	for _, k := range c.worst(5) {
+		j := c.Measured.Jobs[k.i]
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %.2f |\n", j.ID, j.Workload, j.Span(), k.r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// failedPerSeed lists the seeds' failed attempts as integers.
+func (c *Comparison) failedPerSeed() string {
+	s := make([]string, len(c.S))
+	for i, m := range c.S {
+		s[i] = strconv.Itoa(m.Failed)
+	}
+	return strings.Join(s, ", ")
+}
+
+func statText(s results.Stat, digits int) string {
+	if s.N > 1 {
+		return fmt.Sprintf("%.*f ± %.*f", digits, s.Mean, digits, s.CI95)
+	}
+	return fmt.Sprintf("%.*f", digits, s.Mean)
+}
+
+type jobRatio struct {
+	i int
+	r float64
+}
+
+// medianRatios is each measured job's span ratio, median over the seeds
+// (NaN for a job of zero measured span).
+func (c *Comparison) medianRatios() []float64 {
+	out := make([]float64, len(c.Measured.Jobs))
+	for i, j := range c.Measured.Jobs {
+		if j.Span() <= 0 {
+			out[i] = math.NaN()
+			continue
+		}
+		var rs []float64
+		for _, s := range c.Sims {
+			rs = append(rs, s.Jobs[i].Span()/j.Span())
+		}
+		out[i] = policies.Quantile(rs, 0.5)
+	}
+	return out
+}
+
+// worst is the n jobs with the largest |median ratio − 1|.
+func (c *Comparison) worst(n int) []jobRatio {
+	var ks []jobRatio
+	for i, r := range c.medianRatios() {
+		if !math.IsNaN(r) {
+			ks = append(ks, jobRatio{i, r})
+		}
+	}
+	slices.SortStableFunc(ks, func(a, b jobRatio) int {
+		da, db := math.Abs(a.r-1), math.Abs(b.r-1)
+		switch {
+		case da > db:
+			return -1
+		case da < db:
+			return 1
+		}
+		return 0
+	})
+	return ks[:min(n, len(ks))]
+}
+
+// WriteJobsCSV writes one row per job: its measured submission, launches,
+// completion, span and failed attempts, and ours: span and failed attempts
+// per seed and the median span ratio.
+func (c *Comparison) WriteJobsCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	head := []string{"job", "workload", "submit_s", "start_s", "last_start_s", "finish_s", "span_s", "queue_s", "failed_attempts"}
+	for _, s := range c.Seeds {
+		head = append(head, fmt.Sprintf("ours_span_s_seed%d", s), fmt.Sprintf("ours_failed_seed%d", s))
+	}
+	head = append(head, "span_ratio_median")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+	ratios := c.medianRatios()
+	for i, j := range c.Measured.Jobs {
+		rec := []string{j.ID, j.Workload, f(j.Submit), f(j.Start), f(j.Last), f(j.Finish), f(j.Span()), f(j.Queue), strconv.Itoa(j.Failed)}
+		for _, s := range c.Sims {
+			rec = append(rec, f(s.Jobs[i].Span()), strconv.Itoa(s.Jobs[i].Failed))
+		}
+		r := ""
+		if !math.IsNaN(ratios[i]) {
+			r = strconv.FormatFloat(ratios[i], 'f', 4, 64)
+		}
+		if err := cw.Write(append(rec, r)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
