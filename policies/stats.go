@@ -60,7 +60,14 @@ func Score(xs, buf []float64) float64 {
 	}
 	s := append(buf[:0], xs...)
 	SortFloats(s)
-	return 0.25 * (Mean(s) + SortedQuantile(s, 0.5) + SortedQuantile(s, 0.95) + ewma)
+	return SortedScore(s, ewma)
+}
+
+// SortedScore is Score of a non-empty window from its values sorted
+// ascending and its EWMA (computed as Score computes it), for callers that
+// keep a window's values sorted.
+func SortedScore(sorted []float64, ewma float64) float64 {
+	return 0.25 * (Mean(sorted) + SortedQuantile(sorted, 0.5) + SortedQuantile(sorted, 0.95) + ewma)
 }
 
 // SortFloats sorts s ascending: insertion sort for short windows (faster

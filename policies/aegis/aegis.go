@@ -5,10 +5,11 @@
 // paper's ablations are settings, not forks.
 //
 // aegis.go is the rule: memory feasibility and the pressure filter (Admit,
-// rejects) and placement (Score). The rest only makes it cheap: window.go
-// keeps each GPU's window across decisions; skip.go, lookahead.go and
-// bounds.go find the next tick at which an answer could change, so that the
-// decisions between are skipped.
+// rule.rejects) and placement (Score). The rest only makes it cheap:
+// window.go keeps each GPU's window across decisions; skip.go, lookahead.go
+// and bounds.go find the next tick at which an answer could change, so that
+// the decisions between are skipped. They apply rule.rejects to the scores a
+// window can reach; none of them states the thresholds again.
 package aegis
 
 import (
@@ -72,6 +73,7 @@ func DefaultConfig() Config {
 type Policy struct {
 	*colloc.Scheduler
 	cfg  Config
+	rule rule
 	next int // round-robin cursor
 	// Window samples and scores per GPU, valid within one decision.
 	win      [][]policies.Sample
@@ -79,7 +81,7 @@ type Policy struct {
 	memo     [][4]float64
 	memoDone [][4]bool
 	xs, tmp  []float64
-	bnd      [3]bounds
+	bnd      [4]bounds     // by signal
 	verdicts []verdict     // the filter's last answer per GPU
 	sl       []slider      // each GPU's window, kept across decisions
 	until    time.Duration // horizon of the last Admit
@@ -134,7 +136,7 @@ func ReadConfig(p *policies.Params) (Config, error) {
 
 // NewWith builds the AEGIS policy from a configuration.
 func NewWith(c Config) *Policy {
-	p := &Policy{cfg: c}
+	p := &Policy{cfg: c, rule: ruleOf(c)}
 	p.Scheduler = colloc.New("aegis", c.Config, p)
 	return p
 }
@@ -201,11 +203,10 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 
 // signals returns the window signals the filter and placement read.
 func (p *Policy) signals() (use [4]bool) {
-	switch p.cfg.Filter {
-	case "pressure":
-		use[smact], use[smocc], use[drama] = true, true, true
-	case "util":
-		use[util] = true
+	if p.cfg.Filter == "pressure" || p.cfg.Filter == "util" {
+		for sig := range use {
+			use[sig] = p.rule.reads(sig)
+		}
 	}
 	if p.cfg.Placement == MU {
 		use[smact], use[util] = true, true
@@ -247,18 +248,23 @@ func (p *Policy) score(v *policies.View, g, sig int) float64 {
 }
 
 // sortedScore is policies.Score of one signal of a window (oldest first)
-// whose values srt holds in ascending order, computed as Score does.
+// whose values srt holds in ascending order.
 func sortedScore(win []policies.Sample, srt []float64, sig int) float64 {
-	n := len(win)
-	if n == 0 {
+	if len(win) == 0 {
 		return 0
 	}
-	alpha := 2 / float64(n+1)
-	ewma := signal(win[0], sig)
+	return policies.SortedScore(srt, ewma(win, sig))
+}
+
+// ewma is the EWMA of one signal of a non-empty window (oldest first), as
+// policies.Score computes it.
+func ewma(win []policies.Sample, sig int) float64 {
+	alpha := 2 / float64(len(win)+1)
+	e := signal(win[0], sig)
 	for _, x := range win[1:] {
-		ewma = alpha*signal(x, sig) + (1-alpha)*ewma
+		e = alpha*signal(x, sig) + (1-alpha)*e
 	}
-	return 0.25 * (policies.Mean(srt) + policies.SortedQuantile(srt, 0.5) + policies.SortedQuantile(srt, 0.95) + ewma)
+	return e
 }
 
 // signal returns one signal of a sample.
@@ -326,11 +332,54 @@ func (p *Policy) Placed(j *policies.Job, gpus []int) {
 	p.next = gpus[len(gpus)-1] + 1
 }
 
-// rejects is the window verdict of this decision on GPU g.
-func (p *Policy) rejects(v *policies.View, g int) bool {
-	if p.cfg.Filter == "util" {
-		return p.score(v, g, util) >= p.cfg.UtilPct
+// rule is the runtime-pressure filter's threshold test, written here once:
+// the verdict of a decision (filter), of a window to come (refine) and of
+// every window a range of samples can give (settled, flipAfter) are its
+// answers on different scores.
+type rule struct {
+	util bool       // the "util" filter: utilization alone
+	th   [4]float64 // each signal's threshold, by signal index
+}
+
+// ruleOf is c's rule: τ1, τ2, τ3 on the SMACT, SMOCC and DRAMA scores, or
+// UtilPct on the utilization score.
+func ruleOf(c Config) rule {
+	r := rule{util: c.Filter == "util"}
+	r.th[smact], r.th[smocc], r.th[drama], r.th[util] = c.Thresholds[0], c.Thresholds[1], c.Thresholds[2], c.UtilPct
+	return r
+}
+
+// rejects is the filter's verdict on a window whose scores atLeast tells:
+// atLeast(sig, t) reports whether the score of signal sig is at least t.
+// Under "util" a GPU is rejected when its utilization score reaches
+// UtilPct; under "pressure" when its SMACT score reaches τ1 and its SMOCC
+// score τ2 or its DRAMA score τ3. It asks only for the scores it needs, in
+// that order.
+//
+// A higher score never turns a rejection into an admission: the verdict on
+// the lowest scores a window can have and the one on the highest agree
+// exactly when every window between gives that verdict (settled,
+// flipAfter).
+func (r rule) rejects(atLeast func(sig int, t float64) bool) bool {
+	if r.util {
+		return atLeast(util, r.th[util])
 	}
-	t := p.cfg.Thresholds
-	return p.score(v, g, smact) >= t[0] && (p.score(v, g, smocc) >= t[1] || p.score(v, g, drama) >= t[2])
+	return atLeast(smact, r.th[smact]) && (atLeast(smocc, r.th[smocc]) || atLeast(drama, r.th[drama]))
+}
+
+// moved is the rule with every threshold raised by d (lowered when d < 0):
+// a verdict with a margin.
+func (r rule) moved(d float64) rule {
+	for sig := range r.th {
+		r.th[sig] += d
+	}
+	return r
+}
+
+// reads reports whether the rule reads signal sig's score.
+func (r rule) reads(sig int) bool {
+	if r.util {
+		return sig == util
+	}
+	return sig != util
 }

@@ -72,15 +72,7 @@ func (a *lookahead) reset(win []policies.Sample, sorted *[4][]float64, use [4]bo
 }
 
 // fold is the EWMA of one signal over the window, as Score computes it.
-func (a *lookahead) fold(sig int) float64 {
-	win := a.samples[a.start:]
-	alpha := 2 / float64(len(win)+1)
-	e := signal(win[0], sig)
-	for _, x := range win[1:] {
-		e = alpha*signal(x, sig) + (1-alpha)*e
-	}
-	return e
-}
+func (a *lookahead) fold(sig int) float64 { return ewma(a.samples[a.start:], sig) }
 
 // push appends sample x to the window, dropping its oldest value once full.
 func (a *lookahead) push(x policies.Sample) {

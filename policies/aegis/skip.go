@@ -2,8 +2,9 @@
 // nothing happens (filter, flipAfter, settled), and how Refine raises a
 // lower bound by stepping the window through the samples to come
 // (policies.Foresight, lookahead.go). None of it changes a decision: a
-// verdict is the rule's (rejects) on the window read now, or (settled) the
-// one every window of the GPU's current telemetry regime gives.
+// verdict is the rule's (rule.rejects, aegis.go) on the window read now, or
+// (settled) the one every window of the GPU's current telemetry regime
+// gives; horizons are the rule's verdicts on bounds of the scores to come.
 
 package aegis
 
@@ -118,7 +119,7 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 		return c.reason, c.until
 	}
 	c.reason = ""
-	if p.rejects(v, g) {
+	if p.rule.rejects(func(sig int, t float64) bool { return p.score(v, g, sig) >= t }) {
 		c.reason = "pressure"
 	}
 	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady || p.cfg.EveryTick {
@@ -145,11 +146,11 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 // settled reports whether the filter's verdict on GPU g is known without
 // reading its window, and the verdict: the window is not empty, all of it
 // lies in the telemetry's current regime (policies.Foresight.RegimeSince),
-// and every score a window of samples within the regime's range
-// (SampleRange) can have is on the same side of the thresholds, with
-// flipAfter's margin. Every score is then within the range (a mean, an
-// order statistic, an EWMA of values within it), so the verdict is the one
-// reading the window gives, and no sample to come can change it.
+// and the rule gives the same verdict on the lowest and on the highest
+// samples of the regime's range (SampleRange), with flipAfter's margin.
+// Every score is then within the range (a mean, an order statistic, an
+// EWMA of values within it), so the verdict is the one reading the window
+// gives, and no sample to come can change it.
 func (p *Policy) settled(v *policies.View, fs policies.Foresight, g int, anchor, sec time.Duration) (reject, ok bool) {
 	first := max(sec-time.Duration(p.cfg.Window-1)*time.Second, 0)
 	if p.cfg.Anchored {
@@ -166,25 +167,19 @@ func (p *Policy) settled(v *policies.View, fs policies.Foresight, g int, anchor,
 		return false, false
 	}
 	lo, hi := sampleBounds(fs, g)
-	const eps = 1e-9
-	if p.cfg.Filter == "util" {
-		switch {
-		case hi.UtilPct < p.cfg.UtilPct-eps:
-			return false, true
-		case lo.UtilPct >= p.cfg.UtilPct+eps:
-			return true, true
-		}
-		return false, false
-	}
-	t := p.cfg.Thresholds
 	switch {
-	case hi.SMACT < t[0]-eps || (hi.SMOCC < t[1]-eps && hi.DRAMA < t[2]-eps):
+	case !p.rule.moved(-eps).rejects(func(sig int, t float64) bool { return signal(hi, sig) >= t }):
 		return false, true
-	case lo.SMACT >= t[0]+eps && (lo.SMOCC >= t[1]+eps || lo.DRAMA >= t[2]+eps):
+	case p.rule.moved(eps).rejects(func(sig int, t float64) bool { return signal(lo, sig) >= t }):
 		return true, true
 	}
 	return false, false
 }
+
+// eps is the margin of settled and flipAfter: a verdict on bounds of the
+// scores stands only when the bounds clear the thresholds by eps, so that
+// rounding in the bounds never settles a verdict the window would not give.
+const eps = 1e-9
 
 // sampleBounds is the range of GPU g's samples until the next event: the
 // contract's, tightened to the backend's SampleRange.
@@ -224,7 +219,7 @@ func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
 		}
 		a.push(a.future[a.pos])
 		a.pos++
-		if a.steps++; a.steps >= c.kmin && p.verdict(a) != reject {
+		if a.steps++; a.steps >= c.kmin && p.rule.rejects(a.atLeast) != reject {
 			c.refining, c.until = false, at(a.steps)
 			return
 		}
@@ -232,64 +227,38 @@ func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
 	c.until = at(max(a.steps+1, c.kmin))
 }
 
-// verdict is the pressure (or utilization) filter's verdict on the
-// lookahead's window: rejects's, computed the same way where it is close.
-func (p *Policy) verdict(a *lookahead) bool {
-	if p.cfg.Filter == "util" {
-		return a.atLeast(util, p.cfg.UtilPct)
-	}
-	t := p.cfg.Thresholds
-	return a.atLeast(smact, t[0]) && (a.atLeast(smocc, t[1]) || a.atLeast(drama, t[2]))
-}
-
 // flipAfter returns the fewest whole seconds after which the verdict
 // (reject) on window win of GPU g (sorted: its used signals' values,
 // ascending) could change, or 0 if it cannot change while nothing happens:
-// it bounds every score the window can have after k more samples.
+// it bounds every score the window can have after k more samples, and a
+// rejection can end once the rule no longer rejects the lower bounds, an
+// admission once it rejects the upper ones (with settled's margin).
 func (p *Policy) flipAfter(v *policies.View, g int, win []policies.Sample, sorted *[4][]float64, reject bool) int {
 	n := p.cfg.Window
 	b := &p.bnd
-	const eps = 1e-9
 	// The range of every future sample: the contract's, or tighter when
 	// the backend knows it.
 	lo, hi := policies.Sample{}, policies.Sample{SMACT: 1, SMOCC: 1, DRAMA: 1, UtilPct: 100}
 	if st, ok := telemetryOf(v).(policies.SteadyTelemetry); ok {
 		lo, hi = sampleBounds(st, g)
 	}
-	if p.cfg.Filter == "util" {
-		b[0].reset(win, sorted[util], util, n)
-		for k := 1; k <= len(win)+n; k++ {
-			lb, ub := b[0].after(k, n, lo.UtilPct, hi.UtilPct)
-			if (reject && lb < p.cfg.UtilPct+eps) || (!reject && ub >= p.cfg.UtilPct-eps) {
-				return k
-			}
+	for sig := range b {
+		if p.rule.reads(sig) {
+			b[sig].reset(win, sorted[sig], sig, n)
 		}
-		return 0
 	}
-	for i, sig := range [3]int{smact, smocc, drama} {
-		b[i].reset(win, sorted[sig], sig, n)
-	}
-	t := p.cfg.Thresholds
+	strict, lax := p.rule.moved(eps), p.rule.moved(-eps)
 	for k := 1; k <= len(win)+n; k++ {
-		la, ua := b[0].after(k, n, lo.SMACT, hi.SMACT)
-		if reject {
-			if la < t[0]+eps {
-				return k
-			}
-			if lo2, _ := b[1].after(k, n, lo.SMOCC, hi.SMOCC); lo2 >= t[1]+eps {
-				continue
-			}
-			if ld, _ := b[2].after(k, n, lo.DRAMA, hi.DRAMA); ld < t[2]+eps {
-				return k
-			}
-			continue
+		if reject && !strict.rejects(func(sig int, t float64) bool {
+			l, _ := b[sig].after(k, n, signal(lo, sig), signal(hi, sig))
+			return l >= t
+		}) {
+			return k
 		}
-		if ua < t[0]-eps {
-			continue
-		}
-		_, uo := b[1].after(k, n, lo.SMOCC, hi.SMOCC)
-		_, ud := b[2].after(k, n, lo.DRAMA, hi.DRAMA)
-		if uo >= t[1]-eps || ud >= t[2]-eps {
+		if !reject && lax.rejects(func(sig int, t float64) bool {
+			_, u := b[sig].after(k, n, signal(lo, sig), signal(hi, sig))
+			return u >= t
+		}) {
 			return k
 		}
 	}
