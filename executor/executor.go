@@ -115,6 +115,7 @@ type attempt struct {
 	own            bool      // a child of this executor: its end arrives on exits
 	exclusive      bool      // no other job ran on its GPUs when it started
 	terminating    bool      // the executor journaled that it terminates the attempt (shutdown)
+	shared         bool      // another job ran on one of its GPUs while it ran
 	base           []float64 // its GPUs' used memory at launch
 }
 
@@ -920,7 +921,10 @@ func (x *Executor) finished(a *attempt, t time.Duration) {
 
 func (x *Executor) fail(a *attempt, f policies.Failure, reason string) error {
 	t := x.clock()
-	shared := false
+	// Shared while it ran, not only now: the emulator ends an OOM victim
+	// and a job beside it that finished in the same step together, and
+	// the executor may see the finish first.
+	shared := a.shared
 	for _, g := range a.gpus {
 		shared = shared || len(x.view.GPUs[g].Jobs) > 1
 	}
@@ -1045,6 +1049,13 @@ func (x *Executor) started(a *attempt, t time.Duration) {
 	pj.Attempts = a.n
 	pj.On = slices.Clone(a.gpus)
 	pj.Started, pj.Active, pj.ActiveAt = t, false, 0
+	for _, g := range a.gpus {
+		for _, o := range x.view.GPUs[g].Jobs {
+			if b := x.att[o]; b != nil {
+				a.shared, b.shared = true, true
+			}
+		}
+	}
 	x.books.Place(a.job, a.gpus)
 	x.att[a.job] = a
 	x.lastChange = t

@@ -157,3 +157,23 @@ func TestWatchSaysWhyJobsWait(t *testing.T) {
 	x.watch(stallAfter + time.Hour)
 	require.Len(t, log.String(), n, "once per stretch")
 }
+
+// An OOM of an attempt that shared its GPU is a shared failure even when
+// the executor saw the job beside it end first (the emulator ends both in
+// one step): it was taken for an OOM while running exclusively and the
+// job stopped. (One make exec-stress run under AEGIS ended with one job
+// stopped, 59 of 60 finished; its journal was not kept, and this race is
+// the one way found to stop a job there.)
+func TestOOMAfterNeighbourEndedIsShared(t *testing.T) {
+	x := bare(t, &pastSource{Fake: gpu.NewFake(nil)}, time.Minute)
+	x.waiting = nil
+	x.arrive(0, 0)
+	x.arrive(1, 0)
+	a := &attempt{job: 0, n: 1, gpus: []int{0}, exclusive: true}
+	b := &attempt{job: 1, n: 1, gpus: []int{0}}
+	x.started(a, time.Second)
+	x.started(b, 2*time.Second)
+	x.finished(b, 10*time.Second)
+	require.NoError(t, x.fail(a, policies.OOM, "exit code 1"))
+	require.True(t, x.view.Jobs[0].FailedShared)
+}

@@ -175,11 +175,12 @@ type Attempt struct {
 	Start        float64 // launch, seconds
 	Active       float64 // first GPU activity; -1 if it never became active
 	End          float64 // finish or failure; -1 if the log ends first
-	Outcome      string  // "finished", "failed" or "" (still running at the end)
+	Outcome      string  // "finished", "failed", "interrupted" (aegis exec) or "" (still running at the end)
 }
 
 // Attempts pairs the started, active, finished and failed events of a log
-// into attempts, in order of launch. An activity, finish or failure without
+// into attempts, in order of launch; a place-failed event ends the running
+// attempt of its job as interrupted (an executor's shutdown or resume). An activity, finish or failure without
 // a running attempt of that job is an error naming the line.
 func Attempts(name string, evs []Event) ([]Attempt, error) {
 	var out []Attempt
@@ -204,6 +205,13 @@ func Attempts(name string, evs []Event) ([]Attempt, error) {
 			}
 			a.End, a.Outcome = e.T, e.Kind
 			delete(open, e.Job)
+		case "place-failed":
+			// An executor's attempt it interrupted (a shutdown, a resume)
+			// ends so; a launch that never ran has no attempt open.
+			if i, ok := open[e.Job]; ok {
+				out[i].End, out[i].Outcome = e.T, "interrupted"
+				delete(open, e.Job)
+			}
 		}
 	}
 	return out, nil

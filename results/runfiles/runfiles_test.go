@@ -138,6 +138,26 @@ func TestParseEventsErrors(t *testing.T) {
 	}
 }
 
+// An attempt aegis exec interrupted (place-failed while it ran) ends
+// there, and the job's next attempt starts after it (a resumed run's
+// events.jsonl: it was "started while an attempt is running"); a
+// place-failed launch that never ran ends nothing.
+func TestAttemptsInterrupted(t *testing.T) {
+	in := `{"t":1,"event":"started","job":0,"attempt":1,"gpus":[0]}
+{"t":2,"event":"place-failed","job":0,"gpus":[0],"reason":"attempt 1 interrupted by the executor's shutdown (exit code 143)"}
+{"t":3,"event":"place-failed","job":0,"gpus":[1],"reason":"the executor stopped before the attempt's process started"}
+{"t":4,"event":"started","job":0,"attempt":2,"gpus":[1]}
+{"t":5,"event":"finished","job":0,"attempt":2}`
+	evs, err := ParseEvents("e", strings.NewReader(in))
+	require.NoError(t, err)
+	atts, err := Attempts("e", evs)
+	require.NoError(t, err)
+	require.Equal(t, []Attempt{
+		{Job: 0, Attempt: 1, GPUs: []int{0}, Start: 1, Active: -1, End: 2, Outcome: "interrupted"},
+		{Job: 0, Attempt: 2, GPUs: []int{1}, Start: 4, Active: -1, End: 5, Outcome: "finished"},
+	}, atts)
+}
+
 func TestAttemptsErrors(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"finish without start", `{"t":1,"event":"finished","job":3}`, "e:1: finished event for job 3, which has no running attempt"},
