@@ -220,6 +220,14 @@ func ReadJournal(r io.Reader, name string) (recs []Record, torn bool, err error)
 // first. It fails if another executor holds the directory, and names the
 // line of a journal that was cut short or is damaged (see CheckJournal).
 func OpenJournal(path string) (*Journal, []Record, error) {
+	// No journal, no run: refused before the lock file is made, so that
+	// a mistyped directory is left as it was.
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: no run to resume (no %s there; start one with aegis exec --out %s)", filepath.Dir(path), filepath.Base(path), filepath.Dir(path))
+		}
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
 	lock, err := lockDir(filepath.Dir(path))
 	if err != nil {
 		return nil, nil, err

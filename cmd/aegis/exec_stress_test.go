@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -62,38 +64,88 @@ func TestExecConcurrentResumeRefused(t *testing.T) {
 	refusesResume(t, out, cmd.Process.Pid)
 }
 
-// make exec-stress: aegis exec on the philly trace (60 jobs, 3 emulated
-// A100s, speedup 2000) SIGKILLed at random moments and resumed
-// AEGIS_EXEC_STRESS times (a concurrent resume refused each time), then run
-// to the end: every job ends exactly once, no job completes twice, no
-// attempt's process is left. AEGIS_EXEC_STRESS_SEED picks the moments.
-func TestExecKillResumeStress(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("AEGIS_EXEC_STRESS"))
-	if n <= 0 {
-		t.Skip("set AEGIS_EXEC_STRESS=20 (make exec-stress) to kill and resume aegis exec on the philly trace that many times")
-	}
-	seed, _ := strconv.ParseUint(os.Getenv("AEGIS_EXEC_STRESS_SEED"), 10, 64)
-	rng := rand.New(rand.NewPCG(seed, 17))
+// stressFault is one way the fault test ends a running aegis exec.
+type stressFault struct {
+	name string
+	hit  func(p *os.Process, rng *rand.Rand)
+}
+
+// stressFaults are the faults of the issue's table: a kill at a random
+// time, SIGTERM, SIGINT, SIGTERM twice 20 ms apart, and SIGTERM then
+// SIGKILL (0-200 ms later, while the executor shuts the jobs down).
+var stressFaults = []stressFault{
+	{"SIGKILL", func(p *os.Process, _ *rand.Rand) { p.Signal(syscall.SIGKILL) }},
+	{"SIGTERM", func(p *os.Process, _ *rand.Rand) { p.Signal(syscall.SIGTERM) }},
+	{"SIGINT", func(p *os.Process, _ *rand.Rand) { p.Signal(syscall.SIGINT) }},
+	{"SIGTERM twice", func(p *os.Process, _ *rand.Rand) {
+		p.Signal(syscall.SIGTERM)
+		time.Sleep(20 * time.Millisecond)
+		p.Signal(syscall.SIGTERM)
+	}},
+	{"SIGTERM then SIGKILL", func(p *os.Process, rng *rand.Rand) {
+		p.Signal(syscall.SIGTERM)
+		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
+		p.Signal(syscall.SIGKILL)
+	}},
+}
+
+// stressCase is one fault test: aegis exec under a policy, hit by faults.
+type stressCase struct {
+	policy, trace string
+	speedup       string
+	jobs          int
+	cycles        int           // faults to hit the run with (fewer if it ends first)
+	after         [2]int        // a fault comes after a random number of milliseconds in this range
+	faults        []stressFault // taken in turn
+	refuse        bool          // also check that a concurrent --resume is refused
+}
+
+// stressRun runs c into a new run directory: aegis exec, then a resume
+// after every fault, until the run ends (rc 0); a session that ends before
+// its fault must end with rc 0, and one that a SIGTERM or SIGINT alone hit
+// with rc 1 saying how to resume (or 0). It checks that every job ended
+// exactly once and finished (executor.Audit: none completed twice, no
+// attempt's process left) and returns the faults that hit and the OOM
+// failures journaled.
+func stressRun(t *testing.T, c stressCase, rng *rand.Rand) (hits map[string]int, ooms int, took time.Duration) {
 	out := filepath.Join(t.TempDir(), "run")
 	killGroups(t, out)
-	args := []string{"exec", "--emulate", "a100-40gb:3", "--trace", "philly", "--speedup", "2000", "--out", out}
+	fresh := []string{"exec", "--emulate", "a100-40gb:3", "--trace", c.trace, "--policy", c.policy, "--speedup", c.speedup, "--out", out}
+	args := fresh
 	began := time.Now()
-	kills, ended := 0, false
-	for kills < n && !ended {
+	hits = map[string]int{}
+	ended := false
+	for k := 0; k < c.cycles && !ended; {
 		cmd, stderr := startExec(t, args...)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		args = []string{"exec", "--resume", out}
-		require.True(t, holds(out, cmd.Process.Pid), "the executor takes the lock")
-		refusesResume(t, out, cmd.Process.Pid)
+		if c.refuse {
+			require.True(t, holds(out, cmd.Process.Pid), "the executor takes the lock")
+			refusesResume(t, out, cmd.Process.Pid)
+		}
 		select {
 		case err := <-done:
-			require.NoError(t, err, stderr.String())
+			require.NoError(t, err, "a session ended before its fault: %s", stderr.String())
 			ended = true
-		case <-time.After(time.Duration(100+rng.IntN(1500)) * time.Millisecond):
-			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-			<-done
-			kills++
+		case <-time.After(time.Duration(c.after[0]+rng.IntN(c.after[1]-c.after[0])) * time.Millisecond):
+			f := c.faults[k%len(c.faults)]
+			f.hit(cmd.Process, rng)
+			err := <-done
+			var ee *exec.ExitError
+			// A signal before the executor caught signals (it was
+			// starting) ends it as the signal does; a caught SIGTERM or
+			// SIGINT ends it with rc 1 saying how to resume (0 when the
+			// run was over).
+			if errors.As(err, &ee) && ee.ExitCode() >= 0 && (f.name == "SIGTERM" || f.name == "SIGINT") {
+				require.Contains(t, stderr.String(), "continue with aegis exec --resume "+out, "%s: %v", f.name, err)
+			}
+			require.NotContains(t, stderr.String(), "loop:", f.name)
+			hits[f.name]++
+			k++
+			if _, err := os.Stat(filepath.Join(out, "journal.jsonl")); err != nil {
+				args = fresh // it ended before it had a run: start it again
+			}
 		}
 	}
 	if !ended {
@@ -102,7 +154,86 @@ func TestExecKillResumeStress(t *testing.T) {
 	}
 	jobs, err := executor.Audit(out)
 	require.NoError(t, err)
-	require.Equal(t, 60, jobs)
-	t.Logf("%d SIGKILLs and resumes (each with a concurrent resume refused) in %v: %d jobs, each ended exactly once, none completed twice, no process left",
-		kills, time.Since(began).Round(time.Second), jobs)
+	require.Equal(t, c.jobs, jobs)
+	b, err := os.ReadFile(filepath.Join(out, "journal.jsonl"))
+	require.NoError(t, err)
+	if n := strings.Count(string(b), `"type":"finished"`); n != c.jobs {
+		var why []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, `"type":"stopped"`) || strings.Contains(l, `"type":"failed"`) || strings.Contains(l, `"type":"interrupted"`) {
+				why = append(why, l)
+			}
+		}
+		t.Fatalf("%d of %d jobs finished:\n%s", n, c.jobs, strings.Join(why, "\n"))
+	}
+	return hits, strings.Count(string(b), `"failure":"oom"`), time.Since(began)
+}
+
+// stressPolicies are the policies the fault tests run.
+var stressPolicies = []string{"exclusive", "aegis", "lucid", "horus"}
+
+// The short fault test (make test): each policy on a three-job trace, hit
+// by each fault in turn, every job done exactly once.
+func TestExecFaults(t *testing.T) {
+	for _, pol := range stressPolicies {
+		t.Run(pol, func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(1, 17))
+			c := stressCase{policy: pol, trace: smallTrace(t), speedup: "150", jobs: 3, cycles: len(stressFaults),
+				after: [2]int{30, 250}, faults: stressFaults}
+			hits, _, took := stressRun(t, c, rng)
+			t.Logf("%s: faults %v in %v: every job finished exactly once, no process left", pol, hits, took.Round(time.Millisecond))
+		})
+	}
+}
+
+// make exec-stress: aegis exec on the philly trace (60 jobs, 3 emulated
+// A100s, speedup 2000) under each policy, hit AEGIS_EXEC_STRESS times
+// (20) per seed at random moments by SIGKILL, SIGTERM, SIGINT, a double
+// SIGTERM or SIGTERM then SIGKILL, in turn, and resumed after each (a
+// concurrent resume refused each time), then run to the end: every job
+// ends exactly once and finished, none completes twice, no attempt's
+// process is left, and under AEGIS jobs ran out of memory (the recovery
+// path was exercised). AEGIS_EXEC_STRESS_SEEDS (1,2,3) picks the
+// moments; AEGIS_EXEC_STRESS_POLICIES (all) the policies.
+func TestExecKillResumeStress(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("AEGIS_EXEC_STRESS"))
+	if n <= 0 {
+		t.Skip("set AEGIS_EXEC_STRESS=20 (make exec-stress) to hit aegis exec on the philly trace that many times per seed and policy")
+	}
+	seeds := strings.Split(cmp.Or(os.Getenv("AEGIS_EXEC_STRESS_SEEDS"), "1,2,3"), ",")
+	pols := stressPolicies
+	if s := os.Getenv("AEGIS_EXEC_STRESS_POLICIES"); s != "" {
+		pols = strings.Split(s, ",")
+	}
+	for _, pol := range pols {
+		t.Run(pol, func(t *testing.T) {
+			for _, s := range seeds {
+				seed, err := strconv.ParseUint(s, 10, 64)
+				require.NoError(t, err, "AEGIS_EXEC_STRESS_SEEDS")
+				rng := rand.New(rand.NewPCG(seed, 17))
+				c := stressCase{policy: pol, trace: "philly", speedup: "2000", jobs: 60, cycles: n,
+					after: [2]int{100, 1600}, faults: stressFaults, refuse: true}
+				hits, ooms, took := stressRun(t, c, rng)
+				if pol == "aegis" {
+					require.Positive(t, ooms, "no job ran out of memory: the recovery path was not exercised")
+				}
+				t.Logf("%s seed %d: faults %v in %v, %d OOM failures: 60 jobs, each finished exactly once, none completed twice, no process left",
+					pol, seed, hits, took.Round(time.Second), ooms)
+			}
+		})
+	}
+}
+
+// A --resume of a directory that holds no run is refused, naming it, and
+// leaves nothing behind (it left a lock file: a typo made a run directory).
+func TestExecResumeNoRunLeavesNoLock(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"exec", "--resume", dir}, &stdout, &stderr)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr.String(), dir+": no run to resume (no journal.jsonl there; start one with aegis exec --out "+dir+")")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, ents)
 }
