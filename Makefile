@@ -32,7 +32,7 @@ nvml-test: ## vet and test the NVML adapter (cgo, the nvml build tag) against go
 	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) vet -tags nvml ./executor/gpu
 	CGO_ENABLED=1 CGO_CFLAGS="$${CGO_CFLAGS:--O2 -Wno-deprecated-declarations}" $(GO) test -tags nvml ./executor/gpu
 
-exec-stress: ## hit aegis exec on the philly trace with 20 kills/SIGTERMs/SIGINTs x 3 seeds per policy, resuming after each; every job must end exactly once
+exec-stress: ## hit aegis exec on the philly trace with 20 kills/SIGTERMs/SIGINTs x 3 seeds per policy, resuming after each (about 15 min); every job must end exactly once
 	AEGIS_EXEC_STRESS=$${AEGIS_EXEC_STRESS:-20} $(GO) test ./cmd/aegis -run TestExecKillResumeStress -count=1 -v -timeout 60m
 
 gpu-check: ## on a machine with an NVIDIA GPU and PyTorch: tiny real jobs through aegis exec, then check the telemetry

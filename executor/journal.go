@@ -208,11 +208,27 @@ func ReadJournal(r io.Reader, name string) (recs []Record, torn bool, err error)
 			if err == nil {
 				err = errors.New("no type")
 			}
+			if what := notJournal(line); what != "" && i == 0 {
+				return nil, false, fmt.Errorf("%s:1: %s, not an executor journal (aegis exec's journal.jsonl, whose first line is the run record)", name, what)
+			}
 			return nil, false, fmt.Errorf("%s:%d: %w", name, i+1, err)
 		}
 		recs = append(recs, rec)
 	}
 	return recs, false, nil
+}
+
+// notJournal says what a file whose first line is line is when it is a
+// run's other JSON Lines file (events.jsonl), or "".
+func notJournal(line []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return ""
+	}
+	if _, ok := m["event"]; ok {
+		return "this is a run's event log (events.jsonl: aegis simulate and aegis exec write it)"
+	}
+	return ""
 }
 
 // OpenJournal takes the lock of path's directory, reads the journal at path
@@ -227,6 +243,18 @@ func OpenJournal(path string) (*Journal, []Record, error) {
 			return nil, nil, fmt.Errorf("%s: no run to resume (no %s there; start one with aegis exec --out %s)", filepath.Dir(path), filepath.Base(path), filepath.Dir(path))
 		}
 		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	// A file that is no journal (or a damaged one) is refused before the
+	// lock is taken too: a refused resume leaves no lock file behind. It
+	// is read again under the lock.
+	if b, err := os.ReadFile(path); err == nil {
+		recs, _, err := ReadJournal(bytes.NewReader(b), path)
+		if err == nil {
+			err = CheckJournal(recs, path)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	lock, err := lockDir(filepath.Dir(path))
 	if err != nil {

@@ -204,9 +204,12 @@ func mkdirAllReport(dir string) (string, error) {
 // returns nil and everything reached the disk; on error it is removed and
 // path is as it was.
 func WriteFile(path string, write func(w io.Writer) error) (err error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return OutputError(path, nil)
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
-		return fmt.Errorf("output: %w", err)
+		return OutputError(path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -219,16 +222,35 @@ func WriteFile(path string, write func(w io.Writer) error) (err error) {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+		return OutputError(path, err)
 	}
 	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+		return OutputError(path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+		return OutputError(path, err)
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+		return OutputError(path, err)
 	}
 	return nil
+}
+
+// OutputError is the error of writing the file path through a temporary
+// file beside it (err, from an operation on that file; nil when path is a
+// directory): it names path, the user's file, and not the temporary file,
+// which the user never asked for, and says when path is a directory.
+func OutputError(path string, err error) error {
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+		return fmt.Errorf("output %s: is a directory, not a file", path)
+	}
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &le):
+		err = le.Err
+	case errors.As(err, &pe):
+		err = pe.Err
+	}
+	return fmt.Errorf("output %s: %w", path, err)
 }

@@ -157,5 +157,5 @@ func TestWriteFile(t *testing.T) {
 	b, err = os.ReadFile(p)
 	require.NoError(t, err)
 	require.Equal(t, "new", string(b))
-	require.ErrorContains(t, WriteFile(filepath.Join(dir, "no", "such", "f"), func(io.Writer) error { return nil }), "output:")
+	require.ErrorContains(t, WriteFile(filepath.Join(dir, "no", "such", "f"), func(io.Writer) error { return nil }), "output "+filepath.Join(dir, "no", "such", "f")+": no such file or directory")
 }

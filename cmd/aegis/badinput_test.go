@@ -57,6 +57,10 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "philly2000.json"), []byte(bigPhilly()), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "badpolicy"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "badpolicy", "journal.jsonl"), []byte(`{"type":"run","t":0,"job":0,"run":{"start":"2026-01-01T00:00:00Z","settings":{"policy":"magic","emulate":"a100-40gb:2","speedup":"100","seed":"1","grace":"10s"},"jobs":0}}`+"\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "evjournal"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "evjournal", "journal.jsonl"), []byte(`{"t":0,"event":"arrived","job":0}`+"\n"), 0o644))
 	sim := func(args ...string) []string { return append([]string{"simulate"}, args...) }
 	noShared := map[string]string{"AEGIS_SHARED": filepath.Join(dir, "no-shared")}
 	for _, tc := range []struct {
@@ -82,6 +86,13 @@ func TestBadInput(t *testing.T) {
 		{name: "issue 13: legacy workload not in catalog", args: sim("--trace", "{unknown.csv}", "--server", "legacy-11gb:8"), code: 1, msg: `"resnet9000" is not in the legacy-11gb catalog (see aegis workloads --gpu-type legacy-11gb)`},
 		{name: "issue 13: Philly job of 2,000 GPUs", args: []string{"trace", "stats", "{philly2000.json}"}, code: 1, msg: "field attempts[0].detail: 2000 GPUs: more than 1024"},
 		{name: "issue 13: simulate --out failing midway", args: sim("--trace", "{unknown.csv}", "--out", "{dir}/run/out"), code: 1, msg: `"resnet9000" is not in the a100-40gb catalog`, creates: "run"},
+
+		// issue 25's remaining input cases
+		{name: "issue 25: --memprofile into a missing directory", args: sim("--memprofile", "{dir}/nodir/mem.prof", "--out", "{dir}/memrun"), code: 1, msg: "--memprofile: open", creates: "memrun"},
+		{name: "issue 25: a journal that is an events.jsonl", args: []string{"exec", "--resume", "{dir}/evjournal"}, code: 1, msg: "journal.jsonl:1: this is a run's event log (events.jsonl: aegis simulate and aegis exec write it), not an executor journal", creates: "evjournal/lock"},
+		{name: "issue 25: a journal whose policy was edited", args: []string{"exec", "--resume", "{dir}/badpolicy"}, code: 1, msg: `journal.jsonl:1: the run's journaled settings: unknown policy "magic"`},
+		{name: "issue 25: trace gen --out onto a directory", args: []string{"trace", "gen", "--like", "philly", "--jobs", "5", "--out", "{dir}"}, code: 1, msg: ": is a directory, not a file"},
+		{name: "issue 25: --resume of a directory without a run", args: []string{"exec", "--resume", "{dir}/norun"}, code: 1, msg: "norun: no run to resume (no journal.jsonl there; start one with aegis exec --out", creates: "norun"},
 
 		// simulate: flags and parameters
 		{name: "unknown flag", args: sim("--nope"), code: 2, msg: "unknown flag: --nope"},
@@ -158,7 +169,7 @@ func TestBadInput(t *testing.T) {
 		{name: "gen zero jobs", args: []string{"trace", "gen", "--like", "venus", "--jobs", "0"}, code: 2, msg: "--jobs 0: want 1 to 1000000000"},
 		{name: "gen negative jobs", args: []string{"trace", "gen", "--like", "venus", "--jobs", "-5"}, code: 2, msg: "--jobs -5"},
 		{name: "gen max GPUs 3", args: []string{"trace", "gen", "--like", "venus", "--max-gpus", "3"}, code: 2, msg: "--max-gpus 3: want 2, 4, 8, 16, 32 or 64"},
-		{name: "gen unwritable output", args: []string{"trace", "gen", "--like", "venus", "--out", "{dir}/no/such/g.csv"}, code: 1, msg: "output: open"},
+		{name: "gen unwritable output", args: []string{"trace", "gen", "--like", "venus", "--out", "{dir}/no/such/g.csv"}, code: 1, msg: "g.csv: no such file or directory"},
 		{name: "stats unknown --like", args: []string{"trace", "stats", "--like", "mars", "philly"}, code: 2, msg: `--like "mars"`},
 		{name: "stats without a file", args: []string{"trace", "stats"}, code: 2, msg: "accepts 1 arg(s), received 0"},
 		{name: "stats JSON Lines unknown key", args: []string{"trace", "stats", "{key.jsonl}"}, code: 1, msg: `unknown key "gpus"`},
@@ -227,7 +238,7 @@ func TestBadInput(t *testing.T) {
 			}
 			entries, err := os.ReadDir(dir)
 			require.NoError(t, err)
-			require.Len(t, entries, len(badInputFiles)+1, "a failed command left files behind")
+			require.Len(t, entries, len(badInputFiles)+3, "a failed command left files behind (the files, philly2000.json, badpolicy/ and evjournal/)")
 		})
 	}
 }

@@ -309,15 +309,22 @@ func resumeRun(ctx context.Context, c *cobra.Command, dir string) error {
 	if err != nil {
 		return err
 	}
+	// The settings are the journal's first line: an error in them (a
+	// journal edited by hand) names it, and is bad input, not bad usage.
+	name := filepath.Join(dir, "journal.jsonl")
 	f, err := fromSettings(recs[0].Run.Settings)
 	if err != nil {
 		j.Close()
-		return err
+		return fmt.Errorf("%s:1: %w", name, err)
 	}
 	s, err := prepare(c, f, dir)
 	if err != nil {
 		j.Close()
-		return err
+		var u usageError
+		if errors.As(err, &u) {
+			err = u.err
+		}
+		return fmt.Errorf("%s:1: the run's journaled settings: %w", name, err)
 	}
 	meta, err := experiments.ResumedExecMeta(dir, s.gpus, s.emu, recs[0].Run.Settings)
 	if err != nil {

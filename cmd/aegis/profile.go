@@ -34,15 +34,28 @@ func addProfileFlags(c *cobra.Command) {
 }
 
 // start begins CPU profiling if asked; stop ends it and writes the heap
-// profile if asked.
+// profile if asked. Both files are created first, so that a path that
+// cannot be written (a missing directory) is refused before the command
+// runs, not after.
 func (p *profiles) start() (stop func() error, err error) {
-	var cpu *os.File
+	var cpu, mem *os.File
+	if p.mem != "" {
+		if mem, err = os.Create(p.mem); err != nil {
+			return nil, fmt.Errorf("--memprofile: %w", err)
+		}
+	}
 	if p.cpu != "" {
 		if cpu, err = os.Create(p.cpu); err != nil {
+			if mem != nil {
+				mem.Close()
+			}
 			return nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
 		if err := pprof.StartCPUProfile(cpu); err != nil {
 			cpu.Close()
+			if mem != nil {
+				mem.Close()
+			}
 			return nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
 	}
@@ -53,18 +66,17 @@ func (p *profiles) start() (stop func() error, err error) {
 				return fmt.Errorf("--cpuprofile: %w", err)
 			}
 		}
-		if p.mem == "" {
+		if mem == nil {
 			return nil
 		}
-		f, err := os.Create(p.mem)
-		if err != nil {
-			return fmt.Errorf("--memprofile: %w", err)
-		}
 		runtime.GC()
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-			f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(mem, 0); err != nil {
+			mem.Close()
 			return fmt.Errorf("--memprofile: %w", err)
 		}
-		return f.Close()
+		if err := mem.Close(); err != nil {
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+		return nil
 	}, nil
 }

@@ -356,7 +356,7 @@ func TestTraceErrors(t *testing.T) {
 		{"select negative mix", []string{"trace", "select", "--input", "philly", "--max-gpu-mix", "-0.1"}, 2, "--max-gpu-mix -0.1: want a distance of at least 0"},
 		{"select NaN cdf", []string{"trace", "select", "--input", "philly", "--max-runtime-cdf", "NaN"}, 2, "--max-runtime-cdf NaN: want a distance of at least 0"},
 		{"select negative cdf", []string{"trace", "select", "--input", "x", "--max-runtime-cdf", "-1"}, 2, "--max-runtime-cdf -1: want a distance of at least 0"},
-		{"gen unwritable", []string{"trace", "gen", "--like", "venus", "--out", filepath.Join(dir, "no", "such", "dir.csv")}, 1, "output: open"},
+		{"gen unwritable", []string{"trace", "gen", "--like", "venus", "--out", filepath.Join(dir, "no", "such", "dir.csv")}, 1, "dir.csv: no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := runTrace(t, tc.args...)

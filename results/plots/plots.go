@@ -21,6 +21,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+
+	"github.com/aegis-sched/aegis/results"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -102,21 +104,10 @@ func (f *Figure) save(path string) error {
 	if err := f.WriteTo(&b, format); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	_, werr := tmp.Write(b.Bytes())
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("plot: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("plot: %w", err)
-	}
-	return nil
+	return results.WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(b.Bytes())
+		return err
+	})
 }
 
 func (f *Figure) draw(dc draw.Canvas) {

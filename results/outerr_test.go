@@ -1,0 +1,31 @@
+package results
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A file that cannot be written is named in the error, never the
+// temporary file WriteFile writes first (errors read "rename
+// /x/.out.tmp-123 /x/out: file exists"); a directory in its place is said
+// to be one.
+func TestWriteFileErrorsNameTheFile(t *testing.T) {
+	dir := t.TempDir()
+	body := func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "timeline.svg"), 0o755))
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "timeline.svg"), "output " + filepath.Join(dir, "timeline.svg") + ": is a directory, not a file"},
+		{dir, "output " + dir + ": is a directory, not a file"},
+		{filepath.Join(dir, "none", "out.csv"), "output " + filepath.Join(dir, "none", "out.csv") + ": no such file or directory"},
+	} {
+		err := WriteFile(tc.path, body)
+		require.EqualError(t, err, tc.want)
+	}
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, ents, 1, "no temporary file left")
+}
