@@ -24,6 +24,21 @@ var (
 	CountColumns = []string{"failed_attempts", "recovered_attempts"}
 )
 
+// EnergyColumn is normalized.csv's energy to solution over the normalizing
+// config's, after NormalizedColumns (before CountColumns) when the cells
+// metered energy (results.EnergyColumns).
+const EnergyColumn = "energy_j"
+
+// normColumns are the ratio columns of normalized.csv for data:
+// NormalizedColumns, and EnergyColumn when the cells have it.
+func normColumns(data []*cellData) []string {
+	cols := slices.Clone(NormalizedColumns)
+	if len(data) > 0 && slices.Contains(data[0].sumCol, EnergyColumn) {
+		cols = append(cols, EnergyColumn)
+	}
+	return cols
+}
+
 // GeoMean is the trace label of normalized.csv's rows that hold the
 // geometric mean over traces.
 const GeoMean = "geomean"
@@ -129,7 +144,7 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		if norm, err = normalize(m, data); err != nil {
 			return nil, err
 		}
-		out["normalized.csv"] = writeNormalized(labelHead, norm)
+		out["normalized.csv"] = writeNormalized(labelHead, normColumns(data), norm)
 	}
 	if m.Spec.Stability {
 		var runs []stability.Run
@@ -442,7 +457,7 @@ type normRow struct {
 	config string
 	point  string
 	seed   uint64
-	ratio  []float64 // NormalizedColumns
+	ratio  []float64 // normColumns
 	count  []float64 // CountColumns
 }
 
@@ -462,6 +477,7 @@ func normalize(m *Meta, data []*cellData) ([]normRow, error) {
 			baseSweeps = baseSweeps || len(d.cell.Point) > 0
 		}
 	}
+	cols := normColumns(data)
 	var rows []normRow
 	type group struct {
 		config, point string
@@ -479,7 +495,7 @@ func normalize(m *Meta, data []*cellData) ([]normRow, error) {
 			return nil, fmt.Errorf("cell %s: no cell of the normalizing config %q for trace %s, seed %d%s", d.cell.ID, m.Spec.Normalize, k.trace, k.seed, pointNote(k.point))
 		}
 		r := normRow{labels: d.labels, config: d.cell.Config, point: d.cell.Point.String(), seed: d.cell.Seed}
-		for _, c := range NormalizedColumns {
+		for _, c := range cols {
 			r.ratio = append(r.ratio, ratio(d.metric(c), b.metric(c)))
 		}
 		for _, c := range CountColumns {
@@ -496,7 +512,7 @@ func normalize(m *Meta, data []*cellData) ([]normRow, error) {
 		rs := geo[g]
 		r := normRow{labels: slices.Clone(rs[0].labels), config: g.config, point: g.point, seed: g.seed}
 		r.labels[1] = GeoMean
-		for k := range NormalizedColumns {
+		for k := range cols {
 			logSum, ok := 0.0, true
 			for _, x := range rs {
 				v := x.ratio[k]
@@ -548,10 +564,10 @@ func fmtNum(v float64) string {
 	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
 }
 
-func writeNormalized(labelHead []string, rows []normRow) []byte {
+func writeNormalized(labelHead, cols []string, rows []normRow) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	head := append(slices.Clone(labelHead), NormalizedColumns...)
+	head := append(slices.Clone(labelHead), cols...)
 	w.Write(append(head, CountColumns...))
 	for _, r := range rows {
 		rec := slices.Clone(r.labels)
@@ -627,13 +643,24 @@ func perTraceTable(m *Meta, data []*cellData, title, seeds string, sweep []resul
 	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s%s. Times in hours; bold: the lowest mean per trace and column.", serverNote(m), seeds)}
 	t.Columns = append([]results.Column{{Name: "Trace"}, {Name: "Config"}}, sweep...)
 	t.Group = []int{0} // the best per trace
-	for _, c := range []struct{ name, key string }{{"Makespan (h)", "makespan_h"}, {"Mean JCT (h)", "mean_jct_h"}, {"p95 JCT (h)", "p95_jct_h"}} {
+	cols := []struct {
+		name, key, metric string
+		scale             float64
+	}{{"Makespan (h)", "makespan_h", "makespan_s", 3600}, {"Mean JCT (h)", "mean_jct_h", "mean_jct_s", 3600}, {"p95 JCT (h)", "p95_jct_h", "p95_jct_s", 3600}}
+	if m.Spec.Energy {
+		cols = append(cols, struct {
+			name, key, metric string
+			scale             float64
+		}{"Energy (kWh)", "energy_kwh", "energy_kwh", 1})
+		t.Note += " Energy: the simulated GPUs' energy to solution (docs/energy.md)."
+	}
+	for _, c := range cols {
 		// Hours with 2 decimals, as the paper prints Table 2.
 		t.Columns = append(t.Columns, results.Column{Name: c.name, Keys: []string{c.key}, Digits: 2, MarkLow: true})
 	}
 	type key struct{ trace, config, point string }
 	var order []key
-	vals := map[key][][3]float64{}
+	vals := map[key][][]float64{}
 	labels := map[key][]string{}
 	for _, d := range data {
 		k := key{d.cell.Trace, d.cell.Config, d.cell.Point.String()}
@@ -641,11 +668,15 @@ func perTraceTable(m *Meta, data []*cellData, title, seeds string, sweep []resul
 			order = append(order, k)
 			labels[k] = d.labels
 		}
-		vals[k] = append(vals[k], [3]float64{d.metric("makespan_s") / 3600, d.metric("mean_jct_s") / 3600, d.metric("p95_jct_s") / 3600})
+		var v []float64
+		for _, c := range cols {
+			v = append(v, d.metric(c.metric)/c.scale)
+		}
+		vals[k] = append(vals[k], v)
 	}
 	for _, k := range order {
 		row := append([]results.Cell{{Text: k.trace}, {Text: k.config}}, point(labels[k])...)
-		for c := range 3 {
+		for c := range cols {
 			var xs []float64
 			for _, v := range vals[k] {
 				xs = append(xs, v[c])
@@ -673,6 +704,12 @@ func normalizedTable(m *Meta, norm []normRow, title, seeds string, sweep []resul
 		// Ratios with 3 decimals, as the paper prints Tables 3–6 (CSV: 4).
 		t.Columns = append(t.Columns, results.Column{Name: c.name, Keys: []string{c.key}, Digits: 3, CSVDigits: 4, MarkLow: true})
 	}
+	ratios := []int{0, 1, 2, 3, 4, 5, 6} // of normColumns
+	if m.Spec.Energy {
+		t.Columns = append(t.Columns, results.Column{Name: "Energy", Keys: []string{"energy"}, Digits: 3, CSVDigits: 4, MarkLow: true})
+		t.Note += " Energy: the simulated GPUs' energy to solution (docs/energy.md)."
+		ratios = append(ratios, len(NormalizedColumns)) // EnergyColumn
+	}
 	frDigits := 0
 	if len(m.Seeds) > 1 {
 		frDigits = 1
@@ -697,7 +734,7 @@ func normalizedTable(m *Meta, norm []normRow, title, seeds string, sweep []resul
 		}
 		rs := rows[k]
 		row := append([]results.Cell{{Text: k.config}}, point(rs[0].labels)...)
-		for c := range 7 {
+		for _, c := range ratios {
 			var xs []float64
 			for _, r := range rs {
 				xs = append(xs, r.ratio[c])

@@ -65,6 +65,11 @@ type Spec struct {
 	// queue and exec mean/p95 and failed/recovered attempts, like Tables
 	// 3–6; needs normalize), or empty for none.
 	Table string `yaml:"table" json:"table,omitempty"`
+	// Energy adds the energy to solution to the table: per-trace, the
+	// seeds' mean kWh; normalized, its GeoMean ratio to the normalizing
+	// config. The server's GPU type must have a power model
+	// (docs/energy.md). Every result has the energy columns regardless.
+	Energy bool `yaml:"energy" json:"energy,omitempty"`
 	// Figures names the figures drawn from the results (see aegis plot);
 	// none when empty.
 	Figures []string `yaml:"figures" json:"figures,omitempty"`
@@ -367,6 +372,9 @@ func (s *Spec) check(root *yaml.Node) error {
 	if err := s.checkOutputs(a); err != nil {
 		return err
 	}
+	if err := s.checkEnergy(a, server); err != nil {
+		return err
+	}
 	if s.Stacking != nil {
 		if s.ModelUncertainty != nil {
 			return a.errf([]any{"model_uncertainty"}, "a stacking spec replays measured sequences under one model; model_uncertainty runs a trace spec's cells under refits")
@@ -627,6 +635,30 @@ func (s *Spec) checkCells(a at) error {
 				}
 				return a.errf([]any{"configs", ci}, "at sweep point %s: %v", pt, err)
 			}
+		}
+	}
+	return nil
+}
+
+// checkEnergy checks that a spec asking for energy (energy: true, the
+// energy figure) runs on GPUs with a power model, and not a stacking spec.
+func (s *Spec) checkEnergy(a at, server models.Server) error {
+	path := []any{"energy"}
+	if i := slices.Index(s.Figures, plots.FigEnergy); i >= 0 {
+		path = []any{"figures", i}
+	} else if !s.Energy {
+		return nil
+	}
+	if s.Stacking != nil {
+		return a.errf(path, "a stacking spec meters no energy")
+	}
+	types := []models.GPUType{server.Type}
+	if s.cluster != nil {
+		types = s.cluster.Types
+	}
+	for _, t := range types {
+		if _, err := models.PowerFor(t); err != nil {
+			return a.errf(path, "energy: %v", err)
 		}
 	}
 	return nil

@@ -460,6 +460,37 @@ type Summary struct {
 	// DeferralDecisions counts the decisions those episodes spanned, by
 	// reason, in ticks of the decision grid (Collector.DeferralDecisions).
 	DeferralDecisions map[string]int
+	// Energy is the run's energy to solution; nil when it was not
+	// metered, and then EnergyNote says why (e.g. a GPU type without a
+	// measured power model).
+	Energy     *Energy
+	EnergyNote string
+}
+
+// Energy is what a run's GPUs drew over its makespan.
+type Energy struct {
+	// J is the joules over every GPU of the server, from the first
+	// submission to the last finish.
+	J float64
+	// GPUs is the number of GPUs metered.
+	GPUs int
+}
+
+// MeanGPUPowerW is the mean power of one GPU over the makespan (0 without
+// one).
+func (s Summary) MeanGPUPowerW() float64 {
+	if s.Energy == nil || s.MakespanS <= 0 || s.Energy.GPUs == 0 {
+		return 0
+	}
+	return s.Energy.J / s.MakespanS / float64(s.Energy.GPUs)
+}
+
+// EnergyPerJobJ is the energy per finished job (0 when none finished).
+func (s Summary) EnergyPerJobJ() float64 {
+	if s.Energy == nil || s.Finished == 0 {
+		return 0
+	}
+	return s.Energy.J / float64(s.Finished)
 }
 
 // Summarize computes the run metrics over the jobs that finished.

@@ -166,6 +166,11 @@ var SummaryColumns = []string{"makespan_s", "mean_jct_s", "p95_jct_s", "mean_que
 	"mean_exec_s", "p95_exec_s", "failed_attempts", "recovered_attempts",
 	"jobs", "finished", "stopped", "mean_norm_jct", "exclusive_retries", "shared_retries", "deferrals"}
 
+// EnergyColumns follow SummaryColumns in summary.csv when the run metered
+// its energy (Summary.Energy): energy to solution in joules and kWh, one
+// GPU's mean power over the makespan, and the energy per finished job.
+var EnergyColumns = []string{"energy_j", "energy_kwh", "mean_gpu_power_w", "energy_per_job_j"}
+
 // SummaryRow returns summary.csv's header and its one row.
 func (s Summary) SummaryRow() (head, row []string) {
 	total := 0
@@ -176,7 +181,12 @@ func (s Summary) SummaryRow() (head, row []string) {
 		num(s.MeanExecS), num(s.P95ExecS), strconv.Itoa(s.FailedAttempts), strconv.Itoa(s.RecoveredAttempts),
 		strconv.Itoa(s.Jobs), strconv.Itoa(s.Finished), strconv.Itoa(s.Stopped), num(s.MeanNormJCT),
 		strconv.Itoa(s.ExclusiveRetries), strconv.Itoa(s.SharedRetries), strconv.Itoa(total)}
-	return slices.Clone(SummaryColumns), row
+	head = slices.Clone(SummaryColumns)
+	if e := s.Energy; e != nil {
+		head = append(head, EnergyColumns...)
+		row = append(row, num(e.J), num(e.J/3.6e6), num(s.MeanGPUPowerW()), num(s.EnergyPerJobJ()))
+	}
+	return head, row
 }
 
 // DeferralColumns is the header of deferrals.csv.
@@ -218,6 +228,11 @@ func WriteSummaryTable(w io.Writer, title string, s Summary) error {
 	fmt.Fprintf(tw, "normalized JCT mean\t%.3f\n", s.MeanNormJCT)
 	fmt.Fprintf(tw, "failed / recovered attempts\t%d / %d\n", s.FailedAttempts, s.RecoveredAttempts)
 	fmt.Fprintf(tw, "retries exclusive / shared\t%d / %d\n", s.ExclusiveRetries, s.SharedRetries)
+	if e := s.Energy; e != nil {
+		fmt.Fprintf(tw, "energy to solution\t%.0f J  (%.3f kWh); %.1f W mean per GPU; %.0f J per finished job\n", e.J, e.J/3.6e6, s.MeanGPUPowerW(), s.EnergyPerJobJ())
+	} else if s.EnergyNote != "" {
+		fmt.Fprintf(tw, "energy to solution\t- (%s)\n", s.EnergyNote)
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
 		fmt.Fprintf(tw, "deferrals (%s)\t%d episodes, %d decisions\n", k, s.Deferrals[k], s.DeferralDecisions[k])
 	}

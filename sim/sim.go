@@ -112,6 +112,10 @@ type Config struct {
 	// Slots, when not nil, holds each GPU's index within its server (a
 	// cluster simulated as one server); nil: GPU g is slot g.
 	Slots []int
+	// Power, when not nil, is the server's GPU power model: the
+	// simulator meters each GPU's energy (Energy). With Types, each
+	// type's TypeTruth.Power is used.
+	Power *models.PowerModel
 }
 
 // TypeTruth is the truth of one GPU type of a server with several.
@@ -120,7 +124,8 @@ type TypeTruth struct {
 	Catalog      *models.Catalog // solo profiles on Type
 	Interference models.Interference
 	Telemetry    models.TelemetryParams
-	Speeds       *models.Speeds // speed classes of this type's GPUs (nil: none)
+	Speeds       *models.Speeds     // speed classes of this type's GPUs (nil: none)
+	Power        *models.PowerModel // nil: no energy metered on this type
 }
 
 // maxTypes bounds Config.Types (TypeMask's bits).
@@ -225,6 +230,10 @@ type job struct {
 type gpu struct {
 	epoch uint32 // bumps when the pending OOM event goes stale
 	tel   history
+	// The energy meter: joules up to meterAt, and the power in force
+	// since (the current telemetry segment's).
+	energyJ, meterW float64
+	meterAt         time.Duration
 	// The last measured memory the view showed: its second, the history
 	// version it was read from, and whether it stays put until the
 	// history changes (no job ramping).
@@ -323,6 +332,9 @@ func New(cfg Config, specs []traces.Job) (*Sim, error) {
 	s.view.GPUs = make([]policies.GPU, cfg.Server.GPUs)
 	s.view.Pressure = true
 	for i := range s.view.GPUs {
+		if pm := s.typ(i).Power; pm != nil {
+			s.gpus[i].meterW = pm.IdleW
+		}
 		s.view.GPUs[i] = policies.GPU{Index: i, CapacityMiB: s.capacity(i)}
 		s.view.Pressure = s.view.Pressure && s.typ(i).Type.Pressure
 	}
@@ -362,7 +374,7 @@ func (s *Sim) setTypes() error {
 		if err := cfg.Truth.Check(cfg.Server); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
-		s.types = []TypeTruth{{Type: cfg.Server.Type, Catalog: cfg.Catalog, Interference: cfg.Interference, Telemetry: cfg.Telemetry, Speeds: cfg.Speeds}}
+		s.types = []TypeTruth{{Type: cfg.Server.Type, Catalog: cfg.Catalog, Interference: cfg.Interference, Telemetry: cfg.Telemetry, Speeds: cfg.Speeds, Power: cfg.Power}}
 		s.typeGPUs = []int{cfg.Server.GPUs}
 		return nil
 	}

@@ -95,6 +95,7 @@ func (h *history) record(s *Sim, g int) {
 				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate})
 		}
 	}
+	s.meter(g, jobs)
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
 		h.recycle(h.segs[n-1].jobs)
 		h.segs[n-1].jobs, h.segs[n-1].serial = jobs, h.version

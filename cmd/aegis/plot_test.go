@@ -69,8 +69,8 @@ func TestPlotSpecWithoutFigures(t *testing.T) {
 	}
 	code, out, errs := aegis("plot", table3, table2)
 	require.Equal(t, 0, code, errs)
-	require.Equal(t, "aegis: "+table3+": spec table3 asks for no figures, so none was drawn; draw one with --figure NAME, one of: normalized, queue-exec, seeds-cdf\n", errs)
-	require.Equal(t, filepath.Join(table2, "seeds-cdf.svg")+"\n", out, "the next directory is drawn")
+	require.Equal(t, "aegis: "+table3+": spec table3 asks for no figures, so none was drawn; draw one with --figure NAME, one of: normalized, queue-exec, seeds-cdf, energy\n", errs)
+	require.Equal(t, filepath.Join(table2, "seeds-cdf.svg")+"\n"+filepath.Join(table2, "energy.svg")+"\n", out, "the next directory is drawn")
 	entries, err := os.ReadDir(table3)
 	require.NoError(t, err)
 	require.Len(t, entries, 4, "no figure written, only the page")

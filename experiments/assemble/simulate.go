@@ -9,10 +9,13 @@ package assemble
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
@@ -105,6 +108,39 @@ type assembly struct {
 	log   *results.EventLog
 	where *serverRecorder // a cluster run's
 	col   *results.Collector
+	// energyNote says why the run meters no energy ("" when it does).
+	energyNote string
+}
+
+// powerFor is GPU type t's power model, or nil and why there is none.
+func powerFor(t models.GPUType) (*models.PowerModel, string, error) {
+	pm, err := models.PowerFor(t)
+	if errors.Is(err, models.ErrNoPower) {
+		return nil, err.Error(), nil
+	}
+	return pm, "", err
+}
+
+// energy sets s's energy to solution: the simulator's meter from the first
+// submission over the makespan, or why there is none.
+func (a *assembly) energy(s *results.Summary) {
+	if a.energyNote != "" {
+		s.EnergyNote = a.energyNote
+		return
+	}
+	jobs := a.r.Trace.Jobs
+	if s.Finished == 0 || len(jobs) == 0 {
+		s.EnergyNote = "no job finished"
+		return
+	}
+	first := jobs[0].Submit
+	for _, j := range jobs {
+		first = min(first, j.Submit)
+	}
+	end := first + time.Duration(math.Round(s.MakespanS*1e9))
+	if j, ok := a.s.Energy(first, end); ok {
+		s.Energy = &results.Energy{J: j, GPUs: a.r.Server.GPUs}
+	}
 }
 
 // policy builds the run's policy: a cluster dispatcher of it on a cluster.
@@ -159,13 +195,19 @@ func (a *assembly) simulator() error {
 	if err != nil {
 		return err
 	}
+	power, note, err := powerFor(r.Server.Type)
+	if err != nil {
+		return err
+	}
+	a.energyNote = note
 	cfg := sim.Config{Server: r.Server, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: r.Seed,
-		GPUsPerProfile: r.Cluster != nil, Speeds: speeds}
+		GPUsPerProfile: r.Cluster != nil, Speeds: speeds, Power: power}
 	if r.Cluster != nil {
 		cfg.Slots = r.Cluster.Slots()
 	}
 	if a.mixed != nil {
 		cfg.Types, cfg.TypeOf = a.mixed.types, r.Cluster.GPUTypes()
+		a.energyNote = a.mixed.energyNote
 	}
 	if r.Telemetry != nil {
 		a.tel = results.NewTelemetryWriter(r.Telemetry)
@@ -231,6 +273,7 @@ func (a *assembly) outcome() (*Outcome, error) {
 		}
 	}
 	o := &Outcome{Summary: a.col.Summary(), Events: a.col.Events()}
+	a.energy(&o.Summary)
 	if a.r.Jobs != nil {
 		if err := a.col.FlushJobs(); err != nil {
 			return nil, err
@@ -267,6 +310,8 @@ type mixedTruth struct {
 	names    []string
 	pressure []bool
 	differ   bool // the types' catalogs are not all the same
+	// energyNote says why a type has no power model ("" when all have).
+	energyNote string
 }
 
 func newMixedTruth(r Run) (*mixedTruth, error) {
@@ -291,7 +336,14 @@ func newMixedTruth(r Run) (*mixedTruth, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.types = append(m.types, sim.TypeTruth{Type: t, Catalog: cat, Interference: inter, Telemetry: combine, Speeds: speeds})
+		power, note, err := powerFor(t)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" && m.energyNote == "" {
+			m.energyNote = note
+		}
+		m.types = append(m.types, sim.TypeTruth{Type: t, Catalog: cat, Interference: inter, Telemetry: combine, Speeds: speeds, Power: power})
 		m.cats, m.names, m.pressure = append(m.cats, cat), append(m.names, t.Name), append(m.pressure, t.Pressure)
 		m.differ = m.differ || cat != m.cats[0]
 	}

@@ -11,8 +11,13 @@ import (
 	"github.com/aegis-sched/aegis/results/stats"
 )
 
-// DefaultMetrics are the summary.csv columns compared when none are named.
+// DefaultMetrics are the summary.csv columns compared when none are named;
+// EnergyMetric follows them when every directory metered energy.
 var DefaultMetrics = []string{"makespan_s", "mean_jct_s", "p95_jct_s", "mean_queue_s", "mean_exec_s", "failed_attempts"}
+
+// EnergyMetric is the energy to solution compared by default where every
+// side has it (GPU types with a power model; docs/energy.md).
+const EnergyMetric = "energy_kwh"
 
 // PerJob names the per-job row's metric: each job's JCT / solo runtime.
 const PerJob = "norm_jct (per job)"
@@ -21,7 +26,9 @@ const PerJob = "norm_jct (per job)"
 // compared with) and one row per group, trace and metric.
 type Result struct {
 	Sides []string
-	Rows  []Row
+	// Metrics are the run metrics compared.
+	Metrics []string
+	Rows    []Row
 	// Jobs holds, per group and trace, each side's per-job JCT / solo
 	// runtimes (paired seeds), for the overlaid CDFs.
 	Jobs []JobPanel
@@ -80,7 +87,10 @@ type group struct {
 // compared whatever their names. Runs pair by trace and seed, jobs by ID.
 func Dirs(dirs []string, metrics []string) (*Result, error) {
 	if len(metrics) == 0 {
-		metrics = DefaultMetrics
+		metrics = slices.Clone(DefaultMetrics)
+		if allHave(dirs, EnergyMetric) {
+			metrics = append(metrics, EnergyMetric)
+		}
 	}
 	var srcs []*source
 	for _, d := range dirs {
@@ -98,7 +108,7 @@ func Dirs(dirs []string, metrics []string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{}
+	res := &Result{Metrics: metrics}
 	for _, s := range groups[0].sides {
 		res.Sides = append(res.Sides, s.name)
 	}

@@ -154,3 +154,19 @@ func (s *source) variants() []string {
 	}
 	return out
 }
+
+// allHave reports whether every directory's run metrics (cells.csv, else
+// summary.csv) have column c.
+func allHave(dirs []string, c string) bool {
+	for _, d := range dirs {
+		name := filepath.Join(d, "cells.csv")
+		if _, err := os.Stat(name); err != nil {
+			name = filepath.Join(d, "summary.csv")
+		}
+		t, err := runfiles.ReadTable(name)
+		if err != nil || !t.Has(c) {
+			return false
+		}
+	}
+	return true
+}

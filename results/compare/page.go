@@ -38,7 +38,7 @@ var descriptions = map[string]string{
 // directory's provenance file and its sha256).
 func (res *Result) WritePage(out string, dirs, metrics []string) error {
 	if len(metrics) == 0 {
-		metrics = DefaultMetrics
+		metrics = res.Metrics
 	}
 	p := page.Page{Title: "aegis compare: " + strings.Join(res.Sides[1:], ", ") + " vs " + res.Sides[0],
 		Describe:  func(n string) string { return descriptions[n] },

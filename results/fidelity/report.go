@@ -28,6 +28,10 @@ type Report struct {
 	// Refits are ours under every speed model, per table run with
 	// model_uncertainty (Refits).
 	Refits map[int][]Values
+	// Energy holds the testbed's measured runs beside ours; EnergyNote
+	// says why there are none.
+	Energy     []EnergyRow
+	EnergyNote string
 }
 
 // Load reads dir's tables and, when shared is not empty and holds
@@ -43,6 +47,9 @@ func Load(dir, shared string) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Dir: filepath.ToSlash(dir), Ours: ours, Seeds: seeds, Refits: refits}
+	if r.Energy, r.EnergyNote, err = loadEnergy(dir, shared); err != nil {
+		return nil, err
+	}
 	if shared == "" {
 		r.Source = "unavailable: no shared data folder (../shared or $AEGIS_SHARED)"
 		return r, nil
@@ -110,6 +117,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, t := range Tables {
 		r.writeTable(b, t)
 	}
+	r.writeEnergy(b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

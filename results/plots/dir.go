@@ -31,13 +31,13 @@ const (
 )
 
 // FigureNames lists the figures DrawDir can draw, in drawing order.
-var FigureNames = []string{FigNormalized, FigJCTCDF, FigQueueExec, FigStability, FigThresholds, FigSeeds, FigTimeline}
+var FigureNames = []string{FigNormalized, FigJCTCDF, FigQueueExec, FigStability, FigThresholds, FigSeeds, FigTimeline, FigEnergy}
 
 // figureFile is the file each figure needs.
 var figureFile = map[string]string{
 	FigNormalized: "normalized.csv", FigJCTCDF: "jobs.csv", FigQueueExec: "normalized.csv",
 	FigStability: "stability.csv", FigThresholds: "thresholds.csv", FigSeeds: "cells.csv",
-	FigTimeline: "events.jsonl",
+	FigTimeline: "events.jsonl", FigEnergy: "cells.csv",
 }
 
 // FigureFile is the file of a results directory that figure name is drawn
@@ -186,6 +186,8 @@ func (d *dirData) figure(name string) (*Figure, error) {
 		return d.seeds()
 	case FigTimeline:
 		return d.timeline()
+	case FigEnergy:
+		return d.energy()
 	}
 	return nil, fmt.Errorf("unknown figure %q", name)
 }

@@ -118,7 +118,9 @@ func DrawSweeps(dir, format string, sweeps ...Sweep) ([]string, error) {
 // metricNames name summary columns in figures.
 var metricNames = map[string]string{"makespan_s": "makespan", "mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT",
 	"mean_queue_s": "mean queueing time", "p95_queue_s": "p95 queueing time", "mean_exec_s": "mean execution time",
-	"p95_exec_s": "p95 execution time", "mean_norm_jct": "mean JCT / solo runtime"}
+	"p95_exec_s": "p95 execution time", "mean_norm_jct": "mean JCT / solo runtime",
+	"energy_j": "energy to solution (J)", "energy_kwh": "energy to solution (kWh)", "mean_gpu_power_w": "mean GPU power (W)",
+	"energy_per_job_j": "energy per finished job (J)"}
 
 // MetricName names a summary.csv column in figures and tables ("mean
 // JCT" for mean_jct_s); columns it does not know with spaces for '_'.

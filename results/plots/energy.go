@@ -1,0 +1,108 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/aegis-sched/aegis/results"
+)
+
+// FigEnergy is the energy figure: energy to solution per trace and
+// configuration (cells.csv), and, when normalized.csv is there, energy
+// over the normalizing configuration's per trace and GeoMean; bars are
+// means over seeds with their 95 % CI and one dot per seed.
+const FigEnergy = "energy"
+
+// energy draws FigEnergy.
+func (d *dirData) energy() (*Figure, error) {
+	t, err := d.table("cells.csv", "trace")
+	if err != nil {
+		return nil, err
+	}
+	if !t.Has("energy_kwh") {
+		if !d.named {
+			return nil, errSkip
+		}
+		return nil, fmt.Errorf("%s: no energy_kwh column: energy is metered only on GPU types with a power model (see docs/energy.md)", t.Name)
+	}
+	sweep := SweepColumns(t, results.SummaryColumns)
+	abs, err := d.energyPanel("cells.csv", "energy_kwh", sweep, false)
+	if err != nil {
+		return nil, err
+	}
+	abs.Title, abs.YLabel = "energy to solution", "energy (kWh)"
+	panels := []Bars{abs}
+	if n, err := d.table("normalized.csv"); err == nil && n.Has("energy_j") {
+		rel, err := d.energyPanel("normalized.csv", "energy_j", SweepColumns(n, results.SummaryColumns), true)
+		if err != nil {
+			return nil, err
+		}
+		base := baseline(n, SweepColumns(n, results.SummaryColumns))
+		rel.Title, rel.YLabel, rel.Ref = "energy normalized to "+base, "energy / "+base+"'s", 1
+		panels = append(panels, rel)
+	}
+	return NormalizedBars(d.styles(), specTitle(t)+"energy to solution (mean ± 95 % CI over seeds)", panels...)
+}
+
+// energyPanel is one energy panel from file's column col: per trace
+// (GeoMean last) one bar per configuration, the mean over seeds with its
+// CI and the seeds as dots; with dropBase the configuration whose values
+// are all 1 (the normalizing one) is left out.
+func (d *dirData) energyPanel(file, col string, sweep []string, dropBase bool) (Bars, error) {
+	t, err := d.table(file, "trace", col)
+	if err != nil {
+		return Bars{}, err
+	}
+	var traces, series order
+	vals := map[[2]int][]float64{}
+	allOne := map[int]bool{}
+	for i := range t.Len() {
+		g, s := traces.at(t.String(i, "trace")), series.at(SeriesName(t, i, sweep))
+		v, err := t.OptFloat(i, col)
+		if err != nil {
+			return Bars{}, err
+		}
+		if _, ok := allOne[s]; !ok {
+			allOne[s] = true
+		}
+		allOne[s] = allOne[s] && v == 1
+		if finite(v) {
+			vals[[2]int{s, g}] = append(vals[[2]int{s, g}], v)
+		}
+	}
+	if t.Len() == 0 {
+		return Bars{}, fmt.Errorf("%s: no rows", t.Name)
+	}
+	groups := slices.Clone(traces.keys)
+	gi := make([]int, len(groups))
+	for i := range gi {
+		gi[i] = i
+	}
+	if k := slices.Index(groups, geomean); k >= 0 {
+		groups = append(slices.Delete(groups, k, k+1), "GeoMean")
+		gi = append(slices.Delete(gi, k, k+1), k)
+	}
+	b := Bars{Groups: groups}
+	for s, name := range series.keys {
+		if dropBase && allOne[s] && len(series.keys) > 1 {
+			continue
+		}
+		bs := BarSeries{Name: name}
+		for _, g := range gi {
+			xs := vals[[2]int{s, g}]
+			st := results.StatOf(xs)
+			m, ci := st.Mean, st.CI95
+			if len(xs) == 0 {
+				m = math.NaN()
+			}
+			if math.IsNaN(ci) {
+				ci = 0
+			}
+			bs.Values, bs.Lo, bs.Hi = append(bs.Values, m), append(bs.Lo, m-ci), append(bs.Hi, m+ci)
+			bs.Points = append(bs.Points, xs)
+		}
+		b.Series = append(b.Series, bs)
+	}
+	return b, nil
+}

@@ -1,0 +1,61 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/exclusive"
+	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/sim"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// TestEnergy meters one job alone on a 2-GPU server: both GPUs idle but
+// the job's while it is active, which draws idle + busy + the memory term
+// at its peak. Each part of the model moves the energy by its own share
+// (a test that fails when a term is dropped), and the board limit caps it.
+func TestEnergy(t *testing.T) {
+	const w = "resnet18_cifar100_bs128_20e_1gpu"
+	specs := []traces.Job{{ID: "a", Workload: w, GPUs: 1, Submit: 5 * sec}}
+	prof, ok := models.A100().Get(w)
+	require.True(t, ok)
+	peakGiB := prof.PeakMiB() / 1024
+	energy := func(pm *models.PowerModel) (float64, float64, float64) {
+		s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100(), Truth: exact(), Seed: 1, Power: pm}, specs)
+		require.NoError(t, err)
+		rec := &events{}
+		col := results.NewCollector(s.Jobs(), rec)
+		require.NoError(t, loop.Run(context.Background(), s, &exclusive.Policy{}, col))
+		var active float64
+		for _, e := range rec.evs {
+			if e.Kind == policies.JobActive {
+				active = e.T.Seconds()
+			}
+		}
+		end := col.Jobs()[0].Finish
+		e, ok := s.Energy(5*sec, end)
+		require.True(t, ok)
+		return e, end.Seconds() - 5, end.Seconds() - active
+	}
+	pm := &models.PowerModel{IdleW: 50, BusyW: 100, MemWPerGiB: 2, BoardW: 400}
+	e, span, busy := energy(pm)
+	require.Greater(t, busy, 0.0)
+	require.InDelta(t, 2*50*span+(100+2*peakGiB)*busy, e, 1e-6)
+	noMem := *pm
+	noMem.MemWPerGiB = 0
+	e2, _, _ := energy(&noMem)
+	require.InDelta(t, 2*peakGiB*busy, e-e2, 1e-6, "the memory term")
+	capped := *pm
+	capped.BoardW = 120
+	e3, _, _ := energy(&capped)
+	require.InDelta(t, 2*50*span+70*busy, e3, 1e-6, "the board limit")
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100(), Truth: exact(), Seed: 1}, specs)
+	require.NoError(t, err)
+	_, ok = s.Energy(0, 0)
+	require.False(t, ok, "no power model, no energy")
+}
