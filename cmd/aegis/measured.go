@@ -19,7 +19,7 @@ import (
 // measuredFlags are aegis measured's flags.
 type measuredFlags struct {
 	simulateFlags
-	seeds, format string
+	seeds, format, dcgm string
 }
 
 // testbedConfigs maps the testbed's configuration_label
@@ -55,8 +55,15 @@ logs with columns submit_s,start_s,finish_s and optionally last_start_s (launch 
 the attempt that completed; default start_s), queue_s, failed_attempts, workload_id,
 job_id. Times are seconds or timestamps (docs/measured.md).
 
+It also tabulates what our GPUs read: SMACT, SMOCC and DRAMA over all GPU-seconds
+(mean, median, p95) and by the number of jobs on the GPU, with the share of seconds
+over the pressure rule. --dcgm FILE sets the measured run's own distributions beside
+them: the testbed's dcgm_run_distributions.csv, the rows of --trace's name and the
+file's configuration_label.
+
 --out DIR writes DIR/measured.md (the report), DIR/running.png (or --format svg:
-both runs' jobs running at once over time) and DIR/jobs.csv (each job side by side).`,
+both runs' jobs running at once over time), DIR/jobs.csv (each job side by side) and
+DIR/summary.csv (each figure: measured, ours' mean and CI over the seeds).`,
 		Example: `  aegis measured $AEGIS_SHARED/calibration/aegis/testbed_runs/philly/job_metrics__aegis_lug_thresholded.csv --trace philly
   aegis measured my_cluster_run.csv --trace my_trace.csv --policy aegis --set placement=mu --seeds 1-5 --out cmp/`,
 		Args: exactArgs(1),
@@ -69,8 +76,9 @@ both runs' jobs running at once over time) and DIR/jobs.csv (each job side by si
 	f.StringArrayVar(&fl.sets, "set", nil, "policy parameter key=value (repeatable; see aegis policies)")
 	f.StringArrayVar(&fl.truths, "truth", nil, "simulator truth setting key=value (repeatable)")
 	f.StringVar(&fl.seeds, "seeds", "1-5", "seeds to simulate, e.g. 1-5 or 1,3,7")
-	f.StringVar(&fl.out, "out", "", "directory for measured.md, running.png and jobs.csv")
+	f.StringVar(&fl.out, "out", "", "directory for measured.md, running.png, jobs.csv and summary.csv")
 	f.StringVar(&fl.format, "format", "png", "figure format: png or svg")
+	f.StringVar(&fl.dcgm, "dcgm", "", "the testbed's dcgm_run_distributions.csv: the measured run's SMACT/SMOCC/DRAMA beside ours")
 	return c
 }
 
@@ -117,28 +125,21 @@ func (fl *measuredFlags) run(c *cobra.Command, path string) error {
 	if err != nil {
 		return err
 	}
-	var sims []*measured.Run
-	for _, seed := range seeds {
-		var ev bytes.Buffer
-		r := assemble.Run{Trace: tr, Server: srv, Policy: fl.policy, Params: params, Seed: seed, Truth: &truth}
-		o, err := assemble.Simulate(c.Context(), r, &ev)
-		if err != nil {
+	var dcgm *measured.Signals
+	if fl.dcgm != "" {
+		if dcgm, err = readDCGM(fl.dcgm, path, raw, tr.Name); err != nil {
 			return err
 		}
-		evs, err := runfiles.ParseEvents("events", &ev)
-		if err != nil {
-			return err
-		}
-		att, err := runfiles.Attempts("events", evs)
-		if err != nil {
-			return err
-		}
-		sims = append(sims, measured.FromSim(fmt.Sprintf("seed %d", seed), o.Jobs, att))
+	}
+	sims, rd, err := simulateSeeds(c, assemble.Run{Trace: tr, Server: srv, Policy: fl.policy, Params: params, Truth: &truth}, seeds)
+	if err != nil {
+		return err
 	}
 	cmp, err := measured.Compare(meas, sims, seeds)
 	if err != nil {
 		return fmt.Errorf("measured: %s against trace %s: %w", path, tr.Name, err)
 	}
+	rd.Measured, cmp.Readings = dcgm, rd
 	what := fmt.Sprintf("trace %s on %s, policy %s", tr.Name, srv, fl.policy)
 	if len(fl.sets) > 0 {
 		what += " " + strings.Join(fl.sets, " ")
@@ -168,15 +169,81 @@ func writeMeasured(dir, format, name, what string, cmp *measured.Comparison, rep
 	if err := fig.Save(filepath.Join(dir, "running."+format)); err != nil {
 		return err
 	}
-	var jb bytes.Buffer
+	var jb, sb bytes.Buffer
 	if err := cmp.WriteJobsCSV(&jb); err != nil {
 		return err
 	}
+	if err := cmp.WriteSummaryCSV(&sb); err != nil {
+		return err
+	}
 	md := append([]byte("# "+name+" beside ours\n\n![jobs running at once](running."+format+")\n\n"), report...)
-	for f, b := range map[string][]byte{"measured.md": md, "jobs.csv": jb.Bytes()} {
+	for f, b := range map[string][]byte{"measured.md": md, "jobs.csv": jb.Bytes(), "summary.csv": sb.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			return fmt.Errorf("measured: %w", err)
 		}
 	}
 	return nil
+}
+
+// simulateSeeds runs r once per seed and returns each run's jobs and what
+// its GPUs read.
+func simulateSeeds(c *cobra.Command, r assemble.Run, seeds []uint64) ([]*measured.Run, *measured.Readings, error) {
+	var (
+		sims []*measured.Run
+		tels []*runfiles.Telemetry
+		atts [][]runfiles.Attempt
+	)
+	rd := &measured.Readings{Tau: [3]float64{0.65, 0.35, 0.5}}
+	if v, ok := r.Params["thresholds"]; ok {
+		if _, err := fmt.Sscanf(v, "%g,%g,%g", &rd.Tau[0], &rd.Tau[1], &rd.Tau[2]); err != nil {
+			return nil, nil, usageError{fmt.Errorf("measured: thresholds %q: %w", v, err)}
+		}
+	}
+	for _, seed := range seeds {
+		var ev, tb bytes.Buffer
+		r.Seed, r.Telemetry = seed, &tb
+		o, err := assemble.Simulate(c.Context(), r, &ev)
+		if err != nil {
+			return nil, nil, err
+		}
+		evs, err := runfiles.ParseEvents("events", &ev)
+		if err != nil {
+			return nil, nil, err
+		}
+		att, err := runfiles.Attempts("events", evs)
+		if err != nil {
+			return nil, nil, err
+		}
+		tel, err := runfiles.ParseTelemetry("telemetry", &tb)
+		if err != nil {
+			return nil, nil, err
+		}
+		sims = append(sims, measured.FromSim(fmt.Sprintf("seed %d", seed), o.Jobs, att))
+		tels, atts = append(tels, tel), append(atts, att)
+		rd.Ours = append(rd.Ours, measured.SignalsOf(tel))
+	}
+	rd.Depth = measured.Depths(tels, atts, rd.Tau)
+	return sims, rd, nil
+}
+
+// readDCGM reads the measured run's signal distributions from the
+// testbed's DCGM file: the rows of trace and the run file's label.
+func readDCGM(file, run string, raw []byte, trace string) (*measured.Signals, error) {
+	label, err := measured.Label(run, bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	if label == "" {
+		return nil, usageError{fmt.Errorf("measured: --dcgm: %s has no configuration_label to find its rows by", run)}
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("measured: %w", err)
+	}
+	defer f.Close()
+	s, err := measured.ReadDCGM(file, f, trace, label)
+	if err != nil {
+		return nil, fmt.Errorf("measured: %w", err)
+	}
+	return &s, nil
 }

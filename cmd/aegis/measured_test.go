@@ -54,7 +54,7 @@ func TestMeasuredAgainstItself(t *testing.T) {
 	require.Contains(t, stdout, "| makespan, s |")
 	require.Regexp(t, `\| jobs running at once, max \| (\d+)\.0 \| (\d+)\.0 \| \+0\.0 \|`, stdout)
 	require.Regexp(t, `\| failed attempts \| \d+\.0 \| \d+\.0 \| \+0\.0 \|`, stdout)
-	for _, f := range []string{"measured.md", "running.png", "jobs.csv"} {
+	for _, f := range []string{"measured.md", "running.png", "jobs.csv", "summary.csv"} {
 		_, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err, f)
 	}
@@ -62,6 +62,24 @@ func TestMeasuredAgainstItself(t *testing.T) {
 	code, stdout, errs = aegis("measured", csvPath, "--trace", "philly", "--policy", "aegis", "--set", "placement=mu", "--seeds", "3")
 	require.Equal(t, 0, code, errs)
 	require.NotContains(t, stdout, "| median \\|ratio − 1\\| | 0.000 |", "another seed differs")
+	require.Contains(t, stdout, "| jobs on the GPU | share | SMACT | SMOCC | DRAMA | over the rule |")
+}
+
+// The testbed's run, its configuration from its label, its DCGM readings
+// beside ours.
+func TestMeasuredTestbedRun(t *testing.T) {
+	shared := os.Getenv("AEGIS_SHARED")
+	dir := filepath.Join(shared, "calibration", "aegis", "testbed_runs")
+	if _, err := os.Stat(dir); shared == "" || err != nil {
+		t.Skip("the testbed's runs are not here (AEGIS_SHARED/calibration/aegis/testbed_runs); skipped")
+	}
+	code, stdout, errs := aegis("measured", filepath.Join(dir, "saturn", "job_metrics__aegis_lug_no_thresholds.csv"), "--trace", "saturn",
+		"--seeds", "1", "--dcgm", filepath.Join(dir, "dcgm_run_distributions.csv"))
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, stdout, "policy aegis placement=mu filter=nf, seeds 1;")
+	require.Contains(t, stdout, "| jobs running at once, max | 15.0 |")
+	require.Contains(t, stdout, "| smact | 0.509 / ", "the testbed's SMACT mean over the run")
+	require.Contains(t, stdout, "Mean |ours − measured| over the three signals and statistics:")
 }
 
 func TestMeasuredErrors(t *testing.T) {
@@ -80,6 +98,7 @@ func TestMeasuredErrors(t *testing.T) {
 		{[]string{"measured", minimal, "--trace", "demo", "--policy", "aegis", "--seeds", "x"}, 2, "--seeds"},
 		{[]string{"measured", minimal, "--trace", "philly", "--policy", "aegis", "--seeds", "1"}, 1, "the measured run has 1 jobs, the simulated trace 60"},
 		{[]string{"measured", bad, "--trace", "philly", "--policy", "aegis"}, 1, "bad.csv:2: column finish_s: completion before launch"},
+		{[]string{"measured", minimal, "--trace", "demo", "--policy", "aegis", "--dcgm", bad}, 2, "has no configuration_label to find its rows by"},
 	} {
 		code, _, errs := aegis(tc.args...)
 		require.Equal(t, tc.code, code, errs)

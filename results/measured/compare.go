@@ -160,6 +160,9 @@ type Comparison struct {
 	M        Metrics
 	S        []Metrics
 	E        []JobError
+	// Readings, when not nil, is what the GPUs read (WriteMarkdown adds
+	// it).
+	Readings *Readings
 }
 
 // Compare sets meas beside sims (one per seed, in the order of seeds).

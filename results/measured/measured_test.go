@@ -133,6 +133,10 @@ func TestCompareIdentical(t *testing.T) {
 	require.NoError(t, c.WriteJobsCSV(&b))
 	require.Equal(t, "job,workload,submit_s,start_s,last_start_s,finish_s,span_s,queue_s,failed_attempts,ours_span_s_seed1,ours_failed_seed1,ours_span_s_seed2,ours_failed_seed2,span_ratio_median\n"+
 		"a,w,0.000,0.000,0.000,100.000,100.000,0.000,1,100.000,1,100.000,1,1.0000\n", strings.SplitAfterN(b.String(), "\n", 3)[0]+strings.SplitAfterN(b.String(), "\n", 3)[1])
+	b.Reset()
+	require.NoError(t, c.WriteSummaryCSV(&b))
+	require.Contains(t, b.String(), "measure,measured,ours_mean,ours_ci95,seeds\nmax_running,2.0000,2.0000,0.0000,2\n")
+	require.Contains(t, b.String(), "job_span_abs_err_median,,0.0000,0.0000,2\n")
 	f, err := c.Figure("t")
 	require.NoError(t, err)
 	require.NoError(t, f.WriteTo(&b, "svg"))

@@ -39,6 +39,7 @@ func (c *Comparison) Figure(title string) (*plots.Figure, error) {
 
 // row is one line of the side-by-side table.
 type row struct {
+	key    string // summary.csv's name
 	name   string
 	m      float64
 	f      func(Metrics) float64
@@ -48,15 +49,15 @@ type row struct {
 
 func (c *Comparison) rows() []row {
 	return []row{
-		{"jobs running at once, max", float64(c.M.MaxRunning), func(m Metrics) float64 { return float64(m.MaxRunning) }, 1, false},
-		{"jobs running at once, time-weighted mean", c.M.MeanRunning, func(m Metrics) float64 { return m.MeanRunning }, 2, false},
-		{"makespan, s", c.M.Makespan, func(m Metrics) float64 { return m.Makespan }, 0, true},
-		{"execution span mean, s", c.M.MeanSpan, func(m Metrics) float64 { return m.MeanSpan }, 0, true},
-		{"execution span p95, s", c.M.P95Span, func(m Metrics) float64 { return m.P95Span }, 0, true},
-		{"queue mean, s", c.M.MeanQueue, func(m Metrics) float64 { return m.MeanQueue }, 0, true},
-		{"queue p95, s", c.M.P95Queue, func(m Metrics) float64 { return m.P95Queue }, 0, true},
-		{"JCT mean, s", c.M.MeanJCT, func(m Metrics) float64 { return m.MeanJCT }, 0, true},
-		{"failed attempts", float64(c.M.Failed), func(m Metrics) float64 { return float64(m.Failed) }, 1, false},
+		{"max_running", "jobs running at once, max", float64(c.M.MaxRunning), func(m Metrics) float64 { return float64(m.MaxRunning) }, 1, false},
+		{"mean_running", "jobs running at once, time-weighted mean", c.M.MeanRunning, func(m Metrics) float64 { return m.MeanRunning }, 2, false},
+		{"makespan_s", "makespan, s", c.M.Makespan, func(m Metrics) float64 { return m.Makespan }, 0, true},
+		{"span_mean_s", "execution span mean, s", c.M.MeanSpan, func(m Metrics) float64 { return m.MeanSpan }, 0, true},
+		{"span_p95_s", "execution span p95, s", c.M.P95Span, func(m Metrics) float64 { return m.P95Span }, 0, true},
+		{"queue_mean_s", "queue mean, s", c.M.MeanQueue, func(m Metrics) float64 { return m.MeanQueue }, 0, true},
+		{"queue_p95_s", "queue p95, s", c.M.P95Queue, func(m Metrics) float64 { return m.P95Queue }, 0, true},
+		{"jct_mean_s", "JCT mean, s", c.M.MeanJCT, func(m Metrics) float64 { return m.MeanJCT }, 0, true},
+		{"failed_attempts", "failed attempts", float64(c.M.Failed), func(m Metrics) float64 { return float64(m.Failed) }, 1, false},
 	}
 }
 
@@ -103,6 +104,11 @@ func (c *Comparison) WriteMarkdown(w io.Writer, what string) error {
 	for _, k := range c.worst(5) {
 		j := c.Measured.Jobs[k.i]
 		fmt.Fprintf(&b, "| %s | %s | %.0f | %.2f |\n", j.ID, j.Workload, j.Span(), k.r)
+	}
+	if c.Readings != nil {
+		if err := c.Readings.WriteMarkdown(&b); err != nil {
+			return err
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -193,6 +199,39 @@ func (c *Comparison) WriteJobsCSV(w io.Writer) error {
 			r = strconv.FormatFloat(ratios[i], 'f', 4, 64)
 		}
 		if err := cw.Write(append(rec, r)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteSummaryCSV writes the comparison's figures, one row each: key,
+// measured, ours (mean and 95 % CI half-width over the seeds), seeds. The
+// per-job span errors have no measured value (empty).
+func (c *Comparison) WriteSummaryCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	n := strconv.Itoa(len(c.Seeds))
+	if err := cw.Write([]string{"measure", "measured", "ours_mean", "ours_ci95", "seeds"}); err != nil {
+		return err
+	}
+	for _, r := range c.rows() {
+		st := c.Stat(r.f)
+		if err := cw.Write([]string{r.key, f(r.m), f(st.Mean), f(st.CI95), n}); err != nil {
+			return err
+		}
+	}
+	for _, x := range []struct {
+		key string
+		f   func(JobError) float64
+	}{
+		{"job_span_ratio_median", func(e JobError) float64 { return e.MedianRatio }},
+		{"job_span_abs_err_median", func(e JobError) float64 { return e.MedianAbs }},
+		{"job_span_abs_err_p90", func(e JobError) float64 { return e.P90Abs }},
+	} {
+		st := c.ErrStat(x.f)
+		if err := cw.Write([]string{x.key, "", f(st.Mean), f(st.CI95), n}); err != nil {
 			return err
 		}
 	}
