@@ -63,8 +63,14 @@ benchstat: ## compare bench.txt with the committed baseline (bench/baseline.txt)
 demo: build ## simulate the embedded demo trace under Exclusive on 3 x A100-40GB
 	./$(BIN) simulate --trace demo --policy exclusive --server a100-40gb:3 --seed 1
 
-reproduce: build ## run every shipped spec (experiments/*.yaml) into results/paper
+TESTBED = $${AEGIS_SHARED:-../shared}/calibration/aegis/testbed_runs
+
+reproduce: build ## run every shipped spec (experiments/*.yaml) into results/paper, the testbed's runs beside ours, then fidelity.md
 	./$(BIN) run experiments/*.yaml --out results/paper
+	@if [ -d "$(TESTBED)" ]; then for tr in philly saturn; do for f in "$(TESTBED)"/$$tr/job_metrics__*.csv; do \
+		l=$$(basename $$f .csv); l=$${l#job_metrics__}; \
+		./$(BIN) measured "$$f" --trace $$tr --seeds 1-5 --dcgm "$(TESTBED)/dcgm_run_distributions.csv" --format svg --out results/paper/measured/$$tr-$$l > /dev/null || exit 1; \
+	done; done; else echo "no testbed runs at $(TESTBED): results/paper/measured not made"; fi
 	./$(BIN) fidelity results/paper
 
 docs-tables: ## regenerate the measured tables and figure of README.md and docs/*.md

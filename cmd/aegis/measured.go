@@ -102,6 +102,7 @@ func (fl *measuredFlags) run(c *cobra.Command, path string) error {
 	if err != nil {
 		return fmt.Errorf("measured: %w", err)
 	}
+	meas.Name = filepath.Base(path) // the report names the file, not where it lies
 	if fl.policy == "" {
 		label, err := measured.Label(path, bytes.NewReader(raw))
 		if err != nil {

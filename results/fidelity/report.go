@@ -32,6 +32,9 @@ type Report struct {
 	// says why there are none.
 	Energy     []EnergyRow
 	EnergyNote string
+	// Measured are the comparisons with the testbed's own runs
+	// (LoadMeasured); none when the directory has none.
+	Measured []MeasuredRun
 }
 
 // Load reads dir's tables and, when shared is not empty and holds
@@ -46,7 +49,11 @@ func Load(dir, shared string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Dir: filepath.ToSlash(dir), Ours: ours, Seeds: seeds, Refits: refits}
+	measured, err := LoadMeasured(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Dir: filepath.ToSlash(dir), Ours: ours, Seeds: seeds, Refits: refits, Measured: measured}
 	if r.Energy, r.EnergyNote, err = loadEnergy(dir, shared); err != nil {
 		return nil, err
 	}
@@ -113,6 +120,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(b, "Published values: %s.\n", r.Source)
 	fmt.Fprintf(b, "Ours: mean ± 95 %% CI over seeds; ± m: the half-range that model uncertainty causes (refit models), where measured; there a conclusion is also checked under every model (%s).\n\n", RefitsFile)
 	r.writeConclusions(b)
+	writeMeasured(b, r.Measured)
 	r.writeErrors(b)
 	for _, t := range Tables {
 		r.writeTable(b, t)

@@ -1,0 +1,196 @@
+package fidelity
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MeasuredDir is the folder of a results directory that holds `aegis
+// measured --out` comparisons with the testbed's own runs, one folder per
+// run (make reproduce writes them).
+const MeasuredDir = "measured"
+
+// MeasuredRun is one comparison read back from its summary.csv: per
+// measure, the measured value (NaN where none) and ours (mean, 95 % CI
+// half-width over the seeds).
+type MeasuredRun struct {
+	Name     string // the folder's name, e.g. philly-aegis_magm_thresholded
+	Measured map[string]float64
+	Ours     map[string]Stat
+	Seeds    int
+	Figure   string // the concurrency figure, relative to the results directory; "" if none
+}
+
+// LoadMeasured reads dir's measured comparisons (none when dir has no
+// MeasuredDir), in order of name.
+func LoadMeasured(dir string) ([]MeasuredRun, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, MeasuredDir))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var runs []MeasuredRun
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, MeasuredDir, e.Name())
+		rows, err := readCSV(filepath.Join(sub, "summary.csv"))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		run, err := measuredRun(e.Name(), filepath.Join(sub, "summary.csv"), rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range []string{"running.png", "running.svg"} {
+			if _, err := os.Stat(filepath.Join(sub, f)); err == nil {
+				run.Figure = MeasuredDir + "/" + e.Name() + "/" + f
+				break
+			}
+		}
+		runs = append(runs, run)
+	}
+	return runs, nil
+}
+
+// measuredRun reads a summary.csv's rows (measure, measured, ours_mean,
+// ours_ci95, seeds).
+func measuredRun(name, path string, rows [][]string) (MeasuredRun, error) {
+	run := MeasuredRun{Name: name, Measured: map[string]float64{}, Ours: map[string]Stat{}}
+	if len(rows) == 0 {
+		return run, fmt.Errorf("%s: empty", path)
+	}
+	col := header(rows[0])
+	for _, c := range []string{"measure", "measured", "ours_mean", "ours_ci95", "seeds"} {
+		if _, ok := col[c]; !ok {
+			return run, fmt.Errorf("%s:1: missing column %q", path, c)
+		}
+	}
+	for i, row := range rows[1:] {
+		if len(row) != len(rows[0]) {
+			return run, fmt.Errorf("%s:%d: %d fields, want %d", path, i+2, len(row), len(rows[0]))
+		}
+		m := row[col["measure"]]
+		meas, err := opt(row, col, "measured")
+		if err == nil {
+			run.Measured[m] = meas
+			var s Stat
+			if s.Mean, err = num(row, col["ours_mean"]); err == nil {
+				s.CI95, err = num(row, col["ours_ci95"])
+			}
+			run.Ours[m] = s
+		}
+		if err == nil {
+			run.Seeds, err = strconv.Atoi(row[col["seeds"]])
+		}
+		if err != nil {
+			return run, fmt.Errorf("%s:%d: %w", path, i+2, err)
+		}
+	}
+	return run, nil
+}
+
+// measuredAEGIS reports whether a run is one of the AEGIS configurations
+// (not Exclusive).
+func measuredAEGIS(name string) bool { return strings.Contains(name, "aegis") }
+
+// writeMeasured writes the section on the testbed's own runs: per run the
+// peak and mean of jobs running at once, exec span, per-job error, failed
+// attempts (integers per seed, mean ± CI), and the figure.
+func writeMeasured(b *strings.Builder, runs []MeasuredRun) {
+	if len(runs) == 0 {
+		return
+	}
+	b.WriteString("## The testbed's own runs, job by job\n\n")
+	b.WriteString("`aegis measured` (docs/measured.md) of each of the testbed's Philly and Saturn runs: the same trace and configuration, " +
+		"ours mean ± 95 % CI over the seeds. Errors: jobs at once in jobs, times in percent of the testbed's, per-job error as |ours ÷ testbed − 1| " +
+		"(median over the jobs). Within noise: the testbed's value is inside ours' CI.\n\n")
+	fmt.Fprintf(b, "%s\n\n", measuredVerdict(runs))
+	b.WriteString("| run | jobs at once, max: testbed / ours | time-weighted mean | exec span mean | makespan | per-job exec error, median (p90) | failed attempts: testbed / ours | figure |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, r := range runs {
+		fig := ""
+		if r.Figure != "" {
+			fig = fmt.Sprintf("[running](%s)", r.Figure)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.2f (%.2f) | %s | %s |\n", r.Name,
+			r.abs("max_running", 0, 1), r.abs("mean_running", 2, 2), r.rel("span_mean_s"), r.rel("makespan_s"),
+			r.Ours["job_span_abs_err_median"].Mean, r.Ours["job_span_abs_err_p90"].Mean, r.abs("failed_attempts", 0, 1), fig)
+	}
+	b.WriteString("\n")
+}
+
+// abs is "testbed / ours ± CI (+error)" in the measure's own unit, the
+// testbed's value with tdig decimals (0 for counts), ours with digits.
+func (r MeasuredRun) abs(m string, tdig, digits int) string {
+	o := r.Ours[m]
+	return fmt.Sprintf("%.*f / %.*f ± %.*f (%+.*f%s)", tdig, r.Measured[m], digits, o.Mean, digits, o.CI95,
+		digits, o.Mean-r.Measured[m], r.noise(m))
+}
+
+// rel is "±x %" of ours against the testbed.
+func (r MeasuredRun) rel(m string) string {
+	t, o := r.Measured[m], r.Ours[m]
+	if t == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f %% ± %.1f%s", 100*(o.Mean-t)/t, 100*o.CI95/t, r.noise(m))
+}
+
+// noise is ", within noise" when the testbed's value is inside ours' CI.
+func (r MeasuredRun) noise(m string) string {
+	o := r.Ours[m]
+	if math.Abs(o.Mean-r.Measured[m]) <= o.CI95 {
+		return ", within noise"
+	}
+	return ""
+}
+
+// measuredVerdict is the section's one-line verdict: how many AEGIS runs
+// meet the issue's bounds (peak within ±2 jobs, mean exec span within 8 %,
+// failed attempts within ±2, per-job median error ≤ 15 %) and how many
+// Exclusive runs have their makespan within 3 %.
+func measuredVerdict(runs []MeasuredRun) string {
+	var n, peak, span, failed, job, excl, exclOK int
+	for _, r := range runs {
+		if !measuredAEGIS(r.Name) {
+			excl++
+			if math.Abs(r.Ours["makespan_s"].Mean/r.Measured["makespan_s"]-1) <= 0.03 {
+				exclOK++
+			}
+			continue
+		}
+		n++
+		if math.Abs(r.Ours["max_running"].Mean-r.Measured["max_running"]) <= 2 {
+			peak++
+		}
+		if math.Abs(r.Ours["span_mean_s"].Mean/r.Measured["span_mean_s"]-1) <= 0.08 {
+			span++
+		}
+		if math.Abs(r.Ours["failed_attempts"].Mean-r.Measured["failed_attempts"]) <= 2 {
+			failed++
+		}
+		if r.Ours["job_span_abs_err_median"].Mean <= 0.15 {
+			job++
+		}
+	}
+	parts := []string{
+		fmt.Sprintf("peak jobs at once within ±2 in %d of %d AEGIS runs", peak, n),
+		fmt.Sprintf("mean exec span within 8 %% in %d", span),
+		fmt.Sprintf("failed attempts within ±2 in %d", failed),
+		fmt.Sprintf("per-job median exec error ≤ 15 %% in %d", job),
+		fmt.Sprintf("Exclusive makespan within 3 %% in %d of %d", exclOK, excl),
+	}
+	return "**Verdict:** " + strings.Join(slices.Clip(parts), "; ") + "."
+}

@@ -1,0 +1,51 @@
+package fidelity
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func writeSummary(t *testing.T, dir, name, body string) {
+	t.Helper()
+	sub := filepath.Join(dir, MeasuredDir, name)
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "summary.csv"), []byte("measure,measured,ours_mean,ours_ci95,seeds\n"+body), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "running.png"), []byte("png"), 0o644))
+}
+
+// The testbed's runs beside ours: a row per run, the verdict counting the
+// runs within the bounds, "within noise" where the testbed's value is
+// inside ours' CI.
+func TestMeasuredSection(t *testing.T) {
+	dir := t.TempDir()
+	writeSummary(t, dir, "philly-aegis_magm_thresholded", "max_running,13,14.0,1.5,5\nmean_running,6.4,6.5,0.4,5\n"+
+		"span_mean_s,3360,3457,235,5\nmakespan_s,30208,28908,880,5\nfailed_attempts,3,6.8,1.8,5\n"+
+		"job_span_abs_err_median,,0.346,0.07,5\njob_span_abs_err_p90,,0.845,0.3,5\n")
+	writeSummary(t, dir, "philly-exclusive", "max_running,4,4,0,5\nmean_running,2.67,2.67,0,5\nspan_mean_s,1895,1874,0,5\n"+
+		"makespan_s,42634,42136,0,5\nfailed_attempts,0,0,0,5\njob_span_abs_err_median,,0.019,0,5\njob_span_abs_err_p90,,0.071,0,5\n")
+	runs, err := LoadMeasured(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	require.Equal(t, "measured/philly-aegis_magm_thresholded/running.png", runs[0].Figure)
+	var b strings.Builder
+	writeMeasured(&b, runs)
+	s := b.String()
+	require.Contains(t, s, "**Verdict:** peak jobs at once within ±2 in 1 of 1 AEGIS runs; mean exec span within 8 % in 1; "+
+		"failed attempts within ±2 in 0; per-job median exec error ≤ 15 % in 0; Exclusive makespan within 3 % in 1 of 1.")
+	require.Contains(t, s, "| philly-aegis_magm_thresholded | 13 / 14.0 ± 1.5 (+1.0, within noise) | 6.40 / 6.50 ± 0.40 (+0.10, within noise) | +2.9 % ± 7.0, within noise | -4.3 % ± 2.9 | 0.35 (0.84) | 3 / 6.8 ± 1.8 (+3.8) | [running](measured/philly-aegis_magm_thresholded/running.png) |")
+
+	none, err := LoadMeasured(t.TempDir())
+	require.NoError(t, err)
+	require.Empty(t, none)
+	b.Reset()
+	writeMeasured(&b, none)
+	require.Empty(t, b.String(), "no section without comparisons")
+
+	writeSummary(t, dir, "bad", "max_running,x,1,1,5\n")
+	_, err = LoadMeasured(dir)
+	require.ErrorContains(t, err, filepath.Join(dir, MeasuredDir, "bad", "summary.csv")+":2:")
+}
