@@ -126,6 +126,7 @@ type Executor struct {
 	j          *Journal
 	start      time.Time
 	devs       []gpu.Device
+	resumed    bool        // built by Resume
 	devIndex   map[int]int // Device.Index -> policy GPU index
 	view       policies.View
 	books      *policies.Books // view.Queue, view.Failed, each GPU's Jobs

@@ -35,6 +35,7 @@ func Resume(cfg Config, j *Journal, recs []Record) (*Executor, error) {
 		return nil, err
 	}
 	x.j = j
+	x.resumed = true
 	launches, err := x.replay(recs, name)
 	if err != nil {
 		return nil, err

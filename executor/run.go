@@ -51,6 +51,7 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 			fmt.Fprintf(x.cfg.Log, "results: %v\n", err)
 		}
 	}
+	em := x.startEnergy(ctx)
 	runErr := loop.Run(ctx, x, p, col)
 	if ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		runErr = fmt.Errorf("executor: %w at t=%v; continue with aegis exec --resume %s", ErrInterrupted, x.clock(), x.cfg.Dir)
@@ -71,6 +72,7 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 	}
 	errs = append(errs, elog.Flush())
 	res := &Result{Jobs: col.Jobs(), Summary: col.Summary()}
+	em.finish(context.WithoutCancel(ctx), x, &res.Summary)
 	errs = append(errs, writeResults(x.cfg.Dir, res, events.Bytes()))
 	if x.cfg.Done != nil {
 		errs = append(errs, x.cfg.Done(res, errors.Join(errs...)))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,7 +185,11 @@ func (s Summary) SummaryRow() (head, row []string) {
 	head = slices.Clone(SummaryColumns)
 	if e := s.Energy; e != nil {
 		head = append(head, EnergyColumns...)
-		row = append(row, num(e.J), num(e.J/3.6e6), num(s.MeanGPUPowerW()), num(s.EnergyPerJobJ()))
+		if math.IsNaN(e.J) { // not measured: the columns stay empty
+			row = append(row, "", "", "", "")
+		} else {
+			row = append(row, num(e.J), num(e.J/3.6e6), num(s.MeanGPUPowerW()), num(s.EnergyPerJobJ()))
+		}
 	}
 	return head, row
 }
@@ -228,7 +233,7 @@ func WriteSummaryTable(w io.Writer, title string, s Summary) error {
 	fmt.Fprintf(tw, "normalized JCT mean\t%.3f\n", s.MeanNormJCT)
 	fmt.Fprintf(tw, "failed / recovered attempts\t%d / %d\n", s.FailedAttempts, s.RecoveredAttempts)
 	fmt.Fprintf(tw, "retries exclusive / shared\t%d / %d\n", s.ExclusiveRetries, s.SharedRetries)
-	if e := s.Energy; e != nil {
+	if e := s.Energy; e != nil && !math.IsNaN(e.J) {
 		fmt.Fprintf(tw, "energy to solution\t%.0f J  (%.3f kWh); %.1f W mean per GPU; %.0f J per finished job\n", e.J, e.J/3.6e6, s.MeanGPUPowerW(), s.EnergyPerJobJ())
 	} else if s.EnergyNote != "" {
 		fmt.Fprintf(tw, "energy to solution\t- (%s)\n", s.EnergyNote)

@@ -95,6 +95,9 @@ PY
 		die "nvidia-smi cannot read GPU $gpu"
 	nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader -i "$gpu" |
 		awk -F', ' '{print "name=" $1; print "compute_cap=" $2; print "driver=" $3}' >"$work/gpu.txt"
+	# The idle GPU's power now and its board power limit, for the energy check.
+	nvidia-smi --query-gpu=power.draw,power.max_limit --format=csv,noheader,nounits -i "$gpu" |
+		awk -F', ' '{print "idle_w=" $1; print "board_w=" $2}' >>"$work/gpu.txt" || true
 else
 	echo "emulated: one $emulate GPU"
 fi

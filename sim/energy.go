@@ -64,3 +64,14 @@ func (s *Sim) Energy(from, to time.Duration) (float64, bool) {
 	}
 	return e, true
 }
+
+// GPUEnergy returns the joules GPU g drew from time 0 to now under its
+// power model, and false when it has none (an emulated GPU's energy
+// counter).
+func (s *Sim) GPUEnergy(g int) (float64, bool) {
+	if s.typ(g).Power == nil {
+		return 0, false
+	}
+	m := &s.gpus[g]
+	return m.energyJ + m.meterW*(s.now-m.meterAt).Seconds(), true
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"syscall"
 	"time"
@@ -67,7 +68,13 @@ func New(srv models.Server, cat *models.Catalog, inter models.Interference, trut
 	if err != nil {
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
-	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: seed, Speeds: speeds}, nil)
+	// The power model meters the GPUs' energy counters (Energy); a type
+	// without one has none.
+	power, err := models.PowerFor(srv.Type)
+	if err != nil && !errors.Is(err, models.ErrNoPower) {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: seed, Speeds: speeds, Power: power}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
@@ -189,6 +196,29 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 		}
 		s.Procs = e.procs(g, e.s.Now())
 		out[g] = s
+	}
+	return out, nil
+}
+
+// Energy implements gpu.EnergyMeter: each GPU's energy counter as the
+// power model meters the modelled activity (millijoules since the run's
+// start), or an error wrapping gpu.ErrNoEnergy for a GPU type without a
+// power model.
+func (e *Emulator) Energy(ctx context.Context) ([]uint64, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, err := e.step(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint64, len(v.GPUs))
+	for g := range v.GPUs {
+		j, ok := e.s.GPUEnergy(g)
+		if !ok {
+			_, why := models.PowerFor(e.srv.Type)
+			return nil, fmt.Errorf("emulated %w: %v", gpu.ErrNoEnergy, why)
+		}
+		out[g] = uint64(math.Round(j * 1000))
 	}
 	return out, nil
 }

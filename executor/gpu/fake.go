@@ -134,3 +134,23 @@ func (f *Fake) Close() error {
 	f.closed = true
 	return nil
 }
+
+// MeteredFake is a Fake that is also an EnergyMeter: Meter answers its
+// Energy calls (call counts them from 0), so that tests script the counter
+// (a wrap, an unsupported device, an error mid-run).
+type MeteredFake struct {
+	*Fake
+	Meter func(call int) ([]uint64, error)
+
+	mu    sync.Mutex
+	calls int
+}
+
+// Energy implements EnergyMeter.
+func (f *MeteredFake) Energy(ctx context.Context) ([]uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.calls
+	f.calls++
+	return f.Meter(n)
+}

@@ -87,6 +87,9 @@ type nvmlLib interface {
 	// of one device. It returns one value per metric (NVML's 0..100
 	// percentages) and, per metric, the error NVML reported for it or nil.
 	GPMMetrics(first, second gpmHandle, metrics []gpmMetric) ([]float64, []error, error)
+	// TotalEnergy reads device i's energy counter, millijoules since the
+	// driver loaded; an error wrapping ErrNoEnergy where unsupported.
+	TotalEnergy(i int) (uint64, error)
 }
 
 // nvmlConfig configures newNVMLSource.
@@ -482,6 +485,27 @@ func mergeProcs(in []nvmlProc) []Proc {
 }
 
 // Close implements Source: it frees the GPM buffers and shuts NVML down.
+// Energy implements EnergyMeter: every device's energy counter.
+func (s *nvmlSource) Energy(ctx context.Context) ([]uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("nvml: source closed")
+	}
+	out := make([]uint64, len(s.devices))
+	for j, d := range s.devices {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		e, err := s.lib.TotalEnergy(d.Index)
+		if err != nil {
+			return nil, fmt.Errorf("nvml: GPU %d: total energy: %w", d.Index, err)
+		}
+		out[j] = e
+	}
+	return out, nil
+}
+
 func (s *nvmlSource) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -141,6 +141,18 @@ func (g *goNVML) DriverVersion() (string, error) {
 	return v, check(ret)
 }
 
+func (g *goNVML) TotalEnergy(i int) (uint64, error) {
+	d, err := g.device(i)
+	if err != nil {
+		return 0, err
+	}
+	e, ret := d.GetTotalEnergyConsumption()
+	if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_FUNCTION_NOT_FOUND {
+		return 0, fmt.Errorf("%w (%v)", ErrNoEnergy, nvmlError{ret})
+	}
+	return e, check(ret)
+}
+
 func (g *goNVML) MIGEnabled(i int) (bool, error) {
 	d, err := g.device(i)
 	if err != nil {

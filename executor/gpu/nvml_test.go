@@ -21,6 +21,8 @@ type fakeDev struct {
 	mig         bool
 	// smact etc. are the GPM percentages GPMMetrics returns.
 	smact, smocc, drama float64
+	// energy is the energy counter, mJ.
+	energy uint64
 }
 
 // fakeHandle is a fake GPM sample buffer.
@@ -71,6 +73,9 @@ func (f *fakeNVML) Memory(i int) (uint64, uint64, error) {
 	return f.devs[i].used, f.devs[i].total, f.err("Memory", i)
 }
 func (f *fakeNVML) Utilization(i int) (uint32, error) { return f.devs[i].util, f.err("Utilization", i) }
+func (f *fakeNVML) TotalEnergy(i int) (uint64, error) {
+	return f.devs[i].energy, f.err("TotalEnergy", i)
+}
 func (f *fakeNVML) ComputeProcesses(i int) ([]nvmlProc, error) {
 	f.procCalls++
 	return f.devs[i].procs, f.err("ComputeProcesses", i)

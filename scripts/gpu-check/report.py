@@ -148,6 +148,38 @@ class Checks:
         self.report(name, "PASS" if ok else "FAIL", text)
 
 
+def check_energy(c, run, info, hw, emu):
+    """9. Energy: the GPU's energy counter moved over the run (summary.csv's
+    energy_j, read by aegis exec through NVML at the start and the end), and
+    the mean power it implies lies between the idle GPU's and the board
+    limit (both read by nvidia-smi before the run)."""
+    try:
+        rows = read_csv(os.path.join(run, "summary.csv"))
+    except OSError as e:
+        c.check("energy counter moved", False, f"no summary.csv: {e}")
+        return
+    row = rows[0] if rows else {}
+    if "energy_j" not in row:
+        c.check("energy counter moved", False, "summary.csv has no energy columns: the telemetry source reads no energy counter")
+        return
+    if not row["energy_j"]:
+        c.check("energy counter moved", False, "energy columns empty: the counter is unsupported or failed (see aegis exec's 'energy:' line)")
+        return
+    e, w = float(row["energy_j"]), float(row["mean_gpu_power_w"] or 0)
+    c.check("energy counter moved", e > 0, f"{e:.0f} J over the run ({float(row['energy_kwh']):.4f} kWh), mean {w:.1f} W per GPU")
+    if hw:
+        c.report("mean power in bounds", hw, emu)
+        return
+    try:
+        idle, board = float(info["idle_w"]), float(info["board_w"])
+    except (KeyError, ValueError):
+        c.report("mean power in bounds", "SKIP", "nvidia-smi gave no idle power or board limit")
+        return
+    # The idle reading fluctuates by a few watts: 10 % below it still counts.
+    c.check("mean power in bounds", 0.9 * idle <= w <= board,
+            f"mean {w:.1f} W per GPU; idle {idle:.1f} W (before the run), board limit {board:.0f} W")
+
+
 def attempts(events):
     """Per (job, attempt): start, gpus, shared, active, end, how it ended."""
     out = {}
@@ -311,6 +343,8 @@ def main():
     for path, tail in find_oom_logs(args.run):
         last = [l for l in tail.splitlines() if "out of memory" in l.lower()][-1:]
         print(f"   (OOM message in {os.path.relpath(path, args.run)}: {last[0].strip()[:140] if last else ''})")
+
+    check_energy(c, args.run, info, hw, emu)
 
     if c.failed:
         print(f"gpu-check: FAIL: {', '.join(dict.fromkeys(c.failed))}")
