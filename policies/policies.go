@@ -276,6 +276,10 @@ func (l JobList) AppendTo(dst []JobID) []JobID { return append(dst, l.ids...) }
 type Policy interface {
 	Name() string
 	// Schedule returns the actions to take now. It must not modify v.
+	// The returned slice may be a buffer the policy reuses: it is valid
+	// until the next call of Schedule, which may overwrite it (the loop
+	// carries the actions out before it asks again; a caller that keeps
+	// them copies the slice).
 	Schedule(v *View) []Action
 }
 
@@ -333,7 +337,7 @@ const (
 	// wall clock) fires at once: a Wakeup at now is the next event.
 	Wake
 	// Defer records that a job could not be placed on a GPU now and why
-	// (e.g. "memory", "pressure", "hold"). It changes nothing; it is
+	// (e.g. "memory", "pressure", "hold": colloc's Reason constants). It changes nothing; it is
 	// counted.
 	Defer
 )

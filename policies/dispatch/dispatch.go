@@ -78,12 +78,11 @@ type Dispatcher struct {
 	// job larger than a server: spans, in span).
 	jobSrv   []int32
 	span     map[policies.JobID][]int
-	one      [1]int // serversOf's answer for one server
-	counting bool   // routed jobs count towards a server's fill
-	rr       int    // the server that got the decision's last job fitting nowhere, -1 before
+	ids      []int // 0, 1, ...: serversOf's answers for one server
+	counting bool  // routed jobs count towards a server's fill
+	rr       int   // the server that got the decision's last job fitting nowhere, -1 before
 	// idleSum is the sum of idle: no job of more GPUs fits anywhere.
 	idleSum int
-	saved   []saved
 	// What Wants knows of the last decision: one has been made, it
 	// deferred a job, and jobs are left pending after its actions.
 	decided, deferred, pending bool
@@ -96,19 +95,16 @@ type Dispatcher struct {
 	// The servers with jobs routed to them by the latest routing (filled)
 	// and with jobs at their latest decision (asked); order: their union.
 	filled, asked, order []int
-	// The job of the latest JobActive observed and its servers that were
-	// clean before it (Wants).
-	active      policies.JobID
-	activeClean []int
+	// jobs is the per-server views' jobs (see decide); seen the jobs a
+	// server's decision has copied into it.
+	jobs []policies.Job
+	seen []policies.JobID
 
 	// A cluster of several GPU types (SetTypes; nil types otherwise):
-	// each type's largest server, each job's types (0: not asked yet),
-	// and the queued jobs' profiles while a server's policy sees its
-	// type's.
-	types    *Types
-	typeMax  []int
-	runs     []uint8
-	profiles []savedProfile
+	// each type's largest server and each job's types (0: not asked yet).
+	types   *Types
+	typeMax []int
+	runs    []uint8
 }
 
 // Types describes a cluster of several GPU types to the dispatcher.
@@ -126,20 +122,6 @@ type Types struct {
 	// the types' workload catalogs differ): a server's policy sees its
 	// type's profile of the queued jobs routed to it.
 	Profile func(id policies.JobID, k int) (policies.Profile, bool)
-}
-
-// savedProfile is a queued job's profile while a server's policy sees its
-// type's.
-type savedProfile struct {
-	id policies.JobID
-	p  policies.Profile
-}
-
-// saved is a running job's GPUs in cluster numbering while a server's
-// policy sees them renumbered.
-type saved struct {
-	id policies.JobID
-	on []int
 }
 
 // Routing marks of a job in a decision besides a server number.
@@ -197,6 +179,10 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 		d.maxGPUs = max(d.maxGPUs, n)
 	}
 	d.idle = make([]int, len(sizes))
+	d.ids = make([]int, len(sizes))
+	for i := range d.ids {
+		d.ids[i] = i
+	}
 	d.idleN = make([]int, len(sizes))
 	d.recount = make([]bool, len(sizes))
 	for i := range d.recount {
@@ -296,13 +282,9 @@ func (d *Dispatcher) Observe(e policies.Event) {
 		d.started(e.Job, e.GPUs)
 		d.touch(e.Job, true)
 	case policies.JobActive:
-		d.active, d.activeClean = e.Job, d.activeClean[:0]
-		for _, i := range d.serversOf(e.Job) {
-			if !d.servers[i].dirty {
-				d.activeClean = append(d.activeClean, i)
-			}
+		if !d.declined(e) {
+			d.touch(e.Job, false)
 		}
-		d.touch(e.Job, false)
 	case policies.JobFinished:
 		d.touch(e.Job, true)
 	case policies.JobFailed:
@@ -359,8 +341,7 @@ func (d *Dispatcher) started(id policies.JobID, gpus []int) {
 	d.span[id] = srv
 }
 
-// serversOf returns the servers of job id's latest attempt (valid until
-// the next call).
+// serversOf returns the servers of job id's latest attempt, read-only.
 func (d *Dispatcher) serversOf(id policies.JobID) []int {
 	if int(id) >= len(d.jobSrv) {
 		return nil
@@ -371,8 +352,7 @@ func (d *Dispatcher) serversOf(id policies.JobID) []int {
 	case spans:
 		return d.span[id]
 	default:
-		d.one[0] = int(k)
-		return d.one[:]
+		return d.ids[k : k+1]
 	}
 }
 
@@ -478,15 +458,9 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 // (GPUs freed), a failure and a failed placement are wanted. An arrival is
 // wanted unless the last routing stopped short of the queue's end (every
 // server had its fill): a job queued behind is routed nowhere. A job's
-// first activity changes no routing: it is wanted when a server it runs on
-// has jobs routed to it and a policy that wants it (policies.Selective; a
-// policy that is not selective wants every event). A wake-up is wanted
-// when a server's requested decision time has come. A server whose policy
-// declines a first activity is left as a decision then would have left it
-// (by the Selective contract, repeating itself): clean again if it was
-// clean before, so that a later decision repeats it too instead of asking
-// it at a later time (which could see, e.g., a hold that ended between
-// ticks). Wants thus changes which servers the next decision asks.
+// first activity changes no routing: it is wanted unless declined (see
+// declined). A wake-up is wanted when a server's requested decision time
+// has come. Wants changes nothing.
 func (d *Dispatcher) Wants(e policies.Event) bool {
 	if !d.decided || !d.observed {
 		return true
@@ -502,32 +476,34 @@ func (d *Dispatcher) Wants(e policies.Event) bool {
 	case policies.JobArrived:
 		return d.open > 0
 	case policies.JobActive:
-		if int(e.Job) >= len(d.jobSrv) {
-			return true
-		}
-		for _, i := range d.serversOf(e.Job) {
-			s := &d.servers[i]
-			if len(s.lastQueue) == 0 {
-				continue // nothing routed to it: it decides nothing
-			}
-			if sel, ok := s.p.(policies.Selective); !ok || sel.Wants(e) {
-				return true
-			}
-		}
-		// Declined: a decision now would ask its servers again and get
-		// their last decisions back, after which they would be clean;
-		// those that were clean before it are clean again, so that a
-		// later decision repeats them as a decision now would have left
-		// them (asking them later instead could see a hold ended between
-		// ticks).
-		if d.active == e.Job {
-			for _, i := range d.activeClean {
-				d.servers[i].dirty = false
-			}
-		}
-		return false
+		return !d.declined(e)
 	case policies.Wakeup:
 		return d.wake >= 0 && e.T >= d.wake
+	}
+	return true
+}
+
+// declined reports whether first activity e, after a decision that left
+// jobs pending or deferred some, is declined: no server the job runs on
+// that has jobs routed to it has a policy that wants e (policies.Selective;
+// a policy that is not selective wants every event). A decision then would
+// ask those servers again and get their last decisions back (by the
+// Selective contract, each repeats itself), so Observe leaves them as they
+// were: clean if they were clean, so that a later decision repeats them as
+// one now would have, instead of asking them at a later time (which could
+// see, e.g., a hold that ended between ticks).
+func (d *Dispatcher) declined(e policies.Event) bool {
+	if !d.decided || !(d.pending || d.deferred) || int(e.Job) >= len(d.jobSrv) {
+		return false
+	}
+	for _, i := range d.serversOf(e.Job) {
+		s := &d.servers[i]
+		if len(s.lastQueue) == 0 {
+			continue // nothing routed to it: it decides nothing
+		}
+		if sel, ok := s.p.(policies.Selective); !ok || sel.Wants(e) {
+			return false
+		}
 	}
 	return true
 }
@@ -737,7 +713,12 @@ func (d *Dispatcher) big(j *policies.Job, mask uint8) (policies.Action, bool) {
 }
 
 // decide runs server i's policy on its restricted view and appends its
-// actions in cluster numbering.
+// actions in cluster numbering. The view handed in is not changed: the
+// server's view has jobs of its own (d.jobs), where the jobs its policy
+// can see (its queue, and the jobs on its GPUs) are copied from v's
+// before each of its decisions, with their GPUs renumbered and, in a
+// cluster of several types, their profiles on its type. The other entries
+// are of earlier decisions: a policy reads jobs by the ids its view lists.
 func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []policies.Action {
 	s := &d.servers[i]
 	if len(s.queue) == 0 {
@@ -756,51 +737,7 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 	s.dirty, s.wake, s.defers = false, -1, s.defers[:0]
 	s.lastQueue = append(s.lastQueue[:0], s.queue...)
 	s.lastFailed = append(s.lastFailed[:0], s.failed...)
-	sv := &s.view
-	sv.Now, sv.Pressure = v.Now, v.Pressure
-	if d.types != nil {
-		k := d.types.Server[i]
-		sv.Pressure = d.types.Pressure[k]
-		if d.types.Profile != nil {
-			d.profiles = d.profiles[:0]
-			for _, id := range s.queue {
-				if p, ok := d.types.Profile(id, k); ok {
-					d.profiles = append(d.profiles, savedProfile{id, v.Jobs[id].Profile})
-					v.Jobs[id].Profile = p
-				}
-			}
-			defer func() {
-				for _, x := range d.profiles {
-					v.Jobs[x.id].Profile = x.p
-				}
-			}()
-		}
-	}
-	sv.Jobs = v.Jobs
-	sv.Queue, sv.Failed = policies.ListOf(s.queue...), s.failed
-	sv.Telemetry = s.restrict(v.Telemetry)
-	if cap(sv.GPUs) < s.n {
-		sv.GPUs = make([]policies.GPU, s.n)
-	}
-	sv.GPUs = sv.GPUs[:s.n]
-	// The running jobs' GPUs are renumbered in place for the decision and
-	// restored after it: the view handed in is the same when Schedule
-	// returns, and no job is copied.
-	d.on, d.saved = d.on[:0], d.saved[:0]
-	for k := range s.n {
-		g := v.GPUs[s.first+k]
-		g.Index = k
-		sv.GPUs[k] = g
-		for _, id := range g.Jobs {
-			d.renumber(v, s, id)
-		}
-	}
-	defer func() {
-		for _, x := range d.saved {
-			v.Jobs[x.id].On = x.on
-		}
-	}()
-	for _, a := range s.p.Schedule(sv) {
+	for _, a := range s.p.Schedule(d.view(v, i)) {
 		switch a.Kind {
 		case policies.Place:
 			s.dirty = true // its placements are its next view's change
@@ -829,17 +766,56 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 	return acts
 }
 
-// renumber gives running job id its GPUs on server s numbered from 0 (GPUs
-// of other servers, which only a job larger than a server has, left out),
-// saving its cluster GPUs in d.saved, once per decision.
-func (d *Dispatcher) renumber(v *policies.View, s *server, id policies.JobID) {
-	for _, x := range d.saved {
-		if x.id == id {
-			return
+// view builds server i's view of this decision (see decide).
+func (d *Dispatcher) view(v *policies.View, i int) *policies.View {
+	s := &d.servers[i]
+	if len(d.jobs) < len(v.Jobs) {
+		d.jobs = append(d.jobs, v.Jobs[len(d.jobs):]...)
+	}
+	sv := &s.view
+	sv.Now, sv.Pressure = v.Now, v.Pressure
+	sv.Jobs = d.jobs[:len(v.Jobs)]
+	sv.Queue, sv.Failed = policies.ListOf(s.queue...), s.failed
+	sv.Telemetry = s.restrict(v.Telemetry)
+	for _, id := range s.queue {
+		d.jobs[id] = v.Jobs[id]
+	}
+	if d.types != nil {
+		k := d.types.Server[i]
+		sv.Pressure = d.types.Pressure[k]
+		if d.types.Profile != nil {
+			for _, id := range s.queue {
+				if p, ok := d.types.Profile(id, k); ok {
+					d.jobs[id].Profile = p
+				}
+			}
 		}
 	}
-	j := &v.Jobs[id]
-	d.saved = append(d.saved, saved{id, j.On})
+	if cap(sv.GPUs) < s.n {
+		sv.GPUs = make([]policies.GPU, s.n)
+	}
+	sv.GPUs = sv.GPUs[:s.n]
+	d.on, d.seen = d.on[:0], d.seen[:0]
+	for k := range s.n {
+		g := v.GPUs[s.first+k]
+		g.Index = k
+		sv.GPUs[k] = g
+		for _, id := range g.Jobs {
+			if !slices.Contains(d.seen, id) {
+				d.seen = append(d.seen, id)
+				d.renumber(v, s, id)
+			}
+		}
+	}
+	return sv
+}
+
+// renumber copies running job id into d.jobs with its GPUs on server s
+// numbered from 0 (GPUs of other servers, which only a job larger than a
+// server has, left out).
+func (d *Dispatcher) renumber(v *policies.View, s *server, id policies.JobID) {
+	j := &d.jobs[id]
+	*j = v.Jobs[id]
 	start := len(d.on)
 	for _, g := range j.On {
 		if g >= s.first && g < s.first+s.n {

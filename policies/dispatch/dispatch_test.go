@@ -164,6 +164,48 @@ func TestRestrictedView(t *testing.T) {
 	require.Equal(t, []int{0, 1}, v.Jobs[0].On, "the cluster view is not modified")
 }
 
+// watcher is greedy that also records, during each decision, job 1's GPUs
+// and profile in the cluster view.
+type watcher struct {
+	*greedy
+	cluster *policies.View
+	on      [][]int
+	solo    []float64
+}
+
+func (w *watcher) Schedule(v *policies.View) []policies.Action {
+	w.on = append(w.on, slices.Clone(w.cluster.Jobs[1].On))
+	w.solo = append(w.solo, w.cluster.Jobs[2].SoloS)
+	return w.greedy.Schedule(v)
+}
+
+// TestViewUnchangedDuring: the cluster view handed to Schedule is not
+// changed while the servers' policies decide either (each has a view of
+// its own): running jobs' GPUs keep cluster numbers, queued jobs the
+// profile of the cluster view, while the server's policy sees its own.
+func TestViewUnchangedDuring(t *testing.T) {
+	v := view(5, map[policies.JobID][]int{0: {0, 1}, 1: {3}}, [][2]int{{2, 1}, {3, 2}})
+	v.Jobs[2].SoloS = 100
+	var ws []*watcher
+	d, err := New(Config{Strategy: FirstFit, Depth: 16}, []int{2, 3}, func() (policies.Policy, error) {
+		w := &watcher{greedy: &greedy{}, cluster: v}
+		ws = append(ws, w)
+		return w, nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, d.SetTypes(Types{Server: []int{0, 1}, Pressure: []bool{false, false},
+		Runs: func(policies.JobID) uint8 { return 3 },
+		Profile: func(id policies.JobID, k int) (policies.Profile, bool) {
+			return policies.Profile{SoloS: float64(200 + k)}, true
+		}}))
+	d.Schedule(v)
+	require.Equal(t, [][]int{{3}}, ws[1].on, "during the decision")
+	require.Equal(t, []float64{100}, ws[1].solo, "during the decision")
+	require.Equal(t, map[policies.JobID][]int{1: {1}}, ws[1].seen[0].on, "the server's policy sees its numbering")
+	require.Equal(t, []int{3}, v.Jobs[1].On)
+	require.Equal(t, 100.0, v.Jobs[2].SoloS)
+}
+
 // TestBigJobs: a job larger than a server takes the lowest-numbered whole
 // idle servers, or waits without holding back smaller jobs; a big job that
 // failed alone is stopped.
@@ -305,6 +347,29 @@ func TestWants(t *testing.T) {
 		d := saturated(t, func() policies.Policy { return picky{&greedy{}} })
 		require.False(t, d.Wants(ev(policies.JobActive, 1, time.Hour)))
 		require.True(t, d.Wants(ev(policies.JobFinished, 1, time.Hour)), "routing reads freed GPUs")
+	})
+	// Asking changes nothing: a dispatcher asked about every event decides
+	// as one never asked, after the same events.
+	t.Run("asking changes nothing", func(t *testing.T) {
+		for _, build := range []func() policies.Policy{
+			func() policies.Policy { return &greedy{} },
+			func() policies.Policy { return picky{&greedy{}} },
+		} {
+			asked, quiet := saturated(t, build), saturated(t, build)
+			for _, e := range []policies.Event{ev(policies.JobActive, 1, time.Hour), ev(policies.Wakeup, -1, time.Hour+time.Second)} {
+				asked.Observe(e)
+				quiet.Observe(e)
+				for k := policies.JobArrived; k <= policies.PlaceFailed; k++ {
+					asked.Wants(ev(k, 1, e.T))
+				}
+				v := view(4, map[policies.JobID][]int{0: {0, 1}, 1: {2, 3}}, [][2]int{{2, 1}})
+				v.Now = e.T
+				require.Equal(t, slices.Clone(quiet.Schedule(v)), slices.Clone(asked.Schedule(v)))
+				for i := range asked.servers {
+					require.Equal(t, quiet.servers[i].dirty, asked.servers[i].dirty, "server %d", i)
+				}
+			}
+		}
 	})
 }
 
