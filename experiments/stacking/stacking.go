@@ -284,7 +284,7 @@ func (p *probe) Event(e policies.Event) {
 // Action implements the loop's Recorder: a pressure rejection counts once
 // per whole second.
 func (p *probe) Action(a policies.Action) {
-	if a.Kind != policies.Defer || a.Reason != "pressure" {
+	if a.Kind != policies.Defer || a.Reason != string(aegis.DeferPressure) {
 		return
 	}
 	if k := int64(p.now / time.Second); p.sec[a.Job] != k {

@@ -40,6 +40,19 @@ const (
 	RR  = "rr"  // round robin over GPU ids, no memory or pressure check
 )
 
+// Deferral reasons of the AEGIS rule, besides colloc's (DeferHold,
+// DeferMemory: usable free memory below what the memory input asks).
+const (
+	// DeferNoEstimate: the memory input has no estimate for the job; it
+	// runs only on idle GPUs.
+	DeferNoEstimate colloc.Reason = "memory-unavailable"
+	// DeferWindow: the GPU's telemetry window holds no sample of its
+	// current jobs yet.
+	DeferWindow colloc.Reason = "window"
+	// DeferPressure: the pressure (or utilization) filter rejects the GPU.
+	DeferPressure colloc.Reason = "pressure"
+)
+
 // Config is the AEGIS policy's configuration.
 type Config struct {
 	colloc.Config
@@ -281,22 +294,22 @@ func signal(x policies.Sample, sig int) float64 {
 }
 
 // Admit implements colloc.Rule: memory feasibility, then the pressure filter.
-func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) string {
+func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) colloc.Reason {
 	p.until = colloc.Never
 	if p.cfg.Placement == RR {
-		return ""
+		return colloc.Admitted
 	}
 	need, ok := p.need(j)
 	if !ok {
-		return "memory-unavailable"
+		return DeferNoEstimate
 	}
 	p.until = colloc.MemoryUntil(v, g)
 	p.fixed = min(p.fixed, p.until)
 	if colloc.UsableFree(&v.GPUs[g]) < need {
-		return "memory"
+		return colloc.DeferMemory
 	}
 	if p.cfg.Filter != "pressure" && p.cfg.Filter != "util" {
-		return ""
+		return colloc.Admitted
 	}
 	reason, until := p.filter(v, g)
 	p.until = min(p.until, until)

@@ -209,10 +209,10 @@ func TestFilterHorizonExactWithForesight(t *testing.T) {
 		p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
 		reason := p.Admit(v, &v.Jobs[1], 0)
 		until := p.Refine(v, colloc.Never)
-		if reason == "window" {
+		if reason == DeferWindow {
 			continue
 		}
-		reject := reason == "pressure"
+		reject := reason == DeferPressure
 		require.Equal(t, bruteVerdict(p, v, now), reject)
 		sec := now.Truncate(time.Second)
 		end := min(until, sec+2*aheadMax*time.Second)
@@ -340,7 +340,7 @@ func TestSettledVerdictReadsNoWindow(t *testing.T) {
 		name      string
 		x, lo, hi policies.Sample
 		since     time.Duration
-		reason    string
+		reason    colloc.Reason
 		reads     bool
 	}{
 		{"light", low, policies.Sample{SMACT: 0.1, SMOCC: 0.1, DRAMA: 0.1}, policies.Sample{SMACT: 0.3, SMOCC: 0.3, DRAMA: 0.3}, 0, "", false},

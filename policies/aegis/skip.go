@@ -53,7 +53,7 @@ type verdict struct {
 	jobs   []policies.JobID // the GPU's jobs when it was given
 	anchor time.Duration    // their latest first activity
 	until  time.Duration
-	reason string
+	reason colloc.Reason
 	regime uint64 // the telemetry's regime (policies.Foresight), else 0
 	// While refining, until is a lower bound: the window at second base,
 	// stepped through la.steps more samples without a change of verdict
@@ -64,8 +64,8 @@ type verdict struct {
 	la       lookahead
 }
 
-// filter returns the window filter's answer on GPU g ("window", "pressure"
-// or "") and the earliest time it could change if nothing happens. The
+// filter returns the window filter's answer on GPU g (DeferWindow,
+// DeferPressure or colloc.Admitted) and the earliest time it could change if nothing happens. The
 // window depends only on the GPU's jobs (all active: a GPU in hold is not
 // asked), their latest first activity and the time, so an answer is reused
 // until it could change or the jobs do. An empty window gains its first
@@ -73,7 +73,7 @@ type verdict struct {
 // answer can change only at a whole second, once enough new samples (each
 // anywhere in its signal's range) could move a score across its threshold
 // (flipAfter).
-func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
+func (p *Policy) filter(v *policies.View, g int) (colloc.Reason, time.Duration) {
 	var anchor time.Duration
 	for _, id := range v.GPUs[g].Jobs {
 		if jb := v.Job(id); jb.Active {
@@ -99,28 +99,28 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 			// Every window of the regime gives this verdict: it holds
 			// until the regime, the jobs or the anchor change, and the
 			// window need not be read.
-			c.reason, c.until = "", colloc.Never
+			c.reason, c.until = colloc.Admitted, colloc.Never
 			if reject {
-				c.reason = "pressure"
+				c.reason = DeferPressure
 			}
 			return c.reason, c.until
 		}
 	}
 	if p.window(v, g); len(p.win[g]) == 0 {
 		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
-			c.reason, c.until = "window", v.Now
+			c.reason, c.until = DeferWindow, v.Now
 			return c.reason, c.until
 		}
 		first := anchor.Truncate(time.Second)
 		if first < anchor {
 			first += time.Second
 		}
-		c.reason, c.until = "window", max(first, sec+time.Second) // nothing observed of the current mix yet
+		c.reason, c.until = DeferWindow, max(first, sec+time.Second) // nothing observed of the current mix yet
 		return c.reason, c.until
 	}
-	c.reason = ""
+	c.reason = colloc.Admitted
 	if p.rule.rejects(func(sig int, t float64) bool { return p.score(v, g, sig) >= t }) {
-		c.reason = "pressure"
+		c.reason = DeferPressure
 	}
 	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady || p.cfg.EveryTick {
 		// Samples may be missed or late: the window's future is unknown
@@ -129,7 +129,7 @@ func (p *Policy) filter(v *policies.View, g int) (string, time.Duration) {
 		return c.reason, c.until
 	}
 	c.until = colloc.Never
-	reject := c.reason != ""
+	reject := c.reason == DeferPressure
 	k := p.flipAfter(v, g, p.win[g], &p.sl[g].sorted, reject)
 	if k > 0 {
 		c.until = sec + time.Duration(k)*time.Second
@@ -200,7 +200,7 @@ func sampleBounds(st policies.SteadyTelemetry, g int) (lo, hi policies.Sample) {
 func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
 	c := &p.verdicts[g]
 	a := &c.la
-	reject := c.reason != ""
+	reject := c.reason == DeferPressure
 	at := func(steps int) time.Duration { return c.base + time.Duration(steps)*time.Second }
 	for range aheadChunk {
 		if a.steps >= aheadMax {

@@ -16,13 +16,37 @@ import (
 
 // Rule is what distinguishes one collocating policy from another.
 type Rule interface {
-	// Admit reports why GPU g may not take job j now ("" admits it). It is
-	// asked only for GPUs that already run jobs and are out of hold.
-	Admit(v *policies.View, j *policies.Job, g int) string
+	// Admit reports why GPU g may not take job j now (Admitted admits it).
+	// It is asked only for GPUs that already run jobs and are out of hold.
+	Admit(v *policies.View, j *policies.Job, g int) Reason
 	// Score ranks admitted GPUs for j: lower is better, ties go to the
 	// lower GPU index.
 	Score(v *policies.View, j *policies.Job, g int) float64
 }
+
+// Reason says why a job may not go on a GPU now: the Reason of a Defer
+// action, in words that event logs and deferral counts show.
+type Reason string
+
+// Deferral reasons of the machinery, and those several rules give.
+const (
+	// Admitted is no reason: the GPU may take the job.
+	Admitted Reason = ""
+	// DeferHold: the GPU is in its observation hold, or took a job in
+	// this decision.
+	DeferHold Reason = "hold"
+	// DeferRecoveryMemory: the GPU's usable free memory is below the
+	// ladder level of the job's retry.
+	DeferRecoveryMemory Reason = "recovery-memory"
+	// DeferRecoveryExclusive: the job has used up the ladder and retries
+	// only on idle GPUs.
+	DeferRecoveryExclusive Reason = "recovery-exclusive"
+	// DeferMemory: the job does not fit the GPU's memory as the rule
+	// measures it.
+	DeferMemory Reason = "memory"
+	// DeferJobs: the GPU already holds as many jobs as the rule allows.
+	DeferJobs Reason = "jobs"
+)
 
 // Horizon is implemented by rules whose answers can change while nothing
 // happens (no event): because time passes (a telemetry window gains
@@ -208,8 +232,8 @@ type Scheduler struct {
 }
 
 // deferral returns the Defer action of job on GPU g for reason.
-func (s *Scheduler) deferral(job policies.JobID, g int, reason string) policies.Action {
-	return policies.Action{Kind: policies.Defer, Job: job, GPU: g, Reason: reason}
+func (s *Scheduler) deferral(job policies.JobID, g int, reason Reason) policies.Action {
+	return policies.Action{Kind: policies.Defer, Job: job, GPU: g, Reason: string(reason)}
 }
 
 // New returns a scheduler named name applying rule under cfg.
@@ -461,15 +485,15 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	cands, idle := s.cands[:0], s.idleGPUs[:0]
 	defer func() { s.cands, s.idleGPUs = cands, idle }()
 	for g := range v.GPUs {
-		reason := ""
+		reason := Admitted
 		switch {
 		case busy[g]:
-			reason = "hold"
+			reason = DeferHold
 		case len(v.GPUs[g].Jobs) == 0:
 			idle = append(idle, g)
 			continue
 		case Held(v, g, s.cfg.Hold):
-			reason = "hold"
+			reason = DeferHold
 			s.horizon(heldUntil(v, g, s.cfg.Hold))
 		default:
 			reason = s.rule.Admit(v, j, g)
@@ -478,14 +502,14 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			} else {
 				s.horizon(v.Now)
 			}
-			if reason == "" && j.OOMs > 0 {
+			if reason == Admitted && j.OOMs > 0 {
 				reason = s.ladderAdmit(v, j, g)
-				if reason == "recovery-memory" || reason == "" {
+				if reason == DeferRecoveryMemory || reason == Admitted {
 					s.horizon(MemoryUntil(v, g))
 				}
 			}
 		}
-		if reason != "" {
+		if reason != Admitted {
 			acts = append(acts, s.deferral(j.ID, g, reason))
 			continue
 		}
@@ -547,16 +571,16 @@ func (s *Scheduler) partner(v *policies.View, j *policies.Job, cands []cand) []i
 // ladderAdmit admits GPU g for a retry of j if its usable free memory
 // reaches the ladder level for j's retry number; past the ladder only
 // exclusive placement remains.
-func (s *Scheduler) ladderAdmit(v *policies.View, j *policies.Job, g int) string {
+func (s *Scheduler) ladderAdmit(v *policies.View, j *policies.Job, g int) Reason {
 	ladder := s.cfg.Ladder(v.GPUs[g].CapacityMiB)
 	k := j.OOMs - 1
 	if k >= len(ladder) {
-		return "recovery-exclusive"
+		return DeferRecoveryExclusive
 	}
 	if UsableFree(&v.GPUs[g]) < ladder[k] {
-		return "recovery-memory"
+		return DeferRecoveryMemory
 	}
-	return ""
+	return Admitted
 }
 
 // String describes the configuration.

@@ -12,7 +12,7 @@ import (
 // byGPU admits every GPU and scores it from a table.
 type byGPU map[int]float64
 
-func (byGPU) Admit(*policies.View, *policies.Job, int) string          { return "" }
+func (byGPU) Admit(*policies.View, *policies.Job, int) Reason          { return "" }
 func (b byGPU) Score(_ *policies.View, _ *policies.Job, g int) float64 { return b[g] }
 
 // Two 2-GPU jobs run on GPUs {0,1} and {2,3}; a third 2-GPU job arrives.
@@ -57,14 +57,14 @@ func TestLadderLevels(t *testing.T) {
 // horizonRule rejects every GPU ("busy") and says when that could change.
 type horizonRule struct{ until time.Duration }
 
-func (horizonRule) Admit(*policies.View, *policies.Job, int) string          { return "busy" }
+func (horizonRule) Admit(*policies.View, *policies.Job, int) Reason          { return "busy" }
 func (horizonRule) Score(*policies.View, *policies.Job, int) float64         { return 0 }
 func (r horizonRule) Until(*policies.View, *policies.Job, int) time.Duration { return r.until }
 
 // rejectRule rejects every GPU and cannot tell when that changes.
 type rejectRule struct{}
 
-func (rejectRule) Admit(*policies.View, *policies.Job, int) string  { return "busy" }
+func (rejectRule) Admit(*policies.View, *policies.Job, int) Reason  { return "busy" }
 func (rejectRule) Score(*policies.View, *policies.Job, int) float64 { return 0 }
 
 // A blocked head asks for the first tick at or after the earliest time a
@@ -252,7 +252,7 @@ func TestWantsSkipsArrivalsBehindBlockedJob(t *testing.T) {
 // onlyGPU admits only GPU 2 and never changes its mind without an event.
 type onlyGPU struct{ statelessRule }
 
-func (onlyGPU) Admit(_ *policies.View, _ *policies.Job, g int) string {
+func (onlyGPU) Admit(_ *policies.View, _ *policies.Job, g int) Reason {
 	if g == 2 {
 		return ""
 	}

@@ -89,21 +89,26 @@ func ReadConfig(p *policies.Params) (Config, error) {
 // GPU g's jobs and j must be at most UtilCapPct. Original: after placement
 // GPU g holds at most MaxJobs jobs and its summed profiled peaks plus
 // HeadroomMiB fit its capacity.
-func (r Rule) Admit(v *policies.View, j *policies.Job, g int) string {
+func (r Rule) Admit(v *policies.View, j *policies.Job, g int) colloc.Reason {
 	if r.Variant != Original {
 		if !colloc.AtMost(colloc.Projected(v, j, g, colloc.UtilPct), r.UtilCapPct) {
-			return "utilization"
+			return DeferUtilization
 		}
-		return ""
+		return colloc.Admitted
 	}
 	if len(v.GPUs[g].Jobs)+1 > r.MaxJobs {
-		return "jobs"
+		return colloc.DeferJobs
 	}
 	if !colloc.AtMost(colloc.Projected(v, j, g, colloc.PeakMiB)+r.HeadroomMiB, v.GPUs[g].CapacityMiB) {
-		return "memory"
+		return colloc.DeferMemory
 	}
-	return ""
+	return colloc.Admitted
 }
+
+// DeferUtilization is the deferral reason of Horus's rule (paper) besides
+// colloc's (original: DeferJobs, DeferMemory): the summed profiled
+// utilization would exceed UtilCapPct.
+const DeferUtilization colloc.Reason = "utilization"
 
 // Score implements colloc.Rule. Paper: the projected utilization (percent).
 // Original: the cost

@@ -82,7 +82,7 @@ func TestAdmit(t *testing.T) {
 		params  map[string]string
 		running []on
 		cand    on
-		want    string
+		want    colloc.Reason
 	}{
 		{"paper: util sum exactly 100", nil, []on{{60, 1000, []int{0}}}, on{util: 40}, ""},
 		{"paper: util sum 100.01", nil, []on{{60, 1000, []int{0}}}, on{util: 40.01}, "utilization"},

@@ -100,34 +100,48 @@ func Priority(j *policies.Job) float64 { return j.SoloS * float64(j.GPUs) }
 // also: j is tiny or medium (class ≤ JoinClassMax), every job on g needs as
 // many GPUs as j, and Priority(j) ≤ PriorityRatio × Priority(partner) for
 // every job on g.
-func (r Rule) Admit(v *policies.View, j *policies.Job, g int) string {
+func (r Rule) Admit(v *policies.View, j *policies.Job, g int) colloc.Reason {
 	gpu := &v.GPUs[g]
 	if len(gpu.Jobs)+1 > r.MaxJobs {
-		return "jobs"
+		return colloc.DeferJobs
 	}
 	if !colloc.AtMost(colloc.Projected(v, j, g, colloc.LucidClass), float64(r.ClassCap)) {
-		return "class"
+		return DeferClass
 	}
 	if !colloc.AtMost(colloc.Projected(v, j, g, colloc.PeakMiB), gpu.CapacityMiB-r.GuardMiB) {
-		return "memory"
+		return colloc.DeferMemory
 	}
 	if r.Variant != Original {
-		return ""
+		return colloc.Admitted
 	}
 	if j.Lucid > r.JoinClassMax {
-		return "class-join"
+		return DeferClassJoin
 	}
 	for _, id := range gpu.Jobs {
 		partner := v.Job(id)
 		if partner.GPUs != j.GPUs {
-			return "gpu-count"
+			return DeferGPUCount
 		}
 		if !colloc.AtMost(Priority(j), r.PriorityRatio*Priority(partner)) {
-			return "priority"
+			return DeferPriority
 		}
 	}
-	return ""
+	return colloc.Admitted
 }
+
+// Deferral reasons of Lucid's rule, besides colloc's (DeferJobs: MaxJobs
+// reached; DeferMemory: summed profiled peaks over capacity less GuardMiB).
+const (
+	// DeferClass: the summed sharing class would exceed ClassCap.
+	DeferClass colloc.Reason = "class"
+	// DeferClassJoin: (original) the job is larger than JoinClassMax.
+	DeferClassJoin colloc.Reason = "class-join"
+	// DeferGPUCount: (original) a job on the GPU needs another GPU count.
+	DeferGPUCount colloc.Reason = "gpu-count"
+	// DeferPriority: (original) the job's priority exceeds PriorityRatio
+	// times a partner's.
+	DeferPriority colloc.Reason = "priority"
+)
 
 // Score implements colloc.Rule: the projected sharing score (summed class
 // after placement) first, then the projected summed profiled peak memory.

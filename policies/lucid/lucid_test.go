@@ -86,25 +86,25 @@ func TestAdmit(t *testing.T) {
 		name     string
 		partners []spec
 		cand     spec
-		want     [2]string // paper, original
+		want     [2]colloc.Reason // paper, original
 	}{
-		{"tiny joins tiny", []spec{{class: tiny, peak: 1000, at: on0}}, spec{class: tiny, peak: 1000}, [2]string{"", ""}},
-		{"class sum 2: medium+medium", []spec{{class: medium, peak: 1000, at: on0}}, spec{class: medium, peak: 1000}, [2]string{"", ""}},
-		{"class sum 2: tiny joins jumbo", []spec{{class: jumbo, peak: 1000, at: on0}}, spec{class: tiny, peak: 1000}, [2]string{"", ""}},
-		{"class sum 2: jumbo joins tiny", []spec{{class: tiny, peak: 1000, at: on0}}, spec{class: jumbo, peak: 1000}, [2]string{"", "class-join"}},
-		{"class sum 3", []spec{{class: medium, peak: 1000, at: on0}}, spec{class: jumbo, peak: 1000}, [2]string{"class", "class"}},
-		{"class sum 3 the other way", []spec{{class: jumbo, peak: 1000, at: on0}}, spec{class: medium, peak: 1000}, [2]string{"class", "class"}},
-		{"third job", []spec{{class: tiny, peak: 100, at: on0}, {class: tiny, peak: 100, at: on0}}, spec{class: tiny, peak: 100}, [2]string{"jobs", "jobs"}},
-		{"memory exactly capacity-512", []spec{{class: tiny, peak: 20000, at: on0}}, spec{class: tiny, peak: limit - 20000}, [2]string{"", ""}},
-		{"memory 1 MiB over", []spec{{class: tiny, peak: 20000, at: on0}}, spec{class: tiny, peak: limit - 20000 + 1}, [2]string{"memory", "memory"}},
-		{"unequal GPU counts", []spec{{class: tiny, peak: 1000, at: []int{0, 1}}}, spec{class: tiny, peak: 1000}, [2]string{"", "gpu-count"}},
-		{"equal GPU counts of 2", []spec{{class: tiny, peak: 1000, at: []int{0, 1}}}, spec{class: tiny, peak: 1000, gpus: 2}, [2]string{"", ""}},
-		{"2-GPU job joins a 1-GPU job", []spec{{class: tiny, peak: 1000, at: on0}}, spec{class: tiny, peak: 1000, gpus: 2}, [2]string{"", "gpu-count"}},
-		{"priority exactly 2x", []spec{{class: tiny, peak: 1000, solo: 500, at: on0}}, spec{class: tiny, peak: 1000, solo: 1000}, [2]string{"", ""}},
-		{"priority over 2x", []spec{{class: tiny, peak: 1000, solo: 500, at: on0}}, spec{class: tiny, peak: 1000, solo: 1000.01}, [2]string{"", "priority"}},
-		{"shorter job joins a long one", []spec{{class: tiny, peak: 1000, solo: 90000, at: on0}}, spec{class: tiny, peak: 1000, solo: 60}, [2]string{"", ""}},
+		{"tiny joins tiny", []spec{{class: tiny, peak: 1000, at: on0}}, spec{class: tiny, peak: 1000}, [2]colloc.Reason{"", ""}},
+		{"class sum 2: medium+medium", []spec{{class: medium, peak: 1000, at: on0}}, spec{class: medium, peak: 1000}, [2]colloc.Reason{"", ""}},
+		{"class sum 2: tiny joins jumbo", []spec{{class: jumbo, peak: 1000, at: on0}}, spec{class: tiny, peak: 1000}, [2]colloc.Reason{"", ""}},
+		{"class sum 2: jumbo joins tiny", []spec{{class: tiny, peak: 1000, at: on0}}, spec{class: jumbo, peak: 1000}, [2]colloc.Reason{"", "class-join"}},
+		{"class sum 3", []spec{{class: medium, peak: 1000, at: on0}}, spec{class: jumbo, peak: 1000}, [2]colloc.Reason{"class", "class"}},
+		{"class sum 3 the other way", []spec{{class: jumbo, peak: 1000, at: on0}}, spec{class: medium, peak: 1000}, [2]colloc.Reason{"class", "class"}},
+		{"third job", []spec{{class: tiny, peak: 100, at: on0}, {class: tiny, peak: 100, at: on0}}, spec{class: tiny, peak: 100}, [2]colloc.Reason{"jobs", "jobs"}},
+		{"memory exactly capacity-512", []spec{{class: tiny, peak: 20000, at: on0}}, spec{class: tiny, peak: limit - 20000}, [2]colloc.Reason{"", ""}},
+		{"memory 1 MiB over", []spec{{class: tiny, peak: 20000, at: on0}}, spec{class: tiny, peak: limit - 20000 + 1}, [2]colloc.Reason{"memory", "memory"}},
+		{"unequal GPU counts", []spec{{class: tiny, peak: 1000, at: []int{0, 1}}}, spec{class: tiny, peak: 1000}, [2]colloc.Reason{"", "gpu-count"}},
+		{"equal GPU counts of 2", []spec{{class: tiny, peak: 1000, at: []int{0, 1}}}, spec{class: tiny, peak: 1000, gpus: 2}, [2]colloc.Reason{"", ""}},
+		{"2-GPU job joins a 1-GPU job", []spec{{class: tiny, peak: 1000, at: on0}}, spec{class: tiny, peak: 1000, gpus: 2}, [2]colloc.Reason{"", "gpu-count"}},
+		{"priority exactly 2x", []spec{{class: tiny, peak: 1000, solo: 500, at: on0}}, spec{class: tiny, peak: 1000, solo: 1000}, [2]colloc.Reason{"", ""}},
+		{"priority over 2x", []spec{{class: tiny, peak: 1000, solo: 500, at: on0}}, spec{class: tiny, peak: 1000, solo: 1000.01}, [2]colloc.Reason{"", "priority"}},
+		{"shorter job joins a long one", []spec{{class: tiny, peak: 1000, solo: 90000, at: on0}}, spec{class: tiny, peak: 1000, solo: 60}, [2]colloc.Reason{"", ""}},
 		// GPU time = solo × GPUs: 2×600 = 1200 ≤ 2×(2×300) = 1200.
-		{"priority of 2-GPU jobs exactly 2x", []spec{{class: tiny, peak: 1000, solo: 300, at: []int{0, 1}}}, spec{class: tiny, peak: 1000, solo: 600, gpus: 2}, [2]string{"", ""}},
+		{"priority of 2-GPU jobs exactly 2x", []spec{{class: tiny, peak: 1000, solo: 300, at: []int{0, 1}}}, spec{class: tiny, peak: 1000, solo: 600, gpus: 2}, [2]colloc.Reason{"", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := build(2, append(tc.partners, tc.cand)...)
@@ -119,8 +119,8 @@ func TestPriorityRatioParam(t *testing.T) {
 	v := build(1, spec{class: tiny, peak: 100, solo: 100, at: []int{0}}, spec{class: tiny, peak: 100, solo: 300})
 	c, err := lucid.ReadConfig(policies.NewParams(map[string]string{"variant": "original", "priority_ratio": "3"}))
 	require.NoError(t, err)
-	require.Equal(t, "", lucid.Rule{Config: c}.Admit(v, v.Job(1), 0))
-	require.Equal(t, "priority", policy(t, lucid.Original).Admit(v, v.Job(1), 0))
+	require.Equal(t, colloc.Admitted, lucid.Rule{Config: c}.Admit(v, v.Job(1), 0))
+	require.Equal(t, lucid.DeferPriority, policy(t, lucid.Original).Admit(v, v.Job(1), 0))
 	require.Equal(t, 300.0, lucid.Priority(v.Job(1)))
 }
 
@@ -128,8 +128,8 @@ func TestGuardParam(t *testing.T) {
 	v := build(1, spec{class: tiny, peak: 20000, at: []int{0}}, spec{class: tiny, peak: capMiB - 20000 - 100})
 	c, err := lucid.ReadConfig(policies.NewParams(map[string]string{"guard_mib": "100"}))
 	require.NoError(t, err)
-	require.Equal(t, "", lucid.Rule{Config: c}.Admit(v, v.Job(1), 0))
-	require.Equal(t, "memory", policy(t, lucid.Paper).Admit(v, v.Job(1), 0))
+	require.Equal(t, colloc.Admitted, lucid.Rule{Config: c}.Admit(v, v.Job(1), 0))
+	require.Equal(t, colloc.DeferMemory, policy(t, lucid.Paper).Admit(v, v.Job(1), 0))
 }
 
 func TestScore(t *testing.T) {
