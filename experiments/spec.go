@@ -1455,7 +1455,7 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 	for _, t := range types {
 		if err := tr.Check(models.Server{Type: t, GPUs: 1}); err != nil {
 			if _, set := truth["context_mib"]; !set {
-				err = fmt.Errorf("truth context_mib=%g (the default): more than the %s GPU's %g MiB", tr.ContextMiB, t.Name, t.MemoryMiB)
+				err = fmt.Errorf("truth context_mib=%g (the default): more than the %s GPU's %g MiB: set a smaller CUDA context in the config's truth: {context_mib: N}", tr.ContextMiB, t.Name, t.MemoryMiB)
 			}
 			return assemble.Run{}, err
 		}

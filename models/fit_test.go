@@ -50,7 +50,7 @@ func TestReadPairs(t *testing.T) {
 	require.Equal(t, "unet_voc_1gpu|vgg16_imagenet_bs64_1gpu", ps[0].Key())
 
 	for _, tc := range []struct{ name, in, want string }{
-		{"empty", "", "p.csv: header"},
+		{"empty", "", "p.csv: the file is empty: want a CSV header line with columns workload_a,workload_b"},
 		{"missing column", "workload_a,workload_b\n", `missing column "solo_time_a_s"`},
 		{"no rows", pairHeader, "p.csv: no co-runs"},
 		{"bad number", pairHeader + "mnist_bs32_1gpu,unet_voc_1gpu,x,200,110,205,1\n", "p.csv:2: column solo_time_a_s"},

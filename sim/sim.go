@@ -59,7 +59,11 @@ type Truth struct {
 // larger than its GPUs.
 func (t Truth) Check(srv models.Server) error {
 	if c, m := t.ContextMiB, srv.Type.MemoryMiB; c > m {
-		return fmt.Errorf("truth context_mib=%g: more than the %s GPU's %g MiB", c, srv.Type.Name, m)
+		def := ""
+		if c == DefaultTruth().ContextMiB {
+			def = " (the default)"
+		}
+		return fmt.Errorf("truth context_mib=%g%s: more than the %s GPU's %g MiB: set a smaller CUDA context with --truth context_mib=N (in a spec: truth: {context_mib: N})", c, def, srv.Type.Name, m)
 	}
 	return nil
 }

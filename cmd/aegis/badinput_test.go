@@ -32,6 +32,8 @@ var badInputFiles = map[string]string{
 	"kind.jsonl":      `{"submit_offset_s": "0", "workload_id": "mnist_bs32_1gpu", "num_gpus": 1}` + "\n",
 	"centuries.csv":   "submit_offset_s,workload_id,num_gpus,solo_s\n" + strings.Repeat("0,mnist_bs32_1gpu,1,1e9\n", 12),
 	"out.txt":         "a file, not a directory",
+	"tiny.yaml":       "name: tiny\nmemory_mib: 300\npressure: true\n",
+	"tiny.csv":        "submit_offset_s,workload_id,num_gpus\n0,mnist_bs32_1gpu,1\n",
 }
 
 // bigPhilly is a Philly log whose one job asks for 2,000 GPUs.
@@ -91,6 +93,7 @@ func TestBadInput(t *testing.T) {
 		{name: "issue 25: --memprofile into a missing directory", args: sim("--memprofile", "{dir}/nodir/mem.prof", "--out", "{dir}/memrun"), code: 1, msg: "--memprofile: open", creates: "memrun"},
 		{name: "issue 25: a journal that is an events.jsonl", args: []string{"exec", "--resume", "{dir}/evjournal"}, code: 1, msg: "journal.jsonl:1: this is a run's event log (events.jsonl: aegis simulate and aegis exec write it), not an executor journal", creates: "evjournal/lock"},
 		{name: "issue 25: a journal whose policy was edited", args: []string{"exec", "--resume", "{dir}/badpolicy"}, code: 1, msg: `journal.jsonl:1: the run's journaled settings: unknown policy "magic"`},
+		{name: "issue 25: a GPU type below the default CUDA context", args: sim("--trace", "{tiny.csv}", "--server", "{tiny.yaml}:2"), code: 2, msg: "truth context_mib=500 (the default): more than the tiny GPU's 300 MiB: set a smaller CUDA context with --truth context_mib=N"},
 		{name: "issue 25: trace gen --out onto a directory", args: []string{"trace", "gen", "--like", "philly", "--jobs", "5", "--out", "{dir}"}, code: 1, msg: ": is a directory, not a file"},
 		{name: "issue 25: --resume of a directory without a run", args: []string{"exec", "--resume", "{dir}/norun"}, code: 1, msg: "norun: no run to resume (no journal.jsonl there; start one with aegis exec --out", creates: "norun"},
 

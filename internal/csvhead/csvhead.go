@@ -35,6 +35,13 @@ type Reader struct {
 // column counts.
 func NewReader(cr *csv.Reader, name string, need ...string) (*Reader, error) {
 	head, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		want := ""
+		if len(need) > 0 {
+			want = " with columns " + strings.Join(need, ",")
+		}
+		return nil, fmt.Errorf("%s: the file is empty: want a CSV header line%s", name, want)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %w", name, err)
 	}

@@ -21,7 +21,8 @@ func TestReader(t *testing.T) {
 		{"trimmed, byte-order mark removed", "\ufeff a ,b\n x ,y\n", []string{"a", "b"}, "", []string{"x@2"}},
 		{"the first of a name given twice", "a,a\n1,2\n", []string{"a"}, "", []string{"1@2"}},
 		{"a needed column missing", "b\n1\n", []string{"a"}, `f.csv: header: missing column "a"`, nil},
-		{"empty file", "", nil, "f.csv: header: EOF", nil},
+		{"empty file", "", nil, "f.csv: the file is empty: want a CSV header line", nil},
+		{"empty file, columns needed", "", []string{"a", "b"}, "f.csv: the file is empty: want a CSV header line with columns a,b", nil},
 		{"a short row", "a,b\n1,2\n3\n", nil, "f.csv: record on line 3: wrong number of fields", []string{"1@2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
