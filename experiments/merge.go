@@ -46,7 +46,7 @@ func Merge(dirs []string, out string) ([]string, error) {
 	}
 	files, err := Finish(tmp, base)
 	if err != nil {
-		return nil, err
+		return nil, shardError(err, tmp, out, base, from)
 	}
 	if err := d.Commit(); err != nil {
 		return nil, err
@@ -57,6 +57,35 @@ func Merge(dirs []string, out string) ([]string, error) {
 	}
 	return paths, nil
 }
+
+// shardError is err, from the merge's files built in tmp, naming the
+// files the user has: a cell's file by its shard's path (the copy in tmp
+// is gone when the merge fails), anything else by out's.
+func shardError(err error, tmp, out string, base *Meta, from map[string]string) error {
+	msg := err.Error()
+	for _, c := range base.Cells {
+		cp := filepath.Join(tmp, "cells", c.ID) + string(filepath.Separator)
+		if strings.Contains(msg, cp) {
+			msg = strings.ReplaceAll(msg, cp, filepath.Join(from[c.ID], "cells", c.ID)+string(filepath.Separator))
+			msg += "; rerun that shard"
+		}
+	}
+	msg = strings.ReplaceAll(msg, tmp, out)
+	if msg == err.Error() {
+		return err
+	}
+	return &renamedError{msg: "merge: " + msg, err: err}
+}
+
+// renamedError is an error whose message names other paths than the
+// error it wraps.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 // mergeSources reads the shards' run.json, checks that they are one run's
 // (sameRun) and finds each cell's shard, checking its cell.json.

@@ -209,11 +209,15 @@ func TestMergeRefuses(t *testing.T) {
 		}), "the cell was made by another build or with other inputs"},
 		{"a cut cell.json", damage(cell(parts[1], CellFile), half), "damaged"},
 		{"a cut summary.csv", damage(cell(parts[1], "summary.csv"), half), "summary.csv"},
+		// The error names the shard's file, not the merge's temporary copy
+		// (".m.tmp-N/cells/ID/jobs.csv: record on line 3: ...").
+		{"a cut jobs.csv", damage(cell(parts[1], "jobs.csv"), half), "part1" + string(filepath.Separator) + "cells"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "m")
 			_, err := Merge(tc.shards(t), out)
 			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, err.Error(), ".tmp-", "the temporary directory named")
 			require.NoDirExists(t, out, "a refused merge leaves nothing")
 			ents, err := os.ReadDir(filepath.Dir(out))
 			require.NoError(t, err)
