@@ -194,3 +194,32 @@ func settings(kv map[string]string) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// DirGPUs is how many GPUs the run in dir had, from its simulate.json
+// (server TYPE:COUNT) or exec.json (emulated TYPE:COUNT, or the --gpus
+// list), and the file and value that say so; 0 when dir says not (a
+// cluster, a spec run, all of a machine's GPUs, no such file).
+func DirGPUs(dir string) (n int, from string) {
+	if b, err := os.ReadFile(filepath.Join(dir, SimulateFile)); err == nil {
+		var m SimulateMeta
+		if json.Unmarshal(b, &m) == nil {
+			if srv, err := models.ParseServer(m.Server); err == nil {
+				return srv.GPUs, SimulateFile + ": server " + m.Server
+			}
+		}
+		return 0, ""
+	}
+	m, err := readExecMeta(dir)
+	if err != nil {
+		return 0, ""
+	}
+	if e := m.Settings["emulate"]; e != "" {
+		if srv, err := models.ParseServer(e); err == nil {
+			return srv.GPUs, ExecFile + ": emulated " + e
+		}
+	}
+	if g := m.Settings["gpus"]; g != "" {
+		return strings.Count(g, ",") + 1, ExecFile + ": GPUs " + g
+	}
+	return 0, ""
+}

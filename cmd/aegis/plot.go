@@ -13,6 +13,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/results/plots"
+	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
 func newPlotCmd() *cobra.Command {
@@ -137,6 +138,9 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 	var paths []string
 	var err error
 	if len(named) > 0 || len(figures) == 0 && len(extra) == 0 && len(sweeps) == 0 {
+		if err := checkEventGPUs(dir); err != nil {
+			return nil, err
+		}
 		paths, err = plots.DrawDir(dir, format, named...)
 	}
 	if err == nil {
@@ -167,4 +171,28 @@ func (e noFigures) Error() string {
 		return msg + "; its files allow none"
 	}
 	return msg + "; draw one with --figure NAME, one of: " + strings.Join(e.avail, ", ")
+}
+
+// checkEventGPUs refuses an events.jsonl that starts an attempt on a GPU
+// the run in dir did not have (its simulate.json or exec.json says how many
+// it had): a timeline of it would draw a lane per GPU up to that one (GPU
+// 999 of 3: 1000 lanes).
+func checkEventGPUs(dir string) error {
+	n, from := experiments.DirGPUs(dir)
+	if n == 0 {
+		return nil
+	}
+	p := filepath.Join(dir, "events.jsonl")
+	evs, err := runfiles.ReadEvents(p)
+	if err != nil {
+		return nil // no events, or bad ones: DrawDir says so
+	}
+	for _, e := range evs {
+		for _, g := range e.GPUs {
+			if g >= n {
+				return fmt.Errorf("%s:%d: job %d (%s event) on GPU %d, but the run had GPUs 0-%d (%s): the events are not this run's", p, e.Line, e.Job, e.Kind, g, n-1, from)
+			}
+		}
+	}
+	return nil
 }

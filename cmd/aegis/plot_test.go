@@ -149,3 +149,22 @@ func TestPlotEventsBeyondTheServer(t *testing.T) {
 	require.Regexp(t, `events.jsonl: job \d+ attempt 1 ran on GPU 999, but telemetry.csv covers GPUs 0-2: the two files are not of one run`, errs)
 	require.NoFileExists(t, filepath.Join(dir, "timeline.svg"))
 }
+
+// A plot of an events.jsonl that starts an attempt on a GPU the run did not
+// have (GPU 999 of simulate.json's 3) is refused, naming the line and the
+// run's GPUs; it drew 1000 lanes and exited 0.
+func TestPlotEventsOnGPUOutsideTheRun(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := aegis("simulate", "--trace", "demo", "--policy", "exclusive", "--server", "a100-40gb:3", "--seed", "1", "--out", dir)
+	require.Equal(t, 0, code, errs)
+	p := filepath.Join(dir, "events.jsonl")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"gpus":[0]`)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), `"gpus":[0]`, `"gpus":[999]`, 1)), 0o644))
+	code, _, errs = aegis("plot", dir)
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "events.jsonl:")
+	require.Contains(t, errs, "on GPU 999, but the run had GPUs 0-2 (simulate.json: server a100-40gb:3): the events are not this run's")
+	require.NoFileExists(t, filepath.Join(dir, "timeline.svg"))
+}
