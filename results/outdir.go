@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 )
 
 // OutDir is an output directory written all or nothing. A run writes its
@@ -56,7 +59,8 @@ func NewOutDir(target string, owned func(name string) bool) (*OutDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(target)+".tmp-")
+	removeStale(parent, "."+filepath.Base(target)+".tmp-")
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(target)+".tmp-"+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		if created != "" {
 			os.RemoveAll(created)
@@ -71,6 +75,31 @@ func NewOutDir(target string, owned func(name string) bool) (*OutDir, error) {
 		return nil, fmt.Errorf("output: %w", err)
 	}
 	return &OutDir{target: target, tmp: tmp, created: created, owned: owned}, nil
+}
+
+// removeStale removes the temporary directories prefix+PID-N in parent
+// whose process PID no longer runs: what a process killed while writing
+// (a SIGKILL mid-cell) left; nothing else removes them. A directory of a
+// running process, or without a PID in its name, is left alone.
+func removeStale(parent, prefix string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		ps, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(ps)
+		if !ok || err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // Path is the temporary directory to write the run's files into.

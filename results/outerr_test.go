@@ -1,8 +1,10 @@
 package results
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -28,4 +30,22 @@ func TestWriteFileErrorsNameTheFile(t *testing.T) {
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, ents, 1, "no temporary file left")
+}
+
+// A directory's temporary twin left by a process killed while writing it
+// (a SIGKILL mid-cell) is removed by the next write of that directory;
+// one of a running process is left alone.
+func TestNewOutDirRemovesStaleTemporaries(t *testing.T) {
+	parent := t.TempDir()
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	stale := filepath.Join(parent, fmt.Sprintf(".cell.tmp-%d-123", dead.Process.Pid))
+	live := filepath.Join(parent, fmt.Sprintf(".cell.tmp-%d-456", os.Getpid()))
+	for _, d := range []string{stale, live} {
+		require.NoError(t, os.MkdirAll(filepath.Join(d, "half"), 0o755))
+	}
+	require.NoError(t, WriteDir(filepath.Join(parent, "cell"), nil, func(string) error { return nil }))
+	require.NoDirExists(t, stale)
+	require.DirExists(t, live)
+	require.DirExists(t, filepath.Join(parent, "cell"))
 }
