@@ -405,3 +405,16 @@ func TestSpecTraceFileWithSoloS(t *testing.T) {
 	require.Contains(t, jobs, "\ns,short,E,exclusive,1,a,resnet18_cifar100_bs128_20e_1gpu,1,done,0.000,0.000,60.000,")
 	require.Contains(t, jobs, "\ns,short,E,exclusive,1,b,resnet18_cifar100_bs128_20e_1gpu,1,done,5.000,60.000,")
 }
+
+// A config that sets a parameter a sweep varies gets a warning (the swept
+// values replace it in every cell); one that does not sweep, or a spec
+// without the overlap, gets none.
+func TestSpecWarnsSweptParameterSet(t *testing.T) {
+	require.Empty(t, loadSmall(t, smallSpec).Warnings())
+	s := loadSmall(t, strings.Replace(smallSpec, "    policy: aegis\n", "    policy: aegis\n    params: {hold: 5s}\n", 1))
+	require.Equal(t, []string{"spec small: configs[1] (AEGIS) sets params.hold=5s, but sweep[0] varies hold: the swept values replace it in every cell (set sweep: false on the config to run it once as given)"}, s.Warnings())
+	s = loadSmall(t, strings.Replace(strings.Replace(smallSpec, "    policy: aegis\n", "    policy: aegis\n    truth: {noise: '0.1'}\n", 1),
+		"  - param: hold\n", "  - param: truth.noise\n    values: ['0', '0.2']\n  - param: hold\n", 1))
+	require.Len(t, s.Warnings(), 1)
+	require.Contains(t, s.Warnings()[0], "sets truth.noise=0.1, but sweep[0] varies truth.noise")
+}

@@ -1243,6 +1243,33 @@ func (s *Spec) Points() []Point {
 	return pts
 }
 
+// Warnings lists what in the spec is valid but likely not meant: a config
+// that sets a parameter (or truth setting) that a sweep axis varies, at
+// every sweep point (the swept values replace the config's).
+func (s *Spec) Warnings() []string {
+	var out []string
+	for i, c := range s.Configs {
+		if !s.sweeps(i) {
+			continue
+		}
+		for k, ax := range s.Sweep {
+			key, v, ok := ax.Param, "", false
+			if t, isTruth := strings.CutPrefix(key, truthPrefix); isTruth {
+				v, ok = c.Truth[t]
+				key = "truth." + t
+			} else {
+				v, ok = c.Params[key]
+				key = "params." + key
+			}
+			if ok {
+				out = append(out, fmt.Sprintf("spec %s: configs[%d] (%s) sets %s=%s, but sweep[%d] varies %s: the swept values replace it in every cell (set sweep: false on the config to run it once as given)",
+					s.Name, i, c.Label, key, v, k, ax.Param))
+			}
+		}
+	}
+	return out
+}
+
 // SweepParams lists the swept parameters in axis order.
 func (s *Spec) SweepParams() []string {
 	var out []string

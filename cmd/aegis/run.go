@@ -154,6 +154,9 @@ func loadSpecs(paths []string, w io.Writer) ([]*experiments.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, m := range s.Warnings() {
+			fmt.Fprintln(w, "warning: "+m)
+		}
 		specs = append(specs, s)
 	}
 	if len(specs) == 0 {
