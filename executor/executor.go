@@ -557,7 +557,7 @@ const stallAfter = 10 * time.Minute
 // that cannot (or does not) place a job is seen while the run goes on,
 // not only when it ends with the job unfinished.
 func (x *Executor) watch(now time.Duration) {
-	if x.running() > 0 || x.view.Queue.Len() == 0 || now-x.lastChange < stallAfter || x.stallSaid == x.lastChange {
+	if x.view.Queue.Len() == 0 || now-x.lastChange < stallAfter || x.stallSaid == x.lastChange || x.running() > 0 {
 		return
 	}
 	x.stallSaid = x.lastChange
