@@ -175,9 +175,13 @@ func (e noFigures) Error() string {
 
 // checkEventGPUs refuses an events.jsonl that starts an attempt on a GPU
 // the run in dir did not have (its simulate.json or exec.json says how many
-// it had): a timeline of it would draw a lane per GPU up to that one (GPU
+// it had; with telemetry.csv, the timeline checks against that file's
+// GPUs): a timeline of it would draw a lane per GPU up to that one (GPU
 // 999 of 3: 1000 lanes).
 func checkEventGPUs(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "telemetry.csv")); err == nil {
+		return nil // the timeline checks the events against its GPUs
+	}
 	n, from := experiments.DirGPUs(dir)
 	if n == 0 {
 		return nil
