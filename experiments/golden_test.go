@@ -1,32 +1,24 @@
 package experiments
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/traces"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // goldenPath holds one line per (trace, config, seed, file): the SHA-256 of
-// that output file.
+// that output file (golden.Hashes).
 const goldenPath = "testdata/golden_hashes.txt"
 
 // goldenConfig is one policy configuration pinned by the golden hashes.
@@ -75,39 +67,19 @@ func runFiles(t testing.TB, trace, policy string, params map[string]string, seed
 		"deferrals.csv": df.Bytes(), "events.jsonl": ev.Bytes()}
 }
 
-func readGolden(t *testing.T) map[string]string {
-	f, err := os.Open(goldenPath)
-	require.NoError(t, err, "run go test ./experiments -run TestGoldenHashes -update")
-	defer f.Close()
-	m := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "  ")
-		require.True(t, ok, "%s: bad line %q", goldenPath, line)
-		m[k] = v
-	}
-	require.NoError(t, sc.Err())
-	return m
-}
-
 // TestGoldenHashes pins every output file of the built-in traces under
 // every policy configuration of goldenConfigs, so that speed work keeps
-// results byte-identical. A legitimate change of outputs is recorded with
+// results byte-identical; a changed file is reported with its first
+// differing lines as they are now (internal/golden). A legitimate change
+// of outputs is recorded with
 //
 //	go test ./experiments -run TestGoldenHashes -update
 //
 // and explained in the commit message.
 func TestGoldenHashes(t *testing.T) {
-	var want map[string]string
-	if !*update {
-		want = readGolden(t)
-	}
-	var mu sync.Mutex
-	got := map[string]string{}
+	h := golden.OpenHashes(t, goldenPath, "SHA-256 of every output file, its line count and hashes of its 16-line blocks:\n"+
+		"trace policy sets seed file  sha256  lines  blocks\n"+
+		"regenerate: go test ./experiments -run TestGoldenHashes -update")
 	t.Run("cells", func(t *testing.T) {
 		for _, trace := range []string{"demo", "philly", "saturn", "venus"} {
 			for _, c := range goldenConfigs() {
@@ -117,43 +89,15 @@ func TestGoldenHashes(t *testing.T) {
 						t.Parallel()
 						params, err := policies.ParseSets(splitSets(c.sets))
 						require.NoError(t, err)
-						files := runFiles(t, trace, c.policy, params, seed)
-						for file, b := range files {
-							key := fmt.Sprintf("%s %s %s %d %s", trace, c.policy, orDefault(c.sets), seed, file)
-							sum := fmt.Sprintf("%x", sha256.Sum256(b))
-							mu.Lock()
-							got[key] = sum
-							mu.Unlock()
-							if want != nil {
-								w, ok := want[key]
-								require.True(t, ok, "%s: no golden hash for %s (run with -update)", goldenPath, key)
-								require.Equal(t, w, sum, "%s changed", key)
-							}
+						for file, b := range runFiles(t, trace, c.policy, params, seed) {
+							h.Check(t, fmt.Sprintf("%s %s %s %d %s", trace, c.policy, orDefault(c.sets), seed, file), b)
 						}
 					})
 				}
 			}
 		}
 	})
-	if *update {
-		keys := make([]string, 0, len(got))
-		for k := range got {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var b strings.Builder
-		b.WriteString("# SHA-256 of every output file: trace policy sets seed file  hash\n")
-		b.WriteString("# regenerate: go test ./experiments -run TestGoldenHashes -update\n")
-		for _, k := range keys {
-			fmt.Fprintf(&b, "%s  %s\n", k, got[k])
-		}
-		require.NoError(t, os.MkdirAll(filepath.Dir(goldenPath), 0o755))
-		require.NoError(t, os.WriteFile(goldenPath, []byte(b.String()), 0o644))
-		return
-	}
-	if !t.Failed() {
-		require.Len(t, got, len(want), "%s has hashes of cells no longer run", goldenPath)
-	}
+	h.Close(t)
 }
 
 func splitSets(s string) []string {

@@ -3,12 +3,12 @@ package experiments
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/policies"
 )
 
@@ -41,15 +41,7 @@ func TestGoldenText(t *testing.T) {
 				"summary.csv":  files["summary.csv"],
 				"events.jsonl": headLines(files["events.jsonl"], goldenTextEvents),
 			} {
-				path := filepath.Join("testdata", "golden", name+"."+file)
-				if *update {
-					require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-					require.NoError(t, os.WriteFile(path, b, 0o644))
-					continue
-				}
-				want, err := os.ReadFile(path)
-				require.NoError(t, err, "run go test ./experiments -run TestGoldenText -update")
-				require.Equal(t, string(want), string(b), "%s changed", path)
+				golden.File(t, filepath.Join("testdata", "golden", name+"."+file), b)
 			}
 		})
 	}
