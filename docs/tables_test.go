@@ -2,7 +2,6 @@ package docs
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,13 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/plots"
 	"github.com/aegis-sched/aegis/traces"
 )
-
-var update = flag.Bool("update", false, "rewrite the generated blocks of README.md and docs/*.md")
 
 // seed is the seed of every documented run: the CLI's default.
 const seed = 1
@@ -188,7 +186,7 @@ func TestDocsTables(t *testing.T) {
 			}
 			return "<!-- begin:" + name + " -->\n" + want + "<!-- end:" + name + " -->"
 		})
-		if *update {
+		if golden.Update() {
 			if out != text {
 				require.NoError(t, os.WriteFile(page, []byte(out), 0o644))
 			}
@@ -229,14 +227,7 @@ func TestDocsFigure(t *testing.T) {
 	require.Len(t, paths, 1)
 	got, err := os.ReadFile(paths[0])
 	require.NoError(t, err)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(figure), 0o755))
-		require.NoError(t, os.WriteFile(figure, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(figure)
-	require.NoError(t, err)
-	require.True(t, string(want) == string(got), "%s is out of date (run make docs-tables)", figure)
+	golden.File(t, figure, got)
 }
 
 var linkRE = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)

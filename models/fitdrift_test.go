@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/internal/golden"
 )
 
 // fitPredictionsFile holds the embedded model's predictions at its fit's
@@ -89,7 +91,7 @@ func TestEmbeddedFitPredictions(t *testing.T) {
 		for i, p := range ps {
 			design[i] = fitPrediction{Line: p.Line, A: p.A.ID, B: p.B.ID, SoloA: p.A.SoloS, SoloB: p.B.SoloS}
 		}
-		if *updateGolden {
+		if golden.Update() {
 			var b bytes.Buffer
 			b.WriteString(fitPredictionsHead)
 			for _, p := range predictFit(t, design) {

@@ -2,7 +2,6 @@ package models
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,21 +9,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/internal/golden"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
+// checkGolden compares got with testdata/name (golden.File).
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateGolden {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./models -run %s -update", t.Name())
-	require.Equal(t, string(want), got)
+	golden.File(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestPressureModelRate(t *testing.T) {
@@ -108,7 +100,7 @@ func TestNWayStacking(t *testing.T) {
 			b.WriteString("\n")
 		}
 	}
-	golden(t, "nway_stacking.md", b.String())
+	checkGolden(t, "nway_stacking.md", b.String())
 }
 
 func TestFlatInterference(t *testing.T) {

@@ -3,19 +3,16 @@ package results
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/policies"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const sec = time.Second
 
@@ -54,20 +51,14 @@ func replay(t *testing.T) *Collector {
 		}
 	}
 	require.NoError(t, el.Flush())
-	golden(t, "events.jsonl", log.Bytes())
+	checkGolden(t, "events.jsonl", log.Bytes())
 	return c
 }
 
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name (golden.File).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(p, got, 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run go test ./results -update")
-	require.Equal(t, string(want), string(got))
+	golden.File(t, filepath.Join("testdata", name), got)
 }
 
 // TestDeferralEpisodes checks that a job deferred on a GPU for one reason
@@ -162,11 +153,11 @@ func TestCollectorAndSummary(t *testing.T) {
 	require.NoError(t, WriteJobsCSV(&jb, jobs))
 	require.NoError(t, WriteSummaryCSV(&sb, s))
 	require.NoError(t, WriteDeferralsCSV(&db, s))
-	golden(t, "deferrals.csv", db.Bytes())
+	checkGolden(t, "deferrals.csv", db.Bytes())
 	require.NoError(t, WriteSummaryTable(&tb, "test run", s))
-	golden(t, "jobs.csv", jb.Bytes())
-	golden(t, "summary.csv", sb.Bytes())
-	golden(t, "summary.txt", tb.Bytes())
+	checkGolden(t, "jobs.csv", jb.Bytes())
+	checkGolden(t, "summary.csv", sb.Bytes())
+	checkGolden(t, "summary.txt", tb.Bytes())
 }
 
 func TestQuantile(t *testing.T) {

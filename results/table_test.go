@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/internal/golden"
 )
 
 func TestStatOf(t *testing.T) {
@@ -62,12 +63,7 @@ func TestTableGolden(t *testing.T) {
 			var b bytes.Buffer
 			require.NoError(t, f.write(goldenTable(seeds), &b))
 			path := filepath.Join("testdata", "table_seeds"+string(rune('0'+seeds))+"."+f.ext)
-			if *update {
-				require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err)
-			require.Equal(t, string(want), b.String(), path)
+			golden.File(t, path, b.Bytes())
 		}
 	}
 }

@@ -2,26 +2,21 @@ package traces
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/models"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestDemoTraceIsGeneratorOutput(t *testing.T) {
 	tr, err := GenerateMixed(models.A100(), demoJobs, demoGap, demoP2, demoSeed)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, WriteCSV(&buf, tr))
-	if *update {
-		require.NoError(t, os.WriteFile("data/demo.csv", buf.Bytes(), 0o644))
-	}
-	require.Equal(t, buf.String(), string(demoCSV), "run go test ./traces -run TestDemo -update")
+	golden.File(t, "data/demo.csv", buf.Bytes())
+	require.Equal(t, buf.String(), string(demoCSV), "the embedded demo trace is data/demo.csv")
 	loaded, err := Load("demo")
 	require.NoError(t, err)
 	require.Len(t, loaded.Jobs, demoJobs)

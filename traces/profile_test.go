@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 )
@@ -65,12 +66,7 @@ func TestBuiltinProfilesGolden(t *testing.T) {
 	b, err := json.MarshalIndent(got, "", "  ")
 	require.NoError(t, err)
 	b = append(roundJSON(t, b), '\n')
-	const golden = "testdata/golden/builtin_profiles.json"
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-		require.NoError(t, os.WriteFile(golden, b, 0o644))
-	}
-	require.Equal(t, string(mustRead(t, golden)), string(b), "run go test ./traces -run TestBuiltinProfilesGolden -update")
+	golden.File(t, "testdata/golden/builtin_profiles.json", b)
 
 	_, err = ProfileTrace(&Trace{Name: "x", Jobs: []Job{{ID: "1", Workload: "nope", GPUs: 1}}}, cat)
 	require.ErrorContains(t, err, `trace x: job 1: workload "nope" is not in the catalog`)

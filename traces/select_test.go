@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/internal/golden"
 )
 
 // naiveSelect is the specification of SelectWindow written the slow, obvious
@@ -269,12 +270,7 @@ func TestSelectReportGolden(t *testing.T) {
 	got, err := json.MarshalIndent(sel.Report, "", "  ")
 	require.NoError(t, err)
 	got = append(roundJSON(t, got), '\n')
-	const golden = "testdata/golden/select_philly_like.json"
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata/golden", 0o755))
-		require.NoError(t, os.WriteFile(golden, got, 0o644))
-	}
-	require.Equal(t, string(mustRead(t, golden)), string(got), "run go test ./traces -run TestSelectReportGolden -update")
+	golden.File(t, "testdata/golden/select_philly_like.json", got)
 	rep := sel.Report
 	require.LessOrEqual(t, rep.Distances.GPUMix, DefaultMaxGPUMix)
 	require.LessOrEqual(t, rep.Distances.RuntimeCDF, DefaultMaxRuntimeCDF)

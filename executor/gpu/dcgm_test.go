@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +13,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/aegis-sched/aegis/internal/golden"
+)
 
 func TestDmonParserLines(t *testing.T) {
 	const hdr = "#Entity   SMACT        SMOCC        DRAMA"
@@ -84,13 +83,7 @@ func TestDmonRecorded(t *testing.T) {
 			fmt.Fprintf(&b, "gpu=%d valid=%t smact=%.3f smocc=%.3f drama=%.3f\n", rec.GPU, rec.Valid, rec.SMACT, rec.SMOCC, rec.DRAMA)
 		}
 	}
-	golden := filepath.Join("testdata", "dmon-1002-1003-1005.golden")
-	if *update {
-		require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err)
-	require.Equal(t, string(want), b.String())
+	golden.File(t, filepath.Join("testdata", "dmon-1002-1003-1005.golden"), []byte(b.String()))
 }
 
 // FuzzDmonParser checks that no input panics the parser and that every

@@ -2,13 +2,13 @@ package calibration
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -29,12 +29,7 @@ func TestEmbeddedPower(t *testing.T) {
 	path := filepath.Join("..", "..", "models", "data", "power_a100.yaml")
 	var b bytes.Buffer
 	require.NoError(t, models.WritePowerModel(&b, fit.Model, PowerComment))
-	if *update {
-		require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
-	}
-	emb, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, b.String(), string(emb), "models/data/power_a100.yaml differs from the fit: go test ./experiments/calibration -run TestEmbeddedPower -update")
+	golden.File(t, path, b.Bytes())
 	require.Equal(t, *fit.Model, *models.A100Power())
 }
 

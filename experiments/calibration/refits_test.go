@@ -2,7 +2,6 @@ package calibration
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/models"
 )
-
-var update = flag.Bool("update", false, "regenerate the embedded refit sets (models/data/refits_*.yaml; 21 refits each, about a minute)")
 
 // embeddedRefits is how many refits the embedded sets hold: refit 0 (as
 // measured) and 20 resampled, the 20 a spec's model_uncertainty may ask for.
@@ -37,13 +35,13 @@ func TestEmbeddedRefits(t *testing.T) {
 			gt, err := models.ResolveGPUType(tc.gpu)
 			require.NoError(t, err)
 			n := 2
-			if *update {
+			if golden.Update() {
 				n = embeddedRefits
 			}
 			got, err := Bootstrap(Options{GPU: tc.gpu}, n, 1)
 			require.NoError(t, err)
 			path := filepath.Join("..", "..", "models", "data", tc.file)
-			if *update {
+			if golden.Update() {
 				f := &models.RefitsFile{GPU: tc.gpu, Seed: 1, Source: tc.source, Refits: got}
 				var b bytes.Buffer
 				comment := fmt.Sprintf("Bootstrap refits of the %s speed model (calibration.Bootstrap, %d refits, seed 1; refit 0 as measured).\n"+

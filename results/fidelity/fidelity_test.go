@@ -2,7 +2,6 @@ package fidelity
 
 import (
 	"bytes"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,10 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/models"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // vals builds Values from "table/config/trace/metric" → mean, CI 0.
 func vals(m map[string]float64) Values {
@@ -163,13 +161,7 @@ func TestReportGolden(t *testing.T) {
 			r.Dir = "run"
 			var b bytes.Buffer
 			require.NoError(t, r.WriteMarkdown(&b))
-			path := filepath.Join("testdata", tc.golden)
-			if *update {
-				require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err)
-			require.Equal(t, string(want), b.String())
+			golden.File(t, filepath.Join("testdata", tc.golden), b.Bytes())
 		})
 	}
 }

@@ -2,7 +2,6 @@ package plots
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"image/color"
 	"math"
@@ -17,11 +16,10 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // copyDir copies a testdata directory into a temporary one, so figures are
 // drawn beside their data without touching testdata.
@@ -52,14 +50,7 @@ func checkGolden(t *testing.T, path string) string {
 	t.Helper()
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	golden := filepath.Join("testdata", "golden", filepath.Base(path))
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-		require.NoError(t, os.WriteFile(golden, got, 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err)
-	require.Equal(t, string(want), string(got), "%s differs from %s (rerun with -update if intended)", filepath.Base(path), golden)
+	golden.File(t, filepath.Join("testdata", "golden", filepath.Base(path)), got)
 	return string(got)
 }
 
