@@ -47,7 +47,7 @@ func TestSampleCacheFitsLongestWindow(t *testing.T) {
 	_, err := s.Next() // arrival
 	require.NoError(t, err)
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
-	_, err = s.Until(2 * time.Hour)
+	_, err = s.AdvanceTo(2 * time.Hour)
 	require.NoError(t, err)
 	tm := telemetry{s}
 	for _, n := range []int{30, 1000, 3600} {
@@ -107,7 +107,7 @@ func TestAheadForeseesSamples(t *testing.T) {
 	_, err = s.Next() // a arrives
 	require.NoError(t, err)
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
-	_, err = s.Until(100 * time.Second)
+	_, err = s.AdvanceTo(100 * time.Second)
 	require.NoError(t, err)
 	tm := telemetry{s}
 	require.Implements(t, (*policies.Foresight)(nil), tm)
@@ -117,16 +117,16 @@ func TestAheadForeseesSamples(t *testing.T) {
 	mixed := tm.Ahead(nil, 0, 90*time.Second, 20) // past seconds as Samples gives them
 	require.Equal(t, append(tm.Samples(nil, 0, 10), ahead[:10]...), mixed)
 	before := tm.Regime(0)
-	_, err = s.Until(120 * time.Second)
+	_, err = s.AdvanceTo(120 * time.Second)
 	require.NoError(t, err)
 	require.Equal(t, ahead, tm.Samples(nil, 0, 20), "the foreseen samples come")
 	require.Equal(t, before, tm.Regime(0))
 
 	later := tm.Ahead(nil, 0, 120*time.Second, 60) // up to 180 s, as if a ran alone
-	_, err = s.Until(150 * time.Second)            // b arrives
+	_, err = s.AdvanceTo(150 * time.Second)        // b arrives
 	require.NoError(t, err)
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
-	_, err = s.Until(180 * time.Second)
+	_, err = s.AdvanceTo(180 * time.Second)
 	require.NoError(t, err)
 	require.NotEqual(t, before, tm.Regime(0), "b's activity changed the telemetry")
 	got := tm.Samples(nil, 0, 60)
@@ -156,12 +156,12 @@ func TestRegimeFollowsRates(t *testing.T) {
 	_, err = s.Next()
 	require.NoError(t, err)
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0, 1}}))
-	_, err = s.Until(100 * time.Second) // b arrives
+	_, err = s.AdvanceTo(100 * time.Second) // b arrives
 	require.NoError(t, err)
 	tm := telemetry{s}
 	before := tm.Regime(1)
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
-	_, err = s.Until(200 * time.Second) // b active on GPU 0: the pair slows
+	_, err = s.AdvanceTo(200 * time.Second) // b active on GPU 0: the pair slows
 	require.NoError(t, err)
 	require.Less(t, s.jobs[0].rate, 1.0, "the pair slowed")
 	require.Equal(t, []policies.JobID{0}, s.view.GPUs[1].Jobs, "GPU 1's jobs are unchanged")

@@ -125,12 +125,12 @@ func TestRunCancelled(t *testing.T) {
 }
 
 // Jobs may be added while a run goes on (a live queue): each arrives at its
-// submit time or now, whichever is later, and Until drives the truth to a
+// submit time or now, whichever is later, and AdvanceTo drives the truth to a
 // given time.
-func TestLiveQueueAddAndUntil(t *testing.T) {
+func TestLiveQueueAddAndAdvanceTo(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact()}, nil)
 	require.NoError(t, err)
-	evs, err := s.Until(10 * sec)
+	evs, err := s.AdvanceTo(10 * sec)
 	require.NoError(t, err)
 	require.Empty(t, evs)
 	require.Equal(t, 10*sec, s.Now())
@@ -139,17 +139,17 @@ func TestLiveQueueAddAndUntil(t *testing.T) {
 	require.Equal(t, policies.JobID(0), id)
 	_, err = s.Add(traces.Job{ID: "bad", Workload: "nope", GPUs: 1})
 	require.ErrorContains(t, err, "nope")
-	evs, err = s.Until(10 * sec)
+	evs, err = s.AdvanceTo(10 * sec)
 	require.NoError(t, err)
 	require.Equal(t, []policies.Event{{Kind: policies.JobArrived, T: 10 * sec, Job: 0}}, evs)
 	require.Equal(t, 10*sec, s.View().Jobs[0].Submit)
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	d := solo(t, "mnist_bs32_1gpu")
-	evs, err = s.Until(10*sec + d - sec)
+	evs, err = s.AdvanceTo(10*sec + d - sec)
 	require.NoError(t, err)
 	require.Len(t, evs, 2) // started, active
 	require.Positive(t, s.MemMiB(0, 0))
-	evs, err = s.Until(10*sec + d)
+	evs, err = s.AdvanceTo(10*sec + d)
 	require.NoError(t, err)
 	require.Equal(t, []policies.Event{{Kind: policies.JobFinished, T: 10*sec + d, Job: 0, Attempt: 1}}, evs)
 	require.Zero(t, s.MemMiB(0, 0))

@@ -55,7 +55,7 @@ func TestMixedServerTruth(t *testing.T) {
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
 	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{1}}))
 	require.Equal(t, pl.SoloS, s.View().Jobs[1].SoloS, "running on legacy: the legacy profile")
-	_, err = s.Until(100 * sec) // both active, neither done
+	_, err = s.AdvanceTo(100 * sec) // both active, neither done
 	require.NoError(t, err)
 	tel := s.View().Telemetry
 	x0, x1 := tel.Samples(nil, 0, 1), tel.Samples(nil, 1, 1)

@@ -18,7 +18,8 @@ import (
 // Truth holds the simulator's truth-model settings that are not per workload.
 type Truth struct {
 	// ContextMiB is the CUDA context a process allocates at first activity.
-	// About 500 MiB on A100 with PyTorch (the figure).
+	// About 500 MiB on A100 with PyTorch: an assumption (docs/simulator.md),
+	// not a fitted value.
 	ContextMiB float64
 	// Ramp is the time from first activity until a job's memory reaches its
 	// profiled peak; memory grows linearly from the context in between.
@@ -717,10 +718,10 @@ func (s *Sim) Next() ([]policies.Event, error) {
 	return s.next(math.MaxInt64)
 }
 
-// Until processes everything due at or before t, returns the resulting
+// AdvanceTo processes everything due at or before t, returns the resulting
 // events in order, and moves now to t: a caller that keeps its own clock
 // (the executor's emulated GPUs) drives the simulated truth with it.
-func (s *Sim) Until(t time.Duration) ([]policies.Event, error) {
+func (s *Sim) AdvanceTo(t time.Duration) ([]policies.Event, error) {
 	var all []policies.Event
 	for {
 		evs, err := s.next(t)

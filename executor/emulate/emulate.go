@@ -133,7 +133,7 @@ func (e *Emulator) advance() { e.advanceTo(e.now()) }
 
 // advanceTo drives the model to t and ends the processes it says end.
 func (e *Emulator) advanceTo(t time.Duration) {
-	evs, err := e.s.Until(t)
+	evs, err := e.s.AdvanceTo(t)
 	if err != nil {
 		fmt.Fprintf(e.log, "emulator: %v\n", err)
 	}

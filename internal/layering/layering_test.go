@@ -40,11 +40,13 @@ var rules = map[string][]string{
 	"executor":         {"executor/gpu", "models", "policies", "policies/loop", "results", "traces"},
 	"executor/emulate": {"executor", "executor/gpu", "models", "policies", "sim", "traces"},
 	// Results: metrics and files over the contract's events.
-	"results":           {"policies"},
-	"results/stats":     {},
-	"results/runfiles":  {"policies", "results"},
-	"results/plots":     {"policies", "policies/aegis", "results", "results/runfiles"}, // aegis: its label columns
-	"results/stability": {"policies", "policies/colloc", "results/runfiles"},
+	"results":          {"policies"},
+	"results/stats":    {},
+	"results/runfiles": {"policies", "results"},
+	// results/plots marks AEGIS's default thresholds (aegis.DefaultConfig)
+	// in the τ sweep figure.
+	"results/plots":     {"policies", "policies/aegis", "results", "results/runfiles"},
+	"results/stability": {"policies", "results/runfiles"},
 	"results/...":       {"policies", "results", "results/..."},
 	// The composition: one run, then specs of many runs.
 	"experiments/assemble":    {"models", "policies/...", "results", "sim", "traces"},

@@ -82,7 +82,8 @@ func policy(t *testing.T, params map[string]string) *Policy {
 	return p
 }
 
-// placed returns the placements and deferral reasons of one decision.
+// decide returns the placements, the deferral reasons by GPU and the
+// number of stops of one decision.
 func decide(p *Policy, v *policies.View) (places map[policies.JobID][]int, defers map[int]string, stops int) {
 	places, defers = map[policies.JobID][]int{}, map[int]string{}
 	for _, a := range p.Schedule(v) {
