@@ -379,7 +379,11 @@ func parseGPUs(s string) (int, bool) {
 // workload id per job, as MapWorkloads returns) a workload_id column is added,
 // and the file is then also a runnable trace that ReadCSV and Load accept.
 func WriteLogCSV(w io.Writer, jobs []LogJob, workloads []string) error {
-	lw, err := NewLogWriter(w, workloads != nil)
+	cols := LogPlain
+	if workloads != nil {
+		cols = LogWorkloads
+	}
+	lw, err := NewLogWriter(w, cols)
 	if err != nil {
 		return err
 	}
@@ -398,17 +402,24 @@ type LogWriter struct {
 	solo bool // a solo_s column (the duration)
 }
 
-// NewLogWriterSolo is NewLogWriter with workloads, plus a last column solo_s
-// repeating each job's duration_s, so that the jobs run for their logged
-// lengths rather than their workloads' solo runtimes.
-func NewLogWriterSolo(w io.Writer) (*LogWriter, error) {
-	return newLogWriter(w, true, true)
-}
+// LogColumns says which optional columns a CSV log has after status.
+type LogColumns int
 
-// NewLogWriter writes the header of a CSV log to w, with a workload_id
-// column when workloads is true.
-func NewLogWriter(w io.Writer, workloads bool) (*LogWriter, error) {
-	return newLogWriter(w, workloads, false)
+// The columns of a CSV log after status.
+const (
+	// LogPlain has none.
+	LogPlain LogColumns = iota
+	// LogWorkloads has workload_id: the log is then also a runnable trace.
+	LogWorkloads
+	// LogWorkloadsSolo has workload_id and a last column solo_s repeating
+	// each job's duration_s, so that the jobs run for their logged lengths
+	// rather than their workloads' solo runtimes.
+	LogWorkloadsSolo
+)
+
+// NewLogWriter writes the header of a CSV log with the given columns to w.
+func NewLogWriter(w io.Writer, cols LogColumns) (*LogWriter, error) {
+	return newLogWriter(w, cols != LogPlain, cols == LogWorkloadsSolo)
 }
 
 func newLogWriter(w io.Writer, workloads, solo bool) (*LogWriter, error) {

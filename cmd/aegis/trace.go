@@ -603,11 +603,14 @@ solo_s repeats duration_s, so every job runs for its generated length.`,
 				last float64
 			)
 			gen := func(w io.Writer) error {
-				newWriter := traces.NewLogWriter
-				if mapWL && dividing {
-					newWriter = func(w io.Writer, _ bool) (*traces.LogWriter, error) { return traces.NewLogWriterSolo(w) }
+				cols := traces.LogPlain
+				switch {
+				case mapWL && dividing:
+					cols = traces.LogWorkloadsSolo
+				case mapWL:
+					cols = traces.LogWorkloads
 				}
-				lw, err := newWriter(w, mapWL)
+				lw, err := traces.NewLogWriter(w, cols)
 				if err != nil {
 					return err
 				}
