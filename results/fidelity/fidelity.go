@@ -10,6 +10,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"gonum.org/v1/gonum/stat/distuv"
 	"io"
 	"math"
 	"os"
@@ -128,8 +129,85 @@ func Ours(dir string) (Values, map[int]int, error) {
 			return nil, nil, err
 		}
 		seeds[t] = distinct(cells, "seed")
+		if t != 2 {
+			if err := countCIs(v, t, cells); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", filepath.Join(d, "cells.csv"), err)
+			}
+		}
 	}
 	return v, seeds, nil
+}
+
+// countColumns are cells.csv's columns of the attempt counts.
+var countColumns = map[string]string{"failed": "failed_attempts", "recovered": "recovered_attempts"}
+
+// countCIs gives table t's attempt counts (a configuration's attempts over
+// the traces, mean over the seeds) their 95 % CI over the seeds, from the
+// cells: per seed the sum over the traces.
+func countCIs(v Values, t int, cells [][]string) error {
+	if len(cells) == 0 {
+		return nil
+	}
+	col := header(cells[0])
+	for _, c := range []string{"config", "seed"} {
+		if _, ok := col[c]; !ok {
+			return nil // not a cells table this report reads counts from
+		}
+	}
+	for name, cc := range countColumns {
+		j, ok := col[cc]
+		if !ok {
+			continue
+		}
+		per := map[string]map[string]float64{} // config -> seed -> sum over traces
+		for i, row := range cells[1:] {
+			if len(row) != len(cells[0]) {
+				return fmt.Errorf("line %d: %d fields, want %d", i+2, len(row), len(cells[0]))
+			}
+			x, err := num(row, j)
+			if err != nil {
+				return fmt.Errorf("line %d: %s: %w", i+2, cc, err)
+			}
+			cfg := row[col["config"]]
+			if per[cfg] == nil {
+				per[cfg] = map[string]float64{}
+			}
+			per[cfg][row[col["seed"]]] += x
+		}
+		for k, m := range v {
+			s, ok := m[name]
+			if k.Table != t || !ok || per[k.Config] == nil {
+				continue
+			}
+			var xs []float64
+			for _, x := range per[k.Config] {
+				xs = append(xs, x)
+			}
+			slices.Sort(xs)
+			s.CI95 = ci95(xs)
+			m[name] = s
+		}
+	}
+	return nil
+}
+
+// ci95 is the half-width of the 95 % CI of the mean of xs (Student's t);
+// NaN for fewer than two values.
+func ci95(xs []float64) float64 {
+	n := len(xs)
+	if n < 2 {
+		return math.NaN()
+	}
+	var sum, ss float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(n)
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
+	return t * math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
 }
 
 // RefitsFile is a table's values under every speed model a run with

@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,4 +49,18 @@ func TestMeasuredSection(t *testing.T) {
 	writeSummary(t, dir, "bad", "max_running,x,1,1,5\n")
 	_, err = LoadMeasured(dir)
 	require.ErrorContains(t, err, filepath.Join(dir, MeasuredDir, "bad", "summary.csv")+":2:")
+}
+
+// Attempt counts get their CI over the seeds from the cells: per seed the
+// sum over the traces.
+func TestCountCIs(t *testing.T) {
+	v := Values{{Table: 5, Config: "MFM"}: {"failed": {Mean: 5, CI95: math.NaN()}}}
+	cells := [][]string{{"trace", "config", "seed", "failed_attempts"},
+		{"philly", "MFM", "1", "2"}, {"saturn", "MFM", "1", "2"}, // seed 1: 4
+		{"philly", "MFM", "2", "3"}, {"saturn", "MFM", "2", "3"}, // seed 2: 6
+		{"philly", "Exclusive", "1", "0"}}
+	require.NoError(t, countCIs(v, 5, cells))
+	require.InDelta(t, 12.706, v[Key{Table: 5, Config: "MFM"}]["failed"].CI95, 1e-3, "t(0.975, 1)·sd/√n with sd √2, n 2")
+	require.Equal(t, "5.0 ± 12.7 / 3 (+2.0)", countCell(v[Key{Table: 5, Config: "MFM"}]["failed"], true, Stat{Mean: 3}, true))
+	require.ErrorContains(t, countCIs(v, 5, [][]string{cells[0], {"philly", "MFM", "1", "x"}}), "line 2: failed_attempts")
 }

@@ -141,9 +141,13 @@ func (r *Report) writeConclusions(b *strings.Builder) {
 		o := c.Check(r.Ours)
 		holds := "not run"
 		if o.OK {
-			holds = fmt.Sprintf("**%s** with %s", yesNo(o.Holds), r.seedsText(c))
+			word := yesNo(o.Holds)
+			if len(o.Close) > 0 { // a comparison inside the seeds' CI decides it
+				word = map[bool]string{true: "within noise", false: "no, within noise"}[o.Holds]
+			}
+			holds = fmt.Sprintf("**%s** with %s", word, r.seedsText(c))
 			if len(o.Close) > 0 {
-				holds += " (within the seeds' CI: " + strings.Join(o.Close, ", ") + ")"
+				holds += " (inside the seeds' CI: " + strings.Join(o.Close, ", ") + ")"
 			}
 			if k, n := r.underModels(c); n > 0 {
 				holds += "; " + modelsText(k, n)
@@ -330,6 +334,9 @@ func (r *Report) writeTable(b *strings.Builder, t int) {
 func (r *Report) cell(k Key, m string) string {
 	o, oko := r.Ours[k][m]
 	p, okp := r.Paper[k][m]
+	if slices.Contains(counts, m) {
+		return countCell(o, oko, p, okp)
+	}
 	var s string
 	switch {
 	case oko:
@@ -349,6 +356,30 @@ func (r *Report) cell(k Key, m string) string {
 		s += fmt.Sprintf(" / %.3f", p.Mean)
 		if oko {
 			s += fmt.Sprintf(" (%+.3f)", o.Mean-p.Mean)
+		}
+	}
+	return s
+}
+
+// countCell formats an attempt count: ours' mean over the seeds with its
+// CI, the paper's count as an integer, the error.
+func countCell(o Stat, oko bool, p Stat, okp bool) string {
+	var s string
+	switch {
+	case oko:
+		s = fmt.Sprintf("%.1f", o.Mean)
+		if !math.IsNaN(o.CI95) {
+			s += fmt.Sprintf(" ± %.1f", o.CI95)
+		}
+	case okp:
+		s = "—"
+	default:
+		return ""
+	}
+	if okp {
+		s += fmt.Sprintf(" / %.0f", p.Mean)
+		if oko {
+			s += fmt.Sprintf(" (%+.1f)", o.Mean-p.Mean)
 		}
 	}
 	return s
