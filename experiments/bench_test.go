@@ -255,7 +255,7 @@ func BenchmarkSimulate(b *testing.B) {
 	for _, name := range []string{"demo", "philly"} {
 		tr, err := traces.Load(name)
 		require.NoError(b, err)
-		for _, policy := range assemble.PolicyNames() {
+		for _, policy := range assemble.BuiltinPolicies() {
 			b.Run(name+"/"+policy, func(b *testing.B) {
 				events := 0
 				b.ReportAllocs()

@@ -51,7 +51,7 @@ func TestSelectiveDispatcherChangesNothing(t *testing.T) {
 		tr := clusterTrace(t, c.jobs, c.seed)
 		cl, err := models.ParseCluster(c.cluster)
 		require.NoError(t, err)
-		for _, policy := range assemble.PolicyNames() {
+		for _, policy := range assemble.BuiltinPolicies() {
 			t.Run(fmt.Sprint(c.cluster, "/", c.dispatch, "/", c.jobs, "jobs/", policy), func(t *testing.T) {
 				var every, some *counting
 				run := func(wrap func(policies.Policy) policies.Policy) map[string][]byte {

@@ -24,7 +24,7 @@ func TestOneServerClusterIsTheServer(t *testing.T) {
 	require.NoError(t, err)
 	c, err := models.ParseCluster("a100-40gb:3x1")
 	require.NoError(t, err)
-	for _, policy := range assemble.PolicyNames() {
+	for _, policy := range assemble.BuiltinPolicies() {
 		t.Run(policy, func(t *testing.T) {
 			var ev1, ev2 bytes.Buffer
 			plain, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: c.Server(), Policy: policy, Seed: 2}, &ev1)
@@ -70,7 +70,7 @@ func TestClusterPlacement(t *testing.T) {
 	tr.Jobs = append(tr.Jobs, traces.Job{ID: "big", Submit: 20 * time.Second, Workload: "resnet18_cifar100_bs128_20e_1gpu", GPUs: 8, SoloS: 500})
 	c, err := models.ParseCluster("a100-40gb:4x2")
 	require.NoError(t, err)
-	for _, policy := range assemble.PolicyNames() {
+	for _, policy := range assemble.BuiltinPolicies() {
 		for _, dispatch := range []string{"bestfit", "firstfit", "leastloaded"} {
 			o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Params: map[string]string{"dispatch": dispatch}, Seed: 1}, nil)
 			require.NoError(t, err, "%s %s", policy, dispatch)
@@ -125,7 +125,7 @@ func TestClusterSkipChangesNothing(t *testing.T) {
 	c, err := models.ParseCluster("a100-40gb:1x4")
 	require.NoError(t, err)
 	type hide struct{ policies.Policy }
-	for _, policy := range assemble.PolicyNames() {
+	for _, policy := range assemble.BuiltinPolicies() {
 		var ev1, ev2 bytes.Buffer
 		o1, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 3}, &ev1)
 		require.NoError(t, err)

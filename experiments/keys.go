@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/internal/buildinfo"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/traces"
@@ -16,7 +17,8 @@ import (
 // A cell's key is the sha256 of everything that determines the bytes of
 // its outputs, each input by content: the trace, the server or cluster
 // (every GPU type's memory, telemetry, catalog and interference model),
-// the policy and its parameters, the truth settings, the interference
+// the policy and its parameters (and an external policy's files, by
+// content: assemble.PolicyInputs), the truth settings, the interference
 // model the config runs, the seed, whether telemetry is written, and the
 // build of the program. Labels, cell directory names and the rest of the
 // spec file are not part of it: a finished cell is reused by any spec that
@@ -159,15 +161,23 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	files, err := assemble.PolicyInputs(c.Policy, r.Params)
+	if err != nil {
+		return "", err
+	}
 	return hashJSON(struct {
 		Trace, Server, Policy string
 		Params                map[string]string
-		Truth                 any
-		Model                 string
-		Seed                  uint64
-		Telemetry             bool
-		Build                 string
-	}{k.traces[c.trace], server, c.Policy, r.Params, r.Truth, mh, c.Seed, s.Telemetry, k.build})
+		// PolicyFiles: the content of an external policy's program
+		// (assemble.PolicyInputs); absent for the built-in policies, whose
+		// code the build covers, so their keys are as before.
+		PolicyFiles string `json:",omitempty"`
+		Truth       any
+		Model       string
+		Seed        uint64
+		Telemetry   bool
+		Build       string
+	}{k.traces[c.trace], server, c.Policy, r.Params, files, r.Truth, mh, c.Seed, s.Telemetry, k.build})
 }
 
 // cellKeys sets the key of each cell.

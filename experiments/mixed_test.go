@@ -69,7 +69,7 @@ func TestMixedClusterRouting(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, c.Mixed())
 			tr := &traces.Trace{Name: "t", Jobs: tc.jobs}
-			for _, policy := range assemble.PolicyNames() {
+			for _, policy := range assemble.BuiltinPolicies() {
 				for _, dispatch := range []string{"bestfit", "firstfit", "leastloaded"} {
 					params := map[string]string{"dispatch": dispatch}
 					if policy == "aegis" {

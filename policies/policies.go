@@ -302,6 +302,12 @@ type Observer interface{ Observe(e Event) }
 // episodes continue, counted in ticks of its decision grid.
 type Selective interface{ Wants(e Event) bool }
 
+// Fallible is implemented by policies that can fail while deciding (an
+// external process that exits, hangs or answers what cannot be done). The
+// loop asks Err after every decision, before applying any of its actions:
+// a non-nil error ends the run with it. A failed policy returns no action.
+type Fallible interface{ Err() error }
+
 // Validator is implemented by policies that need something of the backend
 // (e.g. pressure telemetry); the loop calls Validate once before the run.
 type Validator interface{ Validate(v *View) error }

@@ -188,7 +188,7 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown command", args: []string{"simulat"}, code: 2, msg: `unknown command "simulat"`, lines: 5},
 
 		// policies
-		{name: "policies unknown policy", args: []string{"policies", "magic"}, code: 2, msg: `unknown policy "magic" (known: aegis, exclusive, horus, lucid)`},
+		{name: "policies unknown policy", args: []string{"policies", "magic"}, code: 2, msg: `unknown policy "magic" (known: aegis, bestfit, exclusive, external, horus, lucid)`},
 		{name: "policies two policies", args: []string{"policies", "aegis", "horus"}, code: 2, msg: "aegis policies: want at most one policy, got 2 arguments"},
 
 		// experiments and plots (commands of the experiments engineers)

@@ -16,15 +16,18 @@ import (
 )
 
 func newPoliciesCmd() *cobra.Command {
-	return &cobra.Command{
+	var sets []string
+	c := &cobra.Command{
 		Use:   "policies [POLICY]",
 		Short: "List the policies with their parameters, defaults and valid values",
 		Long: `List every scheduling policy (or one) with its parameters for aegis simulate
 --set key=value: default, valid values and what each does, one line each, then the
 simulator's truth settings for --truth key=value. The lists come from the code
 that reads the parameters. A variant that changes defaults shows them as
-"default (variant: value)".`,
-		Example: "  aegis policies\n  aegis policies aegis",
+"default (variant: value)". An external policy (a program of your own,
+docs/own-policy.md) lists the parameters its program declares when it is
+named with --set command=...`,
+		Example: "  aegis policies\n  aegis policies aegis\n  aegis policies external --set command=\"python3 policies/external/python/bestfit.py\"",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{fmt.Errorf("%s: want at most one policy, got %d arguments", c.CommandPath(), len(args))}
@@ -39,9 +42,16 @@ that reads the parameters. A variant that changes defaults shows them as
 				}
 				names = args[:1]
 			}
+			settings, err := policies.ParseSets(sets)
+			if err != nil {
+				return usageError{err}
+			}
+			if len(sets) > 0 && len(args) == 0 {
+				return usageError{fmt.Errorf("%s: --set needs a policy (e.g. aegis policies external --set command=...)", c.CommandPath())}
+			}
 			w := c.OutOrStdout()
 			for _, n := range names {
-				defs, err := assemble.PolicyParams(n, nil)
+				defs, err := assemble.PolicyParams(n, settings)
 				if err != nil {
 					return err
 				}
@@ -72,6 +82,8 @@ that reads the parameters. A variant that changes defaults shows them as
 			return nil
 		},
 	}
+	c.Flags().StringArrayVar(&sets, "set", nil, "policy parameter key=value, for a policy whose parameters depend on one (external: command=...)")
+	return c
 }
 
 // variantDefaults gives, per parameter key, the defaults that a policy's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"maps"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,9 @@ func TestPoliciesListsParameters(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	for _, name := range assemble.PolicyNames() {
 		require.Contains(t, out, name+": "+assemble.PolicySummary(name))
+		if name == "external" {
+			continue // it needs its program (TestPoliciesExternal)
+		}
 		defs, err := assemble.PolicyParams(name, nil)
 		require.NoError(t, err)
 		keys := map[string]bool{}
@@ -64,4 +68,22 @@ func TestPoliciesListsParameters(t *testing.T) {
 func regexpQuote(s string) string {
 	r := strings.NewReplacer(`.`, `\.`, `(`, `\(`, `)`, `\)`, `|`, `\|`, `+`, `\+`)
 	return r.Replace(s)
+}
+
+// aegis policies external --set command=... lists what the program
+// declares, after policy external's own parameters.
+func TestPoliciesExternal(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found on PATH: policy external with the Python example is not tested here")
+	}
+	code, out, errs := aegis("policies", "external", "--set", "command="+py+" ../../policies/external/python/bestfit.py")
+	require.Equal(t, 0, code, errs)
+	require.Regexp(t, `(?m)^  command +`, out)
+	require.Regexp(t, `(?m)^  util_cap +100 +number in \[1, 1000\] +most summed profiled utilization`, out)
+	require.Regexp(t, `(?m)^  guard_mib +512 `, out)
+
+	code, _, errs = aegis("policies", "--set", "command=x")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--set needs a policy")
 }

@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"sort"
 	"strings"
@@ -9,8 +10,10 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
+	"github.com/aegis-sched/aegis/policies/bestfit"
 	"github.com/aegis-sched/aegis/policies/dispatch"
 	"github.com/aegis-sched/aegis/policies/exclusive"
+	"github.com/aegis-sched/aegis/policies/external"
 	"github.com/aegis-sched/aegis/policies/horus"
 	"github.com/aegis-sched/aegis/policies/lucid"
 )
@@ -36,10 +39,61 @@ func known() map[string]policy {
 		"horus": {"Horus (TPDS 2021): collocation by summed profiled utilization (paper) or its cost model (original)",
 			func(p map[string]string) (policies.Policy, error) { return horus.New(p) },
 			func(p *policies.Params) error { _, err := horus.ReadConfig(p); return err }},
+		"bestfit": {"example policy (docs/own-policy.md): FIFO, tightest fit by profiled memory, a cap on summed profiled utilization",
+			func(p map[string]string) (policies.Policy, error) { return bestfit.New(p) },
+			bestfit.ReadConfig},
+		"external": {"a policy in any language: a program speaking the JSON-lines protocol of docs/own-policy.md (command=...)",
+			func(p map[string]string) (policies.Policy, error) { return external.New(p) },
+			readExternal},
 		"lucid": {"Lucid (ASPLOS 2023): pairs jobs of complementary sharing classes within memory",
 			func(p map[string]string) (policies.Policy, error) { return lucid.New(p) },
 			func(p *policies.Params) error { _, err := lucid.ReadConfig(p); return err }},
 	}
+}
+
+// readExternal reads policy external's own parameters and, when a command
+// is given, the parameters its program declares (it is started for that).
+func readExternal(p *policies.Params) error {
+	cfg, err := external.ReadConfig(p)
+	if err != nil || len(cfg.Args) == 0 {
+		return err
+	}
+	defs, err := external.Describe(cfg)
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		if len(d.Choices) > 0 {
+			p.String(d.Key, d.Default, d.Help, d.Choices...)
+		} else {
+			p.Pattern(d.Key, d.Default, d.Valid, d.Help)
+		}
+	}
+	return nil
+}
+
+// ClosePolicy ends what a policy holds beyond memory (an external policy's
+// process): every policy built here must be closed once done with.
+func ClosePolicy(p policies.Policy) error {
+	if c, ok := p.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// PolicyInputs identifies by content the files a policy is made of beyond
+// this program (an external policy's: external.Fingerprint), "" when none:
+// cells' keys include it, so a changed program is never served a stale
+// result.
+func PolicyInputs(name string, params map[string]string) (string, error) {
+	if name != "external" {
+		return "", nil
+	}
+	cfg, err := external.ReadConfig(policies.NewParams(params))
+	if err != nil {
+		return "", err
+	}
+	return external.Fingerprint(cfg)
 }
 
 // PolicySummary is a one-line description of a known policy ("" for
@@ -71,6 +125,18 @@ func PolicyNames() []string {
 	return s
 }
 
+// BuiltinPolicies lists the policies compiled into this program: those of
+// PolicyNames but external, which runs a program it is given.
+func BuiltinPolicies() []string {
+	var s []string
+	for _, n := range PolicyNames() {
+		if n != "external" {
+			s = append(s, n)
+		}
+	}
+	return s
+}
+
 // NewPolicy builds a policy by name with key=value parameters.
 func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
 	k, ok := known()[name]
@@ -98,6 +164,7 @@ func CheckPolicy(name string, params map[string]string, srv models.Server) error
 	if err != nil {
 		return err
 	}
+	defer ClosePolicy(p)
 	if v, ok := p.(policies.Validator); ok {
 		if err := v.Validate(&policies.View{Pressure: srv.Type.Pressure}); err != nil {
 			return fmt.Errorf("policy %s on %s: %w", name, srv, err)

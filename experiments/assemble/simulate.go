@@ -80,6 +80,7 @@ func Simulate(ctx context.Context, r Run, events io.Writer) (*Outcome, error) {
 	if err := a.policy(); err != nil {
 		return nil, err
 	}
+	defer ClosePolicy(a.p)
 	if err := a.simulator(); err != nil {
 		return nil, err
 	}

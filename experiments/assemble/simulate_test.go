@@ -36,7 +36,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 		params map[string]string
 	}
 	var cfgs []cfg
-	for _, p := range PolicyNames() {
+	for _, p := range BuiltinPolicies() {
 		cfgs = append(cfgs, cfg{p, nil})
 	}
 	cfgs = append(cfgs, cfg{"aegis", map[string]string{"recovery": "ladder", "placement": "rr"}},

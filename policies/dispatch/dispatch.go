@@ -12,6 +12,7 @@ package dispatch
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -170,6 +171,12 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 		p, err := build()
 		if err != nil {
 			return nil, err
+		}
+		if _, ok := p.(policies.Observer); ok {
+			if c, ok := p.(io.Closer); ok {
+				c.Close()
+			}
+			return nil, fmt.Errorf("dispatch: policy %s keeps state from events (an external policy), and the dispatcher passes none on: it cannot run on a cluster", p.Name())
 		}
 		d.servers = append(d.servers, server{first: first, n: n, p: p, dirty: true, wake: -1})
 		for range n {

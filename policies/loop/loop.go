@@ -52,6 +52,20 @@ func (e *PlaceError) Error() string {
 
 func (e *PlaceError) Unwrap() error { return e.Err }
 
+// PolicyError is a run ended because its policy failed (policies.Fallible):
+// no action of the failed decision was applied.
+type PolicyError struct {
+	Policy string
+	T      time.Duration
+	Err    error
+}
+
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("loop: policy %s failed at t=%v: %v", e.Policy, e.T, e.Err)
+}
+
+func (e *PolicyError) Unwrap() error { return e.Err }
+
 // Recorder receives every event and action of a run, in order.
 type Recorder interface {
 	Event(policies.Event)
@@ -91,6 +105,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 	}
 	dec, _ := rec.(DecisionRecorder)
 	sel, _ := p.(policies.Selective)
+	fallible, _ := p.(policies.Fallible)
 	decide := true // the first instant always has a decision
 	var snap Snapshot
 	last := time.Duration(-1)
@@ -125,7 +140,13 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		if dec != nil {
 			dec.Decision(v.Now)
 		}
-		for _, a := range p.Schedule(snap.Update(v)) {
+		acts := p.Schedule(snap.Update(v))
+		if fallible != nil {
+			if err := fallible.Err(); err != nil {
+				return &PolicyError{Policy: p.Name(), T: v.Now, Err: err}
+			}
+		}
+		for _, a := range acts {
 			rec.Action(a)
 			snap.TouchAction(a)
 			if err := b.Apply(a); err != nil {

@@ -1,0 +1,321 @@
+package external_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/experiments/assemble"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/aegis"
+	"github.com/aegis-sched/aegis/policies/bestfit"
+	"github.com/aegis-sched/aegis/policies/external"
+	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// TestMain doubles as the external policies of these tests: run as
+// "TESTBINARY helper MODE", the test binary speaks the protocol on its
+// standard input and output (external.Serve) instead of testing.
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 3 && os.Args[1] == "helper" {
+		os.Exit(helper(os.Args[2]))
+	}
+	os.Exit(m.Run())
+}
+
+// helper serves a Go policy over stdin/stdout: "bestfit" and "aegis" as
+// they are, or bestfit with a fault at its third decision ("MODE").
+func helper(mode string) int {
+	b := external.Builder{
+		Read: bestfit.ReadConfig,
+		New:  func(p map[string]string) (policies.Policy, error) { return bestfit.New(p) },
+	}
+	switch mode {
+	case "bestfit":
+	case "bestfit-skip":
+		b.Skip = []policies.EventKind{policies.JobStarted, policies.JobActive}
+	case "aegis":
+		b = external.Builder{
+			Read: func(p *policies.Params) error { _, err := aegis.ReadConfig(p); return err },
+			New:  func(p map[string]string) (policies.Policy, error) { return aegis.New(p) },
+		}
+	case "silent":
+		os.Stdin.Read(make([]byte, 1)) // never answers its hello
+		time.Sleep(time.Hour)
+	default:
+		inner := b.New
+		b.New = func(p map[string]string) (policies.Policy, error) {
+			bf, err := inner(p)
+			return &faulty{Policy: bf, mode: mode}, err
+		}
+	}
+	if err := external.Serve(os.Stdin, os.Stdout, b); err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 1
+	}
+	return 0
+}
+
+// faulty is bestfit that misbehaves at its third decision, once a job is
+// running.
+type faulty struct {
+	policies.Policy
+	mode string
+	n    int
+}
+
+func (f *faulty) Schedule(v *policies.View) []policies.Action {
+	if f.n++; f.n < 3 {
+		return f.Policy.Schedule(v)
+	}
+	running := policies.JobID(-1)
+	for _, j := range v.Jobs {
+		if j.State == policies.Running {
+			running = j.ID
+		}
+	}
+	switch f.mode {
+	case "exit":
+		fmt.Fprintln(os.Stderr, "Traceback: something broke")
+		os.Exit(3)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "garbage":
+		os.Stdout.WriteString("this is not JSON\n")
+	case "flood":
+		os.Stdout.Write(bytes.Repeat([]byte{'x'}, external.DefaultMaxLine+10))
+	case "nogpu":
+		return []policies.Action{{Kind: policies.Place, Job: v.Queue.At(0), GPUs: []int{7}}}
+	case "notqueued":
+		return []policies.Action{{Kind: policies.Place, Job: running, GPUs: []int{0}}}
+	case "memory":
+		return []policies.Action{{Kind: policies.Place, Job: v.Queue.At(0), GPUs: []int{0}}}
+	case "twice":
+		id := v.Queue.At(0)
+		return []policies.Action{{Kind: policies.Stop, Job: id}, {Kind: policies.Stop, Job: id}}
+	case "wakepast":
+		return []policies.Action{{Kind: policies.Wake, At: v.Now}}
+	}
+	return f.Policy.Schedule(v)
+}
+
+// command is the command line of a helper mode.
+func command(mode string) string { return strconv.Quote(os.Args[0]) + " helper " + mode }
+
+func simulate(t *testing.T, trace, policy string, params map[string]string) (string, *assemble.Outcome, error) {
+	t.Helper()
+	tr, err := traces.Load(trace)
+	require.NoError(t, err)
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(t, err)
+	var ev bytes.Buffer
+	o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: 1}, &ev)
+	return ev.String(), o, err
+}
+
+// A Go policy served over the protocol gives the same run, byte for byte,
+// as the same policy in the process: on the three paper traces, bestfit
+// on the three paper traces, and AEGIS on one (telemetry
+// queries, wake-ups, deferrals; without the simulator's foresight it
+// decides at every tick, to the same outputs).
+func TestServedPolicyIsTheSame(t *testing.T) {
+	for _, tc := range []struct{ trace, policy, mode string }{
+		{"philly", "bestfit", "bestfit"}, {"saturn", "bestfit", "bestfit"}, {"venus", "bestfit", "bestfit"},
+		{"demo", "aegis", "aegis"},
+	} {
+		t.Run(tc.trace+"/"+tc.policy, func(t *testing.T) {
+			want, wo, err := simulate(t, tc.trace, tc.policy, nil)
+			require.NoError(t, err)
+			got, o, err := simulate(t, tc.trace, "external", map[string]string{"command": command(tc.mode)})
+			require.NoError(t, err)
+			require.Equal(t, wo.Summary, o.Summary)
+			require.Equal(t, wo.Jobs, o.Jobs)
+			require.Equal(t, want, got, "events.jsonl")
+		})
+	}
+}
+
+// Each fault of an external policy ends the run with a typed error that
+// names the decision's time, the job of an impossible action and the
+// offending line, and no outcome.
+func TestFaults(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		is   error
+		says []string
+	}{
+		{"exit", external.ErrExited, []string{"decision at t=", "exit status 3", "Traceback: something broke"}},
+		{"hang", external.ErrTimeout, []string{"decision at t=", "within 500ms"}},
+		{"garbage", external.ErrGarbage, []string{"decision at t=", "its output line", `"this is not JSON"`}},
+		{"flood", external.ErrFlood, []string{"decision at t=", "longer than 16777216 bytes", `starts "xxxx`}},
+		{"nogpu", external.ErrImpossible, []string{"decision at t=", "job ", "no GPU 7", `{\"msg\":\"actions\"`}},
+		{"notqueued", external.ErrImpossible, []string{"decision at t=", "job ", "is running, not pending"}},
+		{"twice", external.ErrImpossible, []string{"decision at t=", "job ", "stop: the job is placed or stopped already"}},
+		{"wakepast", external.ErrImpossible, []string{"decision at t=", "not after now"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			timeout := "500ms"
+			if tc.mode != "hang" {
+				timeout = "20s" // a loaded machine moves 16 MiB through a pipe slowly
+			}
+			_, o, err := simulate(t, "demo", "external", map[string]string{"command": command(tc.mode), "timeout": timeout})
+			require.Error(t, err)
+			require.Nil(t, o)
+			require.ErrorIs(t, err, tc.is)
+			var pe *loop.PolicyError
+			require.ErrorAs(t, err, &pe)
+			for _, s := range tc.says {
+				require.Contains(t, err.Error(), s)
+			}
+		})
+	}
+}
+
+// A placement on a GPU with less memory than the job's profiled peak is
+// refused: the memory it cannot have (bestfit puts any job on an idle GPU).
+func TestMemoryItCannotHave(t *testing.T) {
+	x, err := external.New(map[string]string{"command": command("bestfit")})
+	require.NoError(t, err)
+	defer x.Close()
+	v := &policies.View{Now: 5 * time.Second, GPUs: []policies.GPU{{Index: 0, CapacityMiB: 1000}}}
+	v.Jobs = append(v.Jobs, policies.Job{ID: 0, Name: "big", GPUs: 1, State: policies.Pending,
+		Profile: policies.Profile{Workload: "w", PeakMiB: 5000}})
+	v.Queue = policies.ListOf(0)
+	x.Observe(policies.Event{Kind: policies.JobArrived, T: v.Now, Job: 0})
+	require.Nil(t, x.Schedule(v))
+	require.ErrorIs(t, x.Err(), external.ErrImpossible)
+	require.Contains(t, x.Err().Error(), "decision at t=5s: job 0 (big): impossible action: place on GPU 0: the job needs 5000 MiB at its peak; the GPU has 1000 MiB; its output line 2:")
+}
+
+// A process that never answers its hello is given up after the timeout;
+// one that declares parameters has them checked: an unknown key is an
+// error listing the valid ones, and aegis policies lists them.
+func TestHelloAndParams(t *testing.T) {
+	start := time.Now()
+	cfg, err := external.ReadConfig(policies.NewParams(map[string]string{"command": command("silent")}))
+	require.NoError(t, err)
+	cfg.Timeout, cfg.HelloTimeout = 300*time.Millisecond, 300*time.Millisecond
+	_, err = external.Start(cfg, nil)
+	require.ErrorIs(t, err, external.ErrTimeout)
+	require.Contains(t, err.Error(), "at its hello")
+	require.Less(t, time.Since(start), 5*time.Second)
+
+	_, err = external.New(map[string]string{"command": command("bestfit"), "util_cap": "80", "utilcap": "3"})
+	require.ErrorContains(t, err, `unknown parameter "utilcap"`)
+	require.ErrorContains(t, err, "util_cap (most summed profiled utilization")
+
+	_, err = external.New(map[string]string{"command": command("bestfit"), "util_cap": "7000"})
+	require.ErrorIs(t, err, external.ErrReported)
+	require.ErrorContains(t, err, "parameter util_cap=\"7000\"")
+
+	defs, err := assemble.PolicyParams("external", map[string]string{"command": command("bestfit")})
+	require.NoError(t, err)
+	var keys []string
+	for _, d := range defs {
+		keys = append(keys, d.Key)
+	}
+	require.Equal(t, []string{"command", "timeout", "files", "util_cap", "guard_mib"}, keys)
+
+	x, err := external.New(map[string]string{"command": command("bestfit-skip")})
+	require.NoError(t, err)
+	require.False(t, x.Wants(policies.Event{Kind: policies.JobActive}), "declared skip")
+	require.True(t, x.Wants(policies.Event{Kind: policies.JobFinished}))
+	x.Close()
+
+	_, err = external.New(map[string]string{"command": "/nonexistent/policy"})
+	require.ErrorContains(t, err, "/nonexistent/policy")
+	_, err = external.New(nil)
+	require.ErrorContains(t, err, "parameter command: missing")
+}
+
+// The fingerprint follows the content of the files named in the command
+// line and in files, and changes when one changes.
+func TestFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	script, mod := dir+"/p.py", dir+"/helper.py"
+	require.NoError(t, os.WriteFile(script, []byte("print(1)\n"), 0o644))
+	require.NoError(t, os.WriteFile(mod, []byte("X = 1\n"), 0o644))
+	fp := func() string {
+		cfg, err := external.ReadConfig(policies.NewParams(map[string]string{"command": "python3 " + script}))
+		require.NoError(t, err)
+		s, err := external.Fingerprint(cfg)
+		require.NoError(t, err)
+		return s
+	}
+	a := fp()
+	require.NotEmpty(t, a)
+	require.NoError(t, os.WriteFile(mod, []byte("X = 2\n"), 0o644))
+	b := fp()
+	require.NotEqual(t, a, b, "a module beside the script changed")
+	require.NoError(t, os.WriteFile(script, []byte("print(2)\n"), 0o644))
+	require.NotEqual(t, b, fp(), "the script changed")
+
+	cfg, err := external.ReadConfig(policies.NewParams(map[string]string{"command": "python3 -c 1"}))
+	require.NoError(t, err)
+	s, err := external.Fingerprint(cfg)
+	require.NoError(t, err)
+	require.Empty(t, s, "no file named")
+	cfg.Files = []string{dir + "/missing"}
+	_, err = external.Fingerprint(cfg)
+	require.ErrorContains(t, err, "missing: not a readable file")
+}
+
+func TestSplit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"python3 policy.py", []string{"python3", "policy.py"}, ""},
+		{`  a  "b c"  'd "e"' f\ g ""`, []string{"a", "b c", `d "e"`, "f g", ""}, ""},
+		{`"a\"b\\c"`, []string{`a"b\c`}, ""},
+		{"", nil, ""},
+		{`"open`, nil, "double quote"},
+		{`'open`, nil, "single quote"},
+		{`a\`, nil, "backslash"},
+	} {
+		got, err := external.Split(tc.in)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+}
+
+// FuzzParseReply: the parser of the process's lines never panics, and what
+// it accepts is a known message whose actions name their fields.
+func FuzzParseReply(f *testing.F) {
+	for _, s := range []string{
+		`{"v":1,"msg":"hello","name":"x","params":[{"key":"a","default":"1"}],"skip":["started"],"tick":1}`,
+		`{"msg":"actions","actions":[{"kind":"place","job":1,"gpus":[0,1]},{"kind":"wake","at":3.5}]}`,
+		`{"msg":"actions","actions":[{"kind":"defer","job":1,"gpu":-1,"reason":"memory"},{"kind":"stop","job":2}]}`,
+		`{"msg":"samples","gpu":0,"n":30}`, `{"msg":"error","error":"boom"}`,
+		`{"msg":"actions","actions":[{"kind":"wake","at":1e300}]}`, `{"v":2,"msg":"hello"}`, `[]`, `{}`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, err := external.ParseReply(line)
+		if err != nil {
+			if !errors.Is(err, external.ErrGarbage) && !errors.Is(err, external.ErrVersion) {
+				t.Fatalf("error %v wraps neither ErrGarbage nor ErrVersion", err)
+			}
+			return
+		}
+		if !strings.Contains("hello samples actions error", r.Msg) || r.Msg == "" {
+			t.Fatalf("accepted msg %q", r.Msg)
+		}
+	})
+}
