@@ -38,7 +38,10 @@ var ErrInterrupted = errors.New("interrupted")
 // journal and the telemetry source. A run ended by ctx returns an error wrapping
 // ErrInterrupted, and a run whose directory failed one wrapping ErrRunDir
 // (its running attempts are left to end, not killed: see drain); either
-// can be resumed.
+// can be resumed. So can a run whose policy failed (a *loop.PolicyError:
+// an external policy's process exited, hung or answered the impossible):
+// nothing is launched after it, and the attempts running then are left to
+// end, their ends journaled (settle).
 func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, error) {
 	var events bytes.Buffer
 	elog := results.NewEventLog(&events)
@@ -53,6 +56,9 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 	}
 	em := x.startEnergy(ctx)
 	runErr := loop.Run(ctx, x, p, col)
+	if pe := (*loop.PolicyError)(nil); errors.As(runErr, &pe) && x.fault == nil {
+		runErr = x.settle(ctx, col, runErr)
+	}
 	if ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		runErr = fmt.Errorf("executor: %w at t=%v; continue with aegis exec --resume %s", ErrInterrupted, x.clock(), x.cfg.Dir)
 	}
@@ -97,4 +103,27 @@ func writeResults(dir string, r *Result, events []byte) error {
 		}
 	}
 	return nil
+}
+
+// settle is the end of a run whose policy failed (cause): no decision is
+// made any more, so nothing is launched, and the attempts still running
+// are waited for, their ends journaled and recorded as in any run, so that
+// a resume (with the policy mended) carries on from there. An interrupt
+// (ctx) leaves them to Shutdown.
+func (x *Executor) settle(ctx context.Context, rec loop.Recorder, cause error) error {
+	n := x.running()
+	if n > 0 {
+		fmt.Fprintf(x.cfg.Log, "%v\nno job is launched any more; waiting for the %d running attempt(s) to end\n", cause, n)
+	}
+	for x.running() > 0 {
+		evs, err := x.NextContext(ctx)
+		if err != nil {
+			return errors.Join(cause, err)
+		}
+		for _, e := range evs {
+			rec.Event(e)
+		}
+	}
+	return fmt.Errorf("%w\nnothing was launched after it; the %d attempt(s) running then ran to their end; continue with aegis exec --resume %s",
+		cause, n, x.cfg.Dir)
 }

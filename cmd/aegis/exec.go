@@ -344,6 +344,7 @@ func resumeRun(ctx context.Context, c *cobra.Command, dir string) error {
 }
 
 func execute(ctx context.Context, c *cobra.Command, x *executor.Executor, s *setup, title string) error {
+	defer assemble.ClosePolicy(s.policy)
 	res, err := executor.Execute(ctx, x, s.policy)
 	if res != nil {
 		if werr := results.WriteSummaryTable(c.OutOrStdout(), title, res.Summary); werr != nil && err == nil {

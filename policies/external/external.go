@@ -10,6 +10,7 @@
 package external
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -351,6 +352,10 @@ func (x *Policy) touch(id policies.JobID) {
 	}
 }
 
+// noActions is the answer of a decision that does nothing, as the Python
+// module and Serve write it.
+var noActions = []byte(`{"msg":"actions","actions":[]}`)
+
 // Schedule implements policies.Policy: it sends the decision's message,
 // answers the process's telemetry queries, and returns its actions once
 // each is checked against v. On any failure it returns none and Err
@@ -368,6 +373,9 @@ func (x *Policy) Schedule(v *policies.View) []policies.Action {
 		l, err := x.p.next()
 		if err != nil {
 			x.fail(err, -1, nil)
+			return nil
+		}
+		if bytes.Equal(l, noActions) { // the most common answer, without a parser
 			return nil
 		}
 		r, err := ParseReply(l)
