@@ -127,7 +127,7 @@ func runLink(dir, name string) string {
 }
 
 // firstFigure is the first figure the run's spec asks for that is in dir
-// (SVG or PNG), else the first figure file there, else "".
+// (SVG or PNG), else the first SVG or PNG file there, else "".
 func firstFigure(dir string, m *Meta) string {
 	names := slices.Clone(m.Spec.Figures)
 	for _, sw := range m.Spec.SweepFigures {
@@ -169,7 +169,9 @@ func specLink(dir, file string) string {
 }
 
 // specStatus says whether the run's spec file still makes this run: ""
-// when it does (or is not there to ask), else why not.
+// when it does (or is not there to ask, or needs the shared data folder to
+// load and it is absent: the page does not depend on where it is
+// rendered, and aegis run says which specs it skipped), else why not.
 func specStatus(m *Meta) string {
 	if _, err := os.Stat(m.SpecFile); err != nil {
 		return ""
@@ -177,7 +179,7 @@ func specStatus(m *Meta) string {
 	s, err := LoadSpec(m.SpecFile)
 	switch {
 	case errors.Is(err, ErrNoSharedData):
-		return "**Not rerun here:** its spec needs the shared data folder, which is absent; this is an earlier run's result."
+		return ""
 	case err != nil:
 		return "**Its spec no longer loads** (" + strings.ReplaceAll(err.Error(), "\n", " ") + ")."
 	case s.Hash() != m.SpecHash:

@@ -178,7 +178,7 @@ func runOwns(name string) bool {
 		return true
 	}
 	switch filepath.Ext(name) {
-	case ".csv", ".md", ".tex", ".svg", ".png":
+	case ".csv", ".md", ".tex", ".svg", ".png", ".pdf":
 		return true
 	}
 	return false

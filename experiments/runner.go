@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
@@ -157,6 +158,7 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
+	meta.Tool.Commit = keptCommit(opt.Out, meta.Tool)
 	b, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return rep, err
@@ -295,6 +297,30 @@ func writeFileAtomic(path string, b []byte) error {
 	return nil
 }
 
+// keptCommit is the commit run.json names for a run made by tool: the one
+// the directory's run.json already names when that build was the same
+// (its source, the build sha256, is then that commit's), so that rerunning
+// committed results at a later commit of the same source (a commit of
+// documents, tests or results) leaves them byte-identical; tool's own when
+// the build differs, there is no run.json to read, or the one recorded is
+// of a modified checkout ("-dirty") and tool's is not.
+func keptCommit(dir string, tool Tool) string {
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return tool.Commit
+	}
+	var old struct {
+		Tool Tool `json:"tool"`
+	}
+	if json.Unmarshal(b, &old) != nil || old.Tool.Build == "" || old.Tool.Build != tool.Build || old.Tool.Commit == "" {
+		return tool.Commit
+	}
+	if dirty := func(c string) bool { return strings.HasSuffix(c, "-dirty") }; dirty(old.Tool.Commit) && !dirty(tool.Commit) {
+		return tool.Commit
+	}
+	return old.Tool.Commit
+}
+
 // RunFile is the provenance file of a spec's output directory.
 const RunFile = "run.json"
 
@@ -334,6 +360,8 @@ type Tool struct {
 	GoVersion string `json:"go"`
 	// Commit is the source commit (git describe --always --dirty, stamped
 	// by make build; else the Go toolchain's VCS stamp); "" when unknown.
+	// A spec run's run.json keeps the commit it names while reruns are of
+	// the same build (see keptCommit).
 	Commit string `json:"commit"`
 	// Build is the sha256 of the source the program that ran the cells was
 	// built from (make build stamps it), else of its executable (part of

@@ -418,3 +418,43 @@ func TestSpecWarnsSweptParameterSet(t *testing.T) {
 	require.Len(t, s.Warnings(), 1)
 	require.Contains(t, s.Warnings()[0], "sets truth.noise=0.1, but sweep[0] varies truth.noise")
 }
+
+// A rerun by the same build keeps the commit run.json names (committed
+// results rerun at a later commit of the same source stay byte-identical);
+// a rerun by another build names its own.
+func TestRunSpecKeepsCommitOfSameBuild(t *testing.T) {
+	s := loadSmall(t, smallSpec)
+	dir := t.TempDir()
+	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	run := filepath.Join(dir, RunFile)
+	m, err := ReadMeta(dir)
+	require.NoError(t, err)
+	setTool := func(commit, build string) {
+		b := mustReadString(t, run)
+		b = strings.Replace(b, `"commit": "`+m.Tool.Commit+`"`, `"commit": "`+commit+`"`, 1)
+		b = strings.Replace(b, `"build_sha256": "`+m.Tool.Build+`"`, `"build_sha256": "`+build+`"`, 1)
+		require.NoError(t, os.WriteFile(run, []byte(b), 0o644))
+		m.Tool.Commit, m.Tool.Build = commit, build
+	}
+	build := m.Tool.Build
+	for _, tc := range []struct {
+		commit, build, want string
+	}{
+		{"abc1234", build, "abc1234"},
+		{"abc1234-dirty", build, m.Tool.Commit},
+		{"abc1234", "another build", m.Tool.Commit},
+	} {
+		setTool(tc.commit, tc.build)
+		want := mustReadString(t, run)
+		_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+		require.NoError(t, err)
+		got, err := ReadMeta(dir)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got.Tool.Commit, "run.json naming %s of build %s", tc.commit, tc.build)
+		if tc.want == tc.commit {
+			require.Equal(t, want, mustReadString(t, run))
+		}
+		m.Tool = got.Tool
+	}
+}

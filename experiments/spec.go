@@ -77,7 +77,7 @@ type Spec struct {
 	// line per trace × config with a 95 % CI band over seeds), drawn
 	// into NAME.svg (plots.Sweep; default name sweep-X).
 	SweepFigures []plots.Sweep `yaml:"sweep_figures" json:"sweep_figures,omitempty"`
-	// Plots is the figures' format: "svg" (the default) or "png".
+	// Plots is the figures' format: "svg" (the default), "png" or "pdf".
 	Plots string `yaml:"plots" json:"plots,omitempty"`
 	// Stacking, when set, makes this a stacking spec (see StackingSpec):
 	// no traces, configs, normalize or table.
@@ -209,7 +209,7 @@ const (
 )
 
 // plotFormats are the values of a spec's plots key.
-var plotFormats = []string{"", "svg", "png"}
+var plotFormats = []string{"", "svg", "png", "pdf"}
 
 // maxCells bounds the cells of one spec.
 const maxCells = 1_000_000
@@ -667,7 +667,7 @@ func (s *Spec) checkEnergy(a at, server models.Server) error {
 // checkOutputs checks the figures and their format.
 func (s *Spec) checkOutputs(a at) error {
 	if !slices.Contains(plotFormats, s.Plots) {
-		return a.errf([]any{"plots"}, "%q: want svg or png", s.Plots)
+		return a.errf([]any{"plots"}, "%q: want svg, png or pdf", s.Plots)
 	}
 	if s.Stacking != nil && len(s.SweepFigures) > 0 {
 		return a.errf([]any{"sweep_figures"}, "a stacking spec draws the thresholds figure; sweep figures need traces and configs")

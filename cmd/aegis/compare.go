@@ -80,7 +80,7 @@ the compared directories linked and each one's provenance file's sha256.`,
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "also write compare.md, compare.csv, compare.tex, the overlaid CDFs and a README.md page into this directory")
-	c.Flags().StringVar(&format, "format", "svg", "the figure's format: "+strings.Join(plots.Formats, " or "))
+	c.Flags().StringVar(&format, "format", "svg", "the figure's format: "+strings.Join(plots.Formats, ", "))
 	c.Flags().StringSliceVar(&metrics, "metric", nil, "summary.csv columns to compare (default "+strings.Join(compare.DefaultMetrics, ",")+")")
 	return c
 }
@@ -115,9 +115,6 @@ func writeComparison(dir, format string, res *compare.Result, t *results.Table) 
 	if err != nil {
 		return paths, err
 	}
-	p := filepath.Join(dir, "compare-cdf."+format)
-	if err := fig.Save(p); err != nil {
-		return paths, err
-	}
-	return append(paths, p), nil
+	p, err := fig.Save(filepath.Join(dir, "compare-cdf."+format))
+	return append(paths, p...), err
 }

@@ -27,7 +27,8 @@ where they do not.
 
 The published values are read at report time from the shared data folder
 (../shared/paper/published_tables.csv, or $AEGIS_SHARED); without it the report says
-they are unavailable and still lists ours. make reproduce runs this after the specs.
+they are unavailable and still lists ours, but leaves a DIR/fidelity.md that has
+them as it is (saying so; --out FILE writes it elsewhere). make reproduce runs this after the specs.
 Without --out it also rewrites DIR/README.md, the index of DIR's runs, to link the report.`,
 		Example: `  aegis fidelity results/paper
   aegis fidelity out --out -`,
@@ -57,6 +58,13 @@ Without --out it also rewrites DIR/README.md, the index of DIR's runs, to link t
 			index := out == ""
 			if index {
 				out = filepath.Join(args[0], "fidelity.md")
+				if r.Paper == nil && fidelity.Published(out) {
+					// Without the data a report would replace the
+					// published values with "unavailable".
+					fmt.Fprintf(c.ErrOrStderr(), "aegis: fidelity: %s left as it is: it sets ours beside the published values, which are %s; --out FILE writes the report without them\n",
+						out, r.Source)
+					return nil
+				}
 			}
 			if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
 				return fmt.Errorf("fidelity: %w", err)

@@ -25,7 +25,7 @@ func newPlotCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plot DIR...",
 		Short: "Draw the figures of results directories (spec runs or aegis simulate --out) without re-running",
-		Long: `Draw figures from the CSV files of each results directory into it, as SVG (default) or PNG.
+		Long: `Draw figures from the CSV files of each results directory into it, as SVG (default), PNG or PDF.
 
 From a spec run (aegis run --out DIR): normalized makespan/JCT bars per trace with GeoMean
 and p95 diamonds (normalized.svg, Figure 3), per-job JCT/solo and absolute JCT CDFs (jct-cdf.svg, Figure 4),
@@ -39,7 +39,9 @@ Without --figure or --sweep, a spec run's directory gets the figures its spec as
 (figures and sweep_figures in run.json; when it asks for none, nothing is drawn and a
 note on stderr lists what --figure NAME can draw there), any other directory every figure
 its files allow.
-A figure drawn replaces the same figure in the other format (no stale PNG beside a fresh SVG).
+A figure drawn also redraws the same figure in the other formats present beside it: no
+stale copy stays, and none is removed (a page may link it: results/paper's link the SVG).
+The paths written are printed.
 
 --sweep X draws metrics (--y, default makespan_s,mean_jct_s) against the swept column X
 of cells.csv (a swept parameter, or a tuple's component such as thresholds.1) into
@@ -82,7 +84,7 @@ overlays several runs in one figure.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&format, "format", "svg", "output format: "+strings.Join(plots.Formats, " or "))
+	c.Flags().StringVar(&format, "format", "svg", "output format: "+strings.Join(plots.Formats, ", "))
 	c.Flags().StringSliceVar(&figures, "figure", nil, "draw only these figures ("+strings.Join(plots.FigureNames, ", ")+", or a spec's sweep figure)")
 	c.Flags().StringArrayVar(&sweeps, "sweep", nil, "draw metrics against this swept column of cells.csv (repeatable)")
 	c.Flags().StringSliceVar(&ys, "y", nil, "the metrics of --sweep figures (default makespan_s,mean_jct_s)")

@@ -17,10 +17,15 @@ func TestPlotSimulateDir(t *testing.T) {
 	tel, err := os.ReadFile(filepath.Join(dir, "telemetry.csv"))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(tel), "gpu,t_s,smact,smocc,drama,util,used_mib\n0,0,"))
-	for _, format := range []string{"png", "svg"} { // svg last: it replaces the png
+	for i, format := range []string{"png", "svg"} { // the svg redraws the png beside it
 		code, out, errs := aegis("plot", dir, "--format", format)
 		require.Equal(t, 0, code, errs)
-		require.Equal(t, filepath.Join(dir, "jct-cdf."+format)+"\n"+filepath.Join(dir, "timeline."+format)+"\n", out)
+		want := filepath.Join(dir, "jct-cdf."+format) + "\n" + filepath.Join(dir, "timeline."+format) + "\n"
+		if i == 1 {
+			want = filepath.Join(dir, "jct-cdf.svg") + "\n" + filepath.Join(dir, "jct-cdf.png") + "\n" +
+				filepath.Join(dir, "timeline.svg") + "\n" + filepath.Join(dir, "timeline.png") + "\n"
+		}
+		require.Equal(t, want, out)
 	}
 	svg, err := os.ReadFile(filepath.Join(dir, "timeline.svg"))
 	require.NoError(t, err)
@@ -113,12 +118,13 @@ func TestPlotSweep(t *testing.T) {
 	require.Contains(t, string(readme), "![sweep-thresholds.1](sweep-thresholds.1.png)", "the page shows the figure drawn")
 	code, out, errs = aegis("plot", dir)
 	require.Equal(t, 0, code, errs)
-	require.Equal(t, filepath.Join(dir, "sweep-thresholds.1.svg")+"\n", out)
-	require.NoFileExists(t, filepath.Join(dir, "sweep-thresholds.1.png"), "the stale PNG beside the fresh SVG")
+	require.Equal(t, filepath.Join(dir, "sweep-thresholds.1.svg")+"\n"+filepath.Join(dir, "sweep-thresholds.1.png")+"\n", out,
+		"the PNG beside the fresh SVG is redrawn, not left stale")
 	readme, err = os.ReadFile(filepath.Join(dir, "README.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(readme), "![sweep-thresholds.1](sweep-thresholds.1.svg)")
-	require.NotContains(t, string(readme), ".png", "the page lists exactly the figures present")
+	require.Contains(t, string(readme), "; also [sweep-thresholds.1.png](sweep-thresholds.1.png)", "the page lists exactly the figures present")
+	require.NoError(t, os.Remove(filepath.Join(dir, "sweep-thresholds.1.png")))
 	code, out, errs = aegis("plot", dir, "--sweep", "thresholds.1", "--y", "p95_jct_s")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, filepath.Join(dir, "sweep-thresholds.1.svg")+"\n", out, "only the asked-for figure")
@@ -167,4 +173,46 @@ func TestPlotEventsOnGPUOutsideTheRun(t *testing.T) {
 	require.Contains(t, errs, "events.jsonl:")
 	require.Contains(t, errs, "on GPU 999, but the run had GPUs 0-2 (simulate.json: server a100-40gb:3): the events are not this run's")
 	require.NoFileExists(t, filepath.Join(dir, "timeline.svg"))
+}
+
+// TestPlotKeepsCommittedFigure: aegis plot --format png in a copy of
+// results/paper/figure3 keeps the committed normalized.svg its page links
+// (redrawn, the same bytes) and the page itself (results/paper's
+// .gitignore names the PNG), and prints both paths.
+func TestPlotKeepsCommittedFigure(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "paper")
+	dir := filepath.Join(root, "figure3")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	src := filepath.Join("..", "..", "results", "paper")
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(from)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(to, b, 0o644))
+	}
+	copyFile(filepath.Join(src, ".gitignore"), filepath.Join(root, ".gitignore"))
+	ents, err := os.ReadDir(filepath.Join(src, "figure3"))
+	require.NoError(t, err)
+	for _, e := range ents {
+		if !e.IsDir() {
+			copyFile(filepath.Join(src, "figure3", e.Name()), filepath.Join(dir, e.Name()))
+		}
+	}
+	before := map[string]string{}
+	for _, f := range []string{"normalized.svg", "README.md"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		before[f] = string(b)
+	}
+	for _, format := range []string{"png", "pdf"} {
+		code, out, errs := aegis("plot", dir, "--format", format)
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, out, filepath.Join(dir, "normalized."+format)+"\n")
+		require.Contains(t, out, filepath.Join(dir, "normalized.svg")+"\n")
+		require.FileExists(t, filepath.Join(dir, "normalized."+format))
+		for f, want := range before {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			require.NoError(t, err, "%s is kept", f)
+			require.Equal(t, want, string(b), f)
+		}
+	}
 }

@@ -147,7 +147,7 @@ func loadSpecs(paths []string, w io.Writer) ([]*experiments.Spec, error) {
 	for _, p := range paths {
 		s, err := experiments.LoadSpec(p)
 		if errors.Is(err, experiments.ErrNoSharedData) && len(paths) > 1 {
-			fmt.Fprintf(w, "skipped %s: %v\n", p, err)
+			fmt.Fprintf(w, "skipped %s (an earlier run of it is left as it is): %v\n", p, err)
 			skipped = err
 			continue
 		}

@@ -119,7 +119,7 @@ func TestRunSkipsSpecsWithoutSharedData(t *testing.T) {
 	out := filepath.Join(dir, "res")
 	code, stdout, errs := aegis("run", stack, ok, "--out", out)
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, errs, "skipped "+stack+": "+stack[:len(stack)-len("stack.yaml")]+skipped)
+	require.Contains(t, errs, "skipped "+stack+" (an earlier run of it is left as it is): "+stack[:len(stack)-len("stack.yaml")]+skipped)
 	require.Contains(t, stdout, "ok.yaml: 1 cells (1 run, 0 already done)")
 	require.FileExists(t, filepath.Join(out, "ok", "cells.csv"))
 	require.NoDirExists(t, filepath.Join(out, "stack"))
@@ -167,4 +167,35 @@ func TestBuildSourceKeysCells(t *testing.T) {
 	require.Contains(t, string(meta), `"build_sha256": "`+src+`"`)
 	require.Contains(t, runWith(build("two", "c2", src)), "0 run, 1 already done", "same source, another commit")
 	require.Contains(t, runWith(build("three", "c2", strings.Repeat("b", 64))), "1 run", "other source")
+}
+
+// TestFidelityKeepsPublishedReport: without the published values, aegis
+// fidelity leaves a report that has them as it is (make reproduce on a
+// fresh clone must not rewrite results/paper/fidelity.md with every paper
+// value "unavailable"), says so and exits 0; --out writes elsewhere, and a
+// report without them is rewritten.
+func TestFidelityKeepsPublishedReport(t *testing.T) {
+	t.Setenv("AEGIS_SHARED", t.TempDir())
+	dir := t.TempDir()
+	report := filepath.Join(dir, "fidelity.md")
+	const kept = "# Fidelity\n\nPublished values: shared:paper/published_tables.csv (read at report time).\n"
+	require.NoError(t, os.WriteFile(report, []byte(kept), 0o644))
+	code, out, errs := aegis("fidelity", dir)
+	require.Equal(t, 0, code, errs)
+	require.Empty(t, out)
+	require.Contains(t, errs, report+" left as it is: it sets ours beside the published values, which are unavailable")
+	b, err := os.ReadFile(report)
+	require.NoError(t, err)
+	require.Equal(t, kept, string(b))
+	require.NoFileExists(t, filepath.Join(dir, "README.md"), "nor is the index rewritten")
+	other := filepath.Join(dir, "other.md")
+	code, out, errs = aegis("fidelity", dir, "--out", other)
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, other+"\n", out)
+	require.NoError(t, os.Remove(report))
+	for range 2 { // a report without them is rewritten
+		code, out, errs = aegis("fidelity", dir)
+		require.Equal(t, 0, code, errs)
+		require.Equal(t, report+"\n", out)
+	}
 }

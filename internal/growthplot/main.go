@@ -103,7 +103,8 @@ func run(in, out string) error {
 	if err != nil {
 		return err
 	}
-	return fig.Save(out + ".png")
+	_, err = fig.Save(out + ".png")
+	return err
 }
 
 // parse reads "BenchmarkGrowth/POLICY[/loaded]/jobs=N-P  iters  NS ns/op ..."

@@ -161,12 +161,15 @@ func TestReportGolden(t *testing.T) {
 			r.Dir = "run"
 			var b bytes.Buffer
 			require.NoError(t, r.WriteMarkdown(&b))
-			golden.File(t, filepath.Join("testdata", tc.golden), b.Bytes())
+			path := filepath.Join("testdata", tc.golden)
+			golden.File(t, path, b.Bytes())
+			require.Equal(t, r.Paper != nil, Published(path), "Published tells a report with the published values")
 		})
 	}
 }
 
 func TestMedianErr(t *testing.T) {
+	require.False(t, Published(filepath.Join(t.TempDir(), "none.md")))
 	r, err := Load(writeRun(t), "")
 	require.NoError(t, err)
 	require.True(t, math.IsNaN(r.MedianErr([]int{3}, "makespan")), "no published values")

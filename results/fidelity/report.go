@@ -77,6 +77,14 @@ func Load(dir, shared string) (*Report, error) {
 	return r, nil
 }
 
+// Published reports whether the report in file path (one WriteMarkdown
+// wrote) sets ours beside the published values: false when it says they
+// were unavailable, or there is no such file.
+func Published(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(b), "\nPublished values: shared:")
+}
+
 // headerNames are the metrics' column titles.
 var headerNames = map[string]string{
 	"makespan": "makespan", "jct_mean": "JCT mean", "jct_p95": "JCT p95",

@@ -129,13 +129,7 @@ func Render(dir string, p Page) ([]byte, error) {
 	}
 	if len(figs) > 0 {
 		b.WriteString("## Figures\n\n")
-		for _, f := range figs {
-			stem := strings.TrimSuffix(f.name, path.Ext(f.name))
-			fmt.Fprintf(&b, "![%s](%s)\n\n", Text(stem), Link(f.name))
-			if c := Caption(stem); c != "" {
-				fmt.Fprintf(&b, "`%s`: %s\n\n", f.name, c)
-			}
-		}
+		writeFigures(&b, figs)
 	}
 	if len(files) > 0 {
 		b.WriteString("## Files\n\n")
@@ -222,10 +216,56 @@ func Link(p string) string {
 	return strings.Join(segs, "/")
 }
 
-// isFigure reports whether a file is a figure the page shows.
+// figureExts are the figure formats, in the order a page prefers to show
+// one: a PDF is linked, not shown.
+var figureExts = []string{".svg", ".png", ".pdf"}
+
+// isFigure reports whether a file is a figure (SVG, PNG or PDF).
 func isFigure(name string) bool {
-	ext := strings.ToLower(path.Ext(name))
-	return ext == ".svg" || ext == ".png"
+	return slices.Contains(figureExts, strings.ToLower(path.Ext(name)))
+}
+
+// writeFigures shows each figure once, by name stem: its SVG, else its
+// PNG, with its caption, and links the other formats present (a PDF only is
+// linked).
+func writeFigures(b *bytes.Buffer, figs []entry) {
+	var stems []string
+	byStem := map[string][]string{}
+	for _, f := range figs {
+		stem := strings.TrimSuffix(f.name, path.Ext(f.name))
+		if _, ok := byStem[stem]; !ok {
+			stems = append(stems, stem)
+		}
+		byStem[stem] = append(byStem[stem], f.name)
+	}
+	for _, stem := range stems {
+		names := byStem[stem]
+		slices.SortFunc(names, func(x, y string) int {
+			return slices.Index(figureExts, strings.ToLower(path.Ext(x))) - slices.Index(figureExts, strings.ToLower(path.Ext(y)))
+		})
+		first, others := names[0], names[1:]
+		c := Caption(stem)
+		switch {
+		case strings.EqualFold(path.Ext(first), ".pdf"):
+			fmt.Fprintf(b, "[%s](%s)", Text(first), Link(first))
+		case c == "" && len(others) == 0:
+			fmt.Fprintf(b, "![%s](%s)\n\n", Text(stem), Link(first))
+			continue
+		default:
+			fmt.Fprintf(b, "![%s](%s)\n\n`%s`", Text(stem), Link(first), first)
+		}
+		if c != "" {
+			b.WriteString(": " + c)
+		}
+		if len(others) > 0 {
+			var ls []string
+			for _, o := range others {
+				ls = append(ls, fmt.Sprintf("[%s](%s)", Text(o), Link(o)))
+			}
+			b.WriteString("; also " + strings.Join(ls, ", "))
+		}
+		b.WriteString("\n\n")
+	}
 }
 
 type entry struct {

@@ -166,3 +166,23 @@ func TestCaption(t *testing.T) {
 		require.Contains(t, Caption(tc.stem), tc.want, tc.stem)
 	}
 }
+
+// A figure in several formats is shown once (its SVG, else its PNG) and
+// its other formats linked; a PDF alone is linked.
+func TestRenderFigureFormats(t *testing.T) {
+	dir := mkdir(t, "normalized.svg", "normalized.png", "normalized.pdf", "x.png", "x.pdf", "jct-cdf.pdf")
+	b, err := Render(dir, Page{Title: "t"})
+	require.NoError(t, err)
+	md := string(b)
+	for _, want := range []string{
+		"![normalized](normalized.svg)\n\n`normalized.svg`: makespan and mean JCT normalized",
+		"(the paper's Figure 3); also [normalized.png](normalized.png), [normalized.pdf](normalized.pdf)\n\n",
+		"![x](x.png)\n\n`x.png`; also [x.pdf](x.pdf)\n",
+		"[jct-cdf.pdf](jct-cdf.pdf): per-job JCT",
+	} {
+		require.Contains(t, md, want)
+	}
+	require.Equal(t, 1, strings.Count(md, "![normalized]"))
+	require.NotContains(t, md, "## Files", "every format is a figure")
+	require.Empty(t, Broken(dir, b))
+}

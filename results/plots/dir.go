@@ -85,11 +85,11 @@ func DrawDir(dir, format string, figures ...string) ([]string, error) {
 		if err != nil {
 			return out, fmt.Errorf("figure %s: %w", name, err)
 		}
-		path := filepath.Join(dir, name+"."+format)
-		if err := fig.Save(path); err != nil {
+		paths, err := fig.Save(filepath.Join(dir, name+"."+format))
+		out = append(out, paths...)
+		if err != nil {
 			return out, err
 		}
-		out = append(out, path)
 	}
 	return out, nil
 }

@@ -1,17 +1,15 @@
-// Package plots draws the paper's figures and per-run diagnostics as SVG or
-// PNG files with gonum.org/v1/plot: each plot function takes plain data (the
+// Package plots draws the paper's figures and per-run diagnostics as SVG,
+// PNG or PDF files with gonum.org/v1/plot: each plot function takes plain data (the
 // types of this package) and returns a Figure, and DrawDir reads the CSV
 // files of a results directory by column name and draws every figure they
-// allow. SVG output is byte-identical for the same data.
+// allow. SVG and PDF output are byte-identical for the same data.
 package plots
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"image/color"
 	"io"
-	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -19,7 +17,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
+	"codeberg.org/go-pdf/fpdf"
 	"gonum.org/v1/plot"
 
 	"github.com/aegis-sched/aegis/results"
@@ -28,18 +29,17 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Formats lists the output formats: SVG (the default) and PNG.
-var Formats = []string{"svg", "png"}
+// Formats lists the output formats: SVG (the default), PNG and PDF.
+var Formats = []string{"svg", "png", "pdf"}
 
 // CheckFormat returns an error unless format is one of Formats.
 func CheckFormat(format string) error {
-	for _, f := range Formats {
-		if f == format {
-			return nil
-		}
+	if slices.Contains(Formats, format) {
+		return nil
 	}
 	return fmt.Errorf("plot format %q: want one of %s", format, strings.Join(Formats, ", "))
 }
@@ -58,7 +58,13 @@ type Figure struct {
 // pngDPI is the resolution of PNG output.
 const pngDPI = 144
 
-// WriteTo draws the figure in a format (svg or png) to w.
+// pdfDefaults makes PDF output byte-identical for the same figure: fpdf
+// stamps the wall clock as the document's dates and writes its catalogs in
+// map order unless its package defaults say otherwise (vgpdf gives no
+// access to the document's own settings).
+var pdfDefaults sync.Once
+
+// WriteTo draws the figure in a format (svg, png or pdf) to w.
 func (f *Figure) WriteTo(w io.Writer, format string) error {
 	if err := CheckFormat(format); err != nil {
 		return err
@@ -71,31 +77,45 @@ func (f *Figure) WriteTo(w io.Writer, format string) error {
 		ic := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(pngDPI),
 			vgimg.UseBackgroundColor(color.White))
 		c = vgimg.PngCanvas{Canvas: ic}
+	case "pdf":
+		pdfDefaults.Do(func() {
+			fpdf.SetDefaultCatalogSort(true)
+			fpdf.SetDefaultCreationDate(time.Unix(0, 0).UTC())
+			fpdf.SetDefaultModificationDate(time.Unix(0, 0).UTC())
+		})
+		c = vgpdf.New(f.Width, f.Height)
 	}
 	f.draw(draw.New(c))
 	_, err := c.WriteTo(w)
 	return err
 }
 
-// Save writes the figure to path, in the format its extension names. The
-// file appears whole or not at all (written beside it, then renamed), and
-// replaces the same figure in the other formats: a PNG drawn earlier is
-// removed when the SVG is drawn, so no stale copy stays beside it.
-func (f *Figure) Save(path string) error {
+// Save writes the figure to path, in the format its extension names, and
+// returns the paths written. The file appears whole or not at all (written
+// beside it, then renamed). The same figure already there in another format
+// (path with another of Formats' extensions) is drawn again too, so no
+// stale copy stays beside the new one and none is removed: a page may link
+// it (results/paper's pages link the SVG).
+func (f *Figure) Save(path string) ([]string, error) {
 	if err := f.save(path); err != nil {
-		return err
+		return nil, err
 	}
+	paths := []string{path}
 	ext := filepath.Ext(path)
 	for _, other := range Formats {
 		if "."+other == strings.ToLower(ext) {
 			continue
 		}
-		stale := strings.TrimSuffix(path, ext) + "." + other
-		if err := os.Remove(stale); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("plot: %w", err)
+		p := strings.TrimSuffix(path, ext) + "." + other
+		if _, err := os.Stat(p); err != nil {
+			continue
 		}
+		if err := f.save(p); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
 	}
-	return nil
+	return paths, nil
 }
 
 func (f *Figure) save(path string) error {

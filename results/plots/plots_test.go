@@ -61,6 +61,7 @@ func TestDrawDirAllFigures(t *testing.T) {
 	}{
 		{"spec dir svg", "testdata/spec", "svg", []string{"normalized.svg", "jct-cdf.svg", "queue-exec.svg", "stability.svg", "thresholds.svg", "seeds-cdf.svg"}},
 		{"spec dir png", "testdata/spec", "png", []string{"normalized.png", "jct-cdf.png", "queue-exec.png", "stability.png", "thresholds.png", "seeds-cdf.png"}},
+		{"spec dir pdf", "testdata/spec", "pdf", []string{"normalized.pdf", "jct-cdf.pdf", "queue-exec.pdf", "stability.pdf", "thresholds.pdf", "seeds-cdf.pdf"}},
 		{"simulate dir", "testdata/run", "svg", []string{"jct-cdf.svg", "timeline.svg"}},
 	}
 	for _, tc := range tests {
@@ -86,10 +87,16 @@ func TestDrawDirAllFigures(t *testing.T) {
 }
 
 func TestDrawDirDeterministic(t *testing.T) {
+	for _, format := range []string{"svg", "pdf"} {
+		drawTwice(t, format)
+	}
+}
+
+func drawTwice(t *testing.T, format string) {
 	a, b := copyDir(t, "testdata/spec"), copyDir(t, "testdata/spec")
-	pa, err := DrawDir(a, "svg")
+	pa, err := DrawDir(a, format)
 	require.NoError(t, err)
-	pb, err := DrawDir(b, "svg")
+	pb, err := DrawDir(b, format)
 	require.NoError(t, err)
 	require.Equal(t, len(pa), len(pb))
 	for i := range pa {
@@ -209,7 +216,7 @@ func TestDrawDirErrors(t *testing.T) {
 		want    []string
 	}{
 		{"empty dir", func(t *testing.T) string { return t.TempDir() }, "svg", nil, []string{"nothing to plot"}},
-		{"bad format", func(t *testing.T) string { return t.TempDir() }, "pdf", nil, []string{`plot format "pdf"`}},
+		{"bad format", func(t *testing.T) string { return t.TempDir() }, "jpg", nil, []string{`plot format "jpg"`}},
 		{"unknown figure", func(t *testing.T) string { return t.TempDir() }, "svg", []string{"fig9"}, []string{`unknown figure "fig9"`}},
 		{"named figure without its file", func(t *testing.T) string { return t.TempDir() }, "svg", []string{FigStability}, []string{"no stability.csv"}},
 		{"missing column", func(t *testing.T) string {
@@ -478,4 +485,25 @@ func TestStylesStable(t *testing.T) {
 func svgColor(c color.Color) string {
 	r, g, b, _ := c.RGBA()
 	return fmt.Sprintf("#%02X%02X%02X", r>>8, g>>8, b>>8)
+}
+
+// Save draws the figure in the format its path names and redraws the same
+// figure in the other formats present beside it, removing none.
+func TestSaveKeepsOtherFormats(t *testing.T) {
+	dir := copyDir(t, "testdata/spec")
+	svg := filepath.Join(dir, "normalized.svg")
+	_, err := DrawDir(dir, "svg", FigNormalized)
+	require.NoError(t, err)
+	want, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "normalized.pdf"), []byte("stale"), 0o644))
+	paths, err := DrawDir(dir, "png", FigNormalized)
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "normalized.png"), svg, filepath.Join(dir, "normalized.pdf")}, paths)
+	got, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got))
+	pdf, err := os.ReadFile(filepath.Join(dir, "normalized.pdf"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(pdf), "%PDF-"), "the stale PDF is redrawn")
 }

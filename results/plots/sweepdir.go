@@ -106,11 +106,11 @@ func DrawSweeps(dir, format string, sweeps ...Sweep) ([]string, error) {
 		if err != nil {
 			return out, fmt.Errorf("figure %s: %w", sw.FileName(), err)
 		}
-		path := filepath.Join(dir, sw.FileName()+"."+format)
-		if err := fig.Save(path); err != nil {
+		paths, err := fig.Save(filepath.Join(dir, sw.FileName()+"."+format))
+		out = append(out, paths...)
+		if err != nil {
 			return out, err
 		}
-		out = append(out, path)
 	}
 	return out, nil
 }
