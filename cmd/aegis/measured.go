@@ -167,7 +167,7 @@ func writeMeasured(dir, format, name, what string, cmp *measured.Comparison, rep
 	if err != nil {
 		return err
 	}
-	if err := fig.Save(filepath.Join(dir, "running."+format)); err != nil {
+	if _, err := fig.Save(filepath.Join(dir, "running."+format)); err != nil {
 		return err
 	}
 	var jb, sb bytes.Buffer
