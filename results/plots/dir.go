@@ -247,14 +247,6 @@ func SeriesName(t *runfiles.Table, i int, sweep []string) string {
 	return name
 }
 
-// specTitle is the spec name of a table's first row, with a separator.
-func specTitle(t *runfiles.Table) string {
-	if t.Len() > 0 && t.String(0, "spec") != "" {
-		return t.String(0, "spec") + ": "
-	}
-	return ""
-}
-
 // order keeps keys in order of first appearance.
 type order struct {
 	keys []string
@@ -322,8 +314,9 @@ func (d *dirData) queueExec() (*Figure, error) {
 type barPanel struct{ title, what, bar, marker, markerName string }
 
 // normBars draws bar panels from normalized.csv: per trace (GeoMean last)
-// one bar per configuration of the mean over seeds, the normalizing
-// configuration left out as the dashed line at 1.
+// one bar per configuration of the mean over seeds with its 95 % CI as a
+// whisker (with two seeds or more), the normalizing configuration left
+// out as the dashed line at 1, named in the legend.
 func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 	need := []string{"trace"}
 	for _, p := range panels {
@@ -339,6 +332,7 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 	sweep := SweepColumns(t, results.SummaryColumns)
 	var traces, series order
 	m := means{}
+	seeds := map[[2]int][]float64{} // the values over seeds, for the CIs
 	allOne := map[int]bool{}
 	for i := range t.Len() {
 		g := traces.at(t.String(i, "trace"))
@@ -352,6 +346,10 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 				return nil, err
 			}
 			m.add(s, g*len(need)+k, v)
+			if finite(v) {
+				key := [2]int{s, g*len(need) + k}
+				seeds[key] = append(seeds[key], v)
+			}
 			allOne[s] = allOne[s] && v == 1
 		}
 	}
@@ -371,14 +369,21 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 	base := baseline(t, sweep)
 	var bars []Bars
 	for _, p := range panels {
-		b := Bars{Title: p.title, YLabel: p.what + " / " + base + "'s", Groups: groups, Ref: 1, MarkerName: p.markerName}
+		b := Bars{Title: p.title, YLabel: p.what + " / " + base + "'s", Groups: groups, Ref: 1, RefName: base + " (= 1)",
+			MarkerName: p.markerName}
 		for s, name := range series.keys {
 			if allOne[s] && len(series.keys) > 1 {
 				continue // the normalizing configuration: the line at 1
 			}
 			bs := BarSeries{Name: name}
 			for _, g := range gi {
-				bs.Values = append(bs.Values, m.get(s, g*len(need)+slices.Index(need[1:], p.bar)))
+				k := g*len(need) + slices.Index(need[1:], p.bar)
+				bs.Values = append(bs.Values, m.get(s, k))
+				lo, hi := math.NaN(), math.NaN()
+				if st := results.StatOf(seeds[[2]int{s, k}]); st.N > 1 {
+					lo, hi = st.Mean-st.CI95, st.Mean+st.CI95
+				}
+				bs.Lo, bs.Hi = append(bs.Lo, lo), append(bs.Hi, hi)
 				if p.marker != "" {
 					bs.Markers = append(bs.Markers, m.get(s, g*len(need)+slices.Index(need[1:], p.marker)))
 				}
@@ -387,7 +392,7 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 		}
 		bars = append(bars, b)
 	}
-	return NormalizedBars(d.styles(), specTitle(t)+title+base, bars...)
+	return NormalizedBars(d.styles(), title+base, bars...)
 }
 
 // baseline names the normalizing configuration of normalized.csv: the
@@ -478,7 +483,7 @@ func (d *dirData) jctCDF() (*Figure, error) {
 		return nil, fmt.Errorf("%s: no finished job: %w", t.Name, errSkip)
 	}
 	cols := max(min(len(traces.keys), 3), 2)
-	return CDFs(d.styles(), specTitle(t)+"per-job JCT: normalized to the solo runtime (slowdown) and absolute", cols, panels...)
+	return CDFs(d.styles(), "per-job JCT: normalized to the solo runtime (slowdown) and absolute", cols, panels...)
 }
 
 // seeds draws makespan and mean JCT across seeds from cells.csv: per
@@ -532,7 +537,7 @@ func (d *dirData) seeds() (*Figure, error) {
 		}
 		panels = append(panels, b)
 	}
-	return NormalizedBars(d.styles(), specTitle(t)+fmt.Sprintf("makespan and mean JCT over %d seeds: mean, 95 %% CI, a dot per seed", most), panels...)
+	return NormalizedBars(d.styles(), fmt.Sprintf("makespan and mean JCT over %d seeds: mean, 95 %% CI, a dot per seed", most), panels...)
 }
 
 // stability draws Figure 6 from stability.csv: the weighted mean absolute
@@ -561,7 +566,7 @@ func (d *dirData) stability() (*Figure, error) {
 	ln := Lines{Title: "window score error vs a 200 s anchored reference", XLabel: "window length (s)",
 		YLabel: "weighted mean absolute error of the score", VLine: 30, VLineName: "AEGIS window (30 s)"}
 	for s, name := range signals.keys {
-		sr := Series{Name: name}
+		sr := Series{Name: signalName(name)}
 		for w, ws := range windows.keys {
 			x, _ := strconv.ParseFloat(ws, 64)
 			sr.X = append(sr.X, x)
@@ -569,7 +574,17 @@ func (d *dirData) stability() (*Figure, error) {
 		}
 		ln.Series = append(ln.Series, sr)
 	}
-	return LinePanels(d.styles(), specTitle(t)+"stability of the activity-anchored window", ln)
+	return LinePanels(d.styles(), "stability of the activity-anchored window", ln)
+}
+
+// signalName names a telemetry signal of stability.csv as the paper does
+// (SMACT, SMOCC, DRAMA); another as it is.
+func signalName(s string) string {
+	switch strings.ToLower(s) {
+	case "smact", "smocc", "drama":
+		return strings.ToUpper(s)
+	}
+	return s
 }
 
 // thresholds draws Figure 7 from thresholds.csv, averaging each threshold
@@ -627,7 +642,7 @@ func (d *dirData) thresholds() (*Figure, error) {
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("%s: no rows", t.Name)
 	}
-	return Thresholds(specTitle(t)+fmt.Sprintf("pressure-threshold sweep: %d points τ = (τ1, τ2, τ3), the SMACT, SMOCC and DRAMA pressure thresholds above which AEGIS defers collocation; each point the mean over the stacking sequences", len(pts)), pts)
+	return Thresholds(fmt.Sprintf("pressure-threshold sweep: %d points τ = (τ1, τ2, τ3), the SMACT, SMOCC and DRAMA pressure thresholds above which AEGIS defers collocation; each point the mean over the stacking sequences", len(pts)), pts)
 }
 
 // timelineBins bounds the points per telemetry line.

@@ -329,29 +329,61 @@ func dashes(i int) []vg.Length {
 // shapes are the series markers, one per style slot (repeating).
 var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, diamond{}, draw.RingGlyph{}, draw.BoxGlyph{}}
 
-// paperSlots are the style slots of the paper's configurations, the same
-// in every figure and every run: AEGIS blue, Lucid orange, Horus green,
-// Exclusive (the baseline) grey. A name whose slot another name of the
-// run already holds (AEGIS and AEGIS Est-free in one run) gets a free one.
-var paperSlots = map[string]int{"AEGIS": 0, "AEGIS Est-free": 0, "Est-free": 0, "Lucid": 1, "Horus": 2, "Exclusive": 6}
+// policySlots are the style slots of the paper's policies, the same in
+// every figure and every run: AEGIS blue, Lucid orange, Horus green,
+// Exclusive (the baseline) grey. A series takes its policy's slot by the
+// first word of its name in any case ("AEGIS", "aegis", "AEGIS hold=30s",
+// "AEGIS Est-free"); a name whose slot another name of the run already
+// holds (AEGIS and AEGIS Est-free in one run) gets a free one.
+var policySlots = map[string]int{"aegis": 0, "est-free": 0, "lucid": 1, "horus": 2, "exclusive": 6}
+
+// policyOf is the policy a series name starts with, in lower case ("" for
+// a name that names none of policySlots).
+func policyOf(name string) string {
+	f := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == ' ' || r == ':' || r == '·' || r == '(' })
+	if len(f) == 0 {
+		return ""
+	}
+	if _, ok := policySlots[f[0]]; ok {
+		return f[0]
+	}
+	return ""
+}
 
 // Styles gives each series name (a configuration label) one colour, marker
-// and dash pattern: the paper's configurations their fixed slots, any other
-// name the next free slot in order of first use. Figures drawn with the
-// same Styles (every figure of a run, see DrawDir) show a name alike. A nil
-// *Styles gives each figure its own.
+// and dash pattern: the paper's policies their fixed slots (policySlots),
+// any other name the next free slot in order of first use. Figures drawn
+// with the same Styles (every figure of a run, see DrawDir) show a name
+// alike. A nil *Styles gives each figure its own.
+//
+// A configuration's label ("AEGIS") and the first of its series with swept
+// values ("AEGIS hold=10s") share a slot, whichever comes first: a sweep
+// figure draws the configuration's lines in the colour its first series
+// has in the run's bar figures (the policy's), and no figure shows both.
 type Styles struct {
 	slot map[string]int
 	used map[int]bool
+	cfg  map[string]int  // a configuration's slot: its label's or its first series'
+	took map[string]bool // a series with swept values took the configuration's slot
 }
 
 // NewStyles returns Styles that give names their slots in this order.
 func NewStyles(names ...string) *Styles {
-	s := &Styles{slot: map[string]int{}, used: map[int]bool{}}
+	s := &Styles{slot: map[string]int{}, used: map[int]bool{}, cfg: map[string]int{}, took: map[string]bool{}}
 	for _, n := range names {
 		s.Slot(n)
 	}
 	return s
+}
+
+// configOf is the configuration of a series name: the name without its
+// trailing swept values ("AEGIS" of "AEGIS hold=30s window=20").
+func configOf(name string) string {
+	f := strings.Fields(name)
+	for len(f) > 1 && strings.Contains(f[len(f)-1], "=") {
+		f = f[:len(f)-1]
+	}
+	return strings.Join(f, " ")
 }
 
 // Slot is name's style slot.
@@ -359,14 +391,33 @@ func (s *Styles) Slot(name string) int {
 	if k, ok := s.slot[name]; ok {
 		return k
 	}
-	k, ok := paperSlots[name]
-	if !ok || s.used[k] {
-		k = 0
-		for s.used[k] || (slices.Contains(slices.Collect(maps.Values(paperSlots)), k) && k < len(palette)) {
-			k++
+	c := configOf(name)
+	k, ok := s.cfg[c]
+	switch {
+	case ok && c == name:
+	case ok && !s.took[c]:
+		s.took[c] = true
+	default:
+		k = s.free(name)
+		if _, ok := s.cfg[c]; !ok {
+			s.cfg[c], s.took[c] = k, c != name
 		}
 	}
 	s.slot[name], s.used[k] = k, true
+	return k
+}
+
+// free is the slot a new name takes: its policy's if free, else the first
+// free slot that is no policy's (while the palette lasts).
+func (s *Styles) free(name string) int {
+	k, ok := policySlots[policyOf(name)]
+	if ok && !s.used[k] {
+		return k
+	}
+	k = 0
+	for s.used[k] || (slices.Contains(slices.Collect(maps.Values(policySlots)), k) && k < len(palette)) {
+		k++
+	}
 	return k
 }
 

@@ -291,6 +291,37 @@ func TestTimelineData(t *testing.T) {
 	require.Equal(t, "GPU 0,GPU 1", strings.Join(names, ","))
 }
 
+// thinCDF keeps at most about 2/cdfResolution corners of any CDF, and the
+// step line through them is off by less than cdfResolution of the range.
+func TestThinCDF(t *testing.T) {
+	for _, logX := range []bool{false, true} {
+		xs := make([]float64, 20000)
+		for i := range xs {
+			xs[i] = math.Exp(float64(i%997)/100) + float64(i)/1e4 // a spread of values, some tied
+		}
+		all := cdfPoints(xs)
+		pts := thinCDF(all, logX)
+		require.LessOrEqual(t, len(pts), int(2/cdfResolution)+2, "logX %v", logX)
+		require.Equal(t, all[0], pts[0])
+		require.Equal(t, all[len(all)-1], pts[len(pts)-1])
+		// The drawn CDF at each original corner's x: the y of the last
+		// kept corner at or before it.
+		k := 0
+		for _, p := range all {
+			for k+1 < len(pts) && pts[k+1].X <= p.X {
+				k++
+			}
+			drawn := pts[k].Y
+			if k+1 < len(pts) && pts[k+1].X == p.X {
+				drawn = pts[k+1].Y
+			}
+			require.Less(t, math.Abs(drawn-p.Y), cdfResolution+1e-12, "at x=%g", p.X)
+		}
+	}
+	few := cdfPoints([]float64{3, 1, 2})
+	require.Equal(t, few, thinCDF(few, false), "a small CDF is drawn whole")
+}
+
 func TestCDFPoints(t *testing.T) {
 	got := cdfPoints([]float64{3, 1, 2, 2})
 	require.Equal(t, plotter.XYs{{X: 1, Y: 0}, {X: 1, Y: 0.25}, {X: 2, Y: 0.5}, {X: 2, Y: 0.75}, {X: 3, Y: 1}}, got)
@@ -447,7 +478,7 @@ func TestStylesStable(t *testing.T) {
 	st := NewStyles("Exclusive", "Zeta", "AEGIS", "Yota")
 	again := NewStyles("Yota", "AEGIS")
 	require.Equal(t, st.Color("AEGIS"), again.Color("AEGIS"))
-	require.Equal(t, colorOf(paperSlots["Horus"]), NewStyles("x", "y").Color("Horus"))
+	require.Equal(t, colorOf(policySlots["horus"]), NewStyles("x", "y").Color("Horus"))
 	seen := map[int]string{}
 	for _, n := range []string{"Exclusive", "Zeta", "AEGIS", "Yota", "Lucid", "Horus", "Est-free"} {
 		k := st.Slot(n)
@@ -479,6 +510,78 @@ func TestStylesStable(t *testing.T) {
 	}
 	a, b := d.styles().Color("AEGIS hold=30s"), d.styles().Color("Lucid hold=30s")
 	require.NotEqual(t, a, b)
+
+	// A policy's colour whatever the label's case or what follows it
+	// (aegis run --policy aegis,lucid labels configurations in lower case).
+	for _, names := range [][]string{{"AEGIS", "Lucid", "Horus", "Exclusive"}, {"aegis", "lucid", "horus", "exclusive"},
+		{"Aegis hold=30s", "LUCID · philly", "horus (venus)", "exclusive: s1"}} {
+		st := NewStyles("zeta")
+		for _, n := range names {
+			require.Equal(t, colorOf(policySlots[policyOf(n)]), st.Color(n), n)
+		}
+		require.Equal(t, svgColor(palette[0]), svgColor(st.Color(names[0])), "%s: blue", names[0])
+		require.Equal(t, svgColor(palette[1]), svgColor(st.Color(names[1])), "%s: orange", names[1])
+	}
+	// A configuration and its first series with swept values share a slot
+	// (a sweep figure's line, a bar figure's bar), its other series not.
+	for _, order := range [][]string{{"AEGIS hold=10s", "AEGIS hold=30s", "AEGIS"}, {"AEGIS", "AEGIS hold=10s", "AEGIS hold=30s"}} {
+		st := NewStyles(order...)
+		require.Equal(t, 0, st.Slot("AEGIS"), "%v", order)
+		require.Equal(t, 0, st.Slot("AEGIS hold=10s"), "%v", order)
+		require.NotEqual(t, 0, st.Slot("AEGIS hold=30s"), "%v", order)
+	}
+	require.NotEqual(t, NewStyles("AEGIS").Slot("AEGIS"), NewStyles("AEGIS").Slot("AEGIS Est-free"), "a variant is no swept value")
+	require.Empty(t, policyOf("MU-NF"))
+	require.Empty(t, policyOf("aegisx"))
+}
+
+// Every figure kind draws a policy in its colour, whatever the label's
+// case: the bars, the CDFs, the seeds' bars and a sweep of a quick run
+// (lower-case labels).
+func TestStylesEveryFigure(t *testing.T) {
+	dir := t.TempDir()
+	var cells, norm, jobs strings.Builder
+	cells.WriteString("spec,trace,config,policy,seed,hold,makespan_s,mean_jct_s\n")
+	norm.WriteString("spec,trace,config,policy,seed,makespan_s,mean_jct_s,p95_jct_s,mean_queue_s,p95_queue_s,mean_exec_s,p95_exec_s\n")
+	jobs.WriteString("spec,trace,config,policy,seed,job_id,jct_s,solo_s\n")
+	for _, tr := range []string{"philly", "venus"} {
+		for k, cfg := range []string{"exclusive", "aegis", "lucid"} {
+			for seed := 1; seed <= 2; seed++ {
+				for _, hold := range []string{"10s", "30s"} {
+					fmt.Fprintf(&cells, "q,%s,%s,%s,%d,%s,%d,%d\n", tr, cfg, cfg, seed, hold, 3600+100*k+seed, 1800+50*k+seed)
+				}
+				r := 1 - 0.1*float64(k) - 0.01*float64(seed)
+				if k == 0 {
+					r = 1
+				}
+				fmt.Fprintf(&norm, "q,%s,%s,%s,%d,%g,%g,%g,%g,%g,%g,%g\n", tr, cfg, cfg, seed, r, r, r, r, r, r, r)
+				for j := range 5 {
+					fmt.Fprintf(&jobs, "q,%s,%s,%s,%d,%d,%d,100\n", tr, cfg, cfg, seed, j, 200+j*10*(k+1))
+				}
+			}
+		}
+	}
+	for name, b := range map[string]string{"cells.csv": cells.String(), "normalized.csv": norm.String(), "jobs.csv": jobs.String()} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644))
+	}
+	paths, err := DrawDir(dir, "svg", FigNormalized, FigJCTCDF, FigQueueExec, FigSeeds)
+	require.NoError(t, err)
+	sp, err := DrawSweeps(dir, "svg", Sweep{X: "hold", Y: []string{"makespan_s"}})
+	require.NoError(t, err)
+	for _, p := range append(paths, sp...) {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		svg := string(b)
+		for _, c := range []string{"aegis", "lucid"} {
+			require.Regexp(t, ">"+c+"( hold=10s)?<", svg, "%s names %s", filepath.Base(p), c)
+			require.Contains(t, svg, svgColor(colorOf(policySlots[c])), "%s draws %s in its colour", filepath.Base(p), c)
+		}
+	}
+	norm3, err := os.ReadFile(filepath.Join(dir, "normalized.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(norm3), ">exclusive (= 1)<", "the line at 1 in the legend")
+	require.Equal(t, 3*2*2*2, strings.Count(string(norm3), "stroke:#000000;stroke-width:0.9\""),
+		"a CI whisker (a stem and two caps) per bar over two seeds: 2 panels × 2 configs × 2 traces")
 }
 
 // svgColor is how gonum's SVG canvas writes a colour.

@@ -23,10 +23,14 @@ import (
 //
 // Style, when set, names the band's colour (a configuration label): bands
 // of one Style share its colour and differ in marker and dash pattern, in
-// order of first appearance (solid, dotted, dash-dotted, …).
+// order of first appearance (solid, dotted, dash-dotted, …). Variant, when
+// set with Style (a trace), picks the marker and dash instead, the same
+// for every band of that Variant, and the legend then names each Style by
+// its colour and each Variant by its line.
 type Band struct {
 	Name         string
 	Style        string
+	Variant      string
 	X            []float64
 	Mean, Lo, Hi []float64
 	Flat         bool
@@ -50,6 +54,7 @@ func SweepLines(st *Styles, title string, rows [][]SweepPanel) (*Figure, error) 
 	}
 	lg := newLegend(st)
 	vs := variants(rows)
+	factorLegend(lg, rows, vs)
 	var grid [][]*plot.Plot
 	cols := 0
 	for _, r := range rows {
@@ -69,7 +74,8 @@ func SweepLines(st *Styles, title string, rows [][]SweepPanel) (*Figure, error) 
 }
 
 // variants numbers each band name among the names of its Style, in order
-// of first appearance over the panels (0 for a band without a Style).
+// of first appearance over the panels (0 for a band without a Style), and
+// each Variant ("variant:" and its name) among the Variants.
 func variants(rows [][]SweepPanel) map[string]int {
 	vs, next := map[string]int{}, map[string]int{}
 	for _, r := range rows {
@@ -79,10 +85,44 @@ func variants(rows [][]SweepPanel) map[string]int {
 					vs[b.Name] = next[b.Style]
 					next[b.Style]++
 				}
+				if k := "variant:" + b.Variant; b.Variant != "" && b.Style != "" {
+					if _, ok := vs[k]; !ok {
+						vs[k] = next["variant:"]
+						next["variant:"]++
+					}
+				}
 			}
 		}
 	}
 	return vs
+}
+
+// factorLegend adds the legend entries of bands with a Style and a
+// Variant: each Style once, a solid line of its colour, then each Variant
+// once, a black line of its marker and dashes (one entry per Style ×
+// Variant would say the same many times).
+func factorLegend(lg *legend, rows [][]SweepPanel, vs map[string]int) {
+	var styles, vars order
+	for _, r := range rows {
+		for _, sp := range r {
+			for _, b := range sp.Lines {
+				if b.Style != "" && b.Variant != "" {
+					styles.at(b.Style)
+					vars.at(b.Variant)
+				}
+			}
+		}
+	}
+	for _, st := range styles.keys {
+		l := &plotter.Line{LineStyle: draw.LineStyle{Color: lg.st.Color(st), Width: vg.Points(1.5)}}
+		lg.add(st, l)
+	}
+	for _, v := range vars.keys {
+		_, g, d := bandStyle(lg.st, Band{Style: "-", Variant: v}, vs)
+		l := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(1.5), Dashes: d}}
+		sc := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Shape: g, Radius: vg.Points(2.5), Color: color.Black}}
+		lg.add(v, l, sc)
+	}
 }
 
 // variantDashes are the dash patterns of a Style's second, third, …
@@ -93,6 +133,14 @@ var variantDashes = [][]vg.Length{{vg.Points(1.5), vg.Points(2)}, {vg.Points(6),
 func bandStyle(st *Styles, b Band, vs map[string]int) (color.Color, draw.GlyphDrawer, []vg.Length) {
 	if b.Style == "" {
 		return st.Color(b.Name), st.Marker(b.Name), nil
+	}
+	if b.Variant != "" {
+		v := vs["variant:"+b.Variant]
+		var d []vg.Length
+		if v > 0 {
+			d = variantDashes[(v-1)%len(variantDashes)]
+		}
+		return st.Color(b.Style), shapes[v%len(shapes)], d
 	}
 	v := vs[b.Name]
 	var d []vg.Length
@@ -137,7 +185,9 @@ func sweepPlot(sp SweepPanel, lg *legend, vs map[string]int) (*plot.Plot, error)
 			return nil, err
 		}
 		if added != nil {
-			lg.add(b.Name, added...)
+			if b.Style == "" || b.Variant == "" { // else factorLegend's
+				lg.add(b.Name, added...)
+			}
 			n++
 		}
 	}
@@ -236,7 +286,9 @@ func addBand(p *plot.Plot, b Band, ls lineStyle, xlo, xhi float64) ([]plot.Thumb
 	}
 	l.Color, l.Width, l.Dashes = c, vg.Points(1.5), ls.dashes
 	if b.Flat {
-		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		if b.Variant == "" { // a Variant's own dashes tell it apart
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		p.Add(l)
 		return []plot.Thumbnailer{l}, nil
 	}

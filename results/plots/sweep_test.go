@@ -189,6 +189,42 @@ func TestSweepColoursByConfig(t *testing.T) {
 
 	one := sweepPanels(t, "spec,trace,config,policy,seed,hold,makespan_s\ns,p,A,aegis,1,10s,1\ns,q,A,aegis,1,10s,2\n", Sweep{X: "hold", Y: []string{"makespan_s"}})
 	for _, l := range one[0][0].Lines {
-		require.Empty(t, l.Style, "one configuration: a colour per line (%s)", l.Name)
+		require.Equal(t, "A", l.Style, "one configuration, several traces: its colour (%s)", l.Name)
+		require.Equal(t, l.Name, l.Variant, "and a line per trace")
 	}
+}
+
+// Sweep figures tell traces apart while keeping one colour per policy:
+// every line of a trace (swept or flat, any configuration) has the same
+// dashes and marker, the traces differ, and the legend names each
+// configuration by its colour and each trace by its line once.
+func TestSweepTellsTracesApart(t *testing.T) {
+	csv := "spec,trace,config,policy,seed,hold,makespan_s\n" +
+		"s,philly,Exclusive,exclusive,1,,3600\ns,saturn,Exclusive,exclusive,1,,3000\n" +
+		"s,philly,Lucid,lucid,1,,3300\ns,saturn,Lucid,lucid,1,,2800\n" +
+		"s,philly,aegis,aegis,1,10s,1800\ns,philly,aegis,aegis,1,30s,1700\n" +
+		"s,saturn,aegis,aegis,1,10s,1500\ns,saturn,aegis,aegis,1,30s,1400\n"
+	grid := sweepPanels(t, csv, Sweep{X: "hold", Y: []string{"makespan_s"}})
+	st := NewStyles()
+	vs := variants(grid)
+	dashes := map[string][]vg.Length{}
+	marks := map[string]draw.GlyphDrawer{}
+	for _, l := range grid[0][0].Lines {
+		c, g, d := bandStyle(st, l, vs)
+		require.Equal(t, colorOf(policySlots[strings.ToLower(l.Style)]), c, "%s: its policy's colour", l.Name)
+		if prev, ok := dashes[l.Variant]; ok {
+			require.Equal(t, prev, d, "%s: its trace's dashes", l.Name)
+			require.Equal(t, marks[l.Variant], g, "%s: its trace's marker", l.Name)
+		}
+		dashes[l.Variant], marks[l.Variant] = d, g
+	}
+	require.Len(t, dashes, 2)
+	require.NotEqual(t, dashes["philly"], dashes["saturn"], "two traces, two line styles")
+	fig, err := SweepLines(st, "t", grid)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range fig.Legend {
+		names = append(names, e.Name)
+	}
+	require.Equal(t, []string{"Exclusive", "Lucid", "aegis", "philly", "saturn"}, names)
 }

@@ -254,10 +254,8 @@ func sameValue(a, b string) bool {
 // configuration and the other swept columns.
 func (r *sweepRows) lineName(i int, traceVaries, configVaries bool) string {
 	var parts []string
-	if tr := r.t.String(i, "trace"); traceVaries && tr == geomean {
-		parts = append(parts, "GeoMean")
-	} else if traceVaries {
-		parts = append(parts, tr)
+	if traceVaries {
+		parts = append(parts, traceName(r.t.String(i, "trace")))
 	}
 	cfg := cmp.Or(r.t.String(i, "config"), r.t.String(i, "policy"))
 	if configVaries || !traceVaries {
@@ -269,6 +267,14 @@ func (r *sweepRows) lineName(i int, traceVaries, configVaries bool) string {
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// traceName names a trace in figures: GeoMean under the paper's name.
+func traceName(tr string) string {
+	if tr == geomean {
+		return "GeoMean"
+	}
+	return tr
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -294,7 +300,7 @@ func (r *sweepRows) figure() (*Figure, error) {
 	for _, col := range r.sw.Metrics() {
 		names = append(names, MetricName(col))
 	}
-	title := cmp.Or(r.sw.Title, specTitle(r.t)+strings.Join(names, ", ")+" vs "+cmp.Or(r.sw.XLabel, r.sw.X)+
+	title := cmp.Or(r.sw.Title, strings.Join(names, ", ")+" vs "+cmp.Or(r.sw.XLabel, r.sw.X)+
 		" (mean, 95 % CI over seeds)")
 	return SweepLines(r.st, title, grid)
 }
@@ -303,7 +309,9 @@ func (r *sweepRows) figure() (*Figure, error) {
 // of panels per facet value, a panel per metric. When several
 // configurations are drawn, each line takes its configuration's colour
 // (as in the run's other figures), the lines of one configuration
-// differing in marker and dash.
+// differing in marker and dash: by trace when several traces are drawn
+// (the same trace the same line in every colour, one configuration or
+// several), else in order.
 func (r *sweepRows) panels() ([][]SweepPanel, error) {
 	t, sw := r.t, r.sw
 	traceVaries, configVaries := false, false
@@ -333,11 +341,15 @@ func (r *sweepRows) panels() ([][]SweepPanel, error) {
 		slices.SortStableFunc(facets.keys, func(a, b string) int { return cmp.Compare(fpos[a], fpos[b]) })
 	}
 	vals := map[sweepKey][]float64{}
-	style := map[string]string{} // line name -> its configuration, when several are drawn
+	style := map[string]string{}   // line name -> its configuration, when several are drawn
+	variant := map[string]string{} // line name -> its trace, when several are drawn too
 	for _, i := range r.rows {
 		name := r.lineName(i, traceVaries, configVaries)
 		l := lines.at(name)
-		if configVaries {
+		if traceVaries && len(r.others) == 0 {
+			style[name] = cmp.Or(t.String(i, "config"), t.String(i, "policy"))
+			variant[name] = traceName(t.String(i, "trace"))
+		} else if configVaries {
 			style[name] = cmp.Or(t.String(i, "config"), t.String(i, "policy"))
 		}
 		x := -1
@@ -371,7 +383,7 @@ func (r *sweepRows) panels() ([][]SweepPanel, error) {
 			}
 			for l, name := range lines.keys {
 				b := bandOf(name, vals, sweepKey{f, l, 0, m}, xs.keys, pos)
-				b.Style = style[name]
+				b.Style, b.Variant = style[name], variant[name]
 				sp.Lines = append(sp.Lines, b)
 			}
 			row = append(row, sp)
