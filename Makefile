@@ -42,8 +42,16 @@ gpu-check-emulated: build ## the same check on an emulated A100 (no GPU needed; 
 	GPU_CHECK_EMULATE=a100-40gb AEGIS_BIN=$(BIN) bash scripts/gpu-check.sh
 
 TESTFLAGS ?=
-test: fmtcheck ## run every test (fuzz targets run their seed corpus only; TESTFLAGS=-v to list skips)
-	$(GO) test $(TESTFLAGS) ./...
+# go test -v into a log: the packages' lines are printed, then how many tests
+# skipped and why (one line per reason, with its count); on a failure the
+# log without its RUN and PASS lines.
+test: fmtcheck ## run every test (fuzz targets run their seed corpus only); prints the skipped tests' count and reasons
+	@log=$$(mktemp); $(GO) test -v $(TESTFLAGS) ./... > $$log 2>&1; s=$$?; \
+	if [ $$s -ne 0 ]; then grep -v -E '^ *(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' $$log; rm -f $$log; exit $$s; fi; \
+	grep -E '^(ok|\?) ' $$log; \
+	n=$$(grep -c -E '^ *--- SKIP' $$log); echo "$$n tests skipped$$( [ $$n -gt 0 ] && echo ", by reason:")"; \
+	grep -B1 -E '^ *--- SKIP' $$log | grep -v -E '^ *--- SKIP|^--$$' | sed -E 's/^ *[^ ]+:[0-9]+: //' | sort | uniq -c | sort -rn; \
+	rm -f $$log
 
 fmtcheck: ## fail if any Go file needs gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

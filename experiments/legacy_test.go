@@ -25,7 +25,7 @@ import (
 func TestLegacyExclusiveMakespan(t *testing.T) {
 	shared, ok := models.SharedDir()
 	if !ok {
-		t.Skip("shared data folder not found (set AEGIS_SHARED): no measured legacy runs to compare with")
+		t.Skip("no shared data folder (set AEGIS_SHARED): no measured legacy runs to compare with")
 	}
 	f, err := os.Open(filepath.Join(shared, "calibration", "aegis", "legacy", "exclusive_runs_legacy.csv"))
 	require.NoError(t, err)

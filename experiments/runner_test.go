@@ -288,7 +288,7 @@ func TestShippedSpecs(t *testing.T) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			s, err := LoadSpec(p)
 			if errors.Is(err, ErrNoSharedData) {
-				t.Skipf("needs the shared data folder: %v", err)
+				t.Skipf("no shared data folder (set AEGIS_SHARED): %v", err)
 			}
 			require.NoError(t, err)
 			require.Equal(t, strings.TrimSuffix(filepath.Base(p), ".yaml"), s.Name, "a shipped spec is named after its file")
@@ -352,7 +352,7 @@ func TestKnee(t *testing.T) {
 
 func TestBadStackingSpecs(t *testing.T) {
 	if _, ok := stacking.DefaultDir(); !ok {
-		t.Skip("the stacking data set (shared data folder) is not here")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the stacking data set is not here")
 	}
 	const base = "name: f\nserver: a100-40gb:1\nstacking: {}\nseeds: [1]\nsweep: [{param: thresholds, values: [\"0.65,0.35,0.5\"]}]\n"
 	for _, tc := range []struct{ name, spec, want string }{

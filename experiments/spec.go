@@ -22,6 +22,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/experiments/stacking"
+	"github.com/aegis-sched/aegis/internal/suggest"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/plots"
 	"github.com/aegis-sched/aegis/sim"
@@ -485,7 +486,8 @@ func (s *Spec) checkConfigs(a at) (map[string]int, error) {
 			return nil, a.errf([]any{"configs", i, "policy"}, "missing: one of %s", strings.Join(assemble.PolicyNames(), ", "))
 		}
 		if !slices.Contains(assemble.PolicyNames(), c.Policy) {
-			return nil, a.errf([]any{"configs", i, "policy"}, "unknown policy %q (known: %s)", c.Policy, strings.Join(assemble.PolicyNames(), ", "))
+			return nil, a.errf([]any{"configs", i, "policy"}, "unknown policy %q%s (known: %s)", c.Policy,
+				suggest.DidYouMean(c.Policy, assemble.PolicyNames()), strings.Join(assemble.PolicyNames(), ", "))
 		}
 		mf, err := s.loadModel(a, i)
 		if err != nil {

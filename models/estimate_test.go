@@ -183,7 +183,7 @@ func TestEstimatorCharacteristics(t *testing.T) {
 func TestEstimatorCharacteristicsShared(t *testing.T) {
 	dir, ok := SharedDir()
 	if !ok {
-		t.Skip("shared calibration data not found (set AEGIS_SHARED or place shared/ beside the repo)")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 	read := func(rel string) [][]string {
 		f, err := os.Open(filepath.Join(dir, "calibration", rel))

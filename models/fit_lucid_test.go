@@ -77,7 +77,7 @@ func TestReadLucid(t *testing.T) {
 func TestLucidDirection(t *testing.T) {
 	dir, ok := SharedDir()
 	if !ok {
-		t.Skip("shared calibration data not found (set AEGIS_SHARED or place shared/ beside the repo)")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 	co, err := os.Open(filepath.Join(dir, "calibration", "lucid", "colocate_info.csv"))
 	require.NoError(t, err)

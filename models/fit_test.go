@@ -261,7 +261,7 @@ func sharedPairs(t *testing.T) []PairRun {
 	t.Helper()
 	dir, ok := SharedDir()
 	if !ok {
-		t.Skip("shared calibration data not found (set AEGIS_SHARED or place shared/ beside the repo)")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 	f, err := os.Open(filepath.Join(dir, "calibration", "aegis", "pairwise_a100_lucid_calibration.csv"))
 	require.NoError(t, err)

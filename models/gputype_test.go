@@ -167,7 +167,7 @@ func TestLoadCatalogFormats(t *testing.T) {
 
 	shared, ok := SharedDir()
 	if !ok {
-		t.Skip("shared calibration data not found (set AEGIS_SHARED or place shared/ beside the repo)")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 	src, err := LoadCatalog(filepath.Join(shared, "calibration", "aegis", "workload_catalog_a100.csv"))
 	require.NoError(t, err)

@@ -264,3 +264,9 @@ func TestEventLogChunks(t *testing.T) {
 	require.EqualError(t, log(&bad).Flush(), "disk full")
 	require.Len(t, bad.writes, 2, "no write after the error")
 }
+
+func TestCount(t *testing.T) {
+	require.Equal(t, "1 episode", count(1, "episode"))
+	require.Equal(t, "0 episodes", count(0, "episode"))
+	require.Equal(t, "3 decisions", count(3, "decision"))
+}

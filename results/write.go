@@ -239,7 +239,7 @@ func WriteSummaryTable(w io.Writer, title string, s Summary) error {
 		fmt.Fprintf(tw, "energy to solution\t- (%s)\n", s.EnergyNote)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Deferrals)) {
-		fmt.Fprintf(tw, "deferrals (%s)\t%d episodes, %d decisions\n", k, s.Deferrals[k], s.DeferralDecisions[k])
+		fmt.Fprintf(tw, "deferrals (%s)\t%s, %s\n", k, count(s.Deferrals[k], "episode"), count(s.DeferralDecisions[k], "decision"))
 	}
 	return tw.Flush()
 }
@@ -426,4 +426,12 @@ func RunFiles(jobs []Job, servers []string, sum Summary, events []byte) (map[str
 	}
 	return map[string][]byte{"jobs.csv": jb.Bytes(), "summary.csv": sb.Bytes(),
 		"deferrals.csv": db.Bytes(), "events.jsonl": events}, nil
+}
+
+// count is n and the noun, plural unless n is 1 ("1 episode", "3 episodes").
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -45,7 +45,7 @@ func startSolo(t *testing.T, srv, id string, at time.Duration) *sim.Sim {
 func TestSoloWindowScoresMatchMeasuredRisk(t *testing.T) {
 	dir, ok := models.SharedDir()
 	if !ok {
-		t.Skip("shared data not found (set AEGIS_SHARED): skipping the comparison with the artifact's risk scores")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the risk scores are not compared with the artifact's")
 	}
 	cat := readRows(t, filepath.Join(dir, "calibration/aegis/workload_catalog_a100.csv"))
 	winRisk := map[string]string{} // workload/signal → risk_w200s

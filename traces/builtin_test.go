@@ -58,7 +58,7 @@ func TestPaperTraces(t *testing.T) {
 func TestPaperTracesAreUnchangedCopies(t *testing.T) {
 	shared, ok := models.SharedDir()
 	if !ok {
-		t.Skip("shared data folder not found (set AEGIS_SHARED): cannot compare the embedded paper traces with their source")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the embedded paper traces are not compared with their source")
 	}
 	for name, b := range map[string][]byte{"philly": phillyCSV, "saturn": saturnCSV, "venus": venusCSV} {
 		src, err := os.ReadFile(filepath.Join(shared, "traces", "aegis-representative", name+"_60jobs.csv"))

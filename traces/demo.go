@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aegis-sched/aegis/internal/csvhead"
+	"github.com/aegis-sched/aegis/internal/suggest"
 	"github.com/aegis-sched/aegis/models"
 )
 
@@ -118,7 +119,8 @@ func Load(nameOrPath string) (*Trace, error) {
 		return t, nil
 	}
 	if _, err := os.Stat(nameOrPath); err != nil {
-		return nil, fmt.Errorf("trace %q is neither a built-in (%s) nor a readable file: %w", nameOrPath, BuiltinNames(), err)
+		return nil, fmt.Errorf("trace %q%s is neither a built-in (%s) nor a readable file: %w", nameOrPath,
+			suggest.DidYouMean(nameOrPath, BuiltinList()), BuiltinNames(), err)
 	}
 	f, err := os.Open(nameOrPath)
 	if err != nil {
@@ -173,15 +175,15 @@ func notATrace(path string, b []byte) error {
 	return nil
 }
 
-// BuiltinNames lists the built-in traces.
-func BuiltinNames() string {
-	names := ""
+// BuiltinNames lists the built-in traces, comma-separated.
+func BuiltinNames() string { return strings.Join(BuiltinList(), ", ") }
+
+// BuiltinList lists the built-in traces' names.
+func BuiltinList() []string {
+	var names []string
 	for _, n := range []string{"demo", "philly", "saturn", "venus", "legacy-philly", "legacy-saturn", "legacy-venus"} {
 		if _, ok := builtins()[n]; ok {
-			if names != "" {
-				names += ", "
-			}
-			names += n
+			names = append(names, n)
 		}
 	}
 	return names

@@ -105,7 +105,7 @@ func roundJSON(t testing.TB, b []byte) []byte {
 func TestReferenceProfilesMatchREADME(t *testing.T) {
 	shared, ok := models.SharedDir()
 	if !ok {
-		t.Skip("shared data folder not found (set AEGIS_SHARED): cannot compare the reference profiles with the README table")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the reference profiles are not compared with the README table")
 	}
 	b, err := os.ReadFile(filepath.Join(shared, "traces", "aegis-representative", "README.md"))
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 func TestRealLogs(t *testing.T) {
 	shared, ok := models.SharedDir()
 	if !ok {
-		t.Skip("shared data folder not found (set AEGIS_SHARED)")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the real traces are not read")
 	}
 	for _, tc := range []struct {
 		name, path string

@@ -245,3 +245,46 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// A mistyped trace or policy name is answered with the name meant, as a
+// mistyped flag or command is.
+func TestSuggestsNames(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simulate", "--trace", "phily"}, `trace "phily" (did you mean philly?) is neither a built-in`},
+		{[]string{"simulate", "--policy", "aegiss"}, `unknown policy "aegiss" (did you mean aegis?)`},
+		{[]string{"run", "--trace", "philly", "--policy", "lucd", "--out", t.TempDir()}, `unknown policy "lucd" (did you mean lucid?)`},
+	} {
+		code, _, errs := aegis(tc.args...)
+		require.NotZero(t, code, "%v", tc.args)
+		require.Contains(t, errs, tc.want, "%v", tc.args)
+	}
+}
+
+// The values of --trace, --policy, --server, --figure and --format
+// complete in the shell (cobra's __complete, what the completion scripts
+// call), the last item of a comma-separated list too; the internal
+// fake-train command is not listed.
+func TestCompletesValues(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "simulate", "--trace", "ph"}, "philly\n:0\n"},
+		{[]string{"__complete", "simulate", "--policy", "lu"}, "lucid\n:4\n"},
+		{[]string{"__complete", "run", "--policy", "aegis,ho"}, "aegis,horus\n:4\n"},
+		{[]string{"__complete", "exec", "--policy", "ex"}, "exclusive\n:4\n"},
+		{[]string{"__complete", "simulate", "--server", "h2"}, "h200-141gb:\n:6\n"},
+		{[]string{"__complete", "plot", "d", "--figure", "seeds"}, "seeds-cdf\n:4\n"},
+		{[]string{"__complete", "plot", "d", "--format", "p"}, "png\npdf\n:4\n"},
+	} {
+		code, out, errs := aegis(tc.args...)
+		require.Equal(t, 0, code, errs)
+		require.Equal(t, tc.want, out, "%v", tc.args)
+	}
+	_, out, _ := aegis("--help")
+	require.NotContains(t, out, "fake-train")
+	require.Contains(t, out, "completion")
+}

@@ -23,7 +23,7 @@ func runCalibrate(t *testing.T, args ...string) (int, string, string) {
 func sharedOrSkip(t *testing.T) {
 	t.Helper()
 	if _, ok := models.SharedDir(); !ok {
-		t.Skip("shared calibration data not found (set AEGIS_SHARED or place shared/ beside the repo)")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 }
 

@@ -409,8 +409,9 @@ func newAttemptCmd() *cobra.Command {
 func newFakeTrainCmd() *cobra.Command {
 	var workload string
 	c := &cobra.Command{
-		Use:   "fake-train --workload ID",
-		Short: "Stand in for a training job on emulated GPUs (aegis exec --emulate)",
+		Use:    "fake-train --workload ID",
+		Short:  "Stand in for a training job on emulated GPUs (aegis exec --emulate; internal)",
+		Hidden: true,
 		Long: `Wait until the emulator ends this process: SIGUSR1 when the modelled job's work
 is done (exit 0), SIGUSR2 when its modelled GPU ran out of memory (a PyTorch-style
 out-of-memory message on stderr, exit 1). SIGTERM and SIGINT end it.`,

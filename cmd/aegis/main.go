@@ -13,7 +13,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/internal/suggest"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results/plots"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // usageError marks errors in how the command was called (exit code 2).
@@ -66,7 +70,63 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newGPUsCmd())
 	root.AddCommand(newPlotCmd(), newCompareCmd(), newFidelityCmd(), newMeasuredCmd())
 	root.AddCommand(newExecCmd(), newAttemptCmd(), newFakeTrainCmd())
+	completeValues(root)
 	return root
+}
+
+// valueNames are the names a flag of this name takes, for the shell's
+// completion (aegis completion bash|zsh|fish|powershell): --trace also
+// completes files.
+var valueNames = map[string]func() []string{
+	"trace":  traces.BuiltinList,
+	"policy": assemble.PolicyNames,
+	"server": func() []string {
+		var s []string
+		for _, t := range models.GPUTypeNames() {
+			s = append(s, t+":")
+		}
+		return s
+	},
+	"figure": func() []string { return plots.FigureNames },
+	"format": func() []string { return plots.Formats },
+}
+
+// completeValues registers valueNames' completions on every command of
+// root's tree that has such a flag. A comma-separated list (--policy
+// aegis,lu) completes its last item.
+func completeValues(root *cobra.Command) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for name, names := range valueNames {
+			if c.Flags().Lookup(name) == nil {
+				continue
+			}
+			dir := cobra.ShellCompDirectiveNoFileComp
+			if name == "trace" {
+				dir = cobra.ShellCompDirectiveDefault
+			}
+			if name == "server" {
+				dir |= cobra.ShellCompDirectiveNoSpace
+			}
+			_ = c.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, _ []string, typed string) ([]string, cobra.ShellCompDirective) {
+				head := ""
+				if i := strings.LastIndex(typed, ","); i >= 0 {
+					head = typed[:i+1]
+				}
+				var out []string
+				for _, n := range names() {
+					if strings.HasPrefix(head+n, typed) {
+						out = append(out, head+n)
+					}
+				}
+				return out, dir
+			})
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
 }
 
 // subcommands is the Args check of a command that groups subcommands: a

@@ -47,10 +47,12 @@ Without a spec, --trace and --policy (comma-separated or repeated) with --seeds
 (e.g. 1-5 or 1,3,7) run a quick comparison as a spec would: every policy on every
 trace and seed, on --server (or --cluster), with --set and --truth for every
 policy; the spec made from the flags is kept in run.json, the table is per trace,
-and the figures are the JCT CDFs (and the seeds' CDFs). aegis compare OUT then
-sets the policies side by side. --shard I/N runs only the cells whose index modulo N is I (0-based, as
-Slurm array and Kubernetes Indexed Job indexes are) and writes the cells and
-run.json; combine the shards with aegis merge.
+and the figures are the JCT CDFs (and, with several seeds, the seeds' means and
+CIs). aegis compare OUT then sets the policies side by side.
+
+--shard I/N runs only the cells whose index modulo N is I (0-based, as Slurm
+array and Kubernetes Indexed Job indexes are) and writes the cells and run.json;
+combine the shards with aegis merge.
 
 Among several specs, one that needs the shared data folder (e.g. figure7.yaml,
 the measured stacking sequences) where there is none, as on a fresh clone, is

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aegis-sched/aegis/internal/suggest"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
@@ -106,7 +107,7 @@ func PolicySummary(name string) string { return known()[name].summary }
 func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef, error) {
 	k, ok := known()[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
+		return nil, fmt.Errorf("unknown policy %q%s (known: %s)", name, suggest.DidYouMean(name, PolicyNames()), strings.Join(PolicyNames(), ", "))
 	}
 	p := policies.NewParams(settings)
 	if err := k.read(p); err != nil {
@@ -141,7 +142,7 @@ func BuiltinPolicies() []string {
 func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
 	k, ok := known()[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))
+		return nil, fmt.Errorf("unknown policy %q%s (known: %s)", name, suggest.DidYouMean(name, PolicyNames()), strings.Join(PolicyNames(), ", "))
 	}
 	return k.build(params)
 }

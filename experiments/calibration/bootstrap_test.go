@@ -14,7 +14,7 @@ import (
 // each other; the same seed gives the same refits, another seed others.
 func TestBootstrap(t *testing.T) {
 	if _, ok := models.SharedDir(); !ok {
-		t.Skip("shared calibration data not found")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 	for _, tc := range []struct{ name, gpu string }{{"A100 pairs", "a100-40gb"}, {"legacy pairs", LegacyGPU}} {
 		t.Run(tc.name, func(t *testing.T) {

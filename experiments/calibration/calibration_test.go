@@ -151,7 +151,7 @@ func TestPositionSpearman(t *testing.T) {
 
 func TestSharedDataRun(t *testing.T) {
 	if _, ok := stacking.DefaultDir(); !ok {
-		t.Skip("shared calibration data not found")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 	dir, _ := stacking.DefaultDir()
 	d, err := stacking.Load(dir)

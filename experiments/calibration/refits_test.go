@@ -23,7 +23,7 @@ const embeddedRefits = 21
 // of them, and the files rewritten, with -update).
 func TestEmbeddedRefits(t *testing.T) {
 	if _, ok := models.SharedDir(); !ok {
-		t.Skip("shared calibration data not found: the embedded refits cannot be recomputed")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the embedded refits are not recomputed")
 	}
 	for _, tc := range []struct {
 		gpu, file, source string

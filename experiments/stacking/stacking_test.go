@@ -181,7 +181,7 @@ func TestReaders(t *testing.T) {
 func TestLoadSharedData(t *testing.T) {
 	dir, ok := DefaultDir()
 	if !ok {
-		t.Skip("shared calibration data not found")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 	d, err := Load(dir)
 	require.NoError(t, err)

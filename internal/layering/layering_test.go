@@ -31,7 +31,7 @@ var rules = map[string][]string{
 	// The truth and the inputs.
 	"models":     {"internal/suggest", "policies"},
 	"models/...": {"models", "policies"},
-	"traces":     {"models", "policies"},
+	"traces":     {"internal/suggest", "models", "policies"},
 	"traces/...": {"traces", "models", "policies"},
 	// The backends: each sees the contract, the truth and the jobs, never
 	// the other, and no concrete policy.
@@ -49,10 +49,10 @@ var rules = map[string][]string{
 	"results/stability": {"policies", "results/runfiles"},
 	"results/...":       {"policies", "results", "results/..."},
 	// The composition: one run, then specs of many runs.
-	"experiments/assemble":    {"models", "policies/...", "results", "sim", "traces"},
+	"experiments/assemble":    {"internal/suggest", "models", "policies/...", "results", "sim", "traces"},
 	"experiments/stacking":    {"models", "policies/...", "sim", "traces"},
 	"experiments/calibration": {"experiments/stacking", "models", "policies", "results", "sim"},
-	"experiments": {"experiments/assemble", "experiments/stacking", "internal/buildinfo", "models", "policies/...",
+	"experiments": {"experiments/assemble", "experiments/stacking", "internal/buildinfo", "internal/suggest", "models", "policies/...",
 		"results/...", "sim", "traces"},
 	// The command line and the tools on top of everything.
 	"cmd/...":             {"..."},

@@ -245,7 +245,7 @@ func FuzzReadPublished(f *testing.F) {
 func TestPaperReportCurrent(t *testing.T) {
 	shared, ok := models.SharedDir()
 	if !ok {
-		t.Skip("the shared data folder (published values) is not here")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the published values are not here")
 	}
 	dir := filepath.Join("..", "paper")
 	r, err := Load(dir, shared)

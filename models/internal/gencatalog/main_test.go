@@ -15,7 +15,7 @@ import (
 func TestRegenerate(t *testing.T) {
 	shared, ok := models.SharedDir()
 	if !ok {
-		t.Skip("shared calibration data not found (set AEGIS_SHARED or place shared/ beside the repo)")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the calibration data are not here")
 	}
 	src := filepath.Join(shared, "calibration", "aegis")
 	dir := t.TempDir()

@@ -16,7 +16,7 @@ import (
 func sharedDir(t *testing.T) string {
 	shared, ok := models.SharedDir()
 	if !ok {
-		t.Skip("shared data folder not found (set AEGIS_SHARED): cannot check the legacy traces against their sources")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the legacy traces are not checked against their sources")
 	}
 	return shared
 }
