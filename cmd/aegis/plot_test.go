@@ -30,6 +30,12 @@ func TestPlotSimulateDir(t *testing.T) {
 	svg, err := os.ReadFile(filepath.Join(dir, "timeline.svg"))
 	require.NoError(t, err)
 	require.Contains(t, string(svg), "SM activity per GPU", "with telemetry the timeline shows SMACT")
+	require.Contains(t, string(svg), ">GPUs over time: exclusive on demo, seed 1, a100-40gb:3<", "the run named from simulate.json, not its folder")
+	cdf, err := os.ReadFile(filepath.Join(dir, "jct-cdf.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(cdf), ">exclusive, seed 1<", "the legend names policy and seed, not \"run\"")
+	require.Contains(t, string(cdf), ">trace demo<")
+	require.Contains(t, string(cdf), "#999999", "Exclusive's grey")
 }
 
 func TestPlotErrors(t *testing.T) {

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -106,6 +107,49 @@ func Available(dir string) []string {
 	return figs
 }
 
+// simRun is what a simulate --out directory's simulate.json says of its
+// run (the fields figures name it by).
+type simRun struct {
+	Trace struct {
+		Name string `json:"name"`
+	} `json:"trace"`
+	Server string `json:"server"`
+	Policy string `json:"policy"`
+	Seed   uint64 `json:"seed"`
+}
+
+// run reads the directory's simulate.json once (the zero simRun when it
+// has none or it does not parse: the figures then name the folder).
+func (d *dirData) run() simRun {
+	if d.sim == nil {
+		d.sim = &simRun{}
+		if b, err := os.ReadFile(filepath.Join(d.dir, "simulate.json")); err == nil {
+			_ = json.Unmarshal(b, d.sim)
+		}
+	}
+	return *d.sim
+}
+
+// runName names a one-run directory's run in titles: "aegis on philly,
+// seed 1, a100-40gb:3" from its simulate.json, else the folder's name.
+func (d *dirData) runName() string {
+	r := d.run()
+	if r.Policy == "" {
+		return filepath.Base(filepath.Clean(d.dir))
+	}
+	return fmt.Sprintf("%s on %s, seed %d, %s", r.Policy, cmp.Or(r.Trace.Name, "its trace"), r.Seed, cmp.Or(r.Server, "its server"))
+}
+
+// seriesName is SeriesName, a row of a one-run directory (no config or
+// policy column) named by its policy and seed from simulate.json.
+func (d *dirData) seriesName(t *runfiles.Table, i int, sweep []string) string {
+	n := SeriesName(t, i, sweep)
+	if r := d.run(); n == "run" && r.Policy != "" {
+		return fmt.Sprintf("%s, seed %d", r.Policy, r.Seed)
+	}
+	return n
+}
+
 // errSkip marks a figure that the files allow but that would show nothing.
 var errSkip = errors.New("nothing to show")
 
@@ -115,6 +159,7 @@ type dirData struct {
 	named  bool // the caller named the figures
 	tables map[string]*runfiles.Table
 	st     *Styles
+	sim    *simRun // simulate.json's, read once (run)
 }
 
 // styles are the run's series styles, shared by all its figures: names in
@@ -450,8 +495,8 @@ func (d *dirData) jctCDF() (*Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		g := traces.at(t.String(i, "trace"))
-		s := series.at(SeriesName(t, i, sweep))
+		g := traces.at(cmp.Or(t.String(i, "trace"), d.run().Trace.Name))
+		s := series.at(d.seriesName(t, i, sweep))
 		for k, x := range []float64{v, jct / 3600} {
 			if finite(x) && (k == 0 || hasJCT) {
 				vals[[3]int{g, s, k}] = append(vals[[3]int{g, s, k}], x)
@@ -701,7 +746,7 @@ func (d *dirData) timelineData() (Timeline, error) {
 	if gpus == 0 {
 		return Timeline{}, fmt.Errorf("%s: no job started: %w", path, errSkip)
 	}
-	tl := Timeline{Title: "run timeline: " + filepath.Base(filepath.Clean(d.dir))}
+	tl := Timeline{Title: "GPUs over time: " + d.runName()}
 	for g := range gpus {
 		type step struct {
 			t float64

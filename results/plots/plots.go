@@ -340,7 +340,7 @@ var policySlots = map[string]int{"aegis": 0, "est-free": 0, "lucid": 1, "horus":
 // policyOf is the policy a series name starts with, in lower case ("" for
 // a name that names none of policySlots).
 func policyOf(name string) string {
-	f := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == ' ' || r == ':' || r == '·' || r == '(' })
+	f := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == ' ' || r == ',' || r == ':' || r == '·' || r == '(' })
 	if len(f) == 0 {
 		return ""
 	}
