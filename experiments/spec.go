@@ -957,6 +957,21 @@ const (
 	clusterParam = "cluster"
 )
 
+// component splits a tuple component's name ("thresholds.1": thresholds
+// and 1); ok is false for any other parameter (truth.noise, server.gpus).
+func component(param string) (tuple, k string, ok bool) {
+	i := strings.LastIndexByte(param, '.')
+	if i <= 0 || i == len(param)-1 {
+		return "", "", false
+	}
+	for _, r := range param[i+1:] {
+		if r < '0' || r > '9' {
+			return "", "", false
+		}
+	}
+	return param[:i], param[i+1:], true
+}
+
 // checkSweep checks the axes' form; values are checked per cell.
 func (s *Spec) checkSweep(a at) error {
 	seen := map[string]int{}
@@ -971,6 +986,11 @@ func (s *Spec) checkSweep(a at) error {
 		}
 		if prev, dup := seen[ax.Param]; dup {
 			return a.errf(p("param"), "%q repeats sweep[%d]", ax.Param, prev)
+		}
+		if tuple, k, ok := component(ax.Param); ok {
+			return a.errf(p("param"), "%q is component %s of the tuple parameter %s, which is swept whole: param: %s with "+
+				"product: one list per component, e.g. [[0.4, 0.6], [0.35], [0.5]] for τ1 in 0.4, 0.6 (cells.csv then has %s, "+
+				"and aegis plot --sweep %s draws against it)", ax.Param, k, tuple, tuple, ax.Param, ax.Param)
 		}
 		seen[ax.Param] = i
 		if ax.Param == serverParam {

@@ -127,6 +127,8 @@ func TestBadSpecs(t *testing.T) {
 		{"bad parameter value", repl("{memory: peakmem}", "{memory: lots}"), `t.yaml:16: configs[1].params: policy aegis: parameter memory="lots": want one of est-free`},
 		{"bad truth", repl("{noise: 0.5}", "{noise: loud}"), `t.yaml:17: configs[1].truth: truth: parameter noise="loud"`},
 		{"bad sweep value", repl("values: [10s, 30s]", "values: [10s, forever]"), `t.yaml:19: sweep[0]: config "AEGIS" (configs[1]): policy aegis: parameter hold="forever"`},
+		{"sweep a tuple's component", repl("param: hold\n    values: [10s, 30s]", "param: thresholds.1\n    values: [0.4, 0.6]"),
+			`t.yaml:19: sweep[0].param: "thresholds.1" is component 1 of the tuple parameter thresholds, which is swept whole: param: thresholds with product:`},
 		{"sweep param a policy lacks", repl("    sweep: false\n", ""), `t.yaml:18: sweep[0]: config "Exclusive" (configs[0]): policy exclusive: unknown parameter "hold"`},
 		{"sweep without values", repl("    values: [10s, 30s]\n", ""), "t.yaml:19: sweep[0].values: missing"},
 		{"sweep values and product", repl("    values: [10s, 30s]\n", "    values: [10s, 30s]\n    product: [[1]]\n"), "t.yaml:21: sweep[0].product: give values or product"},

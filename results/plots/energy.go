@@ -39,10 +39,10 @@ func (d *dirData) energy() (*Figure, error) {
 			return nil, err
 		}
 		base := baseline(n, SweepColumns(n, results.SummaryColumns))
-		rel.Title, rel.YLabel, rel.Ref = "energy normalized to "+base, "energy / "+base+"'s", 1
+		rel.Title, rel.YLabel, rel.Ref, rel.RefName = "energy normalized to "+base, "energy / "+base+"'s", 1, base+" (= 1)"
 		panels = append(panels, rel)
 	}
-	return NormalizedBars(d.styles(), specTitle(t)+"energy to solution (mean ± 95 % CI over seeds)", panels...)
+	return NormalizedBars(d.styles(), "energy to solution (mean ± 95 % CI over seeds)", panels...)
 }
 
 // energyPanel is one energy panel from file's column col: per trace
