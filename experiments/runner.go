@@ -158,12 +158,7 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
-	meta.Tool.Commit = keptCommit(opt.Out, meta.Tool)
-	b, err := json.MarshalIndent(meta, "", "  ")
-	if err != nil {
-		return rep, err
-	}
-	if err := writeFileAtomic(filepath.Join(opt.Out, RunFile), append(b, '\n')); err != nil {
+	if err := writeRunFile(opt.Out, meta); err != nil {
 		return rep, err
 	}
 	rep.Files = append(rep.Files, filepath.Join(opt.Out, RunFile))
@@ -295,6 +290,16 @@ func writeFileAtomic(path string, b []byte) error {
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil
+}
+
+// writeRunFile writes dir's run.json, naming the commit keptCommit says.
+func writeRunFile(dir string, meta *Meta) error {
+	meta.Tool.Commit = keptCommit(dir, meta.Tool)
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, RunFile), append(b, '\n'))
 }
 
 // keptCommit is the commit run.json names for a run made by tool: the one
