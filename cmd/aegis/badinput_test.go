@@ -275,7 +275,7 @@ func TestCompletesValues(t *testing.T) {
 		{[]string{"__complete", "simulate", "--trace", "ph"}, "philly\n:0\n"},
 		{[]string{"__complete", "simulate", "--policy", "lu"}, "lucid\n:4\n"},
 		{[]string{"__complete", "run", "--policy", "aegis,ho"}, "aegis,horus\n:4\n"},
-		{[]string{"__complete", "exec", "--policy", "ex"}, "exclusive\n:4\n"},
+		{[]string{"__complete", "exec", "--policy", "exc"}, "exclusive\n:4\n"},
 		{[]string{"__complete", "simulate", "--server", "h2"}, "h200-141gb:\n:6\n"},
 		{[]string{"__complete", "plot", "d", "--figure", "seeds"}, "seeds-cdf\n:4\n"},
 		{[]string{"__complete", "plot", "d", "--format", "p"}, "png\npdf\n:4\n"},
