@@ -273,7 +273,9 @@ type logged struct {
 
 // NewEventLog writes to w; call Flush at the end.
 func NewEventLog(w io.Writer) *EventLog {
-	return &EventLog{w: w, defers: newDeferIndex[logged](), jobDefers: map[policies.JobID]int32{}}
+	return &EventLog{w: w, defers: newDeferIndex[logged](), jobDefers: map[policies.JobID]int32{},
+		buf: make([]byte, 0, logChunk+1024)} // a chunk and the line that fills it, made once
+
 }
 
 // attempt returns `,"attempt":N` in the scratch buffer.

@@ -94,8 +94,8 @@ func run(in, out string) error {
 	if err := c.Close(); err != nil {
 		return err
 	}
-	ln := plots.Lines{Title: "simulation time per job (16 × A100-40GB, Venus-like traces, as generated and at load 1.2)",
-		XLabel: "log10(jobs)", YLabel: "CPU µs per job (flat = linear growth)"}
+	ln := plots.Lines{Title: "time per job, 16 × A100-40GB, Venus-like traces",
+		XLabel: "log10(jobs)", YLabel: "CPU µs per job, log scale (flat = linear)", LogY: true}
 	for _, n := range names {
 		ln.Series = append(ln.Series, *series[n])
 	}
