@@ -63,7 +63,7 @@ bench: ## run the benchmarks (BENCH=regexp), writing bench.txt
 
 growth-plot: ## run BenchmarkGrowth (up to 10^6 jobs) and draw docs/growth.csv and docs/growth.png
 	AEGIS_BENCH_LARGE=1 $(MAKE) bench BENCH=Growth
-	$(GO) run ./internal/growthplot -in bench.txt -out docs/growth
+	$(GO) run ./cmd/growthplot -in bench.txt -out docs/growth
 
 benchstat: ## compare bench.txt with the committed baseline (bench/baseline.txt)
 	$(GO) tool benchstat bench/baseline.txt bench.txt

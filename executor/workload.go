@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/internal/strictyaml"
 )
 
 // Workload is how to run one catalog workload on this machine: the command
@@ -47,7 +47,7 @@ type workloadFile struct {
 // line.
 func ParseWorkloads(data []byte, name string) (map[string]*Workload, error) {
 	var f workloadFile
-	root, err := models.DecodeYAMLStrict(data, name, &f)
+	root, err := strictyaml.Decode(data, name, &f)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/experiments/stacking"
+	"github.com/aegis-sched/aegis/internal/strictyaml"
 	"github.com/aegis-sched/aegis/internal/suggest"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/plots"
@@ -254,7 +255,7 @@ func ParseSpec(data []byte, name string) (*Spec, error) {
 // decodeSpec decodes and checks the spec's form (keys, kinds of values).
 func decodeSpec(data []byte, name string) (*Spec, *yaml.Node, error) {
 	var s Spec
-	root, err := models.DecodeYAMLStrict(data, name, &s)
+	root, err := strictyaml.Decode(data, name, &s)
 	if err != nil {
 		return nil, nil, err
 	}

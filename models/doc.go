@@ -16,6 +16,6 @@
 //   - the calibration of the interference model from measured co-runs
 //     (ReadPairs, FitPressure, Calibrate) and its YAML file
 //     (InterferenceFile);
-//   - two helpers other packages share for their input files:
-//     DecodeYAMLStrict and SharedDir.
+//   - SharedDir, where the shared measurements are, for other packages'
+//     input files too.
 package models

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/aegis-sched/aegis/internal/strictyaml"
 )
 
 //go:embed data/catalog_legacy11gb.csv
@@ -99,27 +101,27 @@ func loadGPUType(path string) (GPUType, error) {
 // used in errors and relative paths are resolved against baseDir.
 func readGPUType(data []byte, name, baseDir string) (GPUType, error) {
 	var f gpuTypeFile
-	root, err := decodeStrict(data, name, &f)
+	root, err := strictyaml.Decode(data, name, &f)
 	if err != nil {
 		return GPUType{}, err
 	}
 	for _, k := range []string{"name", "memory_mib", "pressure"} {
-		if !hasKey(root, k) {
-			return GPUType{}, fmt.Errorf("%s:%d: missing required key %s", name, keyLine(root), k)
+		if !strictyaml.HasKey(root, k) {
+			return GPUType{}, fmt.Errorf("%s:%d: missing required key %s", name, strictyaml.KeyLine(root), k)
 		}
 	}
 	if f.Pressure == nil {
-		return GPUType{}, fmt.Errorf("%s:%d: pressure: want true or false", name, keyLine(root, "pressure"))
+		return GPUType{}, fmt.Errorf("%s:%d: pressure: want true or false", name, strictyaml.KeyLine(root, "pressure"))
 	}
 	if !gpuTypeName.MatchString(f.Name) {
-		return GPUType{}, fmt.Errorf("%s:%d: name: %q: want lower case letters, digits, '.', '_' or '-'", name, keyLine(root, "name"), f.Name)
+		return GPUType{}, fmt.Errorf("%s:%d: name: %q: want lower case letters, digits, '.', '_' or '-'", name, strictyaml.KeyLine(root, "name"), f.Name)
 	}
 	if builtin := GPUTypeNames(); slices.Contains(builtin, f.Name) {
 		return GPUType{}, fmt.Errorf("%s:%d: name: %q is a built-in GPU type (built-in: %s); give yours another name, or use the built-in one without a YAML file",
-			name, keyLine(root, "name"), f.Name, strings.Join(builtin, ", "))
+			name, strictyaml.KeyLine(root, "name"), f.Name, strings.Join(builtin, ", "))
 	}
 	if !(f.MemoryMiB >= 256 && f.MemoryMiB <= 1<<24) {
-		return GPUType{}, fmt.Errorf("%s:%d: memory_mib: %v is not in [256, %d]", name, keyLine(root, "memory_mib"), f.MemoryMiB, 1<<24)
+		return GPUType{}, fmt.Errorf("%s:%d: memory_mib: %v is not in [256, %d]", name, strictyaml.KeyLine(root, "memory_mib"), f.MemoryMiB, 1<<24)
 	}
 	t := GPUType{Name: f.Name, MemoryMiB: f.MemoryMiB, Pressure: *f.Pressure}
 	abs := func(p string) string {
@@ -131,27 +133,27 @@ func readGPUType(data []byte, name, baseDir string) (GPUType, error) {
 	if f.Catalog != "" {
 		t.CatalogFile = abs(f.Catalog)
 		if _, err := CatalogFor(t); err != nil {
-			return GPUType{}, fmt.Errorf("%s:%d: catalog: %w", name, keyLine(root, "catalog"), err)
+			return GPUType{}, fmt.Errorf("%s:%d: catalog: %w", name, strictyaml.KeyLine(root, "catalog"), err)
 		}
 	}
 	if f.Interference != "" {
 		t.InterferenceFile = abs(f.Interference)
 		m, err := LoadInterference(t.InterferenceFile)
 		if err != nil {
-			return GPUType{}, fmt.Errorf("%s:%d: interference: %w", name, keyLine(root, "interference"), err)
+			return GPUType{}, fmt.Errorf("%s:%d: interference: %w", name, strictyaml.KeyLine(root, "interference"), err)
 		}
 		cat, err := CatalogFor(t)
 		if err != nil {
-			return GPUType{}, fmt.Errorf("%s:%d: catalog: %w", name, keyLine(root, "catalog"), err)
+			return GPUType{}, fmt.Errorf("%s:%d: catalog: %w", name, strictyaml.KeyLine(root, "catalog"), err)
 		}
 		if err := CheckSlowdown(m, cat); err != nil {
-			return GPUType{}, fmt.Errorf("%s:%d: interference: %s: %w", name, keyLine(root, "interference"), f.Interference, err)
+			return GPUType{}, fmt.Errorf("%s:%d: interference: %s: %w", name, strictyaml.KeyLine(root, "interference"), f.Interference, err)
 		}
 	}
 	if f.Speeds != "" {
 		t.SpeedsFile = abs(f.Speeds)
 		if _, err := SpeedsFor(t); err != nil {
-			return GPUType{}, fmt.Errorf("%s:%d: speeds: %w", name, keyLine(root, "speeds"), err)
+			return GPUType{}, fmt.Errorf("%s:%d: speeds: %w", name, strictyaml.KeyLine(root, "speeds"), err)
 		}
 	}
 	if f.Power != "" {

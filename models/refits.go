@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/aegis-sched/aegis/internal/strictyaml"
 )
 
 // RefitsFile is the YAML form of a set of bootstrap refits of a speed
@@ -89,29 +91,29 @@ func RefitsFor(t GPUType) (*RefitsFile, string, error) {
 // file (ReadInterference).
 func ReadRefits(data []byte, name string) (*RefitsFile, error) {
 	var f RefitsFile
-	root, err := decodeStrict(data, name, &f)
+	root, err := strictyaml.Decode(data, name, &f)
 	if err != nil {
 		return nil, err
 	}
 	if f.GPU == "" {
-		return nil, fmt.Errorf("%s:%d: gpu: missing: the GPU type the measurements are of", name, keyLine(root, "gpu"))
+		return nil, fmt.Errorf("%s:%d: gpu: missing: the GPU type the measurements are of", name, strictyaml.KeyLine(root, "gpu"))
 	}
 	if len(f.Refits) == 0 {
-		return nil, fmt.Errorf("%s:%d: refits: missing: list at least refit 0", name, keyLine(root, "refits"))
+		return nil, fmt.Errorf("%s:%d: refits: missing: list at least refit 0", name, strictyaml.KeyLine(root, "refits"))
 	}
 	doc := root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
 		doc = doc.Content[0]
 	}
-	_, seq := mappingKey(doc, "refits", 0)
+	_, seq := strictyaml.MappingKey(doc, "refits")
 	for i, p := range f.Refits {
-		line := keyLine(root, "refits")
+		line := strictyaml.KeyLine(root, "refits")
 		if seq != nil && i < len(seq.Content) {
 			line = seq.Content[i].Line
 		}
 		if seq != nil && i < len(seq.Content) {
 			for _, k := range paramKeys {
-				if kn, _ := mappingKey(seq.Content[i], k, 0); kn == nil {
+				if kn, _ := strictyaml.MappingKey(seq.Content[i], k); kn == nil {
 					return nil, fmt.Errorf("%s:%d: refits[%d]: missing %s", name, line, i, k)
 				}
 			}
@@ -151,5 +153,5 @@ func checkParams(p PressureParams) (string, error) {
 
 // WriteRefits writes f as YAML preceded by comment as '#' lines.
 func WriteRefits(w io.Writer, f *RefitsFile, comment string) error {
-	return writeYAML(w, f, comment)
+	return strictyaml.Write(w, f, comment)
 }

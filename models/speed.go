@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/aegis-sched/aegis/internal/strictyaml"
 )
 
 // Speeds are the speed classes of a server whose GPUs do not all run a
@@ -93,16 +95,16 @@ func (s *Speeds) Factor(w *Workload, slot int) float64 {
 // the file and line.
 func ReadSpeeds(data []byte, name string) (*Speeds, error) {
 	var s Speeds
-	root, err := decodeStrict(data, name, &s)
+	root, err := strictyaml.Decode(data, name, &s)
 	if err != nil {
 		return nil, err
 	}
 	if len(s.Classes) == 0 {
-		return nil, fmt.Errorf("%s:%d: classes: want at least one speed class", name, keyLine(root, "classes"))
+		return nil, fmt.Errorf("%s:%d: classes: want at least one speed class", name, strictyaml.KeyLine(root, "classes"))
 	}
 	seen := map[int]string{}
 	for i, c := range s.Classes {
-		at := keyLine(root, "classes")
+		at := strictyaml.KeyLine(root, "classes")
 		if c.Name == "" {
 			return nil, fmt.Errorf("%s:%d: classes[%d].name: empty", name, at, i)
 		}
@@ -139,7 +141,9 @@ func ReadSpeeds(data []byte, name string) (*Speeds, error) {
 }
 
 // WriteSpeeds writes s as YAML preceded by '#' comment lines.
-func WriteSpeeds(w io.Writer, s *Speeds, comment string) error { return writeYAML(w, s, comment) }
+func WriteSpeeds(w io.Writer, s *Speeds, comment string) error {
+	return strictyaml.Write(w, s, comment)
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))

@@ -54,11 +54,13 @@ var rules = map[string][]string{
 	"experiments/calibration": {"experiments/stacking", "models", "policies", "results", "sim"},
 	"experiments": {"experiments/assemble", "experiments/stacking", "internal/buildinfo", "internal/suggest", "models", "policies/...",
 		"results/...", "sim", "traces"},
-	// The command line and the tools on top of everything.
-	"cmd/...":             {"..."},
-	"internal/growthplot": {"results/plots"},
-	"internal/...":        {}, // small helpers: buildinfo, suggest
-	"docs":                {"..."},
+	// The command line and the tools (cmd/growthplot) on top of everything.
+	"cmd/...": {"..."},
+	// Small helpers (buildinfo, csvhead, strictyaml, suggest): libraries
+	// only, importing nothing of ours but each other, so anyone may use
+	// them.
+	"internal/...": {},
+	"docs":         {"..."},
 }
 
 // thirdParty says which packages may import a module outside this one
@@ -218,5 +220,21 @@ func TestRulesRefuse(t *testing.T) {
 		rule, ok := ruleOf(tc.pkg)
 		require.True(t, ok, tc.pkg)
 		require.Equal(t, tc.ok, allowed(rules[rule], tc.imports), "%s imports %s (rule %q)", tc.pkg, tc.imports, rule)
+	}
+}
+
+// internal/ holds libraries only: a program goes beside the commands under
+// cmd/, so that nothing under internal/ imports upwards to run.
+func TestInternalHoldsLibraries(t *testing.T) {
+	files, err := filepath.Glob("../*/*.go")
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "the glob found internal/'s packages")
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly)
+		require.NoError(t, err)
+		require.NotEqual(t, "main", f.Name.Name, "%s is a program: move it to cmd/", path)
 	}
 }

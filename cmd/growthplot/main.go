@@ -6,7 +6,7 @@
 // traces as generated (POLICY/jobs=N) and compressed to a load of 1.2
 // (POLICY/loaded/jobs=N).
 //
-//	go run ./internal/growthplot [-in bench.txt] [-out docs/growth]
+//	go run ./cmd/growthplot [-in bench.txt] [-out docs/growth]
 package main
 
 import (
