@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aegis-sched/aegis/internal/atomicfile"
 )
 
 // Record is one line of a run's journal (DIR/journal.jsonl). Every event
@@ -118,37 +120,37 @@ func createJournal(path string, head []Record) (*Journal, error) {
 		}
 		return nil, fmt.Errorf("journal: %s: %w", path, err)
 	}
-	tmp := path + ".new"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	// Written whole to path.new, synced, renamed, the directory synced:
+	// the journal appears with its head or not at all.
+	f, err := atomicfile.Create(path, atomicfile.Options{SyncFile: true, SyncDir: true, Temp: path + ".new"})
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &Journal{w: f}
-	if err := j.Append(head...); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return nil, err
+	defer f.Abort()
+	b, err := encode(nil, head)
+	if err == nil {
+		_, err = f.Write(b)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		f.Close()
-		os.Remove(tmp)
+	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		f.Close()
+	w, err := f.Publish()
+	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	return j, nil
+	return &Journal{w: w, buf: b}, nil
 }
 
-// syncDir fsyncs directory dir, making a rename in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
+// encode appends records to buf as JSON lines.
+func encode(buf []byte, rs []Record) ([]byte, error) {
+	for i := range rs {
+		b, err := json.Marshal(&rs[i])
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(buf, b...), '\n')
 	}
-	err = d.Sync()
-	return errors.Join(err, d.Close())
+	return buf, nil
 }
 
 // Append writes records and fsyncs the file once.
@@ -156,15 +158,12 @@ func (j *Journal) Append(rs ...Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	j.buf = j.buf[:0]
-	for i := range rs {
-		b, err := json.Marshal(&rs[i])
-		if err != nil {
-			return fmt.Errorf("journal: %w", err)
-		}
-		j.buf = append(append(j.buf, b...), '\n')
+	b, err := encode(j.buf[:0], rs)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
 	}
-	_, err := j.w.Write(j.buf)
+	j.buf = b
+	_, err = j.w.Write(j.buf)
 	if err == nil {
 		err = j.w.Sync()
 	}

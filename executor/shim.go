@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/aegis-sched/aegis/internal/atomicfile"
 )
 
 // Status is how an attempt's command ended, as the attempt shim records it
@@ -116,23 +118,14 @@ const statusRetry = time.Second
 // writeStatus writes an attempt's status file atomically.
 func writeStatus(file string, st Status) error {
 	b, _ := json.Marshal(st)
-	tmp := file + ".tmp"
-	f, err := os.Create(tmp)
+	// A fixed temporary name: a shim killed while writing leaves one
+	// file that the next try overwrites. Synced before the rename, so the
+	// status is whole after a crash.
+	err := atomicfile.WriteFile(file, append(b, '\n'), atomicfile.Options{SyncFile: true, Temp: file + ".tmp"})
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("status: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("status: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("status: %w", err)
-	}
-	return os.Rename(tmp, file)
+	return nil
 }
 
 // readStatus reads an attempt's status file; ok is false when there is

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
+	"github.com/aegis-sched/aegis/internal/atomicfile"
 	"github.com/aegis-sched/aegis/internal/buildinfo"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
@@ -271,22 +272,7 @@ func writeDirAtomic(dir string, files map[string][]byte) error {
 
 // writeFileAtomic writes a file under a temporary name and renames it.
 func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("output: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := atomicfile.WriteFile(path, b, atomicfile.Options{}); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil

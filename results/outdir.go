@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/aegis-sched/aegis/internal/atomicfile"
 )
 
 // OutDir is an output directory written all or nothing. A run writes its
@@ -232,20 +234,15 @@ func mkdirAllReport(dir string) (string, error) {
 // file beside path (through a buffer), which replaces path only when write
 // returns nil and everything reached the disk; on error it is removed and
 // path is as it was.
-func WriteFile(path string, write func(w io.Writer) error) (err error) {
+func WriteFile(path string, write func(w io.Writer) error) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return OutputError(path, nil)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	f, err := atomicfile.Create(path, atomicfile.Options{})
 	if err != nil {
 		return OutputError(path, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	if err := write(bw); err != nil {
 		return err
@@ -253,13 +250,7 @@ func WriteFile(path string, write func(w io.Writer) error) (err error) {
 	if err := bw.Flush(); err != nil {
 		return OutputError(path, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
-		return OutputError(path, err)
-	}
-	if err := f.Close(); err != nil {
-		return OutputError(path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := f.Commit(); err != nil {
 		return OutputError(path, err)
 	}
 	return nil

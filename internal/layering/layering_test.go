@@ -56,7 +56,7 @@ var rules = map[string][]string{
 		"results/...", "sim", "traces"},
 	// The command line and the tools (cmd/growthplot) on top of everything.
 	"cmd/...": {"..."},
-	// Small helpers (buildinfo, csvhead, strictyaml, suggest): libraries
+	// Small helpers (atomicfile, buildinfo, csvhead, strictyaml, suggest): libraries
 	// only, importing nothing of ours but each other, so anyone may use
 	// them.
 	"internal/...": {},

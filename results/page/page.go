@@ -18,6 +18,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aegis-sched/aegis/internal/atomicfile"
 )
 
 // Name is the page's file name.
@@ -185,22 +187,7 @@ func Write(dir string, p Page) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+Name+".tmp-")
-	if err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, Name))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.WriteFile(filepath.Join(dir, Name), b, atomicfile.Options{}); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil
