@@ -165,7 +165,7 @@ func notATrace(path string, b []byte) error {
 	case FormatHelios:
 		return fmt.Errorf("%s is a Helios cluster log, not a trace: cut a trace from it with aegis trace select --format helios --input %s", path, path)
 	case FormatCSV:
-		head := csvhead.Index(strings.Split(firstLine(b), ","))
+		head, _ := csvhead.Index(strings.Split(firstLine(b), ",")) // which advice only
 		_, dur := head["duration_s"]
 		_, wl := head["workload_id"]
 		if dur && !wl {

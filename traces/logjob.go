@@ -186,20 +186,6 @@ func ReadLogCSV(r io.Reader, name string) (*Log, error) {
 	return l, nil
 }
 
-// duplicateColumn finds a column name (trimmed as by csvhead.Index) that the
-// header gives twice, at 0-based positions i < j.
-func duplicateColumn(head []string) (c string, i, j int, dup bool) {
-	at := map[string]int{}
-	for j, h := range head {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		if i, ok := at[h]; ok {
-			return h, i, j, true
-		}
-		at[h] = j
-	}
-	return "", 0, 0, false
-}
-
 // timedJob is a production log's job with its absolute submit time.
 type timedJob struct {
 	submit time.Time
@@ -251,10 +237,11 @@ func openCSV(r io.Reader, name, empty string, required ...string) (*csvTable, er
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	t := &csvTable{name: name, cr: cr, head: slices.Clone(head), col: csvhead.Index(head)}
-	if c, i, j, dup := duplicateColumn(head); dup {
-		return nil, fmt.Errorf("%s:1: header names column %q twice (columns %d and %d)", name, c, i+1, j+1)
+	col, err := csvhead.Index(head)
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: %w", name, err)
 	}
+	t := &csvTable{name: name, cr: cr, head: slices.Clone(head), col: col}
 	for _, c := range required {
 		if !t.has(c) {
 			return nil, t.lacks(c)
@@ -541,7 +528,7 @@ func readLogFile(path string, format Format, cat *models.Catalog) (*Log, Format,
 			l, err = traceLog(t, cat)
 		}
 	case FormatCSV:
-		head := csvhead.Index(strings.Split(firstLine(peek), ","))
+		head, _ := csvhead.Index(strings.Split(firstLine(peek), ",")) // the reader reports a bad header
 		if _, ok := head["duration_s"]; ok {
 			if l, err = ReadLogCSV(lines, path); err == nil {
 				_, l.Mapped = head["workload_id"]
@@ -590,7 +577,7 @@ func detectFormat(path string, b []byte) Format {
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return FormatJSONL
 	}
-	head := csvhead.Index(strings.Split(firstLine(b), ","))
+	head, _ := csvhead.Index(strings.Split(firstLine(b), ",")) // sniffing only
 	_, g := head["gpu_num"]
 	_, s := head["submit_time"]
 	if g && s {

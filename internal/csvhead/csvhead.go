@@ -31,8 +31,8 @@ type Reader struct {
 // NewReader reads the header line from cr (set its options, such as
 // Comment, first); name is the file as errors name it. Every column in
 // need must be in the header: else the error reads
-// `NAME: header: missing column "C"`. Of a name given twice, the first
-// column counts.
+// `NAME: header: missing column "C"`. A name given twice is an error
+// (Index).
 func NewReader(cr *csv.Reader, name string, need ...string) (*Reader, error) {
 	head, err := cr.Read()
 	if errors.Is(err, io.EOF) {
@@ -45,7 +45,11 @@ func NewReader(cr *csv.Reader, name string, need ...string) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %w", name, err)
 	}
-	r := &Reader{Name: name, Head: head, cr: cr, col: Index(head)}
+	col, err := Index(head)
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: %w", name, err)
+	}
+	r := &Reader{Name: name, Head: head, cr: cr, col: col}
 	for _, c := range need {
 		if _, ok := r.col[c]; !ok {
 			return nil, fmt.Errorf("%s: header: missing column %q", name, c)
@@ -55,26 +59,38 @@ func NewReader(cr *csv.Reader, name string, need ...string) (*Reader, error) {
 }
 
 // Index maps a header's trimmed column names (a UTF-8 byte-order mark
-// removed) to their index; of a name given twice, the first counts.
-func Index(head []string) map[string]int {
+// removed) to their index. A name given twice is an error, the one rule of
+// every table reader of the module (a column read by name must be one
+// column); the map then still holds every name at its first column, for
+// callers that only sniff a file's format.
+func Index(head []string) (map[string]int, error) {
 	col := make(map[string]int, len(head))
-	for i, h := range head {
+	var err error
+	for j, h := range head {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		if _, dup := col[h]; !dup {
-			col[h] = i
+		if i, dup := col[h]; dup {
+			if err == nil {
+				err = fmt.Errorf("header names column %q twice (columns %d and %d)", h, i+1, j+1)
+			}
+			continue
 		}
+		col[h] = j
 	}
-	return col
+	return col, err
 }
 
 // Next reads the next row; it returns false at the end of the file. A
-// malformed row is an error naming the file (csv's error names the line).
+// malformed row is an error naming the file and line.
 func (r *Reader) Next() (bool, error) {
 	rec, err := r.cr.Read()
 	if errors.Is(err, io.EOF) {
 		return false, nil
 	}
 	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return false, fmt.Errorf("%s:%d: %w", r.Name, pe.Line, pe.Err)
+		}
 		return false, fmt.Errorf("%s: %w", r.Name, err)
 	}
 	r.rec = rec

@@ -19,11 +19,11 @@ func TestReader(t *testing.T) {
 	}{
 		{"by name, any order", "b,a\n1,2\n3,4\n", []string{"a"}, "", []string{"2@2", "4@3"}},
 		{"trimmed, byte-order mark removed", "\ufeff a ,b\n x ,y\n", []string{"a", "b"}, "", []string{"x@2"}},
-		{"the first of a name given twice", "a,a\n1,2\n", []string{"a"}, "", []string{"1@2"}},
+		{"a name given twice", "a,b, a\n1,2,3\n", []string{"a"}, `f.csv:1: header names column "a" twice (columns 1 and 3)`, nil},
 		{"a needed column missing", "b\n1\n", []string{"a"}, `f.csv: header: missing column "a"`, nil},
 		{"empty file", "", nil, "f.csv: the file is empty: want a CSV header line", nil},
 		{"empty file, columns needed", "", []string{"a", "b"}, "f.csv: the file is empty: want a CSV header line with columns a,b", nil},
-		{"a short row", "a,b\n1,2\n3\n", nil, "f.csv: record on line 3: wrong number of fields", []string{"1@2"}},
+		{"a short row", "a,b\n1,2\n3\n", nil, "f.csv:3: wrong number of fields", []string{"1@2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := NewReader(csv.NewReader(strings.NewReader(tc.in)), "f.csv", tc.need...)
@@ -55,7 +55,7 @@ func TestEach(t *testing.T) {
 	}{
 		{"every row in order", "a\n1\n2\n3\n", "", "", []string{"1@2", "2@3", "3@4"}},
 		{"fn's error stops it", "a\n1\n2\n3\n", "2", "stop", []string{"1@2", "2@3"}},
-		{"a malformed row stops it", "a,b\n1,2\n3\n4,5\n", "", "f.csv: record on line 3: wrong number of fields", []string{"1@2"}},
+		{"a malformed row stops it", "a,b\n1,2\n3\n4,5\n", "", "f.csv:3: wrong number of fields", []string{"1@2"}},
 		{"no rows", "a\n", "", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,9 +33,9 @@ func TestParseTableErrors(t *testing.T) {
 		get      func(*Table) error
 		want     []string
 	}{
-		{"empty file", "", nil, nil, []string{"f.csv: empty file"}},
+		{"empty file", "", nil, nil, []string{"f.csv: the file is empty"}},
 		{"missing column", "a,b\n1,2\n", []string{"a", "c"}, nil, []string{"f.csv:1", `missing column "c"`, "have a,b"}},
-		{"duplicate column", "a,a\n1,2\n", nil, nil, []string{"f.csv:1", `column "a" appears twice`}},
+		{"duplicate column", "a,a\n1,2\n", nil, nil, []string{"f.csv:1", `header names column "a" twice (columns 1 and 2)`}},
 		{"short row", "a,b\n1,2\n3\n", nil, nil, []string{"f.csv:3", "wrong number of fields"}},
 		{"bad quote", "a,b\n1,\"2\n", nil, nil, []string{"f.csv:"}},
 		{"not a number", "a,b\n1,2\n3,x\n", nil, func(t *Table) error { _, err := t.Float(1, "b"); return err },

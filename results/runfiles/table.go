@@ -7,13 +7,14 @@ package runfiles
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/aegis-sched/aegis/internal/csvhead"
 )
 
 // Table is a CSV file read by column name: a header line, then rows of the
@@ -38,53 +39,34 @@ func ReadTable(path string, required ...string) (*Table, error) {
 	return ParseTable(path, f, required...)
 }
 
-// ParseTable reads a CSV table from r; name is used in errors.
+// ParseTable reads a CSV table from r; name is used in errors. The header
+// is read as csvhead reads every table of the module: names trimmed, a
+// column named twice an error.
 func ParseTable(name string, r io.Reader, required ...string) (*Table, error) {
-	cr := csv.NewReader(r)
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty file, want a header line", name)
-	}
+	h, err := csvhead.NewReader(csv.NewReader(r), name)
 	if err != nil {
-		return nil, csvError(name, err)
+		return nil, err
 	}
+	head := h.Head
 	if len(head) > 0 {
 		head[0] = strings.TrimPrefix(head[0], "\ufeff")
 	}
-	t := &Table{Name: name, Header: head, index: make(map[string]int, len(head))}
-	for i, h := range head {
-		h = strings.TrimSpace(h)
-		if _, dup := t.index[h]; dup {
-			return nil, fmt.Errorf("%s:1: column %q appears twice", name, h)
-		}
-		t.index[h] = i
-	}
+	t := &Table{Name: name, Header: head}
+	t.index, _ = csvhead.Index(head) // NewReader checked it
 	for _, c := range required {
 		if _, ok := t.index[c]; !ok {
 			return nil, fmt.Errorf("%s:1: missing column %q (have %s)", name, c, strings.Join(head, ","))
 		}
 	}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, csvError(name, err)
-		}
-		line, _ := cr.FieldPos(0)
-		t.rows = append(t.rows, rec)
-		t.lines = append(t.lines, line)
+	err = h.Each(func() error {
+		t.rows = append(t.rows, h.Record())
+		t.lines = append(t.lines, h.Line)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
-}
-
-func csvError(name string, err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s:%d: %w", name, pe.Line, pe.Err)
-	}
-	return fmt.Errorf("%s: %w", name, err)
 }
 
 // Len is the number of rows.
@@ -98,6 +80,12 @@ func (t *Table) Line(i int) int { return t.lines[i] }
 
 // Where names row i's file and line, for error messages.
 func (t *Table) Where(i int) string { return fmt.Sprintf("%s:%d", t.Name, t.lines[i]) }
+
+// Records is the header, then every row, as read.
+func (t *Table) Records() [][]string { return append([][]string{t.Header}, t.rows...) }
+
+// Row is row i's cells as read (not trimmed).
+func (t *Table) Row(i int) []string { return t.rows[i] }
 
 // String returns row i's value of a column, "" when the table lacks it.
 func (t *Table) String(i int, col string) string {
