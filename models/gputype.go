@@ -159,7 +159,7 @@ func readGPUType(data []byte, name, baseDir string) (GPUType, error) {
 	if f.Power != "" {
 		t.PowerFile = abs(f.Power)
 		if _, err := PowerFor(t); err != nil {
-			return GPUType{}, fmt.Errorf("%s:%d: power: %w", name, keyLine(root, "power"), err)
+			return GPUType{}, fmt.Errorf("%s:%d: power: %w", name, strictyaml.KeyLine(root, "power"), err)
 		}
 	}
 	return t, nil

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"sync"
+
+	"github.com/aegis-sched/aegis/internal/strictyaml"
 )
 
 // PowerModel is a GPU type's board power as a function of what the GPU does
@@ -161,13 +163,13 @@ func LoadPowerModel(path string) (*PowerModel, error) {
 // (PowerModel.Check at a full 40 GiB) are errors.
 func ReadPowerModel(data []byte, name string) (*PowerModel, error) {
 	var m PowerModel
-	root, err := decodeStrict(data, name, &m)
+	root, err := strictyaml.Decode(data, name, &m)
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range []string{"gpu", "idle_w", "busy_w", "board_w"} {
-		if !hasKey(root, k) {
-			return nil, fmt.Errorf("%s:%d: missing required key %s", name, keyLine(root), k)
+		if !strictyaml.HasKey(root, k) {
+			return nil, fmt.Errorf("%s:%d: missing required key %s", name, strictyaml.KeyLine(root), k)
 		}
 	}
 	if err := m.Check(0); err != nil {
@@ -178,5 +180,5 @@ func ReadPowerModel(data []byte, name string) (*PowerModel, error) {
 
 // WritePowerModel writes m as YAML, the comment lines first.
 func WritePowerModel(w io.Writer, m *PowerModel, comment string) error {
-	return writeYAML(w, m, comment)
+	return strictyaml.Write(w, m, comment)
 }
