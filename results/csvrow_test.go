@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/policies"
-	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // refJobRow is a job's jobs.csv fields as strings, the way they were built
@@ -59,7 +58,7 @@ func TestJobRowsAsCSVWriter(t *testing.T) {
 	}
 	var want bytes.Buffer
 	cw := csv.NewWriter(&want)
-	cw.Write(append(rundir.JobColumns, "extra"))
+	cw.Write(append(JobColumns, "extra"))
 	for i := range jobs {
 		cw.Write(append(refJobRow(&jobs[i]), names[len(names)-1-i]))
 	}
