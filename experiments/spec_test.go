@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/traces"
@@ -179,6 +181,12 @@ func FuzzParseSpec(f *testing.F) {
 			require.True(t, strings.HasPrefix(err.Error(), "fuzz.yaml"), err.Error())
 			return
 		}
+		// The strict decoder's own check agrees with yaml's KnownFields
+		// (once a second decode of every spec at load time).
+		var again Spec
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		require.NoError(t, dec.Decode(&again), "strictyaml accepted what KnownFields refuses")
 		// Generated traces are bounded so that a fuzzed spec stays quick.
 		for _, ts := range s.Traces {
 			if ts.Jobs > 200 || ts.Trace != "" && !strings.Contains(traces.BuiltinNames(), ts.Trace) {
