@@ -63,7 +63,7 @@ func TestParseTestbed(t *testing.T) {
 // Bad input: an error naming the file, line and column; never a panic.
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"", "run.csv: empty file"},
+		{"", "run.csv: the file is empty"},
 		{"submit_s,start_s\n1,2\n", `run.csv:1: missing column "finish_s"`},
 		{"submit_s,start_s,finish_s\n", "run.csv: no jobs"},
 		{"submit_s,start_s,finish_s\n0,1,x\n", "run.csv:2: column finish_s: \"x\" is neither seconds nor a timestamp"},
