@@ -57,15 +57,7 @@ func TestJournalFaultThenResume(t *testing.T) {
 				require.Contains(t, []int{0, 1}, st.Code, "%s: an attempt was killed: %+v", f, st) // done or OOM
 			}
 
-			cfg, err = emulatedConfig(dir, selfCmd, nil, 2, 400)
-			require.NoError(t, err)
-			j, recs, err := executor.OpenJournal(filepath.Join(dir, "journal.jsonl"))
-			require.NoError(t, err)
-			x, err = executor.Resume(cfg, j, recs)
-			require.NoError(t, err)
-			_, err = executor.Execute(t.Context(), x, newAegis())
-			require.NoError(t, err)
-			checkExactlyOnce(t, dir)
+			resumeAegis(t, dir, selfCmd)
 		})
 	}
 }

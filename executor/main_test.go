@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
+	"github.com/stretchr/testify/require"
 )
 
 // The test binary doubles as the aegis binary the executor starts: with
@@ -145,4 +147,19 @@ func lockAndFork(path string) int {
 		}()
 	}
 	select {}
+}
+
+// resumeAegis resumes the emulated run in dir (2 GPUs, speedup 400) under
+// AEGIS to its end and checks every job ended exactly once.
+func resumeAegis(t *testing.T, dir string, selfCmd []string) {
+	t.Helper()
+	cfg, err := emulatedConfig(dir, selfCmd, nil, 2, 400)
+	require.NoError(t, err)
+	j, recs, err := executor.OpenJournal(filepath.Join(dir, "journal.jsonl"))
+	require.NoError(t, err)
+	x, err := executor.Resume(cfg, j, recs)
+	require.NoError(t, err)
+	_, err = executor.Execute(t.Context(), x, newAegis())
+	require.NoError(t, err)
+	checkExactlyOnce(t, dir)
 }

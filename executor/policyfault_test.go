@@ -80,13 +80,5 @@ func TestPolicyFailureLetsRunningJobsEnd(t *testing.T) {
 	require.Positive(t, ended)
 	require.Less(t, res.Summary.Finished, len(small()), "jobs are left for the resume")
 
-	cfg, err = emulatedConfig(dir, selfCmd, nil, 2, 400)
-	require.NoError(t, err)
-	j, recs, err := executor.OpenJournal(filepath.Join(dir, "journal.jsonl"))
-	require.NoError(t, err)
-	x, err = executor.Resume(cfg, j, recs)
-	require.NoError(t, err)
-	_, err = executor.Execute(t.Context(), x, newAegis())
-	require.NoError(t, err)
-	checkExactlyOnce(t, dir)
+	resumeAegis(t, dir, selfCmd)
 }

@@ -345,39 +345,28 @@ func (r *Report) cell(k Key, m string) string {
 	if slices.Contains(counts, m) {
 		return countCell(o, oko, p, okp)
 	}
-	var s string
-	switch {
-	case oko:
-		s = fmt.Sprintf("%.3f", o.Mean)
-		if !math.IsNaN(o.CI95) {
-			s += fmt.Sprintf(" ± %.3f", o.CI95)
-		}
-		if !math.IsNaN(o.Model) {
-			s += fmt.Sprintf(" ± m %.3f", o.Model)
-		}
-	case okp:
-		s = "—"
-	default:
-		return ""
-	}
-	if okp {
-		s += fmt.Sprintf(" / %.3f", p.Mean)
-		if oko {
-			s += fmt.Sprintf(" (%+.3f)", o.Mean-p.Mean)
-		}
-	}
-	return s
+	return formatCell(o, oko, p, okp, "%.3f", "%.3f", true)
 }
 
 // countCell formats an attempt count: ours' mean over the seeds with its
 // CI, the paper's count as an integer, the error.
 func countCell(o Stat, oko bool, p Stat, okp bool) string {
+	return formatCell(o, oko, p, okp, "%.1f", "%.0f", false)
+}
+
+// formatCell writes ours (in the verb ours, with its CI and, if model, its
+// model spread) / the paper's (in the verb paper) (the error, in ours' verb
+// with a sign); a dash for a side that is missing, "" when both are.
+func formatCell(o Stat, oko bool, p Stat, okp bool, ours, paper string, model bool) string {
 	var s string
 	switch {
 	case oko:
-		s = fmt.Sprintf("%.1f", o.Mean)
+		s = fmt.Sprintf(ours, o.Mean)
 		if !math.IsNaN(o.CI95) {
-			s += fmt.Sprintf(" ± %.1f", o.CI95)
+			s += fmt.Sprintf(" ± "+ours, o.CI95)
+		}
+		if model && !math.IsNaN(o.Model) {
+			s += fmt.Sprintf(" ± m "+ours, o.Model)
 		}
 	case okp:
 		s = "—"
@@ -385,9 +374,9 @@ func countCell(o Stat, oko bool, p Stat, okp bool) string {
 		return ""
 	}
 	if okp {
-		s += fmt.Sprintf(" / %.0f", p.Mean)
+		s += fmt.Sprintf(" / "+paper, p.Mean)
 		if oko {
-			s += fmt.Sprintf(" (%+.1f)", o.Mean-p.Mean)
+			s += fmt.Sprintf(" (%+"+ours[1:]+")", o.Mean-p.Mean)
 		}
 	}
 	return s
