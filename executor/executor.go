@@ -346,6 +346,11 @@ func (x *Executor) RunTime(t time.Time) time.Duration {
 	return time.Duration(math.Round(d/1e3)) * time.Microsecond
 }
 
+// Stamp formats a run time for the log to the millisecond
+// ("4h28m55.786s"): the journal keeps microseconds, a person reads no
+// more than a wall clock's milliseconds.
+func Stamp(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
 // WallTime converts run time to a wall-clock instant.
 func (x *Executor) WallTime(d time.Duration) time.Time {
 	return x.start.Add(time.Duration(float64(d) / x.cfg.Speedup))
@@ -422,7 +427,7 @@ func (x *Executor) NextContext(ctx context.Context) ([]policies.Event, error) {
 		}
 		if x.over(now) {
 			if n := x.view.Queue.Len(); n > 0 {
-				fmt.Fprintf(x.cfg.Log, "t=%v: the run ends with %d job(s) waiting and no wake-up asked for: %s\n", now, n, x.waitingWhy())
+				fmt.Fprintf(x.cfg.Log, "t=%v: the run ends with %d job(s) waiting and no wake-up asked for: %s\n", Stamp(now), n, x.waitingWhy())
 			}
 			return nil, nil
 		}
@@ -561,7 +566,7 @@ func (x *Executor) watch(now time.Duration) {
 		return
 	}
 	x.stallSaid = x.lastChange
-	fmt.Fprintf(x.cfg.Log, "t=%v: no attempt has run since t=%v while %d job(s) wait: %s\n", now, x.lastChange, x.view.Queue.Len(), x.waitingWhy())
+	fmt.Fprintf(x.cfg.Log, "t=%v: no attempt has run since t=%v while %d job(s) wait: %s\n", Stamp(now), Stamp(x.lastChange), x.view.Queue.Len(), x.waitingWhy())
 }
 
 // waitingWhy names the first jobs waiting and why each waits: the
@@ -584,7 +589,7 @@ func (x *Executor) waitingWhy() string {
 			if d.gpu >= 0 {
 				where = fmt.Sprintf(" on GPU %d", d.gpu)
 			}
-			s += fmt.Sprintf("): deferred by the policy%s at t=%v: %s", where, d.t, d.reason)
+			s += fmt.Sprintf("): deferred by the policy%s at t=%v: %s", where, Stamp(d.t), d.reason)
 		} else {
 			s += "): the policy neither placed nor deferred it"
 		}
@@ -623,7 +628,7 @@ func (x *Executor) poll(ctx context.Context, now time.Duration) error {
 			return nil
 		}
 		if x.pollErrs++; x.pollErrs <= 5 || x.pollErrs%100 == 0 {
-			fmt.Fprintf(x.cfg.Log, "telemetry %s: sample missed at t=%v (%d so far): %v\n", x.cfg.Source.Name(), now, x.pollErrs, err)
+			fmt.Fprintf(x.cfg.Log, "telemetry %s: sample missed at t=%v (%d so far): %v\n", x.cfg.Source.Name(), Stamp(now), x.pollErrs, err)
 		}
 		return nil
 	}
@@ -697,7 +702,7 @@ func (x *Executor) backlog(ctx context.Context, cur []gpu.Sample) []gpu.Sample {
 	}
 	past, err := b.Backlog(ctx, x.polled)
 	if err != nil {
-		fmt.Fprintf(x.cfg.Log, "telemetry %s: the readings after t=%v missed: %v\n", x.cfg.Source.Name(), x.polled, err)
+		fmt.Fprintf(x.cfg.Log, "telemetry %s: the readings after t=%v missed: %v\n", x.cfg.Source.Name(), Stamp(x.polled), err)
 		return nil
 	}
 	// The source's clock went on since cur: the seconds from cur's on are
@@ -933,7 +938,7 @@ func (x *Executor) fail(a *attempt, f policies.Failure, reason string) error {
 		GPU: a.gpus[0], Shared: shared, Reason: reason}); err != nil {
 		return err
 	}
-	fmt.Fprintf(x.cfg.Log, "t=%v job %s attempt %d failed (%s): %s; log %s\n", t, x.specs[a.job].ID, a.n, f, reason, a.errLog)
+	fmt.Fprintf(x.cfg.Log, "t=%v job %s attempt %d failed (%s): %s; log %s\n", Stamp(t), x.specs[a.job].ID, a.n, f, reason, a.errLog)
 	x.failed(a, f, shared, t)
 	return nil
 }

@@ -174,6 +174,10 @@ func TestOOMAfterNeighbourEndedIsShared(t *testing.T) {
 	x.started(a, time.Second)
 	x.started(b, 2*time.Second)
 	x.finished(b, 10*time.Second)
+	var log strings.Builder
+	x.cfg.Log = &log
+	x.last = time.Hour + 1234567*time.Microsecond // the run's clock, in the journal's microseconds
 	require.NoError(t, x.fail(a, policies.OOM, "exit code 1"))
 	require.True(t, x.view.Jobs[0].FailedShared)
+	require.Equal(t, "t=1h0m1.235s job a attempt 1 failed (oom): exit code 1; log \n", log.String(), "the log's times to the millisecond")
 }

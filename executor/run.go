@@ -60,13 +60,13 @@ func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, erro
 		runErr = x.settle(ctx, col, runErr)
 	}
 	if ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
-		runErr = fmt.Errorf("executor: %w at t=%v; continue with aegis exec --resume %s", ErrInterrupted, x.clock(), x.cfg.Dir)
+		runErr = fmt.Errorf("executor: %w at t=%v; continue with aegis exec --resume %s", ErrInterrupted, Stamp(x.clock()), x.cfg.Dir)
 	}
 	errs := []error{runErr}
 	if x.fault != nil {
 		x.drain(ctx)
 		errs = []error{fmt.Errorf("%w\nthe run stopped at t=%v; continue it with aegis exec --resume %s once the directory works again",
-			x.fault, x.clock(), x.cfg.Dir)}
+			x.fault, Stamp(x.clock()), x.cfg.Dir)}
 	} else {
 		errs = append(errs, x.Shutdown())
 		// What the shutdown found (attempts that finished, failed or were

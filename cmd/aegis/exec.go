@@ -339,7 +339,7 @@ func resumeRun(ctx context.Context, c *cobra.Command, dir string) error {
 		s.cfg.Source.Close()
 		return err
 	}
-	fmt.Fprintf(c.ErrOrStderr(), "resumed %s at t=%v\n", dir, x.Now())
+	fmt.Fprintf(c.ErrOrStderr(), "resumed %s at t=%v\n", dir, executor.Stamp(x.Now()))
 	return execute(ctx, c, x, s, fmt.Sprintf("resumed run %s %s", dir, s.title))
 }
 
