@@ -26,6 +26,10 @@ const PerJob = "norm_jct (per job)"
 // compared with) and one row per group, trace and metric.
 type Result struct {
 	Sides []string
+	// Legends name the sides in the figure where they are simulate
+	// directories: "aegis, seed 1 (DIR)", the policy first for its colour;
+	// nil otherwise (the side names).
+	Legends []string
 	// Metrics are the run metrics compared.
 	Metrics []string
 	Rows    []Row
@@ -49,6 +53,9 @@ type Row struct {
 	Signed []stats.Signed
 	// Seeds is the number of seeds present on every side.
 	Seeds int
+	// Runs marks the rows of simulate directories: one run a side, paired
+	// whatever its seed.
+	Runs bool
 }
 
 // P is the p-value of side k against side 0: the Wilcoxon test's on the
@@ -111,6 +118,15 @@ func Dirs(dirs []string, metrics []string) (*Result, error) {
 	res := &Result{Metrics: metrics}
 	for _, s := range groups[0].sides {
 		res.Sides = append(res.Sides, s.name)
+	}
+	if len(srcs) > 1 {
+		for _, s := range srcs {
+			if s.run == "" {
+				res.Legends = nil
+				break
+			}
+			res.Legends = append(res.Legends, s.run+" ("+s.name+")")
+		}
 	}
 	for _, g := range groups {
 		if err := res.add(g, metrics); err != nil {
@@ -226,13 +242,35 @@ func (res *Result) add(g group, metrics []string) error {
 				runs[k] = append(runs[k], s.units[[2]string{tr, sd}])
 			}
 		}
+		shown := shownTrace(tr, runs)
 		for _, m := range metrics {
-			res.Rows = append(res.Rows, metricRow(g.name, tr, m, runs))
+			r := metricRow(g.name, shown, m, runs)
+			r.Runs = tr == ""
+			res.Rows = append(res.Rows, r)
 		}
-		row, panel := jobRow(g.name, tr, runs)
+		row, panel := jobRow(g.name, shown, runs)
+		row.Runs = tr == ""
 		res.Rows, res.Jobs = append(res.Rows, row), append(res.Jobs, panel)
 	}
 	return nil
+}
+
+// shownTrace names trace tr in tables and figures: simulate directories'
+// runs (tr "") by the traces their simulate.json names ("philly", or
+// "philly vs venus" when the sides differ), "" when none does.
+func shownTrace(tr string, runs [][]*unit) string {
+	if tr != "" {
+		return tr
+	}
+	var names []string
+	for _, side := range runs {
+		for _, u := range side {
+			if u.shown != "" && !slices.Contains(names, u.shown) {
+				names = append(names, u.shown)
+			}
+		}
+	}
+	return strings.Join(names, " vs ")
 }
 
 func groupNote(g string) string {

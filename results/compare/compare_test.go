@@ -163,3 +163,40 @@ func TestTableAndUnfinishedJobs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, fig.Legend, 2)
 }
+
+// Simulate directories: the trace their simulate.json names (not "(run)"),
+// no test over one pair (not "paired t" with n = 1), and in the figure
+// each side by policy and seed, in its policy's colour.
+func TestSimulateDirs(t *testing.T) {
+	sim := func(name, policy string, mk float64) string {
+		dir := filepath.Join(t.TempDir(), name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		vals := strings.Repeat(","+fmt.Sprint(mk), len(results.SummaryColumns))[1:]
+		sum := strings.Join(results.SummaryColumns, ",") + "\n" + vals + "\n"
+		var jobs strings.Builder
+		jobs.WriteString("job_id,norm_jct\n")
+		for j := range jobsPerRun {
+			jobs.WriteString(fmt.Sprintf("%d,%g\n", j, mk/1000+float64(j)))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.csv"), []byte(sum), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte(jobs.String()), 0o644))
+		js := fmt.Sprintf(`{"trace": {"name": "philly"}, "policy": %q, "seed": 3}`, policy)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "simulate.json"), []byte(js), 0o644))
+		return dir
+	}
+	res, err := Dirs([]string{sim("s1", "aegis", 3600), sim("s2", "lucid", 7200)}, []string{"makespan_s"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"s1", "s2"}, res.Sides)
+	require.Equal(t, []string{"aegis, seed 3 (s1)", "lucid, seed 3 (s2)"}, res.Legends)
+	var b strings.Builder
+	require.NoError(t, res.Table().WriteMarkdown(&b))
+	require.Contains(t, b.String(), "| philly | makespan (h) | 1 run | 1.000 | 2.000 | 1.000 | +100.0 | n/a | none (1 pair) |\n")
+	require.NotContains(t, b.String(), "(run)")
+	f, err := res.Figure()
+	require.NoError(t, err)
+	var svg strings.Builder
+	require.NoError(t, f.WriteTo(&svg, "svg"))
+	for _, want := range []string{"aegis, seed 3 (s1)", "lucid, seed 3 (s2)", "trace philly", "stroke:#0072B2", "stroke:#E69F00"} {
+		require.Contains(t, svg.String(), want)
+	}
+}

@@ -23,14 +23,20 @@ import (
 // unit is one run: a cell of a spec run, or a simulate directory.
 type unit struct {
 	trace, variant, seed string
-	metrics              map[string]float64
-	jobs                 map[string]float64 // job_id -> JCT / solo runtime of the finished jobs
+	// shown is a simulate directory's trace name (simulate.json), for the
+	// tables and figures; its runs pair whatever their traces and seeds.
+	shown   string
+	metrics map[string]float64
+	jobs    map[string]float64 // job_id -> JCT / solo runtime of the finished jobs
 }
 
 // source is a loaded directory: its runs in file order.
 type source struct {
 	name  string
 	units []*unit
+	// run is a simulate directory's policy and seed ("aegis, seed 1",
+	// from simulate.json), for the figure's legend.
+	run string
 }
 
 // load reads a spec run's cells.csv and jobs.csv, or a simulate
@@ -53,7 +59,8 @@ func load(dir string, metrics []string) (*source, error) {
 	if sum.Len() != 1 {
 		return nil, fmt.Errorf("%s: want one row, have %d", sum.Name, sum.Len())
 	}
-	u := &unit{}
+	sim := plots.ReadSimRun(dir)
+	u := &unit{shown: sim.Trace.Name}
 	if u.metrics, err = rowMetrics(sum, 0, metrics); err != nil {
 		return nil, err
 	}
@@ -68,7 +75,11 @@ func load(dir string, metrics []string) (*source, error) {
 	if u.jobs, err = jobValues(jobs, all); err != nil {
 		return nil, err
 	}
-	return &source{units: []*unit{u}}, nil
+	src := &source{units: []*unit{u}}
+	if sim.Policy != "" {
+		src.run = fmt.Sprintf("%s, seed %d", sim.Policy, sim.Seed)
+	}
+	return src, nil
 }
 
 // loadRun reads a spec run's combined files.

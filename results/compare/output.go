@@ -37,7 +37,7 @@ func (res *Result) Table() *results.Table {
 	for _, r := range res.Rows {
 		t.Rows = append(t.Rows, res.tableRow(r, groups))
 	}
-	t.Note = "Mean ± 95 % CI (Student t). Run metrics: over the seeds every side has (n), Δ paired by seed with a paired t-test. " +
+	t.Note = "Mean ± 95 % CI (Student t). Run metrics: over the seeds every side has (n), Δ paired by seed with a paired t-test (none with one pair: no test, no p). " +
 		perJobName + ": the jobs that finished, Δ paired by seed and job with a Wilcoxon signed-rank test (exact up to " +
 		fmt.Sprint(stats.ExactMax) + " pairs without ties, else normal approximation with tie and continuity corrections). Δ % is of the reference " +
 		res.Sides[0] + "'s mean. Times in hours."
@@ -51,7 +51,7 @@ func (res *Result) tableRow(r Row, groups bool) []results.Cell {
 		scale, name = 3600, name+" (h)"
 	}
 	n := count(r.Seeds, "seed")
-	if r.Trace == "" {
+	if r.Runs {
 		n = count(r.Seeds, "run")
 	}
 	if r.Signed != nil {
@@ -81,6 +81,9 @@ func (res *Result) tableRow(r Row, groups bool) []results.Cell {
 		row = append(row, results.Cell{Stats: []results.Stat{st}}, results.Cell{Text: rel}, results.Cell{Text: formatP(r.P(k))})
 	}
 	test := "paired t"
+	if pairs := r.pairs(); pairs < 2 {
+		test = "none (" + count(pairs, "pair") + ")" // no spread to test against
+	}
 	if r.Signed != nil {
 		test = "Wilcoxon"
 		if len(r.Signed) > 1 && r.Signed[1].Exact {
@@ -88,6 +91,15 @@ func (res *Result) tableRow(r Row, groups bool) []results.Cell {
 		}
 	}
 	return append(row, results.Cell{Text: test})
+}
+
+// pairs is the fewest pairs a side's difference to the reference has.
+func (r Row) pairs() int {
+	n := r.Seeds
+	for _, d := range r.Delta[1:] {
+		n = min(n, d.N)
+	}
+	return n
 }
 
 // perJobName names the per-job row in tables.
@@ -119,6 +131,10 @@ func formatP(p float64) string {
 // Figure overlays each side's per-job JCT / solo runtime CDF, a panel per
 // trace (and configuration).
 func (res *Result) Figure() (*plots.Figure, error) {
+	names := res.Sides
+	if res.Legends != nil {
+		names = res.Legends
+	}
 	var panels []plots.CDF
 	for _, p := range res.Jobs {
 		title := "trace " + p.Trace
@@ -131,7 +147,7 @@ func (res *Result) Figure() (*plots.Figure, error) {
 		}
 		for k, v := range p.Values {
 			if len(v) > 0 {
-				c.Series = append(c.Series, plots.Dist{Name: res.Sides[k], Values: v})
+				c.Series = append(c.Series, plots.Dist{Name: names[k], Values: v})
 			}
 		}
 		if len(c.Series) > 0 {
@@ -141,5 +157,5 @@ func (res *Result) Figure() (*plots.Figure, error) {
 	if len(panels) == 0 {
 		return nil, fmt.Errorf("compare: no finished job to draw")
 	}
-	return plots.CDFs(plots.NewStyles(res.Sides...), "per-job slowdown: "+strings.Join(res.Sides, " vs "), 3, panels...)
+	return plots.CDFs(plots.NewStyles(names...), "per-job slowdown: "+strings.Join(res.Sides, " vs "), 3, panels...)
 }

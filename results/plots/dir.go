@@ -107,9 +107,9 @@ func Available(dir string) []string {
 	return figs
 }
 
-// simRun is what a simulate --out directory's simulate.json says of its
-// run (the fields figures name it by).
-type simRun struct {
+// SimRun is what a simulate --out directory's simulate.json says of its
+// run (the fields figures and comparisons name it by).
+type SimRun struct {
 	Trace struct {
 		Name string `json:"name"`
 	} `json:"trace"`
@@ -118,14 +118,21 @@ type simRun struct {
 	Seed   uint64 `json:"seed"`
 }
 
-// run reads the directory's simulate.json once (the zero simRun when it
-// has none or it does not parse: the figures then name the folder).
-func (d *dirData) run() simRun {
+// ReadSimRun reads dir's simulate.json: the zero SimRun when it has none
+// or it does not parse (the figures then name the folder).
+func ReadSimRun(dir string) SimRun {
+	var r SimRun
+	if b, err := os.ReadFile(filepath.Join(dir, "simulate.json")); err == nil && json.Unmarshal(b, &r) != nil {
+		return SimRun{}
+	}
+	return r
+}
+
+// run reads the directory's simulate.json once (ReadSimRun).
+func (d *dirData) run() SimRun {
 	if d.sim == nil {
-		d.sim = &simRun{}
-		if b, err := os.ReadFile(filepath.Join(d.dir, "simulate.json")); err == nil {
-			_ = json.Unmarshal(b, d.sim)
-		}
+		r := ReadSimRun(d.dir)
+		d.sim = &r
 	}
 	return *d.sim
 }
@@ -159,7 +166,7 @@ type dirData struct {
 	named  bool // the caller named the figures
 	tables map[string]*runfiles.Table
 	st     *Styles
-	sim    *simRun // simulate.json's, read once (run)
+	sim    *SimRun // simulate.json's, read once (run)
 }
 
 // styles are the run's series styles, shared by all its figures: names in
