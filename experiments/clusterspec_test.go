@@ -129,7 +129,7 @@ func TestBadClusterSpecs(t *testing.T) {
 		{"trace larger than the type having it", strings.Replace(repl("  - trace: demo\n", "  - trace: "+aTrace+"\n"), "a100-40gb:4x2,h200-141gb:8x1", "legacy-11gb:4x2,h200-141gb:1x1", 1),
 			"c.yaml:4: traces[0].trace: " + aTrace + ":2: job 0: column num_gpus: 2 GPUs, but the cluster has at most 1 GPUs of one type whose catalog has workload gpt2_large_wiki_bs8_2gpu"},
 		{"context larger than a type's GPU", strings.Replace(repl("params: {dispatch: leastloaded}", "params: {dispatch: leastloaded, filter: mem-only}\n    truth: {context_mib: 20000}"), "h200-141gb:8x1", "legacy-11gb:8x1", 1),
-			"c.yaml:16: configs[1].truth: truth context_mib=20000: more than the legacy-11gb GPU's 11264 MiB"},
+			`c.yaml:16: configs[1].truth: truth: parameter context_mib="20000": want at most the legacy-11gb GPU's 11264 MiB`},
 		{"max_gpus beyond the catalog on a server", strings.Replace(repl("cluster: a100-40gb:4x2,h200-141gb:8x1", "server: a100-40gb:8"), "{dispatch: leastloaded}", "{}", 1),
 			"c.yaml:8: traces[1].max_gpus: 8: map: job 4 needs 4 GPUs, but the catalog has no 4-GPU workload (8 such jobs); such a trace runs on a cluster (cluster: TYPE:GPUSxSERVERS instead of server:)"},
 		{"stacking on a cluster", "name: s\ncluster: a100-40gb:1x1\nseeds: [1]\nstacking: {data: nowhere}\n", "c.yaml:2: cluster: a stacking spec runs on one GPU"},

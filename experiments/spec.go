@@ -24,6 +24,7 @@ import (
 	"github.com/aegis-sched/aegis/internal/strictyaml"
 	"github.com/aegis-sched/aegis/internal/suggest"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results/plots"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
@@ -609,7 +610,7 @@ func (s *Spec) checkCells(a at) error {
 	for ci, c := range s.Configs {
 		if _, err := s.cellRun(ci, nil); err != nil {
 			path, given := []any{"configs", ci, "params"}, c.Params
-			if strings.HasPrefix(err.Error(), "truth") {
+			if pe := (*policies.ParamError)(nil); errors.As(err, &pe) && pe.Scope == sim.TruthScope {
 				path, given = []any{"configs", ci, "truth"}, c.Truth
 			}
 			if len(given) == 0 {
@@ -622,10 +623,8 @@ func (s *Spec) checkCells(a at) error {
 		}
 		for _, pt := range points {
 			if _, err := s.cellRun(ci, pt); err != nil {
-				for k, kv := range pt {
-					if _, err1 := s.cellRun(ci, Point{kv}); err1 != nil {
-						return a.errf([]any{"sweep", k}, "config %q (configs[%d]): %v", c.Label, ci, err1)
-					}
+				if k, ok := pt.axisOf(err); ok {
+					return a.errf([]any{"sweep", k}, "config %q (configs[%d]): %v", c.Label, ci, err)
 				}
 				return a.errf([]any{"configs", ci}, "at sweep point %s: %v", pt, err)
 			}
@@ -1239,6 +1238,37 @@ func (p Point) String() string {
 	return strings.Join(s, " ")
 }
 
+// axisError is an error of one sweep axis's value (e.g. a ρ that is not a
+// number).
+type axisError struct {
+	param string // the axis's Setting.Param
+	err   error
+}
+
+func (e *axisError) Error() string { return e.err.Error() }
+func (e *axisError) Unwrap() error { return e.err }
+
+// axisOf finds the axis of p whose value err is about: an *axisError's, or
+// the axis that sets a *policies.ParamError's key (a truth setting's
+// truth.KEY). When err names none, a point of one axis blames that axis.
+func (p Point) axisOf(err error) (int, bool) {
+	param := ""
+	var ae *axisError
+	var pe *policies.ParamError
+	switch {
+	case errors.As(err, &ae):
+		param = ae.param
+	case errors.As(err, &pe) && pe.Scope == sim.TruthScope:
+		param = truthPrefix + pe.Key
+	case errors.As(err, &pe):
+		param = pe.Key
+	case len(p) == 1:
+		return 0, true
+	}
+	i := slices.IndexFunc(p, func(kv Setting) bool { return kv.Param == param })
+	return i, i >= 0
+}
+
 // Points lists the sweep's points, the last axis varying fastest; one
 // empty point when there is no sweep.
 func (s *Spec) Points() []Point {
@@ -1460,48 +1490,27 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 			ownModel = true
 			rho, err := strconv.ParseFloat(kv.Value, 64)
 			if err != nil {
-				return assemble.Run{}, fmt.Errorf("%s=%q: not a number", kv.Param, kv.Value)
+				return assemble.Run{}, &axisError{kv.Param, fmt.Errorf("%s=%q: not a number", kv.Param, kv.Value)}
 			}
 			if inter, err = withExponent(inter, rho); err != nil {
-				return assemble.Run{}, fmt.Errorf("%s: %w", kv.Param, err)
+				return assemble.Run{}, &axisError{kv.Param, fmt.Errorf("%s: %w", kv.Param, err)}
 			}
 			if err := s.checkSlowdown(inter); err != nil {
-				return assemble.Run{}, fmt.Errorf("%s=%s: %w", kv.Param, kv.Value, err)
+				return assemble.Run{}, &axisError{kv.Param, fmt.Errorf("%s=%s: %w", kv.Param, kv.Value, err)}
 			}
 		default:
 			params[kv.Param] = kv.Value
 		}
 	}
-	types := []models.GPUType{server.Type}
-	if cl != nil {
-		if _, err := assemble.NewDispatcher(c.Policy, params, *cl); err != nil {
-			return assemble.Run{}, err
-		}
-		if err := assemble.CheckClusterPolicy(c.Policy, assemble.WithoutDispatch(params, true), *cl); err != nil {
-			return assemble.Run{}, err
-		}
-		if cl.Mixed() && c.Model == "" && !ownModel {
-			inter = nil // each GPU type's own model
-		}
-		types = cl.Types
-	} else {
-		if err := assemble.CheckPolicy(c.Policy, params, server); err != nil {
-			return assemble.Run{}, err
-		}
+	if cl != nil && cl.Mixed() && c.Model == "" && !ownModel {
+		inter = nil // each GPU type's own model
 	}
 	tr, err := sim.ParseTruth(truth)
 	if err != nil {
 		return assemble.Run{}, err
 	}
-	for _, t := range types {
-		if err := tr.Check(models.Server{Type: t, GPUs: 1}); err != nil {
-			if _, set := truth["context_mib"]; !set {
-				err = fmt.Errorf("truth context_mib=%g (the default): more than the %s GPU's %g MiB: set a smaller CUDA context in the config's truth: {context_mib: N}", tr.ContextMiB, t.Name, t.MemoryMiB)
-			}
-			return assemble.Run{}, err
-		}
-	}
-	return assemble.Run{Server: server, Cluster: cl, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}, nil
+	run := assemble.Run{Server: server, Cluster: cl, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}
+	return run, run.Check()
 }
 
 // truthSettings are a cell's truth settings as given (config, then sweep).

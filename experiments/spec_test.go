@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -244,9 +248,9 @@ func TestValidateRejectsWhatRunCannotRun(t *testing.T) {
 	for _, tc := range []struct{ name, spec, want string }{
 		{"thresholds figure on a trace spec", base + "figures: [thresholds]\n", "t.yaml:6: figures[0]: thresholds is drawn from thresholds.csv, which this spec does not write (it writes cells.csv, jobs.csv)"},
 		{"stability figure without stability", base + "figures: [stability]\n", "t.yaml:6: figures[0]: stability is drawn from stability.csv"},
-		{"context above the GPU's memory", repl("{label: E, policy: exclusive}", "{label: E, policy: exclusive, truth: {context_mib: 50000}}"), "t.yaml:5: configs[0].truth: truth context_mib=50000: more than the a100-40gb GPU's 40960 MiB"},
+		{"context above the GPU's memory", repl("{label: E, policy: exclusive}", "{label: E, policy: exclusive, truth: {context_mib: 50000}}"), `t.yaml:5: configs[0].truth: truth: parameter context_mib="50000": want at most the a100-40gb GPU's 40960 MiB: set a smaller CUDA context`},
 		{"interference intercept 50", repl("policy: aegis}", "policy: aegis, model: i50.yaml}"), "t.yaml:5: configs[1].model: on a100-40gb: the interference model runs"},
-		{"GPU type of 256 MiB", repl("a100-40gb:3", "tiny.yaml:3"), "t.yaml:5: configs[0]: truth context_mib=500 (the default): more than the tiny GPU's 256 MiB"},
+		{"GPU type of 256 MiB", repl("a100-40gb:3", "tiny.yaml:3"), `t.yaml:5: configs[0]: truth: parameter context_mib="500": want at most the tiny GPU's 256 MiB (500 is the default)`},
 		{"seed 1.5", repl("seeds: [1]", "seeds: [1.5]"), `t.yaml:4: seeds[0]: want a whole number from 0 to 18446744073709551615, got "1.5"`},
 		{"seed 2^64", repl("seeds: [1]", "seeds: [18446744073709551616]"), `t.yaml:4: seeds[0]: want a whole number from 0 to 18446744073709551615, got "18446744073709551616"`},
 		{"jobs 10.7", repl("{trace: demo}", "{like: venus, jobs: 10.7, seed: 1}"), `t.yaml:3: traces[0].jobs: want a whole number, got "10.7"`},
@@ -262,6 +266,35 @@ func TestValidateRejectsWhatRunCannotRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSpec([]byte(tc.spec), filepath.Join(dir, "t.yaml"))
 			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// A failing sweep point blames the axis its error is about, found by type
+// (policies.ParamError's key, a truth setting's truth.KEY, an axisError),
+// never by the error's text or by rerunning the axes one by one.
+func TestPointAxisOf(t *testing.T) {
+	pt := Point{{Param: "hold", Value: "forever"}, {Param: "truth.noise", Value: "loud"}, {Param: modelRho, Value: "x"}}
+	for _, tc := range []struct {
+		name string
+		pt   Point
+		err  error
+		want int // -1: none
+	}{
+		{"policy key", pt, fmt.Errorf("at: %w", &policies.ParamError{Scope: "policy aegis", Key: "hold"}), 0},
+		{"truth key", pt, &policies.ParamError{Scope: sim.TruthScope, Key: "noise"}, 1},
+		{"policy key named as a truth one", pt, &policies.ParamError{Scope: "policy aegis", Key: "noise"}, -1},
+		{"axis", pt, &axisError{modelRho, errors.New("not a number")}, 2},
+		{"untyped", pt, errors.New("truth noise"), -1},
+		{"untyped, one axis", pt[1:2], errors.New("server lacks pressure"), 0},
+		{"key not swept", pt, &policies.ParamError{Scope: "cluster", Key: "dispatch"}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, ok := tc.pt.axisOf(tc.err)
+			require.Equal(t, tc.want >= 0, ok)
+			if ok {
+				require.Equal(t, tc.want, k)
+			}
 		})
 	}
 }

@@ -118,10 +118,8 @@ func (s *Spec) checkStacking(a at) error {
 	}
 	for _, pt := range s.Points() {
 		if _, err := s.stackConfig(pt, 0); err != nil {
-			for k, kv := range pt {
-				if _, err1 := s.stackConfig(Point{kv}, 0); err1 != nil {
-					return a.errf([]any{"sweep", k}, "%v", err1)
-				}
+			if k, ok := pt.axisOf(err); ok {
+				return a.errf([]any{"sweep", k}, "%v", err)
 			}
 			return a.errf([]any{"sweep"}, "at sweep point %s: %v", pt, err)
 		}
@@ -139,12 +137,12 @@ func (s *Spec) stackConfig(pt Point, seed uint64) (stacking.Config, error) {
 		case kv.Param == "thresholds":
 			parts := strings.Split(kv.Value, ",")
 			if len(parts) != 3 {
-				return cfg, fmt.Errorf("thresholds=%q: want τ1,τ2,τ3", kv.Value)
+				return cfg, &axisError{kv.Param, fmt.Errorf("thresholds=%q: want τ1,τ2,τ3", kv.Value)}
 			}
 			for i, p := range parts {
 				v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 				if err != nil || !(v >= 0 && v <= 1) {
-					return cfg, fmt.Errorf("thresholds=%q: want three numbers in [0, 1]", kv.Value)
+					return cfg, &axisError{kv.Param, fmt.Errorf("thresholds=%q: want three numbers in [0, 1]", kv.Value)}
 				}
 				cfg.Thresholds[i] = v
 			}
@@ -154,15 +152,15 @@ func (s *Spec) stackConfig(pt Point, seed uint64) (stacking.Config, error) {
 			case "nf":
 				cfg.NoFilter = true
 			default:
-				return cfg, fmt.Errorf("filter=%q: want pressure or nf", kv.Value)
+				return cfg, &axisError{kv.Param, fmt.Errorf("filter=%q: want pressure or nf", kv.Value)}
 			}
 		case kv.Param == modelRho:
 			rho, err := strconv.ParseFloat(kv.Value, 64)
 			if err != nil {
-				return cfg, fmt.Errorf("%s=%q: not a number", kv.Param, kv.Value)
+				return cfg, &axisError{kv.Param, fmt.Errorf("%s=%q: not a number", kv.Param, kv.Value)}
 			}
 			if inter, err = withExponent(inter, rho); err != nil {
-				return cfg, fmt.Errorf("%s: %w", kv.Param, err)
+				return cfg, &axisError{kv.Param, fmt.Errorf("%s: %w", kv.Param, err)}
 			}
 		default:
 			truth[strings.TrimPrefix(kv.Param, truthPrefix)] = kv.Value

@@ -19,7 +19,32 @@ type Params struct {
 	m    map[string]string
 	used map[string]string // key -> help
 	defs []ParamDef        // in the order first read
-	err  error
+	bad  *ParamError       // the first bad value, its Scope set by Done
+}
+
+// ParamError is a bad parameter: a value its reader refuses or, when
+// Unknown, a key it does not read. Callers find it with errors.As to tell
+// whose parameter is at fault (Scope) and which key (Key), e.g. to point at
+// the line of a spec that sets it.
+type ParamError struct {
+	// Scope is who reads the key: "policy aegis", "cluster" (the
+	// dispatcher's keys), "truth" (the simulator's truth settings).
+	Scope string
+	Key   string
+	Value string // as given
+	// Want says what a valid value looks like; for an unknown key, the
+	// valid keys with their help.
+	Want    string
+	Unknown bool
+	// hint is a did-you-mean suffix for an unknown key.
+	hint string
+}
+
+func (e *ParamError) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("%s: unknown parameter %q%s; valid: %s", e.Scope, e.Key, e.hint, e.Want)
+	}
+	return fmt.Sprintf("%s: parameter %s=%q: want %s", e.Scope, e.Key, e.Value, e.Want)
 }
 
 // ParamDef describes a parameter as the policy reads it: its key, default,
@@ -79,8 +104,8 @@ func (p *Params) get(key, help string) (string, bool) {
 }
 
 func (p *Params) fail(key, v, want string) {
-	if p.err == nil {
-		p.err = fmt.Errorf("parameter %s=%q: want %s", key, v, want)
+	if p.bad == nil {
+		p.bad = &ParamError{Key: key, Value: v, Want: want}
 	}
 }
 
@@ -200,14 +225,17 @@ func (p *Params) Floats(key string, def []float64, lo, hi float64, help string) 
 }
 
 // Done reports the first bad value, or any key that was never read, listing
-// the valid keys.
-func (p *Params) Done(policy string) error {
-	if p.err != nil {
-		return fmt.Errorf("%s: %w", policy, p.err)
+// the valid keys: a *ParamError of scope (e.g. "policy aegis").
+func (p *Params) Done(scope string) error {
+	if p.bad != nil {
+		e := *p.bad
+		e.Scope = scope
+		return &e
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.m)) {
 		if _, ok := p.used[k]; !ok {
-			return fmt.Errorf("%s: unknown parameter %q%s; valid: %s", policy, k, suggest.DidYouMean(k, slices.Sorted(maps.Keys(p.used))), p.Valid())
+			return &ParamError{Scope: scope, Key: k, Value: p.m[k], Want: p.Valid(), Unknown: true,
+				hint: suggest.DidYouMean(k, slices.Sorted(maps.Keys(p.used)))}
 		}
 	}
 	return nil

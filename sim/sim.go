@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/aegis-sched/aegis/models"
@@ -62,9 +63,10 @@ func (t Truth) Check(srv models.Server) error {
 	if c, m := t.ContextMiB, srv.Type.MemoryMiB; c > m {
 		def := ""
 		if c == DefaultTruth().ContextMiB {
-			def = " (the default)"
+			def = fmt.Sprintf(" (%g is the default)", c)
 		}
-		return fmt.Errorf("truth context_mib=%g%s: more than the %s GPU's %g MiB: set a smaller CUDA context with --truth context_mib=N (in a spec: truth: {context_mib: N})", c, def, srv.Type.Name, m)
+		return &policies.ParamError{Scope: TruthScope, Key: "context_mib", Value: strconv.FormatFloat(c, 'g', -1, 64),
+			Want: fmt.Sprintf("at most the %s GPU's %g MiB%s: set a smaller CUDA context with --truth context_mib=N (in a spec: truth: {context_mib: N})", srv.Type.Name, m, def)}
 	}
 	return nil
 }
@@ -1341,6 +1343,9 @@ func (s *Sim) checkJob(i int) error {
 // bad value is an error listing the valid ones.
 func ParseTruth(m map[string]string) (Truth, error) { return ReadTruth(policies.NewParams(m)) }
 
+// TruthScope is the Scope of a *policies.ParamError about a truth setting.
+const TruthScope = "truth"
+
 // ReadTruth reads truth settings from p (see ParseTruth); p.Defs then lists
 // every setting with its default and valid values.
 func ReadTruth(p *policies.Params) (Truth, error) {
@@ -1354,7 +1359,7 @@ func ReadTruth(p *policies.Params) (Truth, error) {
 		SpeedJitter:   p.Float("speed_jitter", d.SpeedJitter, 0, 0.5, "relative half-width of per-attempt speed variation"),
 		IdleHorizon:   p.Duration("idle_horizon", d.IdleHorizon, time.Second, 1000*time.Hour, "how long wake-ups alone may run on an idle server"),
 	}
-	if err := p.Done("truth"); err != nil {
+	if err := p.Done(TruthScope); err != nil {
 		return Truth{}, err
 	}
 	return t, nil

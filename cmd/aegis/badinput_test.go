@@ -76,7 +76,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		// issue 13's table
 		{name: "issue 13: gen --jobs 1e12", args: []string{"trace", "gen", "--like", "saturn", "--jobs", "1000000000000"}, code: 2, msg: "--jobs 1000000000000: want 1 to 1000000000"},
-		{name: "issue 13: context_mib above the GPU", args: sim("--truth", "context_mib=50000"), code: 2, msg: "truth context_mib=50000: more than the a100-40gb GPU's 40960 MiB"},
+		{name: "issue 13: context_mib above the GPU", args: sim("--truth", "context_mib=50000"), code: 2, msg: `truth: parameter context_mib="50000": want at most the a100-40gb GPU's 40960 MiB`},
 		{name: "issue 13: header names a column twice", args: sim("--trace", "{dupcol.csv}"), code: 1, msg: `dupcol.csv:1: header names column "submit_offset_s" twice (columns 1 and 4)`},
 		{name: "issue 13: row longer than the header", args: sim("--trace", "{longrow.csv}"), code: 1, msg: "longrow.csv:3: row has 4 fields, the header 3"},
 		{name: "issue 13: JSON Lines unknown key", args: sim("--trace", "{key.jsonl}"), code: 1, msg: `key.jsonl:1: unknown key "gpus"; valid keys: job_id, submit_offset_s, workload_id, num_gpus, solo_s`},
@@ -93,7 +93,7 @@ func TestBadInput(t *testing.T) {
 		{name: "issue 25: --memprofile into a missing directory", args: sim("--memprofile", "{dir}/nodir/mem.prof", "--out", "{dir}/memrun"), code: 1, msg: "--memprofile: open", creates: "memrun"},
 		{name: "issue 25: a journal that is an events.jsonl", args: []string{"exec", "--resume", "{dir}/evjournal"}, code: 1, msg: "journal.jsonl:1: this is a run's event log (events.jsonl: aegis simulate and aegis exec write it), not an executor journal", creates: "evjournal/lock"},
 		{name: "issue 25: a journal whose policy was edited", args: []string{"exec", "--resume", "{dir}/badpolicy"}, code: 1, msg: `journal.jsonl:1: the run's journaled settings: unknown policy "magic"`},
-		{name: "issue 25: a GPU type below the default CUDA context", args: sim("--trace", "{tiny.csv}", "--server", "{tiny.yaml}:2"), code: 2, msg: "truth context_mib=500 (the default): more than the tiny GPU's 300 MiB: set a smaller CUDA context with --truth context_mib=N"},
+		{name: "issue 25: a GPU type below the default CUDA context", args: sim("--trace", "{tiny.csv}", "--server", "{tiny.yaml}:2"), code: 2, msg: `truth: parameter context_mib="500": want at most the tiny GPU's 300 MiB (500 is the default): set a smaller CUDA context with --truth context_mib=N`},
 		{name: "issue 25: trace gen --out onto a directory", args: []string{"trace", "gen", "--like", "philly", "--jobs", "5", "--out", "{dir}"}, code: 1, msg: ": is a directory, not a file"},
 		{name: "issue 25: --resume of a directory without a run", args: []string{"exec", "--resume", "{dir}/norun"}, code: 1, msg: "norun: no run to resume (no journal.jsonl there; start one with aegis exec --out", creates: "norun"},
 

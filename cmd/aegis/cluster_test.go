@@ -23,7 +23,7 @@ func TestSimulateClusterErrors(t *testing.T) {
 		{[]string{"--cluster", "a100-40gb:8x0"}, `server count "0" is not a whole number in 1..16384`},
 		{[]string{"--cluster", "a100-40gb:8x8,h200:8x4"}, `cluster group "h200:8x4": GPU type: unknown GPU type "h200"`},
 		{[]string{"--cluster", "a100-40gb:8x8,legacy-11gb:8x4", "--policy", "aegis"}, "policy aegis on legacy-11gb"},
-		{[]string{"--cluster", "a100-40gb:8x8,legacy-11gb:8x4", "--truth", "context_mib=20000"}, "more than the legacy-11gb GPU's 11264 MiB"},
+		{[]string{"--cluster", "a100-40gb:8x8,legacy-11gb:8x4", "--truth", "context_mib=20000"}, "want at most the legacy-11gb GPU's 11264 MiB"},
 		{[]string{"--cluster", "a100-40gb:8x2", "--server", "a100-40gb:8"}, "--cluster and --server: give one"},
 		{[]string{"--cluster", "a100-40gb:8x2", "--set", "dispatch=worst"}, `"worst"`},
 		{[]string{"--cluster", "a100-40gb:8x2", "--policy", "aegis", "--set", "hold=x"}, "hold"},

@@ -138,6 +138,11 @@ type setup struct {
 	title  string
 	gpus   string         // what the jobs run on (the run's page)
 	emu    *models.Server // the emulated GPUs; nil: real ones
+	// gpuType names the GPU type whose catalog is cfg.Catalog.
+	gpuType string
+	// run is the emulated run's policy, GPUs and truth (Run.Check), when
+	// the GPUs are emulated.
+	run assemble.Run
 }
 
 // prepare turns flags into an executor configuration and a policy.
@@ -191,7 +196,8 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 		}
 		cfg.Source, cfg.Mirror = emu, emu
 		return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on emulated %s, policy %s, speedup %g", srv, f.policy, f.speedup),
-			gpus: "emulated " + srv.String(), emu: &srv}, nil
+			gpus: "emulated " + srv.String(), emu: &srv, gpuType: srv.Type.Name,
+			run: assemble.Run{Server: srv, Policy: f.policy, Params: params, Truth: &truth}}, nil
 	}
 	if len(f.truths) > 0 {
 		return nil, usageError{fmt.Errorf("--truth applies to emulated GPUs only (--emulate)")}
@@ -219,7 +225,7 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 		return nil, err
 	}
 	return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on this machine's GPUs (%s), policy %s", cfg.Source.Name(), f.policy),
-		gpus: fmt.Sprintf("this machine's GPUs (%s telemetry)", cfg.Source.Name())}, nil
+		gpus: fmt.Sprintf("this machine's GPUs (%s telemetry)", cfg.Source.Name()), gpuType: typ.Name}, nil
 }
 
 // checkPolicy refuses a policy that cannot run on the telemetry the source
@@ -268,7 +274,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 			s.cfg.Source.Close()
 			return err
 		}
-	} else if err := assemble.CheckPolicy(f.policy, mustSets(f.sets), mustServer(f.emulate)); err != nil {
+	} else if err := s.run.Check(); err != nil {
 		return usageError{err}
 	}
 	name := "standard input"
@@ -284,7 +290,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 		if tr, err = traces.Load(f.trace); err != nil {
 			return err
 		}
-		if err := assemble.Check(tr, models.Server{Type: models.GPUType{Name: "this run's"}, GPUs: 1 << 20}, s.cfg.Catalog); err != nil {
+		if err := assemble.CheckWorkloads(tr, s.gpuType, s.cfg.Catalog); err != nil {
 			return err
 		}
 		s.cfg.Jobs = append(s.cfg.Jobs, tr.Jobs...)
@@ -432,13 +438,3 @@ out-of-memory message on stderr, exit 1). SIGTERM and SIGINT end it.`,
 type exitCode int
 
 func (e exitCode) Error() string { return "exit code " + strconv.Itoa(int(e)) }
-
-func mustSets(sets []string) map[string]string {
-	m, _ := policies.ParseSets(sets) // already checked by prepare
-	return m
-}
-
-func mustServer(s string) models.Server {
-	srv, _ := models.ParseServer(s) // already checked by prepare
-	return srv
-}

@@ -233,32 +233,15 @@ func (fl *simulateFlags) check(srv models.Server, cl *models.Cluster) (params ma
 	if err != nil {
 		return nil, truth, usageError{err}
 	}
-	if cl != nil {
-		if _, err = assemble.NewDispatcher(fl.policy, params, *cl); err == nil {
-			err = assemble.CheckClusterPolicy(fl.policy, assemble.WithoutDispatch(params, true), *cl)
-		}
-	} else {
-		err = assemble.CheckPolicy(fl.policy, params, srv)
-	}
-	if err != nil {
-		return nil, truth, usageError{err}
-	}
 	tm, err := policies.ParseFlagSets("--truth", fl.truths)
 	if err != nil {
 		return nil, truth, usageError{err}
 	}
-	truth, err = sim.ParseTruth(tm)
-	if err == nil {
-		err = truth.Check(srv)
+	if truth, err = sim.ParseTruth(tm); err != nil {
+		return nil, truth, usageError{err}
 	}
-	if cl != nil {
-		for _, t := range cl.Types {
-			if err == nil {
-				err = truth.Check(models.Server{Type: t, GPUs: 1})
-			}
-		}
-	}
-	if err != nil {
+	r := assemble.Run{Server: srv, Cluster: cl, Policy: fl.policy, Params: params, Truth: &truth}
+	if err := r.Check(); err != nil {
 		return nil, truth, usageError{err}
 	}
 	return params, truth, nil

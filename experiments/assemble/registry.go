@@ -147,26 +147,19 @@ func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
 	return k.build(params)
 }
 
-// CheckClusterPolicy is CheckPolicy for every GPU type of cluster c: each
-// server's policy must be able to run on its type.
-func CheckClusterPolicy(name string, params map[string]string, c models.Cluster) error {
-	for _, t := range c.Types {
-		if err := CheckPolicy(name, params, models.Server{Type: t, GPUs: c.MaxServerGPUs()}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// CheckPolicy builds a policy by name and checks that it can run on the
-// server (e.g. a pressure filter needs DCGM telemetry).
-func CheckPolicy(name string, params map[string]string, srv models.Server) error {
+// checkPolicy builds a policy by name and checks that it can run on each
+// of servers (e.g. a pressure filter needs DCGM telemetry).
+func checkPolicy(name string, params map[string]string, servers []models.Server) error {
 	p, err := NewPolicy(name, params)
 	if err != nil {
 		return err
 	}
 	defer ClosePolicy(p)
-	if v, ok := p.(policies.Validator); ok {
+	v, ok := p.(policies.Validator)
+	if !ok {
+		return nil
+	}
+	for _, srv := range servers {
 		if err := v.Validate(&policies.View{Pressure: srv.Type.Pressure}); err != nil {
 			return fmt.Errorf("policy %s on %s: %w", name, srv, err)
 		}
@@ -185,12 +178,9 @@ func NewDispatcher(name string, params map[string]string, c models.Cluster) (*di
 	return dispatch.New(cfg, c.Servers, func() (policies.Policy, error) { return NewPolicy(name, rest) })
 }
 
-// WithoutDispatch returns params without the dispatcher's key when
-// cluster is true (what each server's policy gets), else params.
-func WithoutDispatch(params map[string]string, cluster bool) map[string]string {
-	if !cluster {
-		return params
-	}
+// withoutDispatch returns params without the dispatcher's keys: what each
+// server's policy of a cluster gets.
+func withoutDispatch(params map[string]string) map[string]string {
 	rest := maps.Clone(params)
 	for _, k := range dispatchKeys {
 		delete(rest, k)
@@ -214,5 +204,5 @@ func splitDispatch(params map[string]string) (dispatch.Config, map[string]string
 	if err := p.Done("cluster"); err != nil {
 		return dispatch.Config{}, nil, err
 	}
-	return cfg, WithoutDispatch(params, true), nil
+	return cfg, withoutDispatch(params), nil
 }

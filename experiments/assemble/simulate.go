@@ -448,16 +448,61 @@ func WorkloadsCommand(gpuType string) string {
 	return "aegis workloads --gpu-type " + gpuType
 }
 
-// Check reports the first job of a trace that cannot run on the server: a
-// workload missing from the server's catalog, a GPU count that disagrees
-// with the workload's, or more GPUs than the server has. Errors name the
-// trace file and line when known.
-func Check(t *traces.Trace, srv models.Server, cat *models.Catalog) error {
-	return check(t, srv, cat, false)
+// Check checks that r can be put together, without running it: its policy
+// (on a cluster, the dispatcher of one per server) builds from r.Params and
+// can run on every GPU type of the hardware, r's truth suits each of those
+// types and, when r.Trace is set, every job of the trace can run there.
+// aegis simulate, aegis exec and every cell of an experiment check their
+// runs with it; bad parameters are *policies.ParamError.
+func (r Run) Check() error {
+	srv, servers := r.Server, []models.Server{r.Server}
+	if c := r.Cluster; c != nil {
+		srv, servers = c.Server(), nil
+		for _, t := range c.Types {
+			servers = append(servers, models.Server{Type: t, GPUs: c.MaxServerGPUs()})
+		}
+		if _, err := NewDispatcher(r.Policy, r.Params, *c); err != nil {
+			return err
+		}
+		if err := checkPolicy(r.Policy, withoutDispatch(r.Params), servers); err != nil {
+			return err
+		}
+	} else if err := checkPolicy(r.Policy, r.Params, servers); err != nil {
+		return err
+	}
+	truth := sim.DefaultTruth()
+	if r.Truth != nil {
+		truth = *r.Truth
+	}
+	for _, s := range servers {
+		if err := truth.Check(s); err != nil {
+			return err
+		}
+	}
+	if r.Trace == nil {
+		return nil
+	}
+	cat, err := models.CatalogFor(srv.Type)
+	if err != nil {
+		return err
+	}
+	return CheckOn(r.Trace, srv, r.Cluster, cat)
 }
 
-// check is Check; perProfile admits a job of a multiple of its workload's
-// GPU count (sim.Config.GPUsPerProfile, cluster runs).
+// CheckWorkloads reports the first job of a trace whose workload is not in
+// GPU type gpuType's catalog cat, or whose GPU count disagrees with the
+// workload's: Check for a run whose number of GPUs is not known yet (aegis
+// exec, whose executor refuses a job wider than its GPUs).
+func CheckWorkloads(t *traces.Trace, gpuType string, cat *models.Catalog) error {
+	return check(t, models.Server{Type: models.GPUType{Name: gpuType}}, cat, false)
+}
+
+// check reports the first job of a trace that cannot run on the server: a
+// workload missing from the server's catalog, a GPU count that disagrees
+// with the workload's, or more GPUs than the server has (unless srv.GPUs is
+// 0: not known). Errors name the trace file and line when known.
+// perProfile admits a job of a multiple of its workload's GPU count
+// (sim.Config.GPUsPerProfile, cluster runs).
 func check(t *traces.Trace, srv models.Server, cat *models.Catalog, perProfile bool) error {
 	for i, j := range t.Jobs {
 		w, ok := cat.Get(j.Workload)
@@ -468,7 +513,7 @@ func check(t *traces.Trace, srv models.Server, cat *models.Catalog, perProfile b
 			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d (a cluster run takes a multiple of it, its profile repeated per GPU)", t.Where(i), j.GPUs, j.Workload, w.GPUs)
 		case !perProfile && w.GPUs != j.GPUs:
 			return fmt.Errorf("%s: column num_gpus: %d, but workload %s needs %d", t.Where(i), j.GPUs, j.Workload, w.GPUs)
-		case j.GPUs > srv.GPUs:
+		case srv.GPUs > 0 && j.GPUs > srv.GPUs:
 			if perProfile {
 				return fmt.Errorf("%s: column num_gpus: %d GPUs, but the cluster has %d", t.Where(i), j.GPUs, srv.GPUs)
 			}
@@ -478,14 +523,15 @@ func check(t *traces.Trace, srv models.Server, cat *models.Catalog, perProfile b
 	return nil
 }
 
-// CheckOn is Check on srv or, when c is not nil, on cluster c (srv is then
-// c.Server() and cat its first type's catalog): a cluster run admits a
+// CheckOn reports the first job of a trace that cannot run on srv or, when
+// c is not nil, on cluster c (srv is then c.Server() and cat its first
+// type's catalog), as check does: a cluster run admits a
 // multiple of a workload's GPU count, and a cluster of several GPU types
 // checks each job against the catalogs of all of them.
 func CheckOn(t *traces.Trace, srv models.Server, c *models.Cluster, cat *models.Catalog) error {
 	switch {
 	case c == nil:
-		return Check(t, srv, cat)
+		return check(t, srv, cat, false)
 	case c.Mixed():
 		m, err := newMixedTruth(Run{Cluster: c})
 		if err != nil {

@@ -3,6 +3,7 @@ package assemble
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -108,6 +110,51 @@ func TestSimulateCancelled(t *testing.T) {
 			require.ErrorContains(t, err, "policy exclusive")
 			require.Nil(t, o)
 			require.Equal(t, at, p.calls, "no decision after the cancel")
+		})
+	}
+}
+
+// Run.Check refuses what Simulate could not run, before it runs: bad
+// parameters as *policies.ParamError of their scope, a policy a GPU type
+// cannot serve, truth a GPU type cannot hold, a job the hardware cannot run.
+func TestRunCheck(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(t, err)
+	mixed, err := models.ParseCluster("a100-40gb:8x2,legacy-11gb:8x1")
+	require.NoError(t, err)
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	small := *tr
+	small.Jobs = append([]traces.Job(nil), tr.Jobs...)
+	small.Jobs[0].Workload = "nosuch"
+	big := sim.Truth{ContextMiB: 20000}
+	for _, tc := range []struct {
+		name       string
+		r          Run
+		scope, key string // of the *policies.ParamError; "" for another error
+		want       string
+	}{
+		{"fine", Run{Trace: tr, Server: srv, Policy: "aegis"}, "", "", ""},
+		{"fine cluster", Run{Cluster: &mixed, Policy: "exclusive", Params: map[string]string{"dispatch": "firstfit"}}, "", "", ""},
+		{"policy parameter", Run{Server: srv, Policy: "aegis", Params: map[string]string{"hold": "forever"}}, "policy aegis", "hold", `policy aegis: parameter hold="forever"`},
+		{"filter", Run{Server: srv, Policy: "aegis", Params: map[string]string{"filter": "util:0"}}, "policy aegis", "filter", `want util:<pct> with pct in (0, 100]`},
+		{"dispatcher parameter", Run{Cluster: &mixed, Policy: "exclusive", Params: map[string]string{"dispatch": "worst"}}, "cluster", "dispatch", `cluster: parameter dispatch="worst"`},
+		{"policy on a type without pressure", Run{Cluster: &mixed, Policy: "aegis"}, "", "", "policy aegis on legacy-11gb:8: filter=pressure needs"},
+		{"truth on a type", Run{Cluster: &mixed, Policy: "exclusive", Truth: &big}, "truth", "context_mib", "want at most the legacy-11gb GPU's 11264 MiB"},
+		{"trace", Run{Trace: &small, Server: srv, Policy: "exclusive"}, "", "", `"nosuch" is not in the a100-40gb catalog`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.r.Check()
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+			var pe *policies.ParamError
+			require.Equal(t, tc.scope != "", errors.As(err, &pe), "a *policies.ParamError")
+			if pe != nil {
+				require.Equal(t, [2]string{tc.scope, tc.key}, [2]string{pe.Scope, pe.Key})
+			}
 		})
 	}
 }

@@ -14,7 +14,6 @@ package aegis
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,11 +137,11 @@ func ReadConfig(p *policies.Params) (Config, error) {
 	case strings.HasPrefix(filter, "util:"):
 		pct, err := strconv.ParseFloat(strings.TrimPrefix(filter, "util:"), 64)
 		if err != nil || !(pct > 0 && pct <= 100) { // NaN fails too
-			return Config{}, fmt.Errorf("policy aegis: parameter filter=%q: want util:<pct> with pct in (0, 100]", filter)
+			return Config{}, &policies.ParamError{Scope: "policy aegis", Key: "filter", Value: filter, Want: "util:<pct> with pct in (0, 100]"}
 		}
 		c.Filter, c.UtilPct = "util", pct
 	default:
-		return Config{}, fmt.Errorf("policy aegis: parameter filter=%q: want pressure, nf, mem-only or util:<pct>", filter)
+		return Config{}, &policies.ParamError{Scope: "policy aegis", Key: "filter", Value: filter, Want: "pressure, nf, mem-only or util:<pct>"}
 	}
 	return c, nil
 }
