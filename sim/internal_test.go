@@ -167,3 +167,35 @@ func TestRegimeFollowsRates(t *testing.T) {
 	require.Equal(t, []policies.JobID{0}, s.view.GPUs[1].Jobs, "GPU 1's jobs are unchanged")
 	require.NotEqual(t, before, tm.Regime(1), "GPU 1's telemetry changed with the pair's rate")
 }
+
+// A prepared draw gives draw's value bit for bit, for every kind of
+// signal (constant, bursty, normal, with a low mode) and noise level,
+// at the ends of (0, 1) and at random points; and a sample's noise key
+// is unitPrefix's.
+func TestDistIsDraw(t *testing.T) {
+	stats := []models.Stat{
+		{Mean: 0.4, P95: 0.4},            // constant
+		{Mean: 0.12, P95: 0.61},          // bursty
+		{Mean: 0.5, P95: 0.7},            // normal
+		{Mean: 0.05, P95: 0.09},          // normal, clipped at 0 by the tail
+		{Mean: 0.3, P95: 0.8, Idle: 0.4}, // low mode, bursty busy level
+		{Mean: 0.3, P95: 0.6, Idle: 0.2}, // low mode, normal busy level
+		{Mean: 0.3, P95: 0.2, Idle: 0.2}, // low mode, constant busy level
+	}
+	us := []float64{0.5 / (1 << 53), 1e-300, 0.05, 0.0999999, 0.1, 0.2, 0.4, 0.5, 0.97, 1 - 0.5/(1<<53)}
+	for i := range 1000 {
+		us = append(us, unitFrom(unitPrefix(7, uint64(i), 3), 1))
+	}
+	for _, st := range stats {
+		for _, noise := range []float64{0, 0.5, 1, 2} {
+			d := distOf(st, noise)
+			for _, u := range us {
+				want, got := draw(st, u, noise), d.at(u)
+				require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%+v noise %v u %v", st, noise, u)
+			}
+		}
+	}
+	for _, seed := range []uint64{0, 1, 1 << 63} {
+		require.Equal(t, unitPrefix(seed, 5, 9), mix(mix(seedMix(seed)^5)^9))
+	}
+}

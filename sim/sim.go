@@ -280,6 +280,7 @@ type Sim struct {
 	lastChange     time.Duration
 	co             []models.Profile                   // scratch
 	comb           []models.TelemetryJob              // scratch
+	seedMix        uint64                             // the seed's part of unitPrefix
 	combLo, combHi []models.TelemetryJob              // scratch of SampleRange
 	ts             []time.Duration                    // scratch of scheduleOOM
 	workloads      map[*models.Workload]*workloadInfo // derived once per workload
@@ -328,7 +329,7 @@ func (s *Sim) mixed() bool { return s.typeOf != nil }
 // New builds a simulator for the given jobs. Every job's workload must be in
 // the catalog with a matching GPU count that the server can hold.
 func New(cfg Config, specs []traces.Job) (*Sim, error) {
-	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}}
+	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}, seedMix: seedMix(cfg.Seed)}
 	s.books = policies.NewBooks(&s.view)
 	if err := s.setTypes(); err != nil {
 		return nil, err

@@ -30,6 +30,10 @@ type segJob struct {
 	peakMiB     float64 // this attempt's true peak
 	activeAt    time.Duration
 	rate        float64 // progress rate while the segment lasts
+	// key is the job's part of its draws' noise key (noiseKey), and
+	// smact, smocc, drama its signals' draws (draw) prepared once.
+	key                 uint64
+	smact, smocc, drama dist
 }
 
 type segment struct {
@@ -68,6 +72,12 @@ func (h *history) fit(n int) {
 	h.cache = make([]cached, size)
 }
 
+// slot is whole second k's place in the cache (k >= 0; the cache's size is
+// a power of two, so k modulo it is its low bits).
+func (h *history) slot(k int64) *cached {
+	return &h.cache[k&int64(len(h.cache)-1)]
+}
+
 type cached struct {
 	k  int64
 	ok bool
@@ -91,8 +101,11 @@ func (h *history) record(s *Sim, g int) {
 		pj := &s.view.Jobs[id]
 		if pj.Active {
 			prof := s.shownOn(int(id), g)
+			noise := s.cfg.Truth.Noise
 			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
-				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate})
+				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate,
+				key: noiseKey(int(id), pj.Attempts), smact: distOf(prof.SMACT, noise),
+				smocc: distOf(prof.SMOCC, noise), drama: distOf(prof.DRAMA, noise)})
 		}
 	}
 	s.meter(g, jobs)
@@ -163,7 +176,7 @@ func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 func (s *Sim) cachedSample(g int, k int64) policies.Sample {
 	h := &s.gpus[g].tel
 	h.fit(minCache)
-	c := &h.cache[k%int64(len(h.cache))]
+	c := h.slot(k)
 	if !c.ok || c.k != k || (c.ahead && !h.holds(c)) {
 		*c = cached{k: k, ok: true, x: s.sample(g, k)}
 	}
@@ -201,7 +214,7 @@ func (tm telemetry) Ahead(dst []policies.Sample, g int, after time.Duration, n i
 		}
 	}
 	for k := last + 1; k <= last+int64(n) && time.Duration(k)*time.Second < due; k++ {
-		c := &h.cache[k%int64(len(h.cache))]
+		c := h.slot(k)
 		if !c.ok || c.k != k || (c.ahead && !h.holds(c)) {
 			*c = cached{k: k, ok: true, ahead: true, ser: ser, x: s.sample(g, k)}
 		}
@@ -244,16 +257,17 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	if seg == nil {
 		return x
 	}
-	noise := s.cfg.Truth.Noise
 	comb := s.comb[:0]
-	for _, j := range seg.jobs {
+	// unit(seed, GPU and second, job, signal): the seed's and the GPU and
+	// second's part of the hash (unitPrefix) once, the job's per job.
+	at := mix(s.seedMix ^ (uint64(g)<<40 | uint64(k)))
+	for i := range seg.jobs {
+		j := &seg.jobs[i]
 		p := j.prof
-		// unit(seed, GPU and second, job, signal), its common prefix hashed once.
-		pre := unitPrefix(s.cfg.Seed, uint64(g)<<40|uint64(k), noiseKey(j.id, j.attempt))
-		u := func(sig uint64) float64 { return unitFrom(pre, sig) }
-		sm := draw(p.SMACT, u(1), noise)
-		comb = append(comb, models.TelemetryJob{SMACT: sm, SMOCC: draw(p.SMOCC, u(2), noise),
-			DRAMA: draw(p.DRAMA, u(3), noise), Util: p.UtilPct / 100, Rate: j.rate})
+		pre := mix(at ^ j.key)
+		sm := j.smact.at(unitFrom(pre, 1))
+		comb = append(comb, models.TelemetryJob{SMACT: sm, SMOCC: j.smocc.at(unitFrom(pre, 2)),
+			DRAMA: j.drama.at(unitFrom(pre, 3)), Util: p.UtilPct / 100, Rate: j.rate})
 		// Utilization moves with SM activity: same draw, same relative spread.
 		rel := 1.0
 		if p.SMACT.Mean > 0 {
@@ -338,6 +352,67 @@ func draw(st models.Stat, u, noise float64) float64 {
 	return max(0, st.Mean+noise*(st.P95-st.Mean)/1.6449*z)
 }
 
+// dist is draw(st, ·, noise) with what does not depend on u computed
+// once: at(u) == draw(st, u, noise) bit for bit (TestDistIsDraw).
+type dist struct {
+	kind   uint8   // distConst, distBursty or distNormal
+	idle   float64 // the low mode's share of u (0: none)
+	busy   float64 // 1 − idle, the rest's
+	mean   float64 // the constant, or the normal's mean
+	scale  float64 // the normal's σ: noise·(p95 − mean)/1.6449
+	hi, lo float64 // a bursty signal's levels
+}
+
+// Kinds of dist.
+const (
+	distConst = iota
+	distBursty
+	distNormal
+)
+
+// distOf prepares draw(st, ·, noise).
+func distOf(st models.Stat, noise float64) dist {
+	var d dist
+	if st.Idle > 0 && noise != 0 {
+		d.idle, d.busy = st.Idle, 1-st.Idle
+		st = models.Stat{Mean: st.Busy(), P95: st.P95}
+	}
+	d.mean = st.Mean
+	switch {
+	case noise == 0 || st.P95 <= st.Mean:
+		d.kind = distConst
+	case st.P95-st.Mean > st.Mean:
+		d.kind = distBursty
+		d.hi = st.Mean + noise*(st.P95-st.Mean)
+		d.lo = (st.Mean - burst*d.hi) / (1 - burst)
+	default:
+		d.kind = distNormal
+		d.scale = noise * (st.P95 - st.Mean) / 1.6449
+	}
+	return d
+}
+
+// at is draw(st, u, noise).
+func (d *dist) at(u float64) float64 {
+	if d.idle > 0 {
+		if u < d.idle {
+			return 0
+		}
+		u = (u - d.idle) / d.busy
+	}
+	switch d.kind {
+	case distConst:
+		return d.mean
+	case distBursty:
+		if u < burst {
+			return d.hi
+		}
+		return d.lo
+	}
+	z := max(-4, min(4, math.Sqrt2*math.Erfinv(2*u-1)))
+	return max(0, d.mean+d.scale*z)
+}
+
 // unit(seed, a, b, c), written unitFrom(unitPrefix(seed, a, b), c), maps
 // its inputs to a uniform number in (0, 1), deterministically (splitmix64
 // finalizers chained over the inputs); callers drawing several numbers for
@@ -345,10 +420,11 @@ func draw(st models.Stat, u, noise float64) float64 {
 //
 // unitPrefix hashes unit's first three inputs; unitFrom finishes it.
 func unitPrefix(seed, a, b uint64) uint64 {
-	h := mix(seed ^ 0x9e3779b97f4a7c15)
-	h = mix(h ^ a)
-	return mix(h ^ b)
+	return mix(mix(seedMix(seed)^a) ^ b)
 }
+
+// seedMix is the seed's part of unitPrefix, the same for every draw of a run.
+func seedMix(seed uint64) uint64 { return mix(seed ^ 0x9e3779b97f4a7c15) }
 
 func unitFrom(prefix, c uint64) float64 {
 	h := mix(prefix ^ c)
