@@ -47,12 +47,7 @@ func TestMeasuredEnergy(t *testing.T) {
 				}
 				return tc.end, tc.endErr
 			}}
-			var log strings.Builder
-			cfg.Log = &log
-			x, err := executor.New(cfg, nil)
-			require.NoError(t, err)
-			_, err = executor.Execute(context.Background(), x, &exclusive.Policy{})
-			require.NoError(t, err)
+			log := runExclusive(t, cfg)
 			b, err := os.ReadFile(filepath.Join(cfg.Dir, "summary.csv"))
 			require.NoError(t, err)
 			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -85,4 +80,79 @@ func TestNoEnergyMeter(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(cfg.Dir, "summary.csv"))
 	require.NoError(t, err)
 	require.NotContains(t, string(b), "energy_j")
+}
+
+// TestPowerTelemetry: telemetry.csv has each reading's power draw, in
+// watts; a source whose power reading is unsupported, or fails from some
+// point of the run on, leaves the cells empty and says so once.
+func TestPowerTelemetry(t *testing.T) {
+	lost := "nvml: nvmlDeviceGetPowerUsage on GPU 0: GPU is lost"
+	unsupported := "nvml: nvmlDeviceGetPowerUsage on GPU 0: power reading unsupported (Not Supported)"
+	for _, tc := range []struct {
+		name  string
+		steps [][2]gpu.Sample // each step's readings of GPUs 0 and 1 (the first also New's probe)
+		first []string        // the first row's power cells of GPUs 0 and 1
+		later string          // GPU 0's power cells after its first row
+		log   string
+	}{
+		{"read", [][2]gpu.Sample{{{HasPower: true, PowerW: 61.25}, {HasPower: true, PowerW: 250}}},
+			[]string{"61.2", "250.0"}, "61.2", ""},
+		{"unsupported", [][2]gpu.Sample{{{NoPower: unsupported}, {NoPower: unsupported}}},
+			[]string{"", ""}, "", unsupported},
+		{"error mid-run", [][2]gpu.Sample{{{HasPower: true, PowerW: 70}, {HasPower: true, PowerW: 80}}, {{NoPower: lost}, {HasPower: true, PowerW: 80}}},
+			[]string{"70.0", "80.0"}, "", lost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := realConfig(t, wOK)
+			ws, err := executor.ParseWorkloads([]byte("workloads:\n  - id: "+wOK+"\n    command: [sleep, '1.5']\n"), "test.yaml")
+			require.NoError(t, err)
+			cfg.Workloads = ws
+			devs, err := fakeGPUs(2).Devices()
+			require.NoError(t, err)
+			var steps []gpu.FakeStep
+			for _, st := range append([][2]gpu.Sample{tc.steps[0]}, tc.steps...) {
+				for g := range st {
+					st[g].GPU, st[g].TotalMiB = g, 40960
+				}
+				steps = append(steps, gpu.FakeStep{Samples: st[:]})
+			}
+			cfg.Source = gpu.NewFake(devs, steps...)
+			log := runExclusive(t, cfg)
+			b, err := os.ReadFile(filepath.Join(cfg.Dir, executor.TelemetryName))
+			require.NoError(t, err)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			require.True(t, strings.HasSuffix(lines[0], ",power_w"), lines[0])
+			cells := map[string][]string{}
+			for _, l := range lines[1:] {
+				f := strings.Split(l, ",")
+				cells[f[0]] = append(cells[f[0]], f[len(f)-1])
+			}
+			require.Greater(t, len(cells["0"]), 1, "a run of 1.5 s has readings of several seconds:\n%s", b)
+			require.Equal(t, tc.first, []string{cells["0"][0], cells["1"][0]})
+			for _, c := range cells["0"][1:] {
+				require.Equal(t, tc.later, c, "GPU 0's later rows:\n%s", b)
+			}
+			if tc.log == "" {
+				require.NotContains(t, log.String(), "no power reading")
+				return
+			}
+			require.Equal(t, 1, strings.Count(log.String(), "no power reading"), log.String())
+			require.Contains(t, log.String(), "telemetry: GPU 0: no power reading ("+tc.log+"); telemetry.csv's power_w is left empty where a reading has none")
+		})
+	}
+	// A source that reads no power says that.
+	log := runExclusive(t, realConfig(t, wFail))
+	require.Contains(t, log.String(), "no power reading (the telemetry source fake reads no power)")
+}
+
+// runExclusive runs cfg's jobs under Exclusive and returns the run's log.
+func runExclusive(t *testing.T, cfg executor.Config) *strings.Builder {
+	t.Helper()
+	var log strings.Builder
+	cfg.Log = &log
+	x, err := executor.New(cfg, nil)
+	require.NoError(t, err)
+	_, err = executor.Execute(context.Background(), x, &exclusive.Policy{})
+	require.NoError(t, err)
+	return &log
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -122,35 +123,36 @@ type attempt struct {
 // Executor is the real-world backend. Its state is touched only by the
 // goroutine running the loop; process waiters report on a channel.
 type Executor struct {
-	cfg        Config
-	j          *Journal
-	start      time.Time
-	devs       []gpu.Device
-	resumed    bool        // built by Resume
-	devIndex   map[int]int // Device.Index -> policy GPU index
-	view       policies.View
-	books      *policies.Books // view.Queue, view.Failed, each GPU's Jobs
-	specs      []traces.Job
-	att        []*attempt
-	waiting    []policies.JobID // not yet arrived, by submit time
-	wakes      []time.Duration
-	tel        []ring
-	exits      chan *attempt
-	out        []policies.Event
-	last       time.Duration
-	lastChange time.Duration
-	live       <-chan traces.Job
-	nextPoll   time.Duration
-	polled     time.Duration // the latest whole second of a reading this session took (-1: none yet)
-	pollErrs   int
-	rec        *telRecord
-	foreign    int  // readings in a row listing a process not visible here
-	memOnly    bool // first activity read from memory rise for every job
-	timer      *time.Timer
-	why        map[policies.JobID]deferral // the policy's last deferral of each job
-	stallSaid  time.Duration               // the lastChange of the idle stretch watch reported (-1: none)
-	replaying  bool                        // rebuilding the state from the journal: nothing is appended
-	fault      error                       // the run directory failed (see dirFault): nothing more is journaled or launched
+	cfg         Config
+	j           *Journal
+	start       time.Time
+	devs        []gpu.Device
+	resumed     bool        // built by Resume
+	devIndex    map[int]int // Device.Index -> policy GPU index
+	view        policies.View
+	books       *policies.Books // view.Queue, view.Failed, each GPU's Jobs
+	specs       []traces.Job
+	att         []*attempt
+	waiting     []policies.JobID // not yet arrived, by submit time
+	wakes       []time.Duration
+	tel         []ring
+	exits       chan *attempt
+	out         []policies.Event
+	last        time.Duration
+	lastChange  time.Duration
+	live        <-chan traces.Job
+	nextPoll    time.Duration
+	polled      time.Duration // the latest whole second of a reading this session took (-1: none yet)
+	pollErrs    int
+	noPowerSaid bool // a reading without power was said (power)
+	rec         *telRecord
+	foreign     int  // readings in a row listing a process not visible here
+	memOnly     bool // first activity read from memory rise for every job
+	timer       *time.Timer
+	why         map[policies.JobID]deferral // the policy's last deferral of each job
+	stallSaid   time.Duration               // the lastChange of the idle stretch watch reported (-1: none)
+	replaying   bool                        // rebuilding the state from the journal: nothing is appended
+	fault       error                       // the run directory failed (see dirFault): nothing more is journaled or launched
 }
 
 // New starts a run in cfg.Dir, which must not hold a journal yet; it holds
@@ -668,9 +670,28 @@ func (x *Executor) take(g int, s gpu.Sample) time.Duration {
 	gp.UsedMiB = min(max(s.UsedMiB, 0), gp.CapacityMiB)
 	if ps, ok := windowSample(x.view.Pressure, s, at); ok {
 		x.tel[g].add(ps)
-		x.rec.add(g, ps)
+		x.rec.add(g, ps, x.power(s))
 	}
 	return at
+}
+
+// power is reading s's power draw in watts for the telemetry record, or
+// NaN without one: the first reading without says why, once a run (an
+// unsupported reading, one that failed, a source that reads none).
+func (x *Executor) power(s gpu.Sample) float64 {
+	if s.HasPower {
+		return s.PowerW
+	}
+	if !x.noPowerSaid {
+		x.noPowerSaid = true
+		why := s.NoPower
+		if why == "" {
+			why = "the telemetry source " + x.cfg.Source.Name() + " reads no power"
+		}
+		fmt.Fprintf(x.cfg.Log, "telemetry: GPU %d: no power reading (%s); %s's %s is left empty where a reading has none\n",
+			s.GPU, why, TelemetryName, results.PowerColumn)
+	}
+	return math.NaN()
 }
 
 // backlogSource is a Source that keeps the readings of past seconds (the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,22 +120,23 @@ func TestTelRecord(t *testing.T) {
 	r, err := openTelRecord(dir, io.Discard)
 	require.NoError(t, err)
 	for _, at := range []time.Duration{1100 * time.Millisecond, 1900 * time.Millisecond, 2050 * time.Millisecond} {
-		r.add(0, policies.Sample{At: at, SMACT: 0.5, UsedMiB: float64(at / time.Millisecond)})
+		r.add(0, policies.Sample{At: at, SMACT: 0.5, UsedMiB: float64(at / time.Millisecond)}, 61.25)
 	}
-	r.add(1, policies.Sample{At: 2 * time.Second, UtilPct: 40})
+	r.add(1, policies.Sample{At: 2 * time.Second, UtilPct: 40}, math.NaN())
 	require.NoError(t, r.close())
 	p := filepath.Join(dir, TelemetryName)
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
-	require.Equal(t, "gpu,t_s,smact,smocc,drama,util,used_mib\n0,1,0.5000,0.0000,0.0000,0.00,1100.0\n0,2,0.5000,0.0000,0.0000,0.00,2050.0\n1,2,0.0000,0.0000,0.0000,40.00,0.0\n", string(b))
+	require.Equal(t, "gpu,t_s,smact,smocc,drama,util,used_mib,power_w\n0,1,0.5000,0.0000,0.0000,0.00,1100.0,61.2\n0,2,0.5000,0.0000,0.0000,0.00,2050.0,61.2\n1,2,0.0000,0.0000,0.0000,40.00,0.0,\n", string(b),
+		"power in watts, empty where not read")
 
 	// A killed executor left half a row; the resumed one cuts it and goes on.
 	require.NoError(t, os.WriteFile(p, append(b, "0,3,0.12"...), 0o644))
 	r, err = openTelRecord(dir, io.Discard)
 	require.NoError(t, err)
-	r.add(0, policies.Sample{At: 2500 * time.Millisecond}) // second 2 is recorded
-	r.add(0, policies.Sample{At: 3 * time.Second, DRAMA: 0.25})
-	r.add(1, policies.Sample{At: 3 * time.Second})
+	r.add(0, policies.Sample{At: 2500 * time.Millisecond}, 1) // second 2 is recorded
+	r.add(0, policies.Sample{At: 3 * time.Second, DRAMA: 0.25}, 70)
+	r.add(1, policies.Sample{At: 3 * time.Second}, 80)
 	require.NoError(t, r.close())
 	got, err := runfiles.ReadTelemetry(p)
 	require.NoError(t, err, "the file reads back as aegis plot reads it")
@@ -144,6 +146,18 @@ func TestTelRecord(t *testing.T) {
 	b, err = os.ReadFile(p)
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(b), "gpu,t_s"), "one header")
+	require.True(t, strings.HasSuffix(string(b), "\n0,3,0.0000,0.0000,0.2500,0.00,0.0,70.0\n1,3,0.0000,0.0000,0.0000,0.00,0.0,80.0\n"), string(b))
+
+	// A run begun before telemetry.csv had power goes on without it.
+	old := "gpu,t_s,smact,smocc,drama,util,used_mib\n0,1,0.5000,0.0000,0.0000,0.00,1100.0\n"
+	require.NoError(t, os.WriteFile(p, []byte(old), 0o644))
+	r, err = openTelRecord(dir, io.Discard)
+	require.NoError(t, err)
+	r.add(0, policies.Sample{At: 2 * time.Second}, 70)
+	require.NoError(t, r.close())
+	b, err = os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, old+"0,2,0.0000,0.0000,0.0000,0.00,0.0\n", string(b))
 }
 
 // pastSource reads GPU 0 as busy from second 4 on, the process pid using

@@ -16,9 +16,10 @@ import (
 // TelemetryName is the run directory's record of the telemetry the policy
 // saw: one row per GPU and reading taken into the window, in the columns
 // aegis simulate --telemetry writes (results.TelemetryColumns; t_s is the
-// reading's whole second of run time). A GPU's second has at most one row,
-// its first reading's; a missed reading, or one whose pressure signals were
-// dropped in a run that has them, has none.
+// reading's whole second of run time) and the GPU's power draw read with it
+// (results.PowerColumn; empty where the source read none). A GPU's second
+// has at most one row, its first reading's; a missed reading, or one whose
+// pressure signals were dropped in a run that has them, has none.
 const TelemetryName = "telemetry.csv"
 
 // telRecord appends the readings to the run directory's telemetry.csv.
@@ -54,9 +55,15 @@ func openTelRecord(dir string, log io.Writer) (*telRecord, error) {
 	}
 	r := &telRecord{f: f, log: log, last: lastSeconds(b)}
 	if len(b) == 0 {
-		r.w = results.NewTelemetryWriter(f)
+		r.w = results.NewTelemetryWriter(f, results.TelemetryPower)
 	} else {
-		r.w = results.ContinueTelemetryWriter(f)
+		// A run begun before telemetry.csv had power goes on without.
+		head, _, _ := bytes.Cut(b, []byte{'\n'})
+		cols := results.TelemetryPlain
+		if bytes.HasSuffix(head, []byte(","+results.PowerColumn)) {
+			cols = results.TelemetryPower
+		}
+		r.w = results.ContinueTelemetryWriter(f, cols)
 	}
 	return r, nil
 }
@@ -79,8 +86,9 @@ func lastSeconds(b []byte) map[int]int64 {
 	return last
 }
 
-// add records GPU g's reading s unless the GPU's second already has one.
-func (r *telRecord) add(g int, s policies.Sample) {
+// add records GPU g's reading s, with its power draw w in watts (NaN: not
+// read), unless the GPU's second already has one.
+func (r *telRecord) add(g int, s policies.Sample, w float64) {
 	if r == nil || r.w == nil {
 		return
 	}
@@ -89,7 +97,7 @@ func (r *telRecord) add(g int, s policies.Sample) {
 		return
 	}
 	r.last[g] = sec
-	r.w.Sample(g, sec, s)
+	r.w.SamplePower(g, sec, s, w)
 }
 
 // flush writes the recorded rows out; the first error stops the recording.

@@ -90,7 +90,7 @@ func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
 		specs[i] = traces.Job{ID: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
 	}
 	var tel bytes.Buffer
-	tw := results.NewTelemetryWriter(&tel)
+	tw := results.NewTelemetryWriter(&tel, results.TelemetryPlain)
 	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: models.DefaultInterference(),
 		Truth: sim.DefaultTruth(), Seed: 3, Samples: tw.Sample}, specs)
 	require.NoError(t, err)

@@ -14,7 +14,8 @@
 # GPU_CHECK_EMULATE=a100-40gb runs the same check without a GPU, PyTorch or
 # nvidia-smi: aegis exec --emulate TYPE:1 (every job 10x longer, at
 # GPU_CHECK_SPEEDUP, default 50x: the emulator's jobs take as long to start
-# as the catalog says); the checks that need the hardware print SKIP.
+# as the catalog says); the checks that need the hardware print SKIP, and
+# the energy checks take their bounds from the type's power model.
 #
 # Settings (environment):
 #   AEGIS_GPU          the GPU index to use (default 0)
@@ -100,6 +101,12 @@ PY
 		awk -F', ' '{print "idle_w=" $1; print "board_w=" $2}' >>"$work/gpu.txt" || true
 else
 	echo "emulated: one $emulate GPU"
+	# The energy check's bounds from the type's power model (the emulated
+	# counter and power readings come from it): idle and board power.
+	pm=$repo/models/data/power_${emulate%%-*}.yaml
+	if [ -f "$pm" ]; then
+		awk -v f="${pm#"$repo"/}" '/^idle_w:/ {print "idle_w=" $2} /^board_w:/ {print "board_w=" $2} END {print "power_source=the power model " f}' "$pm" >"$work/gpu.txt"
+	fi
 fi
 
 say "aegis binary"
@@ -170,7 +177,7 @@ fi
 say "checks"
 report=0
 python3 "$repo/scripts/gpu-check/report.py" --run "$out" --trace "$work/trace.csv" --exec-log "$work/exec.txt" \
-	${emulate:+--emulated "$emulate"} ${smi:+--smi "$smi" --gpu-info "$work/gpu.txt"} || report=$?
+	${emulate:+--emulated "$emulate"} ${smi:+--smi "$smi"} --gpu-info "$work/gpu.txt" || report=$?
 say "done: everything is under $work"
 [ "$rc" -eq 0 ] || die "aegis exec exited with status $rc"
 exit "$report"

@@ -75,3 +75,20 @@ func (s *Sim) GPUEnergy(g int) (float64, bool) {
 	m := &s.gpus[g]
 	return m.energyJ + m.meterW*(s.now-m.meterAt).Seconds(), true
 }
+
+// PowerAt returns GPU g's power at time t under its power model, and false
+// when it has none: the power of the telemetry segment in force at t, the
+// rate its energy is metered at (an emulated GPU's power reading). t must
+// lie within the retained telemetry history (the last minutes); before the
+// first segment the GPU idles.
+func (s *Sim) PowerAt(g int, t time.Duration) (float64, bool) {
+	pm := s.typ(g).Power
+	if pm == nil {
+		return 0, false
+	}
+	seg := s.gpus[g].tel.at(t)
+	if seg == nil {
+		return pm.IdleW, true
+	}
+	return s.segmentPower(g, pm, seg.jobs), true
+}

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -58,4 +59,37 @@ func TestEnergy(t *testing.T) {
 	require.NoError(t, err)
 	_, ok = s.Energy(0, 0)
 	require.False(t, ok, "no power model, no energy")
+}
+
+// TestPowerAt reads a GPU's power at a time as the meter draws it: idle
+// before the job and on the GPU without it, idle + busy + the memory term
+// at its peak while it is active; none without a power model.
+func TestPowerAt(t *testing.T) {
+	const w = "resnet18_cifar100_bs128_20e_1gpu"
+	prof, ok := models.A100().Get(w)
+	require.True(t, ok)
+	pm := &models.PowerModel{IdleW: 50, BusyW: 100, MemWPerGiB: 2, BoardW: 400}
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100(), Truth: exact(), Seed: 1, Power: pm},
+		[]traces.Job{{ID: "a", Workload: w, GPUs: 1, Submit: 5 * sec}})
+	require.NoError(t, err)
+	_, err = s.AdvanceTo(5 * sec)
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	for !s.View().Jobs[0].Active {
+		_, err = s.AdvanceTo(s.Now() + sec)
+		require.NoError(t, err)
+	}
+	for _, tc := range []struct {
+		g    int
+		at   time.Duration
+		want float64
+	}{{0, 2 * sec, 50}, {0, s.Now(), 150 + 2*prof.PeakMiB()/1024}, {1, s.Now(), 50}} {
+		p, ok := s.PowerAt(tc.g, tc.at)
+		require.True(t, ok)
+		require.InDelta(t, tc.want, p, 1e-9, "GPU %d at %v", tc.g, tc.at)
+	}
+	s, err = sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: exact(), Seed: 1}, nil)
+	require.NoError(t, err)
+	_, ok = s.PowerAt(0, 0)
+	require.False(t, ok, "no power model, no power")
 }

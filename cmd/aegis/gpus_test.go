@@ -134,7 +134,10 @@ func TestGPUCheckEmulated(t *testing.T) {
 		"OOM job recovered            PASS  big-a: attempt 1 OOM, finished after a retry",
 		"every job done               PASS  4 of 4 jobs done",
 		"energy counter moved         PASS  ",
-		"mean power in bounds         SKIP",
+		"mean power in bounds         PASS  ",
+		"(the power model models/data/power_a100.yaml)",
+		"power in telemetry           PASS  ",
+		"telemetry power = counter    PASS  ",
 		"gpu-check: PASS (emulated a100-40gb",
 	} {
 		require.Contains(t, string(out), want)
@@ -238,6 +241,25 @@ func TestGPUCheckEmulated(t *testing.T) {
 		rep, err = report("--exec-log", gpmLog, "--smi", smi(0), "--emulated", "a100-40gb")
 		require.Error(t, err)
 		require.Contains(t, rep, tc.want)
+	}
+
+	// Energy: power readings missing or above the board limit, a mean
+	// power below idle, readings that disagree with the counter.
+	last := regexp.MustCompile(`(?m)^(0,.*),[0-9.]+$`)
+	for _, tc := range []struct {
+		tel        []byte
+		idle, want string
+	}{
+		{last.ReplaceAll(tb, []byte("${1},")), "59.9", `power in telemetry\s+FAIL  telemetry.csv: every power_w cell empty`},
+		{last.ReplaceAll(tb, []byte("${1},450.0")), "59.9", `power in telemetry\s+FAIL  \d+ of \d+ readings with power \(want >= 80%\), 450.0-450.0 W`},
+		{last.ReplaceAll(tb, []byte("${1},60.0")), "59.9", `telemetry power = counter\s+FAIL  mean of the readings 60.0 W`},
+		{tb, "300", `mean power in bounds\s+FAIL  mean [0-9.]+ W per GPU; idle 300.0 W, board limit 400 W`},
+	} {
+		require.NoError(t, os.WriteFile(info, []byte("idle_w="+tc.idle+"\nboard_w=400\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(run, executor.TelemetryName), tc.tel, 0o644))
+		rep, err = report("--exec-log", gpmLog, "--emulated", "a100-40gb")
+		require.Error(t, err)
+		require.Regexp(t, tc.want, rep)
 	}
 }
 

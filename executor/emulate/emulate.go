@@ -40,6 +40,8 @@ type Emulator struct {
 	shims  map[attempt]int            // every attempt's shim, for past readings
 	signal []pending                  // signals to send until the shim is gone
 	log    io.Writer
+	// noPower says why the GPU type has no power model (nil: it has one).
+	noPower error
 }
 
 // attempt names a job's attempt (its number as the model counts them).
@@ -70,9 +72,9 @@ func New(srv models.Server, cat *models.Catalog, inter models.Interference, trut
 	}
 	// The power model meters the GPUs' energy counters (Energy); a type
 	// without one has none.
-	power, err := models.PowerFor(srv.Type)
-	if err != nil && !errors.Is(err, models.ErrNoPower) {
-		return nil, fmt.Errorf("emulator: %w", err)
+	power, noPower := models.PowerFor(srv.Type)
+	if noPower != nil && !errors.Is(noPower, models.ErrNoPower) {
+		return nil, fmt.Errorf("emulator: %w", noPower)
 	}
 	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: inter, Telemetry: combine, Truth: truth, Seed: seed, Speeds: speeds, Power: power}, nil)
 	if err != nil {
@@ -81,7 +83,7 @@ func New(srv models.Server, cat *models.Catalog, inter models.Interference, trut
 	if log == nil {
 		log = io.Discard
 	}
-	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]pending{}, shims: map[attempt]int{}, log: log}, nil
+	return &Emulator{srv: srv, s: s, pids: map[policies.JobID]pending{}, shims: map[attempt]int{}, log: log, noPower: noPower}, nil
 }
 
 // Attach implements executor.Mirror: the run's clock.
@@ -193,6 +195,8 @@ func (e *Emulator) Sample(ctx context.Context) ([]gpu.Sample, error) {
 		s := gpu.Sample{GPU: g, At: time.Now(), TotalMiB: e.srv.Type.MemoryMiB, Pressure: e.srv.Type.Pressure}
 		if len(buf) > 0 {
 			s = e.reading(g, buf[len(buf)-1])
+		} else {
+			e.power(&s, g, e.s.Now())
 		}
 		s.Procs = e.procs(g, e.s.Now())
 		out[g] = s
@@ -215,8 +219,7 @@ func (e *Emulator) Energy(ctx context.Context) ([]uint64, error) {
 	for g := range v.GPUs {
 		j, ok := e.s.GPUEnergy(g)
 		if !ok {
-			_, why := models.PowerFor(e.srv.Type)
-			return nil, fmt.Errorf("emulated %w: %v", gpu.ErrNoEnergy, why)
+			return nil, fmt.Errorf("emulated %w: %v", gpu.ErrNoEnergy, e.noPower)
 		}
 		out[g] = uint64(math.Round(j * 1000))
 	}
@@ -281,8 +284,21 @@ func (e *Emulator) procs(g int, t time.Duration) []gpu.Proc {
 
 // reading is the telemetry reading of GPU g the model's sample x makes.
 func (e *Emulator) reading(g int, x policies.Sample) gpu.Sample {
-	return gpu.Sample{GPU: g, At: e.clock.WallTime(x.At), TotalMiB: e.srv.Type.MemoryMiB, Pressure: e.srv.Type.Pressure,
+	s := gpu.Sample{GPU: g, At: e.clock.WallTime(x.At), TotalMiB: e.srv.Type.MemoryMiB, Pressure: e.srv.Type.Pressure,
 		UsedMiB: x.UsedMiB, UtilPct: x.UtilPct, SMACT: x.SMACT, SMOCC: x.SMOCC, DRAMA: x.DRAMA}
+	e.power(&s, g, x.At)
+	return s
+}
+
+// power sets reading s of GPU g at run time t's power: the power model's
+// at the activity then, as the energy counter (Energy) meters it, or why
+// there is none.
+func (e *Emulator) power(s *gpu.Sample, g int, t time.Duration) {
+	if w, ok := e.s.PowerAt(g, t); ok {
+		s.HasPower, s.PowerW = true, w
+		return
+	}
+	s.NoPower = fmt.Sprintf("emulated: %v", e.noPower)
 }
 
 // Close implements gpu.Source.

@@ -207,6 +207,9 @@ func TestSampleFollowsClock(t *testing.T) {
 			require.Zero(t, ss[0].UsedMiB, "GPU 0 stays idle")
 			require.Zero(t, ss[0].SMACT)
 			require.Empty(t, ss[0].Procs)
+			pm := models.A100Power()
+			require.True(t, ss[0].HasPower && ss[1].HasPower, "an A100 has a power model")
+			require.Equal(t, pm.IdleW, ss[0].PowerW, "an idle GPU draws the model's idle power")
 			if !tt.busy {
 				require.Zero(t, ss[1].UsedMiB)
 				return
@@ -216,8 +219,27 @@ func TestSampleFollowsClock(t *testing.T) {
 			require.Len(t, ss[1].Procs, 1)
 			require.Equal(t, j.cmd.Process.Pid, ss[1].Procs[0].PID)
 			require.Equal(t, ss[1].UsedMiB, ss[1].Procs[0].UsedMiB)
+			require.Greater(t, ss[1].PowerW, pm.IdleW+pm.BusyW, "a busy GPU draws the busy power and its memory's")
+			require.LessOrEqual(t, ss[1].PowerW, pm.BoardW)
 		})
 	}
+}
+
+// A GPU type without a power model reads no power, and says why.
+func TestSampleNoPower(t *testing.T) {
+	srv, err := models.ParseServer("h200-141gb:1")
+	require.NoError(t, err)
+	inter, err := models.InterferenceFor(srv.Type)
+	require.NoError(t, err)
+	cat, err := models.CatalogFor(srv.Type)
+	require.NoError(t, err)
+	e, err := emulate.New(srv, cat, inter, sim.DefaultTruth(), 1, nil)
+	require.NoError(t, err)
+	e.Attach(&clock{start: time.Now(), speedup: 1})
+	ss, err := e.Sample(context.Background())
+	require.NoError(t, err)
+	require.False(t, ss[0].HasPower)
+	require.Contains(t, ss[0].NoPower, "emulated: GPU type h200-141gb: no measured power model")
 }
 
 // The emulator ends a job's process when the model says: SIGUSR1 when its

@@ -61,6 +61,13 @@ type Sample struct {
 	// (a driver whose process list is unsafe to read): Procs is empty
 	// whatever runs, and first activity must be read from memory.
 	ProcsUnknown bool
+	// HasPower reports whether PowerW was read: the board's power draw in
+	// watts (NVML's power usage, or an emulated GPU's power model). When
+	// false, NoPower says why (an unsupported or failed reading); it is
+	// empty for a source that reads no power at all.
+	HasPower bool
+	PowerW   float64
+	NoPower  string
 }
 
 // FromPressureSource reports whether s was read by a source that reads the

@@ -90,6 +90,10 @@ type nvmlLib interface {
 	// TotalEnergy reads device i's energy counter, millijoules since the
 	// driver loaded; an error wrapping ErrNoEnergy where unsupported.
 	TotalEnergy(i int) (uint64, error)
+	// Power reads device i's power draw, milliwatts (averaged by the
+	// driver over about a second); an error wrapping ErrNoPower where
+	// unsupported.
+	Power(i int) (uint32, error)
 }
 
 // nvmlConfig configures newNVMLSource.
@@ -117,6 +121,9 @@ type nvmlSource struct {
 	// noProcs means the driver's process list cannot be read safely
 	// (see procListUnsafe): samples carry ProcsUnknown instead.
 	noProcs bool
+	// noPower holds, per device index, why its power reading is
+	// unsupported: it is not read again, and every sample carries it.
+	noPower map[int]string
 	// prev holds each device's latest GPM sample and when it was taken:
 	// the start of the next interval.
 	prev   []gpmHandle
@@ -397,6 +404,7 @@ func (s *nvmlSource) read(j int, d Device) (Sample, error) {
 		return Sample{}, nvmlErr("nvmlDeviceGetUtilizationRates", i, err)
 	}
 	smp.UtilPct = min(float64(util), 100)
+	s.readPower(&smp)
 	if s.noProcs {
 		smp.ProcsUnknown = true
 	} else {
@@ -446,6 +454,28 @@ func (s *nvmlSource) read(j int, d Device) (Sample, error) {
 	return smp, nil
 }
 
+// readPower reads the power draw of smp's device into smp. A failed reading
+// is not the sample's failure: the sample goes without power and NoPower
+// says why; an unsupported one is not tried again.
+func (s *nvmlSource) readPower(smp *Sample) {
+	if why, ok := s.noPower[smp.GPU]; ok {
+		smp.NoPower = why
+		return
+	}
+	mw, err := s.lib.Power(smp.GPU)
+	if err != nil {
+		smp.NoPower = nvmlErr("nvmlDeviceGetPowerUsage", smp.GPU, err).Error()
+		if errors.Is(err, ErrNoPower) {
+			if s.noPower == nil {
+				s.noPower = map[int]string{}
+			}
+			s.noPower[smp.GPU] = smp.NoPower
+		}
+		return
+	}
+	smp.HasPower, smp.PowerW = true, float64(mw)/1000
+}
+
 // badMetric says why GPM's per-metric results cannot be used ("" when they
 // can): a metric NVML failed to compute, or a value outside 0..100 (a
 // little above 100 is rounding and is clamped).
@@ -484,7 +514,6 @@ func mergeProcs(in []nvmlProc) []Proc {
 	return out
 }
 
-// Close implements Source: it frees the GPM buffers and shuts NVML down.
 // Energy implements EnergyMeter: every device's energy counter.
 func (s *nvmlSource) Energy(ctx context.Context) ([]uint64, error) {
 	s.mu.Lock()
@@ -506,6 +535,7 @@ func (s *nvmlSource) Energy(ctx context.Context) ([]uint64, error) {
 	return out, nil
 }
 
+// Close implements Source: it frees the GPM buffers and shuts NVML down.
 func (s *nvmlSource) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

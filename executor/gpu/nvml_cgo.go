@@ -153,6 +153,18 @@ func (g *goNVML) TotalEnergy(i int) (uint64, error) {
 	return e, check(ret)
 }
 
+func (g *goNVML) Power(i int) (uint32, error) {
+	d, err := g.device(i)
+	if err != nil {
+		return 0, err
+	}
+	p, ret := d.GetPowerUsage()
+	if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_FUNCTION_NOT_FOUND {
+		return 0, fmt.Errorf("%w (%v)", ErrNoPower, nvmlError{ret})
+	}
+	return p, check(ret)
+}
+
 func (g *goNVML) MIGEnabled(i int) (bool, error) {
 	d, err := g.device(i)
 	if err != nil {

@@ -71,6 +71,7 @@ func newMockH200(t *testing.T) *mockH200 {
 		dev.GpmQueryDeviceSupportFunc = func() (nvml.GpmSupport, nvml.Return) {
 			return nvml.GpmSupport{IsSupportedDevice: 1}, nvml.SUCCESS
 		}
+		dev.GetPowerUsageFunc = func() (uint32, nvml.Return) { return uint32(250500 + 1000*i), nvml.SUCCESS }
 	}
 	m.srv.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
 		m.mu.Lock()
@@ -142,6 +143,8 @@ func TestGoNVMLOnMockH200(t *testing.T) {
 	require.Equal(t, []Proc{{PID: 1001, UsedMiB: 3072}}, g.Procs)
 	require.True(t, g.Pressure)
 	require.Equal(t, []float64{0.45, 0.20, 0.30}, []float64{g.SMACT, g.SMOCC, g.DRAMA})
+	require.True(t, g.HasPower)
+	require.Equal(t, 251.5, g.PowerW, "milliwatts read as watts")
 	require.Len(t, m.live, 2, "one GPM sample held per device")
 	require.NoError(t, s.Close())
 	require.Empty(t, m.live)

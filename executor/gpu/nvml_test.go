@@ -23,6 +23,8 @@ type fakeDev struct {
 	smact, smocc, drama float64
 	// energy is the energy counter, mJ.
 	energy uint64
+	// power is the power draw, mW.
+	power uint32
 }
 
 // fakeHandle is a fake GPM sample buffer.
@@ -35,15 +37,16 @@ type fakeHandle struct {
 // fakeNVML is a scripted NVML: devices, and an error per call name
 // ("Memory", "GPMMetrics", ...) optionally restricted to one device.
 type fakeNVML struct {
-	devs      []fakeDev
-	fail      map[string]error // call -> error
-	failDev   int              // device the failures apply to; -1 = any
-	metErr    error            // per-metric error for the DRAMA metric
-	handles   []*fakeHandle
-	driver    string // DriverVersion's answer ("" = 550.54.15)
-	procCalls int    // ComputeProcesses calls
-	inited    bool
-	shutdown  int
+	devs       []fakeDev
+	fail       map[string]error // call -> error
+	failDev    int              // device the failures apply to; -1 = any
+	metErr     error            // per-metric error for the DRAMA metric
+	handles    []*fakeHandle
+	driver     string // DriverVersion's answer ("" = 550.54.15)
+	procCalls  int    // ComputeProcesses calls
+	powerCalls int    // Power calls
+	inited     bool
+	shutdown   int
 }
 
 func (f *fakeNVML) err(call string, dev int) error {
@@ -75,6 +78,10 @@ func (f *fakeNVML) Memory(i int) (uint64, uint64, error) {
 func (f *fakeNVML) Utilization(i int) (uint32, error) { return f.devs[i].util, f.err("Utilization", i) }
 func (f *fakeNVML) TotalEnergy(i int) (uint64, error) {
 	return f.devs[i].energy, f.err("TotalEnergy", i)
+}
+func (f *fakeNVML) Power(i int) (uint32, error) {
+	f.powerCalls++
+	return f.devs[i].power, f.err("Power", i)
 }
 func (f *fakeNVML) ComputeProcesses(i int) ([]nvmlProc, error) {
 	f.procCalls++

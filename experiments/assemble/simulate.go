@@ -211,7 +211,7 @@ func (a *assembly) simulator() error {
 		a.energyNote = a.mixed.energyNote
 	}
 	if r.Telemetry != nil {
-		a.tel = results.NewTelemetryWriter(r.Telemetry)
+		a.tel = results.NewTelemetryWriter(r.Telemetry, results.TelemetryPlain)
 		cfg.Samples = a.tel.Sample
 	}
 	if a.s, err = sim.New(cfg, r.Trace.Jobs); err != nil {
