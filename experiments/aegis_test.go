@@ -11,6 +11,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
@@ -106,7 +107,7 @@ func TestReadingTelemetryChangesNothing(t *testing.T) {
 			Truth: sim.DefaultTruth(), Seed: 5}, specs)
 		require.NoError(t, err)
 		var p policies.Policy
-		p, err = assemble.NewPolicy("aegis", nil)
+		p, err = registry.New("aegis", nil)
 		require.NoError(t, err)
 		if probe {
 			p = prober{p}

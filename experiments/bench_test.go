@@ -15,6 +15,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -255,7 +256,7 @@ func BenchmarkSimulate(b *testing.B) {
 	for _, name := range []string{"demo", "philly"} {
 		tr, err := traces.Load(name)
 		require.NoError(b, err)
-		for _, policy := range assemble.BuiltinPolicies() {
+		for _, policy := range registry.Builtin() {
 			b.Run(name+"/"+policy, func(b *testing.B) {
 				events := 0
 				b.ReportAllocs()

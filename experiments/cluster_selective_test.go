@@ -11,6 +11,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/registry"
 )
 
 // dispatchEvery shows the loop a dispatcher's Observe only: it decides at
@@ -51,7 +52,7 @@ func TestSelectiveDispatcherChangesNothing(t *testing.T) {
 		tr := clusterTrace(t, c.jobs, c.seed)
 		cl, err := models.ParseCluster(c.cluster)
 		require.NoError(t, err)
-		for _, policy := range assemble.BuiltinPolicies() {
+		for _, policy := range registry.Builtin() {
 			t.Run(fmt.Sprint(c.cluster, "/", c.dispatch, "/", c.jobs, "jobs/", policy), func(t *testing.T) {
 				var every, some *counting
 				run := func(wrap func(policies.Policy) policies.Policy) map[string][]byte {

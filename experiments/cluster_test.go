@@ -13,6 +13,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -24,7 +25,7 @@ func TestOneServerClusterIsTheServer(t *testing.T) {
 	require.NoError(t, err)
 	c, err := models.ParseCluster("a100-40gb:3x1")
 	require.NoError(t, err)
-	for _, policy := range assemble.BuiltinPolicies() {
+	for _, policy := range registry.Builtin() {
 		t.Run(policy, func(t *testing.T) {
 			var ev1, ev2 bytes.Buffer
 			plain, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: c.Server(), Policy: policy, Seed: 2}, &ev1)
@@ -70,7 +71,7 @@ func TestClusterPlacement(t *testing.T) {
 	tr.Jobs = append(tr.Jobs, traces.Job{ID: "big", Submit: 20 * time.Second, Workload: "resnet18_cifar100_bs128_20e_1gpu", GPUs: 8, SoloS: 500})
 	c, err := models.ParseCluster("a100-40gb:4x2")
 	require.NoError(t, err)
-	for _, policy := range assemble.BuiltinPolicies() {
+	for _, policy := range registry.Builtin() {
 		for _, dispatch := range []string{"bestfit", "firstfit", "leastloaded"} {
 			o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Params: map[string]string{"dispatch": dispatch}, Seed: 1}, nil)
 			require.NoError(t, err, "%s %s", policy, dispatch)
@@ -125,7 +126,7 @@ func TestClusterSkipChangesNothing(t *testing.T) {
 	c, err := models.ParseCluster("a100-40gb:1x4")
 	require.NoError(t, err)
 	type hide struct{ policies.Policy }
-	for _, policy := range assemble.BuiltinPolicies() {
+	for _, policy := range registry.Builtin() {
 		var ev1, ev2 bytes.Buffer
 		o1, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Cluster: &c, Policy: policy, Seed: 3}, &ev1)
 		require.NoError(t, err)

@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/internal/buildinfo"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -161,7 +161,7 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	files, err := assemble.PolicyInputs(c.Policy, r.Params)
+	files, err := registry.Inputs(c.Policy, r.Params)
 	if err != nil {
 		return "", err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -69,7 +70,7 @@ func TestMixedClusterRouting(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, c.Mixed())
 			tr := &traces.Trace{Name: "t", Jobs: tc.jobs}
-			for _, policy := range assemble.BuiltinPolicies() {
+			for _, policy := range registry.Builtin() {
 				for _, dispatch := range []string{"bestfit", "firstfit", "leastloaded"} {
 					params := map[string]string{"dispatch": dispatch}
 					if policy == "aegis" {

@@ -25,6 +25,7 @@ import (
 	"github.com/aegis-sched/aegis/internal/suggest"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results/plots"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
@@ -476,11 +477,11 @@ func (s *Spec) checkConfigs(a at) (map[string]int, error) {
 		}
 		labels[c.Label] = i
 		if c.Policy == "" {
-			return nil, a.errf([]any{"configs", i, "policy"}, "missing: one of %s", strings.Join(assemble.PolicyNames(), ", "))
+			return nil, a.errf([]any{"configs", i, "policy"}, "missing: one of %s", strings.Join(registry.Names(), ", "))
 		}
-		if !slices.Contains(assemble.PolicyNames(), c.Policy) {
+		if !slices.Contains(registry.Names(), c.Policy) {
 			return nil, a.errf([]any{"configs", i, "policy"}, "unknown policy %q%s (known: %s)", c.Policy,
-				suggest.DidYouMean(c.Policy, assemble.PolicyNames()), strings.Join(assemble.PolicyNames(), ", "))
+				suggest.DidYouMean(c.Policy, registry.Names()), strings.Join(registry.Names(), ", "))
 		}
 		mf, err := s.loadModel(a, i)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/runfiles"
 	"github.com/aegis-sched/aegis/sim"
@@ -94,7 +95,7 @@ func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
 	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: models.DefaultInterference(),
 		Truth: sim.DefaultTruth(), Seed: 3, Samples: tw.Sample}, specs)
 	require.NoError(t, err)
-	p, err := assemble.NewPolicy("aegis", nil)
+	p, err := registry.New("aegis", nil)
 	require.NoError(t, err)
 	rec := seen{Policy: p, got: map[[2]int64]policies.Sample{}}
 	require.NoError(t, loop.Run(context.Background(), s, rec, results.NewCollector(s.Jobs())))

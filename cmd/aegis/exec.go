@@ -22,6 +22,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
@@ -110,7 +111,7 @@ See docs/executor.md.`,
 	fl := c.Flags()
 	fl.StringVar(&f.trace, "trace", "", "built-in trace name, CSV file, or - for job lines on standard input")
 	fl.StringVar(&f.workloads, "workloads", "", "workloads YAML: the command of each workload id (not with --emulate)")
-	fl.StringVar(&f.policy, "policy", "aegis", fmt.Sprintf("scheduling policy %v", assemble.PolicyNames()))
+	fl.StringVar(&f.policy, "policy", "aegis", fmt.Sprintf("scheduling policy %v", registry.Names()))
 	fl.StringArrayVar(&f.sets, "set", nil, "policy parameter key=value (repeatable)")
 	fl.StringVar(&f.gpus, "gpus", "", "GPU indices to use, e.g. 0,1,2 (default all)")
 	fl.StringVar(&f.gpuType, "gpu-type", "a100-40gb", "GPU type whose workload catalog gives the profiles policies see (real GPUs)")
@@ -151,7 +152,7 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
-	p, err := assemble.NewPolicy(f.policy, params)
+	p, err := registry.New(f.policy, params)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -350,7 +351,7 @@ func resumeRun(ctx context.Context, c *cobra.Command, dir string) error {
 }
 
 func execute(ctx context.Context, c *cobra.Command, x *executor.Executor, s *setup, title string) error {
-	defer assemble.ClosePolicy(s.policy)
+	defer registry.Close(s.policy)
 	res, err := executor.Execute(ctx, x, s.policy)
 	if res != nil {
 		if werr := results.WriteSummaryTable(c.OutOrStdout(), title, res.Summary); werr != nil && err == nil {

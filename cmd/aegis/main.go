@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/internal/suggest"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results/plots"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -79,7 +79,7 @@ func newRootCmd() *cobra.Command {
 // completes files.
 var valueNames = map[string]func() []string{
 	"trace":  traces.BuiltinList,
-	"policy": assemble.PolicyNames,
+	"policy": registry.Names,
 	"server": func() []string {
 		var s []string
 		for _, t := range models.GPUTypeNames() {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/dispatch"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/sim"
 )
 
@@ -35,7 +35,7 @@ named with --set command=...`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			names := assemble.PolicyNames()
+			names := registry.Names()
 			if len(args) == 1 {
 				if !slices.Contains(names, args[0]) {
 					return usageError{fmt.Errorf("unknown policy %q (known: %s)", args[0], strings.Join(names, ", "))}
@@ -51,7 +51,7 @@ named with --set command=...`,
 			}
 			w := c.OutOrStdout()
 			for _, n := range names {
-				defs, err := assemble.PolicyParams(n, settings)
+				defs, err := registry.Params(n, settings)
 				if err != nil {
 					return err
 				}
@@ -59,7 +59,7 @@ named with --set command=...`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "%s: %s\n", n, assemble.PolicySummary(n))
+				fmt.Fprintf(w, "%s: %s\n", n, registry.Summary(n))
 				if err := writeParamDefs(w, defs, variants); err != nil {
 					return err
 				}
@@ -99,7 +99,7 @@ func variantDefaults(policy string, defs []policies.ParamDef) (map[string][]stri
 		if v == defs[i].Default {
 			continue
 		}
-		other, err := assemble.PolicyParams(policy, map[string]string{"variant": v})
+		other, err := registry.Params(policy, map[string]string{"variant": v})
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aegis-sched/aegis/experiments/assemble"
+	"github.com/aegis-sched/aegis/policies/registry"
 )
 
 // aegis policies lists each policy's parameters from the code that reads
@@ -18,21 +18,21 @@ import (
 func TestPoliciesListsParameters(t *testing.T) {
 	code, out, errs := aegis("policies")
 	require.Equal(t, 0, code, errs)
-	for _, name := range assemble.PolicyNames() {
-		require.Contains(t, out, name+": "+assemble.PolicySummary(name))
+	for _, name := range registry.Names() {
+		require.Contains(t, out, name+": "+registry.Summary(name))
 		if name == "external" {
 			continue // it needs its program (TestPoliciesExternal)
 		}
-		defs, err := assemble.PolicyParams(name, nil)
+		defs, err := registry.Params(name, nil)
 		require.NoError(t, err)
 		keys := map[string]bool{}
 		for _, d := range defs {
 			keys[d.Key] = true
 			require.Regexp(t, `(?m)^  `+d.Key+` +`+regexpQuote(d.Default), out)
-			_, err := assemble.NewPolicy(name, map[string]string{d.Key: d.Default})
+			_, err := registry.New(name, map[string]string{d.Key: d.Default})
 			require.NoError(t, err, "%s: default %s=%s refused", name, d.Key, d.Default)
 		}
-		_, err = assemble.NewPolicy(name, map[string]string{"no_such_key": "1"})
+		_, err = registry.New(name, map[string]string{"no_such_key": "1"})
 		require.Error(t, err)
 		valid := err.Error()[strings.Index(err.Error(), "valid: ")+len("valid: "):]
 		if len(keys) == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/page"
 	"github.com/aegis-sched/aegis/sim"
@@ -64,7 +65,7 @@ docs/simulator.md, "Clusters".`,
 	}
 	f := c.Flags()
 	f.StringVar(&fl.trace, "trace", "demo", "built-in trace name or CSV file")
-	f.StringVar(&fl.policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", assemble.PolicyNames()))
+	f.StringVar(&fl.policy, "policy", "exclusive", fmt.Sprintf("scheduling policy %v", registry.Names()))
 	f.StringVar(&fl.server, "server", "a100-40gb:3", fmt.Sprintf("server as TYPE:COUNT, TYPE one of %v", models.GPUTypeNames()))
 	f.StringVar(&fl.clusterSpec, "cluster", "", "cluster as TYPE:GPUSxSERVERS[,...] instead of --server, e.g. a100-40gb:8x16")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the run's randomness (startup jitter, telemetry noise)")

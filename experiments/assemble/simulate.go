@@ -21,6 +21,7 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/dispatch"
 	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
@@ -80,7 +81,7 @@ func Simulate(ctx context.Context, r Run, events io.Writer) (*Outcome, error) {
 	if err := a.policy(); err != nil {
 		return nil, err
 	}
-	defer ClosePolicy(a.p)
+	defer registry.Close(a.p)
 	if err := a.simulator(); err != nil {
 		return nil, err
 	}
@@ -150,13 +151,13 @@ func (a *assembly) policy() error {
 	var err error
 	if r.Cluster != nil {
 		r.Server = r.Cluster.Server()
-		if a.disp, err = NewDispatcher(r.Policy, r.Params, *r.Cluster); err != nil {
+		if a.disp, err = registry.NewDispatcher(r.Policy, r.Params, r.Cluster.Servers); err != nil {
 			return err
 		}
 		a.p = a.disp
 		return nil
 	}
-	a.p, err = NewPolicy(r.Policy, r.Params)
+	a.p, err = registry.New(r.Policy, r.Params)
 	return err
 }
 
@@ -461,10 +462,10 @@ func (r Run) Check() error {
 		for _, t := range c.Types {
 			servers = append(servers, models.Server{Type: t, GPUs: c.MaxServerGPUs()})
 		}
-		if _, err := NewDispatcher(r.Policy, r.Params, *c); err != nil {
+		if _, err := registry.NewDispatcher(r.Policy, r.Params, c.Servers); err != nil {
 			return err
 		}
-		if err := checkPolicy(r.Policy, withoutDispatch(r.Params), servers); err != nil {
+		if err := checkPolicy(r.Policy, registry.ServerParams(r.Params), servers); err != nil {
 			return err
 		}
 	} else if err := checkPolicy(r.Policy, r.Params, servers); err != nil {
@@ -540,4 +541,24 @@ func CheckOn(t *traces.Trace, srv models.Server, c *models.Cluster, cat *models.
 		return checkMixed(t, *c, m.cats)
 	}
 	return check(t, srv, cat, true)
+}
+
+// checkPolicy builds a policy by name and checks that it can run on each
+// of servers (e.g. a pressure filter needs DCGM telemetry).
+func checkPolicy(name string, params map[string]string, servers []models.Server) error {
+	p, err := registry.New(name, params)
+	if err != nil {
+		return err
+	}
+	defer registry.Close(p)
+	v, ok := p.(policies.Validator)
+	if !ok {
+		return nil
+	}
+	for _, srv := range servers {
+		if err := v.Validate(&policies.View{Pressure: srv.Type.Pressure}); err != nil {
+			return fmt.Errorf("policy %s on %s: %w", name, srv, err)
+		}
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
@@ -38,7 +39,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 		params map[string]string
 	}
 	var cfgs []cfg
-	for _, p := range BuiltinPolicies() {
+	for _, p := range registry.Builtin() {
 		cfgs = append(cfgs, cfg{p, nil})
 	}
 	cfgs = append(cfgs, cfg{"aegis", map[string]string{"recovery": "ladder", "placement": "rr"}},
@@ -62,13 +63,6 @@ func TestSeedChangesStartupJitter(t *testing.T) {
 	_, _, e1 := outputs(t, "exclusive", nil, 1)
 	_, _, e2 := outputs(t, "exclusive", nil, 2)
 	require.NotEqual(t, string(e1), string(e2))
-}
-
-func TestNewPolicyErrors(t *testing.T) {
-	_, err := NewPolicy("nope", nil)
-	require.ErrorContains(t, err, "exclusive")
-	_, err = NewPolicy("exclusive", map[string]string{"x": "1"})
-	require.ErrorContains(t, err, `unknown parameter "x"`)
 }
 
 // cancelAt is a policy that cancels the run's context at its n-th

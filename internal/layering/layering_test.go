@@ -28,6 +28,9 @@ var rules = map[string][]string{
 	"policies/colloc":   {"policies"},
 	"policies/dispatch": {"policies"},
 	"policies/...":      {"policies", "policies/colloc"}, // the concrete policies
+	// The policies by name: every concrete policy and the dispatcher, none
+	// of the truth or the backends.
+	"policies/registry": {"internal/suggest", "policies", "policies/..."},
 	// The truth and the inputs.
 	"models":     {"internal/suggest", "policies"},
 	"models/...": {"models", "policies"},

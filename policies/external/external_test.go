@@ -20,6 +20,7 @@ import (
 	"github.com/aegis-sched/aegis/policies/bestfit"
 	"github.com/aegis-sched/aegis/policies/external"
 	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -218,7 +219,7 @@ func TestHelloAndParams(t *testing.T) {
 	require.ErrorIs(t, err, external.ErrReported)
 	require.ErrorContains(t, err, "parameter util_cap=\"7000\"")
 
-	defs, err := assemble.PolicyParams("external", map[string]string{"command": command("bestfit")})
+	defs, err := registry.Params("external", map[string]string{"command": command("bestfit")})
 	require.NoError(t, err)
 	var keys []string
 	for _, d := range defs {

@@ -1,4 +1,9 @@
-package assemble
+// Package registry is the one list of the policies this program knows by
+// name: it builds one (or a cluster dispatcher of one per server) from
+// key=value parameters, lists their parameters, summaries and names, and
+// closes what a policy holds beyond memory. aegis policies, specs, cells'
+// keys, aegis simulate and aegis exec all consult it.
+package registry
 
 import (
 	"fmt"
@@ -8,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/internal/suggest"
-	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/policies/bestfit"
@@ -73,20 +77,20 @@ func readExternal(p *policies.Params) error {
 	return nil
 }
 
-// ClosePolicy ends what a policy holds beyond memory (an external policy's
+// Close ends what a policy holds beyond memory (an external policy's
 // process): every policy built here must be closed once done with.
-func ClosePolicy(p policies.Policy) error {
+func Close(p policies.Policy) error {
 	if c, ok := p.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
 }
 
-// PolicyInputs identifies by content the files a policy is made of beyond
+// Inputs identifies by content the files a policy is made of beyond
 // this program (an external policy's: external.Fingerprint), "" when none:
 // cells' keys include it, so a changed program is never served a stale
 // result.
-func PolicyInputs(name string, params map[string]string) (string, error) {
+func Inputs(name string, params map[string]string) (string, error) {
 	if name != "external" {
 		return "", nil
 	}
@@ -97,17 +101,17 @@ func PolicyInputs(name string, params map[string]string) (string, error) {
 	return external.Fingerprint(cfg)
 }
 
-// PolicySummary is a one-line description of a known policy ("" for
+// Summary is a one-line description of a known policy ("" for
 // others).
-func PolicySummary(name string) string { return known()[name].summary }
+func Summary(name string) string { return known()[name].summary }
 
-// PolicyParams lists a policy's parameters with their defaults and valid
+// Params lists a policy's parameters with their defaults and valid
 // values, read from the policy's own parameter code with settings (nil: all
 // defaults; e.g. {"variant": "original"} shows that variant's defaults).
-func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef, error) {
+func Params(name string, settings map[string]string) ([]policies.ParamDef, error) {
 	k, ok := known()[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown policy %q%s (known: %s)", name, suggest.DidYouMean(name, PolicyNames()), strings.Join(PolicyNames(), ", "))
+		return nil, fmt.Errorf("unknown policy %q%s (known: %s)", name, suggest.DidYouMean(name, Names()), strings.Join(Names(), ", "))
 	}
 	p := policies.NewParams(settings)
 	if err := k.read(p); err != nil {
@@ -116,8 +120,8 @@ func PolicyParams(name string, settings map[string]string) ([]policies.ParamDef,
 	return p.Defs(), nil
 }
 
-// PolicyNames lists the known policies.
-func PolicyNames() []string {
+// Names lists the known policies.
+func Names() []string {
 	var s []string
 	for n := range known() {
 		s = append(s, n)
@@ -126,11 +130,11 @@ func PolicyNames() []string {
 	return s
 }
 
-// BuiltinPolicies lists the policies compiled into this program: those of
-// PolicyNames but external, which runs a program it is given.
-func BuiltinPolicies() []string {
+// Builtin lists the policies compiled into this program: those of
+// Names but external, which runs a program it is given.
+func Builtin() []string {
 	var s []string
-	for _, n := range PolicyNames() {
+	for _, n := range Names() {
 		if n != "external" {
 			s = append(s, n)
 		}
@@ -138,49 +142,29 @@ func BuiltinPolicies() []string {
 	return s
 }
 
-// NewPolicy builds a policy by name with key=value parameters.
-func NewPolicy(name string, params map[string]string) (policies.Policy, error) {
+// New builds a policy by name with key=value parameters.
+func New(name string, params map[string]string) (policies.Policy, error) {
 	k, ok := known()[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown policy %q%s (known: %s)", name, suggest.DidYouMean(name, PolicyNames()), strings.Join(PolicyNames(), ", "))
+		return nil, fmt.Errorf("unknown policy %q%s (known: %s)", name, suggest.DidYouMean(name, Names()), strings.Join(Names(), ", "))
 	}
 	return k.build(params)
 }
 
-// checkPolicy builds a policy by name and checks that it can run on each
-// of servers (e.g. a pressure filter needs DCGM telemetry).
-func checkPolicy(name string, params map[string]string, servers []models.Server) error {
-	p, err := NewPolicy(name, params)
-	if err != nil {
-		return err
-	}
-	defer ClosePolicy(p)
-	v, ok := p.(policies.Validator)
-	if !ok {
-		return nil
-	}
-	for _, srv := range servers {
-		if err := v.Validate(&policies.View{Pressure: srv.Type.Pressure}); err != nil {
-			return fmt.Errorf("policy %s on %s: %w", name, srv, err)
-		}
-	}
-	return nil
-}
-
 // NewDispatcher builds a cluster dispatcher running policy name with
-// params on each of the cluster's servers; params may also hold the
+// params on each of the cluster's servers (their GPU counts); params may also hold the
 // dispatcher's own key, dispatch (dispatch.ReadConfig).
-func NewDispatcher(name string, params map[string]string, c models.Cluster) (*dispatch.Dispatcher, error) {
+func NewDispatcher(name string, params map[string]string, servers []int) (*dispatch.Dispatcher, error) {
 	cfg, rest, err := splitDispatch(params)
 	if err != nil {
 		return nil, err
 	}
-	return dispatch.New(cfg, c.Servers, func() (policies.Policy, error) { return NewPolicy(name, rest) })
+	return dispatch.New(cfg, servers, func() (policies.Policy, error) { return New(name, rest) })
 }
 
-// withoutDispatch returns params without the dispatcher's keys: what each
+// ServerParams returns params without the dispatcher's keys: what each
 // server's policy of a cluster gets.
-func withoutDispatch(params map[string]string) map[string]string {
+func ServerParams(params map[string]string) map[string]string {
 	rest := maps.Clone(params)
 	for _, k := range dispatchKeys {
 		delete(rest, k)
@@ -204,5 +188,5 @@ func splitDispatch(params map[string]string) (dispatch.Config, map[string]string
 	if err := p.Done("cluster"); err != nil {
 		return dispatch.Config{}, nil, err
 	}
-	return cfg, withoutDispatch(params), nil
+	return cfg, ServerParams(params), nil
 }
