@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/runfiles"
 	"github.com/aegis-sched/aegis/results/stability"
 )
 
@@ -333,15 +334,11 @@ func readCell(dir string, m *Meta, c Cell) (*cellData, error) {
 }
 
 func readCSVFile(path string) ([][]string, error) {
-	b, err := os.ReadFile(path)
+	t, err := runfiles.ReadTable(path)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return recs, nil
+	return t.Records(), nil
 }
 
 // sweepHeader names the combined CSVs' sweep columns: per swept parameter

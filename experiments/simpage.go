@@ -1,8 +1,6 @@
 package experiments
 
 import (
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/results/runfiles"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -169,16 +168,16 @@ func summaryTable(path string) ([]string, error) {
 // readRow reads a CSV file of a header and one row of as many fields;
 // nil when there is no such file.
 func readRow(path string) ([][]string, error) {
-	b, err := os.ReadFile(path)
+	t, err := runfiles.ReadTable(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil || len(recs) != 2 || len(recs[0]) != len(recs[1]) {
-		return nil, fmt.Errorf("%s: want a header and one row of as many fields (%v)", path, err)
+	recs := t.Records()
+	if len(recs) != 2 || len(recs[0]) != len(recs[1]) {
+		return nil, fmt.Errorf("%s: want a header and one row of as many fields", path)
 	}
 	return recs, nil
 }

@@ -7,10 +7,8 @@
 package fidelity
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"gonum.org/v1/gonum/stat/distuv"
 	"io"
 	"math"
 	"os"
@@ -18,6 +16,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/aegis-sched/aegis/internal/csvhead"
+	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
 // Metrics are the published columns compared, in the paper's order.
@@ -59,13 +62,11 @@ func (v Values) get(k Key, m string) (float64, bool) {
 // ReadPublished reads published_tables.csv (table, config, trace, then the
 // metrics; empty cells are values the paper does not print).
 func ReadPublished(r io.Reader, name string) (Values, error) {
-	rows, err := csv.NewReader(r).ReadAll()
+	tb, err := runfiles.ParseTable(name, r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: empty", name)
-	}
+	rows := tb.Records()
 	col := header(rows[0])
 	for _, c := range []string{"table", "config", "trace"} {
 		if _, ok := col[c]; !ok {
@@ -76,7 +77,7 @@ func ReadPublished(r io.Reader, name string) (Values, error) {
 	for i, row := range rows[1:] {
 		t, err := strconv.Atoi(row[col["table"]])
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: table: %w", name, i+2, err)
+			return nil, fmt.Errorf("%s: table: %w", tb.Where(i), err)
 		}
 		k := Key{Table: t, Config: row[col["config"]]}
 		if t == 2 {
@@ -99,11 +100,10 @@ func ReadPublished(r io.Reader, name string) (Values, error) {
 	return v, nil
 }
 
+// header maps the names of a header read by readCSV or runfiles (which
+// refuse a column named twice) to their columns.
 func header(h []string) map[string]int {
-	col := make(map[string]int, len(h))
-	for i, c := range h {
-		col[c] = i
-	}
+	col, _ := csvhead.Index(h)
 	return col
 }
 
@@ -254,20 +254,14 @@ func Refits(dir string) (map[int][]Values, error) {
 	return out, nil
 }
 
+// readCSV reads the CSV file at path as runfiles reads every table: its
+// header, then its rows.
 func readCSV(path string) ([][]string, error) {
-	f, err := os.Open(path)
+	t, err := runfiles.ReadTable(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: empty", path)
-	}
-	return rows, nil
+	return t.Records(), nil
 }
 
 func distinct(rows [][]string, name string) int {

@@ -214,11 +214,13 @@ func TestConclusionsUnderModels(t *testing.T) {
 
 func TestReadPublishedErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
-		{"empty", "", "p.csv: empty"},
+		{"empty", "", "p.csv: the file is empty"},
+		{"column twice", "table,config,trace,config\n", `p.csv:1: header names column "config" twice (columns 2 and 4)`},
 		{"no table column", "config,trace\n", `p.csv:1: no "table" column`},
 		{"bad table", "table,config,trace\nx,a,b\n", "p.csv:2: table"},
 		{"bad value", "table,config,trace,makespan\n3,a,b,fast\n", "p.csv:2: makespan"},
-		{"ragged", "table,config,trace\n3,a\n", "p.csv"},
+		{"ragged", "table,config,trace\n3,a\n", "p.csv:2: wrong number of fields"},
+		{"bad table after a quoted line break", "table,config,trace\n3,\"a\nb\",c\nx,a,b\n", "p.csv:4: table"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadPublished(strings.NewReader(tc.in), "p.csv")
