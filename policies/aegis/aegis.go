@@ -93,12 +93,12 @@ type Policy struct {
 	memo     [][4]float64
 	memoDone [][4]bool
 	xs, tmp  []float64
-	bnd      [4]bounds     // by signal
-	verdicts []verdict     // the filter's last answer per GPU
-	sl       []slider      // each GPU's window, kept across decisions
-	until    time.Duration // horizon of the last Admit
-	// Of this decision: the GPUs whose filter horizon Refine can raise, and
-	// the earliest horizon of every other answer.
+	bnd      [4]bounds // by signal
+	verdicts []verdict // the filter's last answer per GPU
+	sl       []slider  // each GPU's window, kept across decisions
+	ranges   []regimeRange
+	// Of this decision, as Until answers: the GPUs whose filter horizon
+	// Refine can raise, and the earliest horizon of every other answer.
 	asked []int
 	fixed time.Duration
 }
@@ -206,6 +206,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		}
 		p.winDone = make([]bool, len(v.GPUs))
 		p.verdicts = make([]verdict, len(v.GPUs))
+		p.ranges = make([]regimeRange, len(v.GPUs))
 	}
 	clear(p.memoDone)
 	clear(p.winDone)
@@ -226,9 +227,14 @@ func (p *Policy) signals() (use [4]bool) {
 	return use
 }
 
-// window brings GPU g's window up to date, once per decision.
+// window brings GPU g's window up to date, once per decision. A verdict
+// still pending on the window it moves from is dropped as expired (filter
+// works out or drops a pending verdict before it reads the window).
 func (p *Policy) window(v *policies.View, g int) {
 	if !p.winDone[g] {
+		if c := &p.verdicts[g]; c.pending && c.at != v.Now {
+			c.pending, c.until = false, v.Now
+		}
 		p.sl[g].update(v, g, p.cfg.Window, p.cfg.Anchored)
 		p.win[g] = p.sl[g].samples
 		p.winDone[g] = true
@@ -253,7 +259,7 @@ func (p *Policy) score(v *policies.View, g, sig int) float64 {
 		p.tmp = slices.Grow(p.tmp[:0], len(xs))
 		sc = policies.Score(xs, p.tmp)
 	} else {
-		sc = sortedScore(sl.samples, sl.sorted[sig], sig)
+		sc = sortedScore(sl.samples, sl.sortedOf(sig), sig)
 	}
 	p.memo[g][sig], p.memoDone[g][sig] = sc, true
 	return sc
@@ -294,32 +300,27 @@ func signal(x policies.Sample, sig int) float64 {
 
 // Admit implements colloc.Rule: memory feasibility, then the pressure filter.
 func (p *Policy) Admit(v *policies.View, j *policies.Job, g int) colloc.Reason {
-	p.until = colloc.Never
+	reason, filtered := p.admit(v, j, g)
+	if filtered {
+		return p.filter(v, g)
+	}
+	return reason
+}
+
+// admit is Admit's answer before the pressure filter, and whether the
+// filter gives it instead.
+func (p *Policy) admit(v *policies.View, j *policies.Job, g int) (colloc.Reason, bool) {
 	if p.cfg.Placement == RR {
-		return colloc.Admitted
+		return colloc.Admitted, false
 	}
 	need, ok := p.need(j)
 	if !ok {
-		return DeferNoEstimate
+		return DeferNoEstimate, false
 	}
-	p.until = colloc.MemoryUntil(v, g)
-	p.fixed = min(p.fixed, p.until)
 	if colloc.UsableFree(&v.GPUs[g]) < need {
-		return colloc.DeferMemory
+		return colloc.DeferMemory, false
 	}
-	if p.cfg.Filter != "pressure" && p.cfg.Filter != "util" {
-		return colloc.Admitted
-	}
-	reason, until := p.filter(v, g)
-	p.until = min(p.until, until)
-	if c := &p.verdicts[g]; c.refining {
-		if !slices.Contains(p.asked, g) {
-			p.asked = append(p.asked, g)
-		}
-	} else {
-		p.fixed = min(p.fixed, until)
-	}
-	return reason
+	return colloc.Admitted, p.cfg.Filter == "pressure" || p.cfg.Filter == "util"
 }
 
 // Score implements colloc.Rule: MFM prefers the most usable free memory, MU

@@ -129,8 +129,9 @@ func (steady) SampleRange(int) (lo, hi policies.Sample) {
 }
 
 // The window kept across decisions (new samples only, sorted values updated
-// in place) scores exactly as one rebuilt from scratch, as decisions come at
-// random gaps and the anchor moves.
+// in place, a signal's sorted values made only when its score is asked)
+// scores exactly as one rebuilt from scratch, as decisions come at random
+// gaps, the anchor moves and each decision asks for some of the signals.
 func TestSliderMatchesRebuiltWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var now time.Duration
@@ -148,6 +149,9 @@ func TestSliderMatchesRebuiltWindow(t *testing.T) {
 		clear(p.winDone)
 		win := policies.Window(v, 0, p.cfg.Window, true, nil)
 		for sig := range 4 {
+			if rng.IntN(3) == 0 {
+				continue // not asked in this decision
+			}
 			var xs []float64
 			for _, x := range win {
 				xs = append(xs, signal(x, sig))
@@ -208,6 +212,7 @@ func TestFilterHorizonExactWithForesight(t *testing.T) {
 		p := NewWith(cfg)
 		p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
 		reason := p.Admit(v, &v.Jobs[1], 0)
+		p.Until(v, &v.Jobs[1], 0) // as the scheduler asks, before Refine
 		until := p.Refine(v, colloc.Never)
 		if reason == DeferWindow {
 			continue
@@ -287,6 +292,7 @@ func TestVerdictCacheFollowsRegime(t *testing.T) {
 	p := NewWith(DefaultConfig())
 	p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
 	p.Admit(v, &v.Jobs[1], 0)
+	p.Until(v, &v.Jobs[1], 0)
 	p.Refine(v, colloc.Never)
 	require.Equal(t, uint64(1), p.verdicts[0].regime)
 	until := p.verdicts[0].until
@@ -372,4 +378,89 @@ func TestSettledVerdictReadsNoWindow(t *testing.T) {
 			require.Equal(t, tc.reason, ref.Admit(v, &v.Jobs[1], 0))
 		})
 	}
+}
+
+// A verdict's horizon is worked out only when the scheduler asks (Until):
+// after Admit it is pending, and Until then gives what it would have given
+// at once, which telemetry without foresight (no regime to keep a pending
+// horizon by) still gets. Asked again at a later decision, the kept
+// verdict is the one a decision reading the window gives.
+func TestPendingHorizonIsTheEagerOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var now time.Duration
+	cfg := DefaultConfig()
+	cfg.Thresholds = [3]float64{0.5, 0.5, 0.3}
+	pending, long := 0, 0
+	for range 300 {
+		now += time.Duration(1+rng.IntN(40_000)) * time.Millisecond
+		view := func(tel policies.Telemetry) *policies.View {
+			return &policies.View{Now: now, Pressure: true, Telemetry: tel,
+				GPUs: []policies.GPU{{Jobs: []policies.JobID{0}, CapacityMiB: 40960}},
+				Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true, ActiveAt: 0},
+					{ID: 1, GPUs: 1, State: policies.Pending}}}
+		}
+		lazy, eager := NewWith(cfg), NewWith(cfg)
+		vl, ve := view(foreseen{steady{&now}}), view(steady{&now})
+		lazy.Schedule(&policies.View{GPUs: vl.GPUs})
+		eager.Schedule(&policies.View{GPUs: ve.GPUs})
+		reason := lazy.Admit(vl, &vl.Jobs[1], 0)
+		require.Equal(t, reason, eager.Admit(ve, &ve.Jobs[1], 0))
+		require.False(t, eager.verdicts[0].pending)
+		if lazy.verdicts[0].pending {
+			pending++
+		}
+		eager.Until(ve, &ve.Jobs[1], 0)
+		lazy.Until(vl, &vl.Jobs[1], 0)
+		require.False(t, lazy.verdicts[0].pending)
+		require.Equal(t, eager.verdicts[0].until, lazy.verdicts[0].until) // the filter's (memory's differs)
+		// A later decision with the verdict still pending: the same answer
+		// as reading the window then.
+		later := NewWith(cfg)
+		later.Schedule(&policies.View{GPUs: vl.GPUs})
+		later.Admit(vl, &vl.Jobs[1], 0)
+		was := later.verdicts[0].pending
+		gap := time.Duration(rng.IntN(90)) * time.Second
+		now += gap
+		later.Schedule(&policies.View{GPUs: vl.GPUs}) // a new decision
+		vl.Now = now
+		got := later.Admit(vl, &vl.Jobs[1], 0)
+		require.Equal(t, bruteVerdict(later, vl, now), got == DeferPressure, "at %v", now)
+		if was && gap > time.Duration(cfg.Window)*time.Second {
+			long++ // asked past any horizon the bounds can give
+		}
+	}
+	require.Greater(t, pending, 100)
+	require.Greater(t, long, 50)
+}
+
+// horizon marks a verdict asked long after it was given as expired
+// without working its horizon out, because flipAfter never answers more
+// than a window's length when the samples' range does not settle the
+// verdict: checked on random windows, lengths and ranges.
+func TestFlipWithinWindowUnlessRangeSettles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	checked := 0
+	for range 2000 {
+		cfg := DefaultConfig()
+		cfg.Window = 1 + rng.IntN(40)
+		p := NewWith(cfg)
+		xs := make([]float64, 1+rng.IntN(cfg.Window))
+		for i := range xs {
+			xs[i] = rng.Float64()
+		}
+		setWindow(p, xs)
+		a, b := rng.Float64(), rng.Float64()
+		st := ranged{lo: samples([]float64{min(a, b)})[0], hi: samples([]float64{max(a, b)})[0]}
+		v := &policies.View{Telemetry: st}
+		if _, settles := p.rangeVerdict(st, 0); settles {
+			continue
+		}
+		for _, reject := range []bool{false, true} {
+			k := p.flipAfter(v, 0, p.win[0], &p.sl[0].sorted, reject)
+			require.Positive(t, k)
+			require.LessOrEqual(t, k, cfg.Window)
+			checked++
+		}
+	}
+	require.Greater(t, checked, 1000)
 }

@@ -39,12 +39,33 @@ func (p *Policy) Refine(v *policies.View, limit time.Duration) time.Duration {
 	}
 }
 
-// Until implements colloc.Horizon: when Admit(v, j, g), just asked, could
-// answer differently if nothing happens. Memory answers change only when
-// the measured memory does (colloc.MemoryUntil); the filter's as filter
-// says.
+// Until implements colloc.Horizon: when Admit(v, j, g), asked in this
+// decision, could answer differently if nothing happens. Memory answers
+// change only when the measured memory does (colloc.MemoryUntil); the
+// filter's as horizon says. It also notes, for Refine, the GPUs whose
+// horizon is a lower bound and the earliest of the other answers'.
 func (p *Policy) Until(v *policies.View, j *policies.Job, g int) time.Duration {
-	return p.until
+	if p.cfg.Placement == RR {
+		return colloc.Never
+	}
+	if _, ok := p.need(j); !ok {
+		return colloc.Never
+	}
+	until := colloc.MemoryUntil(v, g)
+	p.fixed = min(p.fixed, until)
+	if _, filtered := p.admit(v, j, g); !filtered {
+		return until
+	}
+	c := &p.verdicts[g]
+	p.horizon(v, g)
+	if c.refining {
+		if !slices.Contains(p.asked, g) {
+			p.asked = append(p.asked, g)
+		}
+	} else {
+		p.fixed = min(p.fixed, c.until)
+	}
+	return min(until, c.until)
 }
 
 // verdict is the filter's last answer on a GPU and how long it holds.
@@ -55,6 +76,11 @@ type verdict struct {
 	until  time.Duration
 	reason colloc.Reason
 	regime uint64 // the telemetry's regime (policies.Foresight), else 0
+	// While pending, until is not computed yet (horizon computes it): the
+	// verdict was given at at, from the window the GPU's slider still
+	// holds, and holds at least until the next whole second.
+	pending bool
+	at      time.Duration
 	// While refining, until is a lower bound: the window at second base,
 	// stepped through la.steps more samples without a change of verdict
 	// (none possible before kmin of them), may be stepped further.
@@ -65,15 +91,16 @@ type verdict struct {
 }
 
 // filter returns the window filter's answer on GPU g (DeferWindow,
-// DeferPressure or colloc.Admitted) and the earliest time it could change if nothing happens. The
-// window depends only on the GPU's jobs (all active: a GPU in hold is not
-// asked), their latest first activity and the time, so an answer is reused
-// until it could change or the jobs do. An empty window gains its first
-// sample at the first whole second at or after the anchor; otherwise the
-// answer can change only at a whole second, once enough new samples (each
-// anywhere in its signal's range) could move a score across its threshold
-// (flipAfter).
-func (p *Policy) filter(v *policies.View, g int) (colloc.Reason, time.Duration) {
+// DeferPressure or colloc.Admitted) and keeps it with the earliest time it
+// could change if nothing happens (verdict.until, or pending for horizon).
+// The window depends only on the GPU's jobs (all active: a GPU in hold is
+// not asked), their latest first activity and the time, so an answer is
+// reused until it could change or the jobs do. An empty window gains its
+// first sample at the first whole second at or after the anchor; otherwise
+// the answer can change only at a whole second, once enough new samples
+// (each anywhere in its signal's range) could move a score across its
+// threshold (flipAfter).
+func (p *Policy) filter(v *policies.View, g int) colloc.Reason {
 	var anchor time.Duration
 	for _, id := range v.GPUs[g].Jobs {
 		if jb := v.Job(id); jb.Active {
@@ -88,11 +115,16 @@ func (p *Policy) filter(v *policies.View, g int) (colloc.Reason, time.Duration) 
 	c := &p.verdicts[g]
 	// With skip=off every verdict is computed afresh (a reference that
 	// trusts no horizon).
-	if !p.cfg.EveryTick && c.ok && v.Now < c.until && c.anchor == anchor && c.regime == regime && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
-		return c.reason, c.until
+	if !p.cfg.EveryTick && c.ok && c.anchor == anchor && c.regime == regime && slices.Equal(c.jobs, v.GPUs[g].Jobs) {
+		if c.pending && v.Now != c.at {
+			p.horizon(v, g)
+		}
+		if c.pending || v.Now < c.until {
+			return c.reason
+		}
 	}
 	c.ok, c.anchor, c.regime, c.jobs = true, anchor, regime, append(c.jobs[:0], v.GPUs[g].Jobs...)
-	c.refining = false
+	c.refining, c.pending = false, false
 	sec := v.Now.Truncate(time.Second)
 	if foresee && !p.cfg.EveryTick {
 		if reject, ok := p.settled(v, fs, g, anchor, sec); ok {
@@ -103,20 +135,20 @@ func (p *Policy) filter(v *policies.View, g int) (colloc.Reason, time.Duration) 
 			if reject {
 				c.reason = DeferPressure
 			}
-			return c.reason, c.until
+			return c.reason
 		}
 	}
 	if p.window(v, g); len(p.win[g]) == 0 {
 		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
 			c.reason, c.until = DeferWindow, v.Now
-			return c.reason, c.until
+			return c.reason
 		}
 		first := anchor.Truncate(time.Second)
 		if first < anchor {
 			first += time.Second
 		}
 		c.reason, c.until = DeferWindow, max(first, sec+time.Second) // nothing observed of the current mix yet
-		return c.reason, c.until
+		return c.reason
 	}
 	c.reason = colloc.Admitted
 	if p.rule.rejects(func(sig int, t float64) bool { return p.score(v, g, sig) >= t }) {
@@ -126,21 +158,54 @@ func (p *Policy) filter(v *policies.View, g int) (colloc.Reason, time.Duration) 
 		// Samples may be missed or late: the window's future is unknown
 		// (or, with skip=off, not asked for).
 		c.until = v.Now
-		return c.reason, c.until
+		return c.reason
 	}
-	c.until = colloc.Never
+	// How long the verdict holds is worked out only when it is asked
+	// (horizon): most decisions place the job and never ask. Without
+	// foresight there is no regime to tell that the samples' range is
+	// still the one the verdict was given under: it is worked out now.
+	c.pending, c.at = true, v.Now
+	if !foresee {
+		p.horizon(v, g)
+	}
+	return c.reason
+}
+
+// horizon works out how long GPU g's pending verdict holds (flipAfter on
+// the window it was given on, which the GPU's slider still holds), as the
+// decision that gave it would have. Asked at a later time, a verdict past
+// its bounds' horizon is only marked as expired: flipAfter's k never
+// exceeds the window's length when the samples' range does not settle the
+// verdict (at k = Window every old sample has left the window, and the
+// bounds are the range).
+func (p *Policy) horizon(v *policies.View, g int) {
+	c := &p.verdicts[g]
+	if !c.pending {
+		return
+	}
+	c.pending = false
+	sec := c.at.Truncate(time.Second)
 	reject := c.reason == DeferPressure
-	k := p.flipAfter(v, g, p.win[g], &p.sl[g].sorted, reject)
+	if v.Now != c.at && v.Now >= sec+time.Duration(p.cfg.Window)*time.Second {
+		if st, ok := v.Telemetry.(policies.SteadyTelemetry); ok {
+			if _, settles := p.rangeVerdict(st, g); !settles {
+				c.until = v.Now
+				return
+			}
+		}
+	}
+	sl := &p.sl[g]
+	c.until = colloc.Never
+	sorted := sl.sortAll()
+	k := p.flipAfter(v, g, sl.samples, sorted, reject)
 	if k > 0 {
 		c.until = sec + time.Duration(k)*time.Second
 	}
-	if foresee && k > 0 && k <= aheadMax {
+	if _, foresee := v.Telemetry.(policies.Foresight); foresee && k > 0 && k <= aheadMax {
 		// A lower bound that Refine may raise.
 		c.refining, c.base, c.kmin = true, sec, k
-		sl := &p.sl[g]
-		c.la.reset(sl.samples, &sl.sorted, sl.use, p.cfg.Window)
+		c.la.reset(sl.samples, sorted, sl.use, p.cfg.Window)
 	}
-	return c.reason, c.until
 }
 
 // settled reports whether the filter's verdict on GPU g is known without
@@ -166,7 +231,14 @@ func (p *Policy) settled(v *policies.View, fs policies.Foresight, g int, anchor,
 	if first < fs.RegimeSince(g) {
 		return false, false
 	}
-	lo, hi := sampleBounds(fs, g)
+	return p.rangeVerdict(fs, g)
+}
+
+// rangeVerdict reports whether the rule gives the same verdict on the
+// lowest and on the highest samples GPU g can report until the next event
+// (SampleRange), with flipAfter's margin, and that verdict.
+func (p *Policy) rangeVerdict(st policies.SteadyTelemetry, g int) (reject, ok bool) {
+	lo, hi := p.sampleBounds(st, g)
 	switch {
 	case !p.rule.moved(-eps).rejects(func(sig int, t float64) bool { return signal(hi, sig) >= t }):
 		return false, true
@@ -180,6 +252,29 @@ func (p *Policy) settled(v *policies.View, fs policies.Foresight, g int, anchor,
 // scores stands only when the bounds clear the thresholds by eps, so that
 // rounding in the bounds never settles a verdict the window would not give.
 const eps = 1e-9
+
+// sampleBounds is sampleBounds(st, g), kept per GPU while its telemetry's
+// regime lasts when st is a policies.Foresight: a regime's samples all lie
+// in its range (Foresight.RegimeSince), so the range is the regime's.
+func (p *Policy) sampleBounds(st policies.SteadyTelemetry, g int) (lo, hi policies.Sample) {
+	fs, ok := st.(policies.Foresight)
+	if !ok || g >= len(p.ranges) {
+		return sampleBounds(st, g)
+	}
+	r := &p.ranges[g]
+	if regime := fs.Regime(g); !r.ok || r.regime != regime {
+		r.lo, r.hi = sampleBounds(st, g)
+		r.ok, r.regime = true, regime
+	}
+	return r.lo, r.hi
+}
+
+// regimeRange is a GPU's sample range (sampleBounds) in a regime.
+type regimeRange struct {
+	ok     bool
+	regime uint64
+	lo, hi policies.Sample
+}
 
 // sampleBounds is the range of GPU g's samples until the next event: the
 // contract's, tightened to the backend's SampleRange.
@@ -240,7 +335,7 @@ func (p *Policy) flipAfter(v *policies.View, g int, win []policies.Sample, sorte
 	// the backend knows it.
 	lo, hi := policies.Sample{}, policies.Sample{SMACT: 1, SMOCC: 1, DRAMA: 1, UtilPct: 100}
 	if st, ok := telemetryOf(v).(policies.SteadyTelemetry); ok {
-		lo, hi = sampleBounds(st, g)
+		lo, hi = p.sampleBounds(st, g)
 	}
 	for sig := range b {
 		if p.rule.reads(sig) {

@@ -13,15 +13,42 @@ import (
 // slider is one GPU's telemetry window kept across decisions: on telemetry
 // that samples every second (policies.SteadyTelemetry) each decision reads
 // only the samples taken since the last one and updates the window's sorted
-// values in place; otherwise, or when the anchor moves, it is rebuilt.
+// values in place; otherwise, or when the anchor moves, it is rebuilt. A
+// signal's sorted values are made only when asked for (sortedOf): a
+// verdict often needs only the SMACT score.
 type slider struct {
 	ok      bool
 	last    time.Duration // the newest whole second the window covers
 	anchor  time.Duration
 	samples []policies.Sample // the window, oldest first
-	sorted  [4][]float64      // each signal's values in the window, ascending
+	sorted  [4][]float64      // each signal's values in the window, ascending, where have
+	have    [4]bool
 	buf     []policies.Sample // scratch
 	use     [4]bool           // the signals whose sorted values are kept
+}
+
+// sortedOf returns signal sig's values in the window, ascending (sig must
+// be one the slider keeps: use).
+func (s *slider) sortedOf(sig int) []float64 {
+	if !s.have[sig] {
+		srt := s.sorted[sig][:0]
+		for _, x := range s.samples {
+			srt = append(srt, signal(x, sig))
+		}
+		policies.SortFloats(srt)
+		s.sorted[sig], s.have[sig] = srt, true
+	}
+	return s.sorted[sig]
+}
+
+// sortAll makes the sorted values of every signal the slider keeps.
+func (s *slider) sortAll() *[4][]float64 {
+	for sig, ok := range s.use {
+		if ok {
+			s.sortedOf(sig)
+		}
+	}
+	return &s.sorted
 }
 
 func (s *slider) update(v *policies.View, g, n int, anchored bool) {
@@ -38,17 +65,7 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 	m := int((k - s.last) / time.Second)
 	if !steady || !s.ok || anchor != s.anchor || m >= n || m < 0 {
 		s.samples = policies.Window(v, g, n, anchored, s.samples)
-		for sig := range s.sorted {
-			if !s.use[sig] {
-				continue
-			}
-			srt := s.sorted[sig][:0]
-			for _, x := range s.samples {
-				srt = append(srt, signal(x, sig))
-			}
-			policies.SortFloats(srt)
-			s.sorted[sig] = srt
-		}
+		s.have = [4]bool{}
 		s.ok, s.last, s.anchor = steady, k, anchor
 		return
 	}
@@ -59,7 +76,7 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 	for _, x := range s.buf {
 		s.samples = append(s.samples, x)
 		for sig := range s.sorted {
-			if !s.use[sig] {
+			if !s.have[sig] {
 				continue
 			}
 			y := signal(x, sig)
@@ -70,7 +87,7 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 	drop := max(0, len(s.samples)-n)
 	for _, x := range s.samples[:drop] {
 		for sig := range s.sorted {
-			if !s.use[sig] {
+			if !s.have[sig] {
 				continue
 			}
 			i, _ := slices.BinarySearch(s.sorted[sig], signal(x, sig))

@@ -53,11 +53,16 @@ const (
 // samples) or a measurement moves. Until returns the earliest time at which
 // Admit(v, j, g) could answer differently if no event happens before; a
 // time at or before v.Now means it cannot tell, and Never that it cannot
-// change. It is asked right after Admit, with the same arguments. The
-// scheduler decides again at the first tick at or after the earliest such
-// time (or the next event), instead of at every tick: the skipped ticks are
-// the ones that could not have decided anything else. A rule without
-// Horizon is asked again at every tick.
+// change. It is asked only when the decision's horizon matters (the
+// decision leaves a job waiting, or the rule is Stateless), after the
+// decision's last Admit and before its Refine, once for each (j, g) Admit
+// was asked in the decision, in that order, with the same view: a rule
+// answers for the decision it just made (and may leave the work of a
+// horizon undone when it is not asked). The scheduler decides again at the
+// first tick at or after the earliest such time (or the next event),
+// instead of at every tick: the skipped ticks are the ones that could not
+// have decided anything else. A rule without Horizon is asked again at
+// every tick.
 type Horizon interface {
 	Until(v *policies.View, j *policies.Job, g int) time.Duration
 }
@@ -215,10 +220,14 @@ type Scheduler struct {
 	cands    []cand
 	idleGPUs []int
 	// until is the earliest time at which this decision's answers could
-	// change without an event (Never: only an event changes them); other
-	// is the same for the answers not the rule's Horizon's.
+	// change without an event (Never: only an event changes them), the
+	// rule's Horizon answers counted from wake on, where they are asked;
+	// other is the same for the answers not the rule's Horizon's.
 	until, other time.Duration
 	acts         []policies.Action
+	// asks are the (job, GPU) pairs Admit was asked in this decision, for
+	// a Horizon rule's Until.
+	asks []ask
 	// decided is set by the first decision. Of the last one: idle when it
 	// left nothing waiting and deferred nothing; settled when the next
 	// decision would repeat it less its placements (it stopped no job, and
@@ -229,6 +238,12 @@ type Scheduler struct {
 	// arrivals with a lower id queue ahead of it (the queue is in id order).
 	decided, idle, settled bool
 	stopAt                 policies.JobID
+}
+
+// ask is one Admit question of a decision.
+type ask struct {
+	j *policies.Job
+	g int
 }
 
 // deferral returns the Defer action of job on GPU g for reason.
@@ -277,6 +292,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	d.acts = s.triage(v, acts)
 	d.recovery = s.recover
 	s.until, s.other = Never, Never
+	s.asks = s.asks[:0]
 	s.walk(&d)
 	acts = s.wake(&d)
 	return acts
@@ -373,6 +389,13 @@ func (s *Scheduler) wake(d *pass) []policies.Action {
 		// The decision its actions' events bring differs from this one:
 		// until then, every event is wanted.
 		s.stopAt = -1
+	}
+	if h, ok := s.rule.(Horizon); ok {
+		if _, stateless := s.rule.(Stateless); stateless || unplaced > 0 {
+			for _, a := range s.asks {
+				s.until = min(s.until, h.Until(v, a.j, a.g))
+			}
+		}
 	}
 	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other && !s.cfg.EveryTick {
 		s.until = min(s.other, r.Refine(v, s.other))
@@ -497,8 +520,8 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			s.horizon(heldUntil(v, g, s.cfg.Hold))
 		default:
 			reason = s.rule.Admit(v, j, g)
-			if h, ok := s.rule.(Horizon); ok {
-				s.until = min(s.until, h.Until(v, j, g))
+			if _, ok := s.rule.(Horizon); ok {
+				s.asks = append(s.asks, ask{j, g}) // asked in wake
 			} else {
 				s.horizon(v.Now)
 			}

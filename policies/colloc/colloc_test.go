@@ -326,3 +326,37 @@ func TestWantsAfterPlacing(t *testing.T) {
 		})
 	}
 }
+
+// countRule answers admit on every GPU and counts the Until questions.
+type countRule struct {
+	admit Reason
+	asked *[]int
+}
+
+func (r countRule) Admit(*policies.View, *policies.Job, int) Reason { return r.admit }
+func (countRule) Score(*policies.View, *policies.Job, int) float64  { return 0 }
+func (r countRule) Until(_ *policies.View, _ *policies.Job, g int) time.Duration {
+	*r.asked = append(*r.asked, g)
+	return Never
+}
+
+// A decision asks the rule's Until only when its horizon matters: not
+// when it leaves nothing waiting (the job collocated), and once for each
+// GPU Admit was asked about, in order, when the job waits.
+func TestUntilAskedWhenAJobWaits(t *testing.T) {
+	v := &policies.View{Now: 100 * time.Second,
+		GPUs: []policies.GPU{{Index: 0, CapacityMiB: 40960, Jobs: []policies.JobID{0}},
+			{Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{0}}},
+		Jobs: []policies.Job{
+			{ID: 0, GPUs: 2, State: policies.Running, On: []int{0, 1}, Active: true},
+			{ID: 1, GPUs: 1, State: policies.Pending},
+		},
+		Queue: policies.ListOf(1)}
+	cfg := DefaultConfig()
+	cfg.Hold = 0
+	var asked []int
+	New("t", cfg, countRule{Admitted, &asked}).Schedule(v)
+	require.Empty(t, asked, "placed: no horizon asked")
+	New("t", cfg, countRule{"busy", &asked}).Schedule(v)
+	require.Equal(t, []int{0, 1}, asked)
+}
