@@ -83,6 +83,10 @@ type Policy struct {
 	name string
 	skip [16]bool // by policies.EventKind: events that never call for a decision
 	tick time.Duration
+	// skipEmpty: decisions without a pending job are not asked (the
+	// process declared it never acts then); noEvents: decisions carry no
+	// events (it reads none). Both version 2.
+	skipEmpty, noEvents bool
 
 	err  error // the first failure: every later decision returns no action
 	now  time.Duration
@@ -99,6 +103,7 @@ type Policy struct {
 	first   bool
 	placed  []bool // jobs placed in the decision being checked
 	samples []policies.Sample
+	asked   int // decisions sent to the process
 }
 
 // New starts the external policy that params describe: its own keys
@@ -174,6 +179,7 @@ func Start(cfg Config, params map[string]string) (started, error) {
 		x.skip[k] = true
 	}
 	x.tick, _ = durationOf(r.Tick)
+	x.skipEmpty, x.noEvents = r.SkipEmpty, r.Events != nil && !*r.Events
 	for _, d := range r.Params {
 		if d.Key == KeyCommand || d.Key == KeyTimeout || d.Key == KeyFiles {
 			x.Close()
@@ -312,6 +318,10 @@ func (x *Policy) Tick() time.Duration { return x.tick }
 // declared it never decides on (skip).
 func (x *Policy) Wants(e policies.Event) bool { return !x.skip[e.Kind&15] }
 
+// Asked is how many decisions were sent to the process (a decision a
+// skip_empty process is not asked is not counted).
+func (x *Policy) Asked() int { return x.asked }
+
 // Err implements policies.Fallible: why the process failed, or nil.
 func (x *Policy) Err() error { return x.err }
 
@@ -329,10 +339,12 @@ func (x *Policy) Observe(e policies.Event) {
 	if x.err != nil {
 		return
 	}
-	if len(x.evs) > 0 {
-		x.evs = append(x.evs, ',')
+	if !x.noEvents {
+		if len(x.evs) > 0 {
+			x.evs = append(x.evs, ',')
+		}
+		x.evs = appendEvent(x.evs, &e)
 	}
-	x.evs = appendEvent(x.evs, &e)
 	if e.Kind != policies.Wakeup {
 		x.touch(e.Job)
 	}
@@ -359,12 +371,18 @@ var noActions = []byte(`{"msg":"actions","actions":[]}`)
 // Schedule implements policies.Policy: it sends the decision's message,
 // answers the process's telemetry queries, and returns its actions once
 // each is checked against v. On any failure it returns none and Err
-// reports the failure.
+// reports the failure. A process that declared skip_empty is not asked
+// while no job is pending: the decision has no actions, and what it would
+// have carried (events, jobs, GPUs) goes with the next one asked.
 func (x *Policy) Schedule(v *policies.View) []policies.Action {
 	if x.err != nil {
 		return nil
 	}
 	x.now = v.Now
+	if x.skipEmpty && v.Queue.Len() == 0 {
+		return nil
+	}
+	x.asked++
 	if err := x.p.send(x.decision(v)); err != nil {
 		x.fail(err, -1, nil)
 		return nil
@@ -423,8 +441,10 @@ func (x *Policy) decision(v *policies.View) []byte {
 	if x.first {
 		b = appendBool(appendKey(b, "pressure"), v.Pressure)
 	}
-	b = append(append(append(appendKey(b, "events"), '['), x.evs...), ']')
-	x.evs = x.evs[:0]
+	if !x.noEvents {
+		b = append(append(append(appendKey(b, "events"), '['), x.evs...), ']')
+		x.evs = x.evs[:0]
+	}
 	if len(v.Jobs) != x.nJobs {
 		x.nJobs = len(v.Jobs)
 		b = appendFloat(appendKey(b, "n_jobs"), float64(x.nJobs))

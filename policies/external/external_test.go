@@ -1,11 +1,14 @@
 package external_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,6 +48,8 @@ func helper(mode string) int {
 	case "bestfit":
 	case "bestfit-skip":
 		b.Skip = []policies.EventKind{policies.JobStarted, policies.JobActive}
+	case "bestfit-fast", "bestfit-fast-v1": // as bestfit.py declares itself
+		b.Skip, b.SkipEmpty = []policies.EventKind{policies.JobStarted, policies.JobActive}, true
 	case "aegis":
 		b = external.Builder{
 			Read: func(p *policies.Params) error { _, err := aegis.ReadConfig(p); return err },
@@ -60,12 +65,34 @@ func helper(mode string) int {
 			return &faulty{Policy: bf, mode: mode}, err
 		}
 	}
-	if err := external.Serve(os.Stdin, os.Stdout, b); err != nil {
+	var in io.Reader = os.Stdin
+	if p := os.Getenv(dumpEnv); p != "" { // the test reads what aegis sent
+		f, err := os.Create(p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 1
+		}
+		defer f.Close()
+		in = io.TeeReader(in, f)
+	}
+	if strings.HasSuffix(mode, "-v1") { // as if aegis spoke version 1
+		r := bufio.NewReader(in)
+		hello, err := r.ReadBytes('\n')
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 1
+		}
+		in = io.MultiReader(bytes.NewReader(bytes.Replace(hello, []byte(`{"v":2,`), []byte(`{"v":1,`), 1)), r)
+	}
+	if err := external.Serve(in, os.Stdout, b); err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 1
 	}
 	return 0
 }
+
+// dumpEnv names the file a helper copies its input to.
+const dumpEnv = "EXTERNAL_TEST_DUMP"
 
 // faulty is bestfit that misbehaves at its third decision, once a job is
 // running.
@@ -133,8 +160,10 @@ func TestServedPolicyIsTheSame(t *testing.T) {
 	for _, tc := range []struct{ trace, policy, mode string }{
 		{"philly", "bestfit", "bestfit"}, {"saturn", "bestfit", "bestfit"}, {"venus", "bestfit", "bestfit"},
 		{"demo", "aegis", "aegis"},
+		{"philly", "bestfit", "bestfit-fast"}, {"saturn", "bestfit", "bestfit-fast"}, {"venus", "bestfit", "bestfit-fast"},
+		{"philly", "bestfit", "bestfit-fast-v1"},
 	} {
-		t.Run(tc.trace+"/"+tc.policy, func(t *testing.T) {
+		t.Run(tc.trace+"/"+tc.mode, func(t *testing.T) {
 			want, wo, err := simulate(t, tc.trace, tc.policy, nil)
 			require.NoError(t, err)
 			got, o, err := simulate(t, tc.trace, "external", map[string]string{"command": command(tc.mode)})
@@ -142,6 +171,54 @@ func TestServedPolicyIsTheSame(t *testing.T) {
 			require.Equal(t, wo.Summary, o.Summary)
 			require.Equal(t, wo.Jobs, o.Jobs)
 			require.Equal(t, want, got, "events.jsonl")
+		})
+	}
+}
+
+// Protocol version 2's declarations: a process that declared skip_empty
+// is asked only decisions with a job pending, and one that declared
+// events false gets decisions without events; a process speaking version
+// 1 (its hello without them) is asked every decision, with its events.
+// Either way the run is the same (TestServedPolicyIsTheSame).
+func TestVersion2Declarations(t *testing.T) {
+	for _, tc := range []struct {
+		mode          string
+		events, empty bool // decide lines with events, with an empty queue
+	}{{"bestfit-fast", false, false}, {"bestfit-fast-v1", true, true}, {"bestfit-skip", false, true}, {"bestfit", false, true}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			dump := filepath.Join(t.TempDir(), "in.jsonl")
+			t.Setenv(dumpEnv, dump)
+			n := 0
+			var x *external.Policy
+			tr, err := traces.Load("philly")
+			require.NoError(t, err)
+			srv, err := models.ParseServer("a100-40gb:3")
+			require.NoError(t, err)
+			_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Seed: 1,
+				Policy: "external", Params: map[string]string{"command": command(tc.mode)},
+				Wrap: func(p policies.Policy) policies.Policy { x = p.(*external.Policy); return counting{x, &n} }}, io.Discard)
+			require.NoError(t, err)
+			b, err := os.ReadFile(dump)
+			require.NoError(t, err)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			require.Contains(t, lines[0], `{"v":2,"msg":"hello"`)
+			var asked, events, empty int
+			for _, l := range lines[1:] {
+				if !strings.HasPrefix(l, `{"msg":"decide"`) {
+					continue
+				}
+				asked++
+				if strings.Contains(l, `"events":[{`) {
+					events++
+				}
+				if strings.HasSuffix(l, `"queue_len":0}`) {
+					empty++
+				}
+			}
+			require.Equal(t, asked, x.Asked(), "decisions asked")
+			require.Equal(t, tc.events, events > 0, "decisions with events")
+			require.Equal(t, tc.empty, empty > 0, "decisions with no job pending")
+			require.Equal(t, tc.empty, asked == n, "%d decisions, %d asked", n, asked)
 		})
 	}
 }
@@ -304,6 +381,8 @@ func FuzzParseReply(f *testing.F) {
 		`{"msg":"actions","actions":[{"kind":"defer","job":1,"gpu":-1,"reason":"memory"},{"kind":"stop","job":2}]}`,
 		`{"msg":"samples","gpu":0,"n":30}`, `{"msg":"error","error":"boom"}`,
 		`{"msg":"actions","actions":[{"kind":"wake","at":1e300}]}`, `{"v":2,"msg":"hello"}`, `[]`, `{}`, `null`,
+		`{"v":2,"msg":"hello","name":"x","skip_empty":true,"events":false}`, `{"v":1,"msg":"hello","skip_empty":true}`,
+		`{"v":3,"msg":"hello"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -317,6 +396,9 @@ func FuzzParseReply(f *testing.F) {
 		}
 		if !strings.Contains("hello samples actions error", r.Msg) || r.Msg == "" {
 			t.Fatalf("accepted msg %q", r.Msg)
+		}
+		if r.Msg == "hello" && (r.V < external.MinVersion || r.V > external.Version || r.V < 2 && (r.SkipEmpty || r.Events != nil)) {
+			t.Fatalf("accepted a hello of version %d with skip_empty %v, events %v", r.V, r.SkipEmpty, r.Events)
 		}
 	})
 }

@@ -12,9 +12,18 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 )
 
-// Version is the protocol version this package speaks. Every hello carries
-// it; a process that answers with another version is refused.
-const Version = 1
+// Version is the newest protocol version this package speaks; aegis's
+// hello carries it. A process answers with the version it speaks, from
+// MinVersion to Version, and is spoken to in it; another is refused.
+//
+// Version 2 adds two declarations to the process's hello, each a way to
+// ask less of the round trip: skip_empty (aegis answers a decision with no
+// job pending itself: no actions) and events false (decisions carry no
+// events). Without them a version 2 conversation is version 1's.
+const Version = 2
+
+// MinVersion is the oldest protocol version this package speaks.
+const MinVersion = 1
 
 // Kinds of events and actions, as they are spelt on the wire.
 var (
@@ -240,6 +249,12 @@ type Reply struct {
 	Params []ParamDef `json:"params"`
 	Skip   []string   `json:"skip"`
 	Tick   float64    `json:"tick"`
+	// SkipEmpty (version 2) declares that the process never acts while
+	// no job is pending: aegis answers those decisions itself.
+	SkipEmpty bool `json:"skip_empty"`
+	// Events (version 2), when false, declares that the process reads no
+	// events: decisions carry none.
+	Events *bool `json:"events"`
 	// samples (a query)
 	GPU *int `json:"gpu"`
 	N   int  `json:"n"`
@@ -283,8 +298,11 @@ func ParseReply(line []byte) (Reply, error) {
 	}
 	switch r.Msg {
 	case "hello":
-		if r.V != Version {
-			return Reply{}, fmt.Errorf("%w %d: this aegis speaks version %d", ErrVersion, r.V, Version)
+		if r.V < MinVersion || r.V > Version {
+			return Reply{}, fmt.Errorf("%w %d: this aegis speaks versions %d to %d", ErrVersion, r.V, MinVersion, Version)
+		}
+		if r.V < 2 && (r.SkipEmpty || r.Events != nil) {
+			return Reply{}, fmt.Errorf("%w: hello: skip_empty and events need version 2, not %d", ErrGarbage, r.V)
 		}
 		if _, ok := durationOf(r.Tick); !ok || r.Tick < 0 {
 			return Reply{}, fmt.Errorf("%w: hello: tick %v is not a duration in seconds", ErrGarbage, r.Tick)

@@ -23,6 +23,9 @@ type Builder struct {
 	// returns no action, or repeats its last deferrals): policy external
 	// then does not ask.
 	Skip []policies.EventKind
+	// SkipEmpty declares that the policy returns no action while no job
+	// is pending: policy external then does not ask (protocol version 2).
+	SkipEmpty bool
 }
 
 // Serve runs a Go policy as an external policy: it reads the protocol's
@@ -155,10 +158,10 @@ func (s *server) run() error {
 	if err != nil {
 		return err
 	}
-	if m.Msg != "hello" || m.V != Version {
-		return fmt.Errorf("want hello of version %d first, got %q version %d", Version, m.Msg, m.V)
+	if m.Msg != "hello" || m.V < MinVersion {
+		return fmt.Errorf("want hello of version %d to %d first, got %q version %d", MinVersion, Version, m.Msg, m.V)
 	}
-	if err := s.hello(m.Params); err != nil {
+	if err := s.hello(m.Params, min(m.V, Version)); err != nil {
 		return err
 	}
 	for {
@@ -178,8 +181,9 @@ func (s *server) run() error {
 	}
 }
 
-// hello reads the parameters, makes the policy and declares it.
-func (s *server) hello(params map[string]string) error {
+// hello reads the parameters, makes the policy and declares it in
+// protocol version v (aegis's, when older than ours).
+func (s *server) hello(params map[string]string, v int) error {
 	pp := policies.NewParams(params)
 	if s.b.Read != nil {
 		if err := s.b.Read(pp); err != nil {
@@ -191,7 +195,7 @@ func (s *server) hello(params map[string]string) error {
 		return err
 	}
 	s.p = p
-	b := fmt.Appendf(nil, `{"v":%d,"msg":"hello","name":`, Version)
+	b := fmt.Appendf(nil, `{"v":%d,"msg":"hello","name":`, v)
 	b = appendString(b, p.Name())
 	b = append(b, `,"params":[`...)
 	for i, d := range pp.Defs() {
@@ -211,6 +215,14 @@ func (s *server) hello(params map[string]string) error {
 	b = append(b, ']')
 	if t, ok := p.(policies.Ticker); ok {
 		b = appendFloat(appendKey(b, "tick"), seconds(t.Tick()))
+	}
+	if v >= 2 {
+		if s.b.SkipEmpty {
+			b = appendBool(appendKey(b, "skip_empty"), true)
+		}
+		if _, ok := p.(policies.Observer); !ok {
+			b = appendBool(appendKey(b, "events"), false) // it reads none
+		}
 	}
 	return s.send(append(b, '}'))
 }

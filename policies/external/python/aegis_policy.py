@@ -1,9 +1,11 @@
 """Write an aegis scheduling policy in Python: the other side of policy
-external (protocol version 1, docs/own-policy.md). Standard library only.
+external (protocol version 2, and 1 with an older aegis; docs/own-policy.md).
+Standard library only.
 
 A policy is a subclass of Policy with a name, its parameters (PARAMS), the
-event kinds it never decides on (SKIP) and a schedule method that reads a
-View and returns actions (place, stop, defer, wake). run(MyPolicy()) speaks
+event kinds it never decides on (SKIP), whether it never acts while no job
+is pending (SKIP_EMPTY) and a schedule method that reads a View and returns
+actions (place, stop, defer, wake). run(MyPolicy()) speaks
 the protocol on standard input and output until aegis closes the input:
 
     from aegis_policy import Policy, Param, place, run
@@ -30,9 +32,10 @@ import bisect
 import json
 import sys
 
-VERSION = 1
+VERSION = 2  # the newest protocol version spoken; MIN_VERSION the oldest
+MIN_VERSION = 1
 
-__all__ = ["VERSION", "Param", "Policy", "View", "Job", "GPU", "place", "stop", "defer", "wake", "run", "ProtocolError"]
+__all__ = ["VERSION", "MIN_VERSION", "Param", "Policy", "View", "Job", "GPU", "place", "stop", "defer", "wake", "run", "ProtocolError"]
 
 
 class ProtocolError(Exception):
@@ -75,13 +78,17 @@ def _num(x):
 class Policy:
     """Subclass it: NAME, PARAMS ({key: Param}), SKIP (event kinds that never
     call for a decision, e.g. ("started", "active")), TICK (the decision grid
-    in seconds if the policy wakes on one, else 0), and schedule(view).
-    self.p holds the parameters' values when schedule is first called."""
+    in seconds if the policy wakes on one, else 0), SKIP_EMPTY (True if
+    schedule returns no action while no job is pending: aegis then does not
+    ask, and the events of those decisions come with the next one), and
+    schedule(view). self.p holds the parameters' values when schedule is
+    first called. A policy that does not override observe is sent no events."""
 
     NAME = "python"
     PARAMS = {}
     SKIP = ()
     TICK = 0
+    SKIP_EMPTY = False
 
     def configure(self, settings):
         """Read the parameters (raises ValueError on a bad or unknown key)."""
@@ -138,7 +145,6 @@ class Job:
         return "Job(%d %s %s)" % (self.id, self.name, self.state)
 
 
-_STATIC = ("name", "gpus", "submit", "workload", "lucid")
 _FLOATS = ("solo_s", "peak_mib", "util_pct", "smact", "smocc", "drama", "analytical_mib", "faketensor_mib",
            "gpumemnet_mib")
 
@@ -199,22 +205,26 @@ class _Conn:
         return m["samples"]
 
 
-def _job(view, rec):
-    jobs = view.jobs
-    j = jobs[rec["id"]]
+def _job(view, rec, pending="pending"):
+    j = view.jobs[rec["id"]]
     if "name" in rec:
-        for k in _STATIC:
-            setattr(j, k, rec[k])
-        j.submit = float(j.submit)
+        j.name, j.gpus, j.submit, j.workload, j.lucid = rec["name"], rec["gpus"], float(rec["submit"]), rec["workload"], rec["lucid"]
         for k in _FLOATS:
             setattr(j, k, float(rec[k]))
-    was = j.state == "pending"
+    was = j.state == pending
     # Changing fields that are zero (false, "none", empty) are left out.
     g = rec.get
     j.state, j.attempts, j.ooms = rec["state"], g("attempts", 0), g("ooms", 0)
-    j.last_failure, j.failed_at, j.failed_shared = g("last_failure", "none"), g("failed_at", 0.0), g("failed_shared", False)
-    j.on, j.started, j.active, j.active_at = g("on", []), g("started", 0.0), g("active", False), g("active_at", 0.0)
-    now = j.state == "pending"
+    j.on, j.started = g("on") or [], g("started", 0.0)
+    if "last_failure" in rec:
+        j.last_failure, j.failed_at, j.failed_shared = rec["last_failure"], rec["failed_at"], rec["failed_shared"]
+    else:
+        j.last_failure, j.failed_at, j.failed_shared = "none", 0.0, False
+    if "active" in rec:
+        j.active, j.active_at = rec["active"], rec["active_at"]
+    else:
+        j.active, j.active_at = False, 0.0
+    now = j.state == pending
     if now != was:
         q = view.queue
         i = bisect.bisect_left(q, j.id)
@@ -233,11 +243,12 @@ def _update(view, m):
         view.jobs.extend(Job(i) for i in range(len(view.jobs), n))
     for rec in m["jobs"]:
         _job(view, rec)
+    gpus = view.gpus
     for rec in m["gpus"]:
         i = rec["index"]
-        while len(view.gpus) <= i:
-            view.gpus.append(GPU(len(view.gpus)))
-        g = view.gpus[i]
+        while len(gpus) <= i:
+            gpus.append(GPU(len(gpus)))
+        g = gpus[i]
         g.capacity_mib, g.used_mib, g.jobs = float(rec["capacity_mib"]), float(rec["used_mib"]), rec["jobs"]
     if "failed" in m:
         view.failed = m["failed"]
@@ -245,11 +256,19 @@ def _update(view, m):
         raise ProtocolError("at t=%s the queue kept here has %d jobs, aegis's %d" % (view.now, len(view.queue), m["queue_len"]))
 
 
+def _observes(policy):
+    return type(policy).observe is not Policy.observe
+
+
 def _hello(policy, conn, m):
+    """Answer aegis's hello in the newest version both speak; False at the
+    end of input."""
     if m is None:
         return False
-    if m.get("msg") != "hello" or m.get("v") != VERSION:
-        raise ProtocolError("want hello of version %d first, got %r" % (VERSION, m))
+    v = m.get("v")
+    if m.get("msg") != "hello" or not isinstance(v, int) or v < MIN_VERSION:
+        raise ProtocolError("want hello of version %d to %d first, got %r" % (MIN_VERSION, VERSION, m))
+    v = min(v, VERSION)
     policy.configure(m.get("params") or {})
     params = []
     for k, p in policy.PARAMS.items():
@@ -257,7 +276,13 @@ def _hello(policy, conn, m):
         if p.choices:
             d["choices"] = list(p.choices)
         params.append(d)
-    conn.send({"v": VERSION, "msg": "hello", "name": policy.NAME, "params": params, "skip": list(policy.SKIP), "tick": policy.TICK})
+    h = {"v": v, "msg": "hello", "name": policy.NAME, "params": params, "skip": list(policy.SKIP), "tick": policy.TICK}
+    if v >= 2:
+        if policy.SKIP_EMPTY:
+            h["skip_empty"] = True
+        if not _observes(policy):
+            h["events"] = False
+    conn.send(h)
     return True
 
 
@@ -271,23 +296,26 @@ def run(policy, stdin=None, stdout=None):
     try:
         if not _hello(policy, conn, conn.read()):
             return
-        observe = type(policy).observe is not Policy.observe
+        observe = _observes(policy)
+        readline, loads, write, flush = conn.r.readline, json.loads, conn.w.write, conn.w.flush
+        schedule = policy.schedule
         while True:
-            m = conn.read()
-            if m is None:
+            line = readline()
+            if not line:
                 return
+            m = loads(line)
             if m.get("msg") != "decide":
                 raise ProtocolError("want decide, got %r" % (m.get("msg"),))
             _update(view, m)
             if observe:
                 for e in m["events"]:
                     policy.observe(e)
-            acts = policy.schedule(view)
+            acts = schedule(view)
             if acts:
-                conn.w.write(b'{"msg":"actions","actions":' + dumps(acts).encode() + b"}\n")
+                write(b'{"msg":"actions","actions":' + dumps(acts).encode() + b"}\n")
             else:
-                conn.w.write(b'{"msg":"actions","actions":[]}\n')
-            conn.w.flush()
+                write(b'{"msg":"actions","actions":[]}\n')
+            flush()
     except BrokenPipeError:
         return
     except Exception as e:

@@ -22,6 +22,8 @@ class BestFit(Policy):
     # output.
     SKIP = ("started", "active")
     TICK = 1
+    # With no job pending it has nothing to do: aegis need not ask.
+    SKIP_EMPTY = True
 
     def schedule(self, v):
         if not v.queue:

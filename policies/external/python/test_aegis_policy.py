@@ -26,7 +26,7 @@ def job_rec(i, state, peak=1000.0, util=10.0, gpus=1, on=(), static=True):
     return r
 
 
-HELLO = {"v": 1, "msg": "hello", "params": {}}
+HELLO = {"v": 2, "msg": "hello", "params": {}}
 
 
 class Protocol(unittest.TestCase):
@@ -37,6 +37,35 @@ class Protocol(unittest.TestCase):
         self.assertEqual([p["key"] for p in h["params"]], ["util_cap", "guard_mib"])
         self.assertEqual(h["params"][0]["default"], "100")
         self.assertEqual(h["skip"], ["started", "active"])
+
+    def test_versions(self):
+        """Version 2 declares skip_empty and events; to an aegis speaking
+        version 1 the answer is version 1's, without them."""
+        (h,) = converse(BestFit(), HELLO)
+        self.assertEqual((h["v"], h["skip_empty"], h["events"]), (2, True, False))
+        (h,) = converse(BestFit(), dict(HELLO, v=1))
+        self.assertEqual(h["v"], 1)
+        self.assertNotIn("skip_empty", h)
+        self.assertNotIn("events", h)
+
+        class Observing(Policy):
+            def observe(self, e):
+                pass
+
+        (h,) = converse(Observing(), HELLO)
+        self.assertNotIn("events", h, "a policy that observes gets the events")
+        self.assertNotIn("skip_empty", h, "a policy acts with an empty queue unless it says")
+        (h,) = converse(Policy(), dict(HELLO, v=3))
+        self.assertEqual(h["v"], 2, "the newest version both speak")
+        with self.assertRaises(Exception):
+            converse(Policy(), dict(HELLO, v=0))
+
+    def test_decide_without_events(self):
+        """A policy that declared events false is sent none."""
+        d = {"msg": "decide", "now": 1, "n_jobs": 1, "jobs": [job_rec(0, "pending")],
+             "gpus": [{"index": 0, "capacity_mib": 40960, "used_mib": 0, "jobs": []}], "failed": [], "queue_len": 1}
+        out = converse(BestFit(), HELLO, d)
+        self.assertEqual(out[1], {"msg": "actions", "actions": [place(0, [0])]})
 
     def test_bad_param_is_reported(self):
         with self.assertRaises(ValueError):
