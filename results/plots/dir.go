@@ -694,7 +694,7 @@ func (d *dirData) thresholds() (*Figure, error) {
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("%s: no rows", t.Name)
 	}
-	return Thresholds(fmt.Sprintf("pressure-threshold sweep: %d points τ = (τ1, τ2, τ3), the SMACT, SMOCC and DRAMA pressure thresholds above which AEGIS defers collocation; each point the mean over the stacking sequences", len(pts)), pts)
+	return Thresholds(fmt.Sprintf("pressure-threshold sweep: throughput gain, slowdown and collocation deferrals against the SMACT, SMOCC and DRAMA thresholds (τ1, τ2, τ3) above which AEGIS defers collocation; %d threshold points, each the mean over the stacking sequences", len(pts)), pts)
 }
 
 // timelineBins bounds the points per telemetry line.

@@ -546,122 +546,247 @@ type ThresholdPoint struct {
 	Default                                 bool // the policy's default thresholds
 }
 
-// Thresholds draws Figure 7 as the paper lays it out: on top the
-// throughput gain against the mean (and max) slowdown of every threshold
-// point with the Pareto front, below the deferrals each point caused
-// against its gain; the knee and the policy's default point are marked
-// once each in both panels, with one legend entry each.
+// tauNames are the pressure thresholds' axis labels.
+var tauNames = [3]string{"τ1 (SMACT threshold)", "τ2 (SMOCC threshold)", "τ3 (DRAMA threshold)"}
+
+// Thresholds draws Figure 7 as the paper describes it: throughput gain,
+// slowdown and collocation deferrals against the thresholds. A column per
+// threshold τk that the sweep varies, a row per metric: the line is the
+// slice through the anchor point (the policy's default thresholds, else
+// the knee) with the other thresholds held at the anchor's values, and at
+// every τk value a bar spans what all the sweep's points with that τk
+// show, so every point counts without piling up. The knee and the default
+// are marked in every column, once each in the legend. Every element is
+// black (metrics are told apart by panel, marker and dash, so no policy's
+// colour means a metric) but the knee, vermillion.
 func Thresholds(title string, pts []ThresholdPoint) (*Figure, error) {
-	if len(pts) == 0 {
-		return nil, errors.New("plots: no threshold points")
-	}
-	a := newPlot("throughput gain vs slowdown, one point per τ", "slowdown (collocated time / solo time)", "throughput gain (Σ solo / makespan)")
-	b := newPlot("deferrals vs throughput gain, one point per τ", "throughput gain (Σ solo / makespan)", "collocation deferrals")
-	a.Add(plotter.NewGrid())
-	b.Add(plotter.NewGrid())
-	lg := newLegend(nil)
-	var mean, maxs, defers plotter.XYs
-	type mark struct {
-		label     string
-		g         draw.GlyphDrawer
-		c         color.Color
-		top, down plotter.XYs
-	}
-	knee := mark{g: star{}, c: colorOf(5)}
-	def := mark{g: diamond{}, c: colorOf(7)}
+	s := tauSweep{lg: newLegend(nil)}
 	for _, p := range pts {
-		if !finite(p.Gain) || !finite(p.MeanSlowdown) {
-			continue
-		}
-		mean = append(mean, plotter.XY{X: p.MeanSlowdown, Y: p.Gain})
-		if finite(p.MaxSlowdown) {
-			maxs = append(maxs, plotter.XY{X: p.MaxSlowdown, Y: p.Gain})
-		}
-		if finite(p.Defers) {
-			defers = append(defers, plotter.XY{X: p.Gain, Y: p.Defers})
-		}
-		for _, m := range []struct {
-			on    bool
-			mk    *mark
-			label string
-		}{{p.Knee, &knee, "knee"}, {p.Default, &def, "default"}} {
-			if !m.on {
-				continue
-			}
-			m.mk.top = append(m.mk.top, plotter.XY{X: p.MeanSlowdown, Y: p.Gain})
-			if finite(p.Defers) {
-				m.mk.down = append(m.mk.down, plotter.XY{X: p.Gain, Y: p.Defers})
-			}
-			m.mk.label = fmt.Sprintf("%s τ=(%.2f, %.2f, %.2f)", m.label, p.Tau[0], p.Tau[1], p.Tau[2])
+		if finite(p.Gain) && finite(p.MeanSlowdown) {
+			s.pts = append(s.pts, p)
 		}
 	}
-	if len(mean) == 0 {
+	if len(s.pts) == 0 {
 		return nil, errors.New("plots: no threshold point has a finite gain and slowdown")
 	}
-	add := func(p *plot.Plot, xy plotter.XYs, name string, g draw.GlyphDrawer, r vg.Length, c color.Color) {
-		if len(xy) == 0 {
-			return
-		}
-		s, _ := plotter.NewScatter(xy) // finite points: cannot fail
-		s.GlyphStyle = draw.GlyphStyle{Shape: g, Radius: r, Color: c}
-		p.Add(s)
-		if name != "" {
-			lg.add(name, s)
+	s.anchor = s.pts[0]
+	for _, p := range s.pts {
+		if p.Knee {
+			s.anchor = p
 		}
 	}
-	light := func(c color.Color) color.Color {
-		r, g, b, _ := c.RGBA()
-		return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x90}
+	for _, p := range s.pts {
+		if p.Default {
+			s.anchor = p
+		}
 	}
-	add(a, maxs, "max slowdown", draw.TriangleGlyph{}, vg.Points(2.5), light(colorOf(1)))
-	add(a, mean, "mean slowdown", draw.CircleGlyph{}, vg.Points(2.5), light(colorOf(0)))
-	if front := pareto(mean); len(front) > 1 {
-		l, _ := plotter.NewLine(front)
-		l.Color, l.Width = colorOf(0), vg.Points(1.2)
-		a.Add(l)
-		lg.add("Pareto front (mean)", l)
+	var cols []int
+	for k := range 3 {
+		seen := map[float64]bool{}
+		for _, p := range s.pts {
+			seen[p.Tau[k]] = true
+		}
+		if len(seen) > 1 {
+			cols = append(cols, k)
+		}
 	}
-	add(b, defers, "deferrals", draw.CircleGlyph{}, vg.Points(2.5), light(colorOf(2)))
-	for _, m := range []mark{knee, def} {
-		add(a, m.top, m.label, m.g, vg.Points(4.5), m.c)
-		add(b, m.down, "", m.g, vg.Points(4.5), m.c)
+	if len(cols) == 0 {
+		cols = []int{0}
 	}
-	// A margin so points at the extremes stay clear of the axes.
-	x0, x1, y0, y1 := plotter.XYRange(slices.Concat(mean, maxs))
-	dx, dy := max(x1-x0, 1e-3), max(y1-y0, 1e-3)
-	a.X.Min, a.X.Max, a.Y.Min, a.Y.Max = x0-0.04*dx, x1+0.04*dx, y0-0.04*dy, y1+0.04*dy
-	grid := [][]*plot.Plot{{a}}
-	if len(defers) > 0 {
-		// The same margins: the points of most gain (and no deferral) clear
-		// of the right edge and the x axis.
-		x0, x1, _, yb := plotter.XYRange(defers)
-		dx, top := max(x1-x0, 1e-3), max(yb, 1)
-		b.X.Min, b.X.Max, b.Y.Min, b.Y.Max = x0-0.04*dx, x1+0.04*dx, -0.04*top, top*1.05
-		grid = append(grid, []*plot.Plot{b})
+	dashed := []vg.Length{vg.Points(4), vg.Points(2)}
+	rows := []struct {
+		ylabel string
+		ms     []tauMetric
+	}{
+		{"gain (Σ solo / makespan)", []tauMetric{{"", func(p ThresholdPoint) float64 { return p.Gain }, nil, draw.CircleGlyph{}}}},
+		{"slowdown (× solo time)", []tauMetric{{"", func(p ThresholdPoint) float64 { return p.MeanSlowdown }, nil, draw.CircleGlyph{}},
+			{"max slowdown, ", func(p ThresholdPoint) float64 { return p.MaxSlowdown }, dashed, draw.TriangleGlyph{}}}},
+		{"deferrals", []tauMetric{{"", func(p ThresholdPoint) float64 { return p.Defers }, nil, draw.CircleGlyph{}}}},
 	}
-	return &Figure{Title: title, Panels: grid, Legend: lg.entries, Width: 6.4 * vg.Inch,
-		Height: vg.Length(len(grid))*3.4*vg.Inch + 0.8*vg.Inch}, nil
+	var grid [][]*plot.Plot
+	for _, r := range rows {
+		var row []*plot.Plot
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, k := range cols {
+			p, l, h := s.panel(k, r.ms)
+			if k == cols[0] {
+				p.Y.Label.Text = r.ylabel
+			}
+			row, lo, hi = append(row, p), min(lo, l), max(hi, h)
+		}
+		// One y range per metric row, with a margin so the extremes stay
+		// clear of the axes; each column's x range with one too.
+		d := max(hi-lo, 1e-3)
+		for _, p := range row {
+			p.Y.Min, p.Y.Max = lo-0.06*d, hi+0.06*d
+		}
+		grid = append(grid, row)
+	}
+	for i, k := range cols {
+		x0, x1 := math.Inf(1), math.Inf(-1)
+		for _, q := range s.pts {
+			x0, x1 = min(x0, q.Tau[k]), max(x1, q.Tau[k])
+		}
+		d := max(x1-x0, 0.1)
+		for _, row := range grid {
+			row[i].X.Min, row[i].X.Max = x0-0.06*d, x1+0.06*d
+		}
+	}
+	w := vg.Length(len(cols))*2.3*vg.Inch + 0.6*vg.Inch
+	return &Figure{Title: title, Panels: grid, Legend: s.lg.entries, Width: max(w, 5*vg.Inch), Height: 3*2.3*vg.Inch + 1.4*vg.Inch}, nil
 }
 
-// pareto returns the points no other point beats (lower x and higher y),
-// by increasing x.
-func pareto(xy plotter.XYs) plotter.XYs {
-	s := slices.Clone(xy)
-	slices.SortFunc(s, func(a, b plotter.XY) int {
-		if a.X != b.X {
-			return cmp.Compare(a.X, b.X)
+// tauSweep is Figure 7's data: the points with a finite gain and
+// slowdown, the anchor the lines go through, the shared legend.
+type tauSweep struct {
+	pts    []ThresholdPoint
+	anchor ThresholdPoint
+	lg     *legend
+}
+
+// tauMetric is a metric of Figure 7: its legend prefix, value, line
+// dashes and marker.
+type tauMetric struct {
+	prefix string
+	at     func(ThresholdPoint) float64
+	dash   []vg.Length
+	shape  draw.GlyphDrawer
+}
+
+func tauLabel(p ThresholdPoint) string {
+	return fmt.Sprintf("τ=(%.2f, %.2f, %.2f)", p.Tau[0], p.Tau[1], p.Tau[2])
+}
+
+// held names where the lines hold the other thresholds.
+func (s *tauSweep) held() string {
+	switch {
+	case s.anchor.Default:
+		return "the default " + tauLabel(s.anchor)
+	case s.anchor.Knee:
+		return "the knee " + tauLabel(s.anchor)
+	}
+	return tauLabel(s.anchor)
+}
+
+// panel draws metrics ms (the first one's range bars and marks) against
+// τk and returns the panel and the lowest and highest value drawn.
+func (s *tauSweep) panel(k int, ms []tauMetric) (p *plot.Plot, lo, hi float64) {
+	p = newPlot("", tauNames[k], "")
+	p.Add(plotter.NewGrid())
+	lo, hi = math.Inf(1), math.Inf(-1)
+	// Per τk value, the range over every point with that value.
+	var bars rangeBars
+	byTau := map[float64]int{}
+	ranged := false // a point off the slice: the slice does not show all
+	for _, q := range s.pts {
+		ranged = ranged || !sameBut(q.Tau, s.anchor.Tau, k)
+		v := ms[0].at(q)
+		if !finite(v) {
+			continue
 		}
-		return cmp.Compare(b.Y, a.Y)
-	})
-	var out plotter.XYs
-	best := math.Inf(-1)
-	for _, p := range s {
-		if p.Y > best {
-			out = append(out, p)
-			best = p.Y
+		i, seen := byTau[q.Tau[k]]
+		if !seen {
+			i, byTau[q.Tau[k]] = len(bars), len(bars)
+			bars = append(bars, rangeBar{x: q.Tau[k], lo: v, hi: v})
+		}
+		bars[i].lo, bars[i].hi = min(bars[i].lo, v), max(bars[i].hi, v)
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if ranged {
+		p.Add(bars)
+	}
+	for _, m := range ms {
+		var slice plotter.XYs
+		for _, q := range s.pts {
+			if v := m.at(q); finite(v) && sameBut(q.Tau, s.anchor.Tau, k) {
+				slice = append(slice, plotter.XY{X: q.Tau[k], Y: v})
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		if len(slice) == 0 {
+			continue
+		}
+		slices.SortStableFunc(slice, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		l, sc, _ := plotter.NewLinePoints(slice) // finite points: cannot fail
+		l.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.2), Dashes: m.dash}
+		sc.GlyphStyle = draw.GlyphStyle{Shape: m.shape, Radius: vg.Points(2.5), Color: color.Black}
+		p.Add(l, sc)
+		s.lg.add(m.prefix+"the other thresholds at "+s.held(), l, sc)
+	}
+	if ranged {
+		s.lg.add(fmt.Sprintf("range of gain, mean slowdown, deferrals over all %d points with that τ", len(s.pts)), bars)
+	}
+	for _, q := range s.pts {
+		v := ms[0].at(q)
+		if !finite(v) {
+			continue
+		}
+		for _, mk := range []struct {
+			on   bool
+			sty  draw.GlyphStyle
+			name string
+		}{{q.Default, draw.GlyphStyle{Shape: diamond{}, Radius: vg.Points(3.5), Color: color.Black}, "default"},
+			{q.Knee, draw.GlyphStyle{Shape: star{}, Radius: vg.Points(3.5), Color: colorOf(5)}, "knee"}} {
+			if mk.on {
+				sc, _ := plotter.NewScatter(plotter.XYs{{X: q.Tau[k], Y: v}})
+				sc.GlyphStyle = mk.sty
+				p.Add(sc)
+				s.lg.add(mk.name+" "+tauLabel(q), sc)
+			}
 		}
 	}
-	return out
+	return p, lo, hi
+}
+
+// sameBut reports whether a and b agree on every threshold but the k-th.
+func sameBut(a, b [3]float64, k int) bool {
+	for j := range 3 {
+		if j != k && a[j] != b[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// rangeBar is a vertical bar from lo to hi at x.
+type rangeBar struct{ x, lo, hi float64 }
+
+// rangeBars draws thin black vertical bars with caps (Figure 7's range of
+// a metric over the points that share a threshold value), a ring where
+// the range is one value.
+type rangeBars []rangeBar
+
+var rangeStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}
+
+// Plot implements plot.Plotter.
+func (rb rangeBars) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	w := vg.Points(3)
+	for _, b := range rb {
+		x, y0, y1 := trX(b.x), trY(b.lo), trY(b.hi)
+		if pt := (vg.Point{X: x, Y: y0}); b.lo == b.hi && c.Contains(pt) {
+			c.DrawGlyph(draw.GlyphStyle{Shape: draw.RingGlyph{}, Radius: w, Color: color.Black}, pt)
+			continue
+		}
+		c.StrokeLines(rangeStyle, c.ClipLinesXY([]vg.Point{{X: x, Y: y0}, {X: x, Y: y1}},
+			[]vg.Point{{X: x - w, Y: y0}, {X: x + w, Y: y0}}, []vg.Point{{X: x - w, Y: y1}, {X: x + w, Y: y1}})...)
+	}
+}
+
+// DataRange implements plot.DataRanger.
+func (rb rangeBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, ymin, xmax, ymax = math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, b := range rb {
+		xmin, xmax, ymin, ymax = min(xmin, b.x), max(xmax, b.x), min(ymin, b.lo), max(ymax, b.hi)
+	}
+	return
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (rangeBars) Thumbnail(c *draw.Canvas) {
+	x, w := (c.Min.X+c.Max.X)/2, vg.Points(3)
+	c.StrokeLines(rangeStyle, []vg.Point{{X: x, Y: c.Min.Y}, {X: x, Y: c.Max.Y}},
+		[]vg.Point{{X: x - w, Y: c.Min.Y}, {X: x + w, Y: c.Min.Y}}, []vg.Point{{X: x - w, Y: c.Max.Y}, {X: x + w, Y: c.Max.Y}})
 }
 
 // Timeline is one run's GPUs over time: per GPU the number of jobs on it,

@@ -170,22 +170,61 @@ func TestBarsNoVerticalGrid(t *testing.T) {
 	}
 }
 
-// Figure 7's deferrals panel has margins: the points of most gain and no
-// deferral lie inside its axes, not on their edges.
-func TestThresholdsMargins(t *testing.T) {
-	fig, err := Thresholds("t", []ThresholdPoint{
-		{Gain: 1.65, MeanSlowdown: 1.1, MaxSlowdown: 1.2, Defers: 340},
-		{Gain: 2, MeanSlowdown: 1.6, MaxSlowdown: 1.75, Defers: 0}})
+// Figure 7 follows the paper: gain, slowdown and deferrals against the
+// thresholds (a column per threshold the sweep varies, a row per metric
+// sharing its y range), not against each other; every point inside the
+// axes' margins; no policy's colour for a metric and no transparency; and
+// the points that share a threshold value a range bar, not a pile of
+// half-transparent dots (the old figure's title counted 120 points where
+// about 25 showed).
+func TestThresholdsFigure(t *testing.T) {
+	var pts []ThresholdPoint
+	for _, t1 := range []float64{0.5, 0.65, 0.8} {
+		for _, t2 := range []float64{0.35, 0.5} {
+			pts = append(pts, ThresholdPoint{Tau: [3]float64{t1, t2, 0.5}, Gain: 1 + t1, MeanSlowdown: 1 + t1/2 + t2/10,
+				MaxSlowdown: 1.5 + t1, Defers: 340 * (1 - t1), Default: t1 == 0.65 && t2 == 0.35, Knee: t1 == 0.65 && t2 == 0.5})
+		}
+	}
+	fig, err := Thresholds("t", pts)
 	require.NoError(t, err)
-	require.Len(t, fig.Panels, 2)
-	a, b := fig.Panels[0][0], fig.Panels[1][0]
-	require.Less(t, a.X.Min, 1.1)
-	require.Greater(t, a.X.Max, 1.75)
-	require.Less(t, b.X.Min, 1.65)
-	require.Greater(t, b.X.Max, 2.0)
-	require.Less(t, b.Y.Min, 0.0)
-	require.Greater(t, b.Y.Max, 340.0)
+	require.Len(t, fig.Panels, 3, "gain, slowdown, deferrals")
+	for r, row := range fig.Panels {
+		require.Len(t, row, 2, "τ1 and τ2 vary, τ3 does not")
+		require.Equal(t, "τ1 (SMACT threshold)", row[0].X.Label.Text)
+		require.Equal(t, "τ2 (SMOCC threshold)", row[1].X.Label.Text)
+		require.Equal(t, row[0].Y.Min, row[1].Y.Min, "row %d: one y range", r)
+		require.Equal(t, row[0].Y.Max, row[1].Y.Max, "row %d: one y range", r)
+		require.Less(t, row[0].X.Min, 0.5)
+		require.Greater(t, row[0].X.Max, 0.8)
+	}
+	require.Less(t, fig.Panels[0][0].Y.Min, 1.5)
+	require.Greater(t, fig.Panels[0][0].Y.Max, 1.8)
+	require.Less(t, fig.Panels[2][0].Y.Min, 340*0.2)
+	require.Greater(t, fig.Panels[2][0].Y.Max, 340*0.5)
+	var b bytes.Buffer
+	require.NoError(t, fig.WriteTo(&b, "svg"))
+	svg := b.String()
+	require.NotContains(t, svg, "opacity", "no transparency")
+	for p, k := range policySlots {
+		pr, pg, pb, _ := colorOf(k).RGBA()
+		for _, c := range regexp.MustCompile(`#([0-9A-F]{6})`).FindAllStringSubmatch(svg, -1) {
+			var r, g, bl uint32
+			_, err := fmt.Sscanf(c[1], "%02X%02X%02X", &r, &g, &bl)
+			require.NoError(t, err)
+			if k == policySlots["exclusive"] && r == g && g == bl {
+				continue // greys: the grid; Exclusive's is a dashed line of its own grey
+			}
+			near := absDiff(r, pr>>8)+absDiff(g, pg>>8)+absDiff(bl, pb>>8) < 24
+			require.False(t, near, "colour %s is %s's", c[0], p)
+		}
+	}
+	for _, s := range []string{">knee τ=(0.65, 0.50, 0.50)<", ">default τ=(0.65, 0.35, 0.50)<",
+		">the other thresholds at the default τ=(0.65, 0.35, 0.50)<", ">range of gain, mean slowdown, deferrals over all 6 points with that τ<"} {
+		require.Contains(t, svg, s)
+	}
 }
+
+func absDiff(a, b uint32) uint32 { return max(a, b) - min(a, b) }
 
 func TestDrawDirSkipsSingleSeed(t *testing.T) {
 	dir := copyDir(t, "testdata/spec")
@@ -256,15 +295,6 @@ func TestPlotFunctionsRejectEmptyData(t *testing.T) {
 	require.Error(t, err)
 	_, err = Tradeoff(nil, "t", Scatter{Title: "none"})
 	require.ErrorContains(t, err, "no points")
-}
-
-func TestParetoFront(t *testing.T) {
-	front := pareto(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 3}, {X: 1.5, Y: 0.5}, {X: 3, Y: 2}, {X: 4, Y: 4}})
-	var got [][2]float64
-	for _, p := range front {
-		got = append(got, [2]float64{p.X, p.Y})
-	}
-	require.Equal(t, [][2]float64{{1, 1}, {2, 3}, {4, 4}}, got)
 }
 
 func TestTimelineData(t *testing.T) {
