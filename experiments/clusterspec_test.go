@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,7 +60,7 @@ func TestClusterSpec(t *testing.T) {
 	var m struct {
 		Server ServerInfo `json:"server"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(mustReadString(t, filepath.Join(dir, RunFile))), &m))
+	require.NoError(t, json.Unmarshal([]byte(mustReadString(t, filepath.Join(dir, rundir.RunFile))), &m))
 	require.Equal(t, "a100-40gb:4x2,h200-141gb:8x1", m.Server.Spec)
 	require.NotNil(t, m.Server.Cluster)
 	require.Equal(t, []ClusterGroup{{"a100-40gb", 4, 2}, {"h200-141gb", 8, 1}}, m.Server.Cluster.Groups)

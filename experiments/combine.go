@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/runfiles"
 	"github.com/aegis-sched/aegis/results/stability"
 )
@@ -20,8 +21,8 @@ import (
 // normalizing config's (same trace, seed and sweep point); CountColumns
 // follow them as counts (summed over traces in the geomean rows).
 var (
-	NormalizedColumns = []string{"makespan_s", "mean_jct_s", "p95_jct_s", "mean_queue_s", "p95_queue_s",
-		"mean_exec_s", "p95_exec_s", "mean_norm_jct"}
+	NormalizedColumns = []string{rundir.MakespanS, rundir.MeanJCTS, rundir.P95JCTS, rundir.MeanQueueS, rundir.P95QueueS,
+		rundir.MeanExecS, rundir.P95ExecS, "mean_norm_jct"}
 	CountColumns = []string{"failed_attempts", "recovered_attempts"}
 )
 
@@ -39,10 +40,6 @@ func normColumns(data []*cellData) []string {
 	}
 	return cols
 }
-
-// GeoMean is the trace label of normalized.csv's rows that hold the
-// geometric mean over traces.
-const GeoMean = "geomean"
 
 // cellData is one cell's results as read back from its directory.
 type cellData struct {
@@ -138,14 +135,14 @@ func Combine(dir string, m *Meta) ([]string, error) {
 	}
 	cw.Flush()
 	jw.Flush()
-	out["cells.csv"], out["jobs.csv"] = cellsCSV.Bytes(), jobsCSV.Bytes()
+	out[rundir.Cells], out[rundir.Jobs] = cellsCSV.Bytes(), jobsCSV.Bytes()
 	var norm []normRow
 	if m.Spec.Normalize != "" {
 		var err error
 		if norm, err = normalize(m, data); err != nil {
 			return nil, err
 		}
-		out["normalized.csv"] = writeNormalized(labelHead, normColumns(data), norm)
+		out[rundir.Normalized] = writeNormalized(labelHead, normColumns(data), norm)
 	}
 	if m.Spec.Stability {
 		var runs []stability.Run
@@ -164,7 +161,7 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		if err := stability.WriteCSV(&b, pts); err != nil {
 			return nil, err
 		}
-		out["stability.csv"] = b.Bytes()
+		out[rundir.Stability] = b.Bytes()
 	}
 	if m.Spec.Table != "" {
 		t, err := buildTable(m, data, norm)
@@ -310,24 +307,24 @@ func sameRows(t, u *results.Table) bool {
 // readCell reads a cell's summary.csv and jobs.csv.
 func readCell(dir string, m *Meta, c Cell) (*cellData, error) {
 	cd := filepath.Join(dir, "cells", c.ID)
-	if _, err := os.Stat(filepath.Join(cd, CellFile)); err != nil {
-		return nil, fmt.Errorf("cell %s: not finished (no %s): run the spec again", c.ID, CellFile)
+	if _, err := os.Stat(filepath.Join(cd, rundir.CellFile)); err != nil {
+		return nil, fmt.Errorf("cell %s: not finished (no %s): run the spec again", c.ID, rundir.CellFile)
 	}
 	d := &cellData{cell: c, labels: cellLabels(m, c)}
-	sum, err := readCSVFile(filepath.Join(cd, "summary.csv"))
+	sum, err := readCSVFile(filepath.Join(cd, rundir.Summary))
 	if err != nil {
 		return nil, err
 	}
 	if len(sum) != 2 {
-		return nil, fmt.Errorf("%s: want a header and one row", filepath.Join(cd, "summary.csv"))
+		return nil, fmt.Errorf("%s: want a header and one row", filepath.Join(cd, rundir.Summary))
 	}
 	d.sumCol, d.sum = sum[0], sum[1]
-	jobs, err := readCSVFile(filepath.Join(cd, "jobs.csv"))
+	jobs, err := readCSVFile(filepath.Join(cd, rundir.Jobs))
 	if err != nil {
 		return nil, err
 	}
 	if len(jobs) == 0 {
-		return nil, fmt.Errorf("%s: empty", filepath.Join(cd, "jobs.csv"))
+		return nil, fmt.Errorf("%s: empty", filepath.Join(cd, rundir.Jobs))
 	}
 	d.jobCol, d.jobs = jobs[0], jobs[1:]
 	return d, nil
@@ -508,7 +505,7 @@ func normalize(m *Meta, data []*cellData) ([]normRow, error) {
 	for _, g := range order {
 		rs := geo[g]
 		r := normRow{labels: slices.Clone(rs[0].labels), config: g.config, point: g.point, seed: g.seed}
-		r.labels[1] = GeoMean
+		r.labels[1] = rundir.GeoMean
 		for k := range cols {
 			logSum, ok := 0.0, true
 			for _, x := range rs {
@@ -643,7 +640,7 @@ func perTraceTable(m *Meta, data []*cellData, title, seeds string, sweep []resul
 	cols := []struct {
 		name, key, metric string
 		scale             float64
-	}{{"Makespan (h)", "makespan_h", "makespan_s", 3600}, {"Mean JCT (h)", "mean_jct_h", "mean_jct_s", 3600}, {"p95 JCT (h)", "p95_jct_h", "p95_jct_s", 3600}}
+	}{{"Makespan (h)", "makespan_h", rundir.MakespanS, 3600}, {"Mean JCT (h)", "mean_jct_h", rundir.MeanJCTS, 3600}, {"p95 JCT (h)", "p95_jct_h", rundir.P95JCTS, 3600}}
 	if m.Spec.Energy {
 		cols = append(cols, struct {
 			name, key, metric string
@@ -693,7 +690,7 @@ func normalizedTable(m *Meta, norm []normRow, title, seeds string, sweep []resul
 	for _, tr := range m.Traces {
 		traceNames = append(traceNames, tr.Name)
 	}
-	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s; bold: the lowest mean per column.",
+	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; rundir.GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s; bold: the lowest mean per column.",
 		serverNote(m), strings.Join(traceNames, ", "), m.Spec.Normalize, seeds)}
 	t.Columns = append([]results.Column{{Name: "Config"}}, sweep...)
 	for _, c := range []struct{ name, key string }{{"Makespan", "makespan"}, {"JCT mean", "jct_mean"}, {"JCT p95", "jct_p95"},
@@ -716,7 +713,7 @@ func normalizedTable(m *Meta, norm []normRow, title, seeds string, sweep []resul
 	var order []key
 	rows := map[key][]normRow{}
 	for _, r := range norm {
-		if r.labels[1] != GeoMean {
+		if r.labels[1] != rundir.GeoMean {
 			continue
 		}
 		k := key{r.config, r.point}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,42 +15,16 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/traces"
 )
-
-// ExecFile is the provenance file of an aegis exec run directory.
-const ExecFile = "exec.json"
-
-// ExecMeta is exec.json: what made an aegis exec run directory. aegis exec
-// writes it with the page at the end of the run and of every resume,
-// while the run directory is still locked.
-type ExecMeta struct {
-	// Tool is the build that last ended the run (the first run's or a
-	// resume's).
-	Tool Tool `json:"tool"`
-	// Trace is the trace the run started with; its SHA256 is empty for
-	// a live queue (--trace -) or when the first executor did not end.
-	Trace TraceInfo `json:"trace"`
-	// GPUs says what the jobs ran on: emulated TYPE:COUNT, or this
-	// machine's GPUs and the telemetry source.
-	GPUs string `json:"gpus"`
-	// Emulated is true when the GPUs were modelled (aegis fake-train).
-	Emulated bool `json:"emulated"`
-	// Types are the emulated GPUs' type with its models' content hashes.
-	Types []ClusterType `json:"gpu_types,omitempty"`
-	// Settings are the journaled command line (aegis exec --resume
-	// continues with them).
-	Settings map[string]string `json:"settings"`
-	// Resumes counts the aegis exec --resume that ended the run again.
-	Resumes int `json:"resumes"`
-}
 
 // NewExecMeta describes a run started on trace tr (nil: a live queue)
 // read from source, on the GPUs gpus describes (emulated: srv, else nil),
 // with the journaled settings.
-func NewExecMeta(tr *traces.Trace, source, gpus string, srv *models.Server, settings map[string]string) (*ExecMeta, error) {
-	m := &ExecMeta{Tool: ToolInfo(), GPUs: gpus, Emulated: srv != nil, Settings: settings,
-		Trace: TraceInfo{Name: source, Source: source}}
+func NewExecMeta(tr *traces.Trace, source, gpus string, srv *models.Server, settings map[string]string) (*rundir.ExecMeta, error) {
+	m := &rundir.ExecMeta{Tool: ToolInfo(), GPUs: gpus, Emulated: srv != nil, Settings: settings,
+		Trace: rundir.TraceInfo{Name: source, Source: source}}
 	m.Tool.Build = buildID()
 	if tr != nil {
 		var err error
@@ -64,7 +37,7 @@ func NewExecMeta(tr *traces.Trace, source, gpus string, srv *models.Server, sett
 		if err != nil {
 			return nil, err
 		}
-		m.Types = []ClusterType{{Type: srv.Type.Name, GPUs: srv.GPUs, MemoryMiB: srv.Type.MemoryMiB, Pressure: srv.Type.Pressure,
+		m.Types = []rundir.ClusterType{{Type: srv.Type.Name, GPUs: srv.GPUs, MemoryMiB: srv.Type.MemoryMiB, Pressure: srv.Type.Pressure,
 			Catalog: tc.Catalog, Interference: tc.Interference}}
 	}
 	return m, nil
@@ -74,12 +47,12 @@ func NewExecMeta(tr *traces.Trace, source, gpus string, srv *models.Server, sett
 // started, for the resume that ends it now: the earlier exec.json's trace
 // with one more resume and this build, or, when the earlier executor
 // never ended (kill -9), fresh (NewExecMeta without the trace's content).
-func ResumedExecMeta(dir, gpus string, srv *models.Server, settings map[string]string) (*ExecMeta, error) {
+func ResumedExecMeta(dir, gpus string, srv *models.Server, settings map[string]string) (*rundir.ExecMeta, error) {
 	now, err := NewExecMeta(nil, settings["trace"], gpus, srv, settings)
 	if err != nil {
 		return nil, err
 	}
-	old, err := readExecMeta(dir)
+	old, err := rundir.ReadExec(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return now, nil
 	}
@@ -99,33 +72,19 @@ func WriteExecPage(dir, gpus string, srv *models.Server, settings map[string]str
 	if err != nil {
 		return err
 	}
-	m.Tool = Tool{}
+	m.Tool = rundir.Tool{}
 	return writeExecPage(dir, m)
 }
 
-// readExecMeta reads dir's exec.json.
-func readExecMeta(dir string) (*ExecMeta, error) {
-	p := filepath.Join(dir, ExecFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
-	var m ExecMeta
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	return &m, nil
-}
-
-// Write writes exec.json and the page into dir, each atomically (a run
-// directory is also the run's resume state: a reader never sees half a
+// WriteExec writes m as dir's exec.json and the page, each atomically (a
+// run directory is also the run's resume state: a reader never sees half a
 // file).
-func (m *ExecMeta) Write(dir string) error {
+func WriteExec(dir string, m *rundir.ExecMeta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	err = results.WriteFile(filepath.Join(dir, ExecFile), func(w io.Writer) error {
+	err = results.WriteFile(filepath.Join(dir, rundir.ExecFile), func(w io.Writer) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})
@@ -141,12 +100,12 @@ var execDescriptions = map[string]string{
 	"lock":          "the run directory's lock: the process id of the executor that last held it",
 	"logs":          "each attempt's standard output and error (jobN.A.out, jobN.A.err)",
 	"attempts":      "each attempt's exit status, written by the attempt shim",
-	ExecFile:        "provenance: tool and build, trace, GPUs, the run's settings and its resumes",
+	rundir.ExecFile: "provenance: tool and build, trace, GPUs, the run's settings and its resumes",
 }
 
 // writeExecPage writes the page of a run directory: whether the run is
 // complete, what ran, its summary, figures, files and provenance.
-func writeExecPage(dir string, m *ExecMeta) error {
+func writeExecPage(dir string, m *rundir.ExecMeta) error {
 	st := m.Settings
 	p := page.Page{Title: fmt.Sprintf("aegis exec: trace %s under %s on %s", m.Trace.Name, st["policy"], m.GPUs),
 		Rewritten: "the end of an `aegis exec --resume`, or `aegis plot`,",
@@ -156,7 +115,7 @@ func writeExecPage(dir string, m *ExecMeta) error {
 			}
 			return page.Descriptions[n]
 		}}
-	status, err := execStatus(filepath.Join(dir, "summary.csv"))
+	status, err := execStatus(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		return err
 	}
@@ -166,12 +125,12 @@ func writeExecPage(dir string, m *ExecMeta) error {
 	}
 	p.Intro = append(p.Intro, status, fmt.Sprintf("Trace %s replayed by the executor on %s under policy %s at speedup %s: %s, scheduled by the policy code the simulator runs.",
 		m.Trace.Name, m.GPUs, st["policy"], st["speedup"], procs))
-	sum, err := summaryTable(filepath.Join(dir, "summary.csv"))
+	sum, err := summaryTable(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		return err
 	}
 	p.Intro = append(p.Intro, sum...)
-	p.Provenance = m.provenance()
+	p.Provenance = execProvenance(m)
 	p.Notes = append(p.Notes, "`aegis exec --resume DIR` continues an interrupted run with the journaled settings (and rewrites this page); `aegis plot DIR` draws the figures; `aegis compare DIR OTHER` sets another run (an `aegis simulate --out` of the same trace, say) beside it. See docs/executor.md.")
 	return page.Write(dir, p)
 }
@@ -203,20 +162,20 @@ func execStatus(path string) (string, error) {
 	return fmt.Sprintf("Complete: all %d jobs ended (%d finished, %d stopped).", n["jobs"], n["finished"], n["stopped"]), nil
 }
 
-// provenance lists what made the run.
-func (m *ExecMeta) provenance() [][2]string {
+// execProvenance lists what made the run.
+func execProvenance(m *rundir.ExecMeta) [][2]string {
 	st := m.Settings
 	tr := fmt.Sprintf("%s, %d jobs, sha256 `%s`", m.Trace.Source, m.Trace.Jobs, m.Trace.SHA256)
 	switch {
 	case st["trace"] == "-":
 		tr = "job lines read from standard input during the run (a live queue)"
-	case m.Trace.SHA256 == "" && m.Tool == (Tool{}):
+	case m.Trace.SHA256 == "" && m.Tool == (rundir.Tool{}):
 		tr = m.Trace.Source + ", content not recorded"
 	case m.Trace.SHA256 == "":
 		tr = m.Trace.Source + ", content unknown (the run's first executor did not end)"
 	}
-	rows := [][2]string{{"aegis", m.Tool.line() + " (the build that last ended the run)"}, {"Go", m.Tool.GoVersion}}
-	if m.Tool == (Tool{}) {
+	rows := [][2]string{{"aegis", m.Tool.Line() + " (the build that last ended the run)"}, {"Go", m.Tool.GoVersion}}
+	if m.Tool == (rundir.Tool{}) {
 		rows = [][2]string{{"aegis", "not recorded: the run directory has no exec.json (this page is from its journal's settings)"}}
 	}
 	rows = append(rows, [2]string{"trace", tr}, [2]string{"GPUs", m.GPUs})

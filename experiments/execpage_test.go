@@ -10,6 +10,7 @@ import (
 
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/traces"
 )
 
@@ -55,7 +56,7 @@ func TestExecPage(t *testing.T) {
 			}
 			m, err := NewExecMeta(tc.tr, tc.settings["trace"], gpusOf(tc.srv), tc.srv, tc.settings)
 			require.NoError(t, err)
-			require.NoError(t, m.Write(dir))
+			require.NoError(t, WriteExec(dir, m))
 			b, err := os.ReadFile(filepath.Join(dir, page.Name))
 			require.NoError(t, err)
 			for _, w := range tc.want {
@@ -85,16 +86,16 @@ func TestResumedExecMeta(t *testing.T) {
 	m, err := ResumedExecMeta(dir, "emulated a100-40gb:2", nil, st)
 	require.NoError(t, err)
 	require.Empty(t, m.Trace.SHA256)
-	require.Contains(t, m.provenance(), [2]string{"trace", "tiny, content unknown (the run's first executor did not end)"})
+	require.Contains(t, execProvenance(m), [2]string{"trace", "tiny, content unknown (the run's first executor did not end)"})
 	first, err := NewExecMeta(tr, "tiny", "emulated a100-40gb:2", nil, st)
 	require.NoError(t, err)
-	require.NoError(t, first.Write(dir))
+	require.NoError(t, WriteExec(dir, first))
 	for want := 1; want <= 2; want++ {
 		m, err := ResumedExecMeta(dir, "emulated a100-40gb:2", nil, st)
 		require.NoError(t, err)
 		require.Equal(t, first.Trace, m.Trace)
 		require.Equal(t, want, m.Resumes)
-		require.NoError(t, m.Write(dir))
+		require.NoError(t, WriteExec(dir, m))
 	}
 	// A directory without exec.json: a page from the journal's settings.
 	old := mkdirWith(t, "journal.jsonl")
@@ -102,10 +103,10 @@ func TestResumedExecMeta(t *testing.T) {
 	md := mustReadString(t, filepath.Join(old, page.Name))
 	require.Contains(t, md, "| aegis | not recorded: the run directory has no exec.json")
 	require.Contains(t, md, "| trace | tiny, content not recorded |")
-	require.NoFileExists(t, filepath.Join(old, ExecFile))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ExecFile), []byte("{"), 0o644))
+	require.NoFileExists(t, filepath.Join(old, rundir.ExecFile))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, rundir.ExecFile), []byte("{"), 0o644))
 	_, err = ResumedExecMeta(dir, "x", nil, st)
-	require.ErrorContains(t, err, ExecFile)
+	require.ErrorContains(t, err, rundir.ExecFile)
 }
 
 func gpusOf(srv *models.Server) string {

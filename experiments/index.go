@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // IndexReports are the reports a folder of spec runs may hold beside them
@@ -42,7 +43,7 @@ func WriteIndex(dir string) error {
 // RenderIndex returns the index page WriteIndex writes: the runs with a
 // table first, then the others, each by name.
 func RenderIndex(dir string) ([]byte, error) {
-	runs, err := filepath.Glob(filepath.Join(dir, "*", RunFile))
+	runs, err := filepath.Glob(filepath.Join(dir, "*", rundir.RunFile))
 	if err != nil {
 		return nil, err
 	}

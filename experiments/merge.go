@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // Merge combines the cells of shard directories (RunSpec with Shards) into
@@ -41,7 +42,7 @@ func Merge(dirs []string, out string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, RunFile), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, rundir.RunFile), append(b, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
 	files, err := Finish(tmp, base)
@@ -51,7 +52,7 @@ func Merge(dirs []string, out string) ([]string, error) {
 	if err := d.Commit(); err != nil {
 		return nil, err
 	}
-	paths := []string{filepath.Join(out, RunFile)}
+	paths := []string{filepath.Join(out, rundir.RunFile)}
 	for _, f := range files {
 		paths = append(paths, filepath.Join(out, strings.TrimPrefix(f, tmp+string(filepath.Separator))))
 	}
@@ -111,7 +112,7 @@ func mergeSources(dirs []string) (*Meta, map[string]string, error) {
 	var missing []string
 	for _, c := range base.Cells {
 		for _, d := range dirs {
-			p := filepath.Join(d, "cells", c.ID, CellFile)
+			p := filepath.Join(d, "cells", c.ID, rundir.CellFile)
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
@@ -174,7 +175,7 @@ func checkCellFile(p, key string) error {
 // runOwns reports whether an entry of an existing merge output is one a
 // merge writes: the cells, run.json, combined files and figures.
 func runOwns(name string) bool {
-	if name == "cells" || name == RunFile {
+	if name == "cells" || name == rundir.RunFile {
 		return true
 	}
 	switch filepath.Ext(name) {

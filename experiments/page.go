@@ -35,7 +35,7 @@ func (m *Meta) Page() page.Page {
 	}
 	p.Provenance = [][2]string{
 		{"spec", fmt.Sprintf("`%s` from %s, sha256 `%s`", s.Name, src, m.SpecHash)},
-		{"aegis", m.Tool.line()},
+		{"aegis", m.Tool.Line()},
 		{"Go", m.Tool.GoVersion},
 		{"server", m.serverLine()},
 	}
@@ -162,9 +162,4 @@ func joinSeeds(seeds []uint64) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
-}
-
-// line describes the tool on a page.
-func (t Tool) line() string {
-	return fmt.Sprintf("%s %s, commit `%s`, build sha256 `%s`", t.Module, t.Version, cmp.Or(t.Commit, "unknown"), cmp.Or(t.Build, "unknown"))
 }

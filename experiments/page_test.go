@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // A spec run's page shows its table, every figure it drew and its files,
@@ -118,7 +119,7 @@ func TestShardPage(t *testing.T) {
 // TestPaperPagesCurrent renders the page of every results/paper run from
 // its committed files and compares it with the committed README.md.
 func TestPaperPagesCurrent(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", RunFile))
+	dirs, err := filepath.Glob(filepath.Join("..", "results", "paper", "*", rundir.RunFile))
 	require.NoError(t, err)
 	require.NotEmpty(t, dirs)
 	for _, f := range dirs {
@@ -157,7 +158,7 @@ func TestPaperPageLinks(t *testing.T) {
 // still makes its run.
 func TestIndex(t *testing.T) {
 	shared := t.TempDir() // no calibration/: the shared data folder is absent
-	stacking, err := filepath.Abs(filepath.Join("..", "results", "paper", "figure7", RunFile))
+	stacking, err := filepath.Abs(filepath.Join("..", "results", "paper", "figure7", rundir.RunFile))
 	require.NoError(t, err)
 	fig7, err := filepath.Abs("figure7.yaml")
 	require.NoError(t, err)
@@ -198,7 +199,7 @@ func TestIndex(t *testing.T) {
 			require.NoError(t, err)
 			b = []byte(strings.Replace(string(b), `"spec_file": "experiments/figure7.yaml"`, `"spec_file": "specs/figure7.yaml"`, 1))
 			require.NoError(t, os.MkdirAll(filepath.Join("out", "figure7"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join("out", "figure7", RunFile), b, 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join("out", "figure7", rundir.RunFile), b, 0o644))
 			y, err := os.ReadFile(fig7)
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(filepath.Join("specs", "figure7.yaml"), y, 0o644))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,7 +76,7 @@ func TestRunJSONHasNoAbsolutePaths(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	_, err = RunSpec(context.Background(), s, RunOptions{Out: out})
 	require.NoError(t, err)
-	b := mustReadString(t, filepath.Join(out, RunFile))
+	b := mustReadString(t, filepath.Join(out, rundir.RunFile))
 	require.Empty(t, absolutePaths(t, b))
 	require.Contains(t, b, `"spec_file": "s.yaml"`)
 	require.Contains(t, b, `"source": "t.csv"`)

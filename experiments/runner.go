@@ -22,6 +22,7 @@ import (
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/page"
 	"github.com/aegis-sched/aegis/results/plots"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // RunOptions control RunSpec.
@@ -53,10 +54,6 @@ type Report struct {
 	Skipped int // cells whose outputs existed with the same key
 	Files   []string
 }
-
-// CellFile is the file in each cell's directory that records what made it;
-// a cell directory without it is not a finished cell.
-const CellFile = "cell.json"
 
 // cellRecord is a cell's cell.json.
 type cellRecord struct {
@@ -162,7 +159,7 @@ feed:
 	if err := writeRunFile(opt.Out, meta); err != nil {
 		return rep, err
 	}
-	rep.Files = append(rep.Files, filepath.Join(opt.Out, RunFile))
+	rep.Files = append(rep.Files, filepath.Join(opt.Out, rundir.RunFile))
 	if opt.Shards > 0 {
 		err := page.Write(opt.Out, meta.Page())
 		rep.Files = append(rep.Files, filepath.Join(opt.Out, page.Name))
@@ -200,7 +197,7 @@ func Finish(dir string, m *Meta) ([]string, error) {
 
 // cellDone reports whether cell c's outputs exist with its key.
 func cellDone(dir string, c Cell) bool {
-	b, err := os.ReadFile(filepath.Join(dir, c.ID, CellFile))
+	b, err := os.ReadFile(filepath.Join(dir, c.ID, rundir.CellFile))
 	if err != nil {
 		return false
 	}
@@ -222,7 +219,7 @@ func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
 		if err != nil {
 			return err
 		}
-		files[CellFile] = append(b, '\n')
+		files[rundir.CellFile] = append(b, '\n')
 		return writeDirAtomic(filepath.Join(dir, c.ID), files)
 	}
 	r, err := s.runOf(c)
@@ -243,7 +240,7 @@ func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
 		return err
 	}
 	if s.Telemetry {
-		files["telemetry.csv"] = tel.Bytes()
+		files[rundir.Telemetry] = tel.Bytes()
 	}
 	rec := cellRecord{Spec: s.Name, Key: c.Key, Cell: c, Params: r.Params,
 		Truth: s.truthSettings(c), Events: o.Events}
@@ -251,7 +248,7 @@ func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
 	if err != nil {
 		return err
 	}
-	files[CellFile] = append(b, '\n')
+	files[rundir.CellFile] = append(b, '\n')
 	return writeDirAtomic(filepath.Join(dir, c.ID), files)
 }
 
@@ -285,7 +282,7 @@ func writeRunFile(dir string, meta *Meta) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, RunFile), append(b, '\n'))
+	return writeFileAtomic(filepath.Join(dir, rundir.RunFile), append(b, '\n'))
 }
 
 // keptCommit is the commit run.json names for a run made by tool: the one
@@ -295,13 +292,13 @@ func writeRunFile(dir string, meta *Meta) error {
 // documents, tests or results) leaves them byte-identical; tool's own when
 // the build differs, there is no run.json to read, or the one recorded is
 // of a modified checkout ("-dirty") and tool's is not.
-func keptCommit(dir string, tool Tool) string {
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+func keptCommit(dir string, tool rundir.Tool) string {
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunFile))
 	if err != nil {
 		return tool.Commit
 	}
 	var old struct {
-		Tool Tool `json:"tool"`
+		Tool rundir.Tool `json:"tool"`
 	}
 	if json.Unmarshal(b, &old) != nil || old.Tool.Build == "" || old.Tool.Build != tool.Build || old.Tool.Commit == "" {
 		return tool.Commit
@@ -312,24 +309,21 @@ func keptCommit(dir string, tool Tool) string {
 	return old.Tool.Commit
 }
 
-// RunFile is the provenance file of a spec's output directory.
-const RunFile = "run.json"
-
 // Meta is run.json: what made an output directory.
 type Meta struct {
-	Tool     Tool          `json:"tool"`
-	Spec     *Spec         `json:"spec"`
-	SpecFile string        `json:"spec_file"`
-	SpecHash string        `json:"spec_hash"`
-	SpecText string        `json:"spec_text"`
-	Server   ServerInfo    `json:"server"`
-	Traces   []TraceInfo   `json:"traces"`
-	Models   []ModelInfo   `json:"models"`
-	Seeds    []uint64      `json:"seeds"`
-	Sweep    []string      `json:"sweep_params,omitempty"`
-	Shard    string        `json:"shard,omitempty"` // "I/N" for a shard's directory
-	Cells    []Cell        `json:"cells"`
-	Configs  []CellSetting `json:"cell_settings"`
+	Tool     rundir.Tool        `json:"tool"`
+	Spec     *Spec              `json:"spec"`
+	SpecFile string             `json:"spec_file"`
+	SpecHash string             `json:"spec_hash"`
+	SpecText string             `json:"spec_text"`
+	Server   ServerInfo         `json:"server"`
+	Traces   []rundir.TraceInfo `json:"traces"`
+	Models   []ModelInfo        `json:"models"`
+	Seeds    []uint64           `json:"seeds"`
+	Sweep    []string           `json:"sweep_params,omitempty"`
+	Shard    string             `json:"shard,omitempty"` // "I/N" for a shard's directory
+	Cells    []Cell             `json:"cells"`
+	Configs  []CellSetting      `json:"cell_settings"`
 	// Refits identifies ModelUncertainty's refit models.
 	Refits *RefitInfo `json:"model_refits,omitempty"`
 }
@@ -342,22 +336,6 @@ type RefitInfo struct {
 	FileSHA256 string   `json:"file_sha256,omitempty"`
 	Seed       uint64   `json:"seed"` // its resampling seed
 	Models     []string `json:"interference_sha256"`
-}
-
-// Tool is the program that made an output directory.
-type Tool struct {
-	Module    string `json:"module"`
-	Version   string `json:"version"`
-	GoVersion string `json:"go"`
-	// Commit is the source commit (git describe --always --dirty, stamped
-	// by make build; else the Go toolchain's VCS stamp); "" when unknown.
-	// A spec run's run.json keeps the commit it names while reruns are of
-	// the same build (see keptCommit).
-	Commit string `json:"commit"`
-	// Build is the sha256 of the source the program that ran the cells was
-	// built from (make build stamps it), else of its executable (part of
-	// every cell's key).
-	Build string `json:"build_sha256,omitempty"`
 }
 
 // ServerInfo is the simulated server.
@@ -383,7 +361,7 @@ type ClusterInfo struct {
 	// Groups lists the servers in order, runs of equal servers as one.
 	Groups []ClusterGroup `json:"groups"`
 	// Types lists the GPU types with their truth's provenance.
-	Types []ClusterType `json:"types"`
+	Types []rundir.ClusterType `json:"types"`
 }
 
 // ClusterGroup is a run of equal servers of a cluster.
@@ -391,24 +369,6 @@ type ClusterGroup struct {
 	Type    string `json:"type"`
 	GPUs    int    `json:"gpus_per_server"`
 	Servers int    `json:"servers"`
-}
-
-// ClusterType is one GPU type of a cluster.
-type ClusterType struct {
-	Type         string  `json:"type"`
-	GPUs         int     `json:"gpus"`
-	MemoryMiB    float64 `json:"memory_mib"`
-	Pressure     bool    `json:"pressure_telemetry"`
-	Catalog      string  `json:"catalog_sha256"`
-	Interference string  `json:"interference_sha256"` // of its own model (a config's model file replaces it)
-}
-
-// TraceInfo identifies a trace by content.
-type TraceInfo struct {
-	Name   string `json:"name"`
-	Source string `json:"source"`
-	Jobs   int    `json:"jobs"`
-	SHA256 string `json:"sha256"` // of the trace in our CSV format
 }
 
 // ModelInfo identifies a config's models.
@@ -444,7 +404,7 @@ func (s *Spec) clusterInfo(sc serverContent) *ClusterInfo {
 		gpus[c.ServerType[i]] += n
 	}
 	for k, t := range sc.Types {
-		ci.Types = append(ci.Types, ClusterType{Type: t.Name, GPUs: gpus[k], MemoryMiB: t.MemoryMiB, Pressure: t.Pressure,
+		ci.Types = append(ci.Types, rundir.ClusterType{Type: t.Name, GPUs: gpus[k], MemoryMiB: t.MemoryMiB, Pressure: t.Pressure,
 			Catalog: t.Catalog, Interference: t.Interference})
 	}
 	return ci
@@ -452,9 +412,9 @@ func (s *Spec) clusterInfo(sc serverContent) *ClusterInfo {
 
 // ToolInfo names the running program (internal/buildinfo): its module,
 // version, Go version and commit.
-func ToolInfo() Tool {
+func ToolInfo() rundir.Tool {
 	in := buildinfo.Read()
-	return Tool{Module: in.Module, Version: in.Version, GoVersion: in.GoVersion, Commit: in.Commit}
+	return rundir.Tool{Module: in.Module, Version: in.Version, GoVersion: in.GoVersion, Commit: in.Commit}
 }
 
 // meta builds run.json's content; its cells carry their keys.
@@ -480,7 +440,7 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 	}
 	if s.Stacking != nil {
 		for i, q := range s.seqs {
-			m.Traces = append(m.Traces, TraceInfo{Name: q.Name, Source: "stacking sequence from " + dataName(s.stackDir),
+			m.Traces = append(m.Traces, rundir.TraceInfo{Name: q.Name, Source: "stacking sequence from " + dataName(s.stackDir),
 				Jobs: len(q.Jobs), SHA256: keys.traces[i]})
 		}
 		mh, err := modelHash(s.stackInter)
@@ -498,7 +458,7 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 		if src == "" {
 			src = fmt.Sprintf("generated: like %s, %d jobs, seed %d, max %d GPUs", s.Traces[i].Like, s.Traces[i].Jobs, s.Traces[i].Seed, cmpOr(s.Traces[i].MaxGPUs, 2))
 		}
-		m.Traces = append(m.Traces, TraceInfo{Name: s.Traces[i].Name, Source: src, Jobs: len(t.Jobs), SHA256: keys.traces[i]})
+		m.Traces = append(m.Traces, rundir.TraceInfo{Name: s.Traces[i].Name, Source: src, Jobs: len(t.Jobs), SHA256: keys.traces[i]})
 	}
 	if len(s.refits) > 0 {
 		set, _, err := models.RefitsFor(s.server.Type)
@@ -540,19 +500,19 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 
 // ReadMeta reads a directory's run.json.
 func ReadMeta(dir string) (*Meta, error) {
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no %s: not a spec run's output directory (or the run did not finish)", dir, RunFile)
+			return nil, fmt.Errorf("%s: no %s: not a spec run's output directory (or the run did not finish)", dir, rundir.RunFile)
 		}
 		return nil, err
 	}
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.RunFile), err)
 	}
 	if m.Spec == nil || len(m.Cells) == 0 {
-		return nil, fmt.Errorf("%s: no spec or no cells", filepath.Join(dir, RunFile))
+		return nil, fmt.Errorf("%s: no spec or no cells", filepath.Join(dir, rundir.RunFile))
 	}
 	return &m, nil
 }

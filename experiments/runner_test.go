@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -107,7 +108,7 @@ func TestRunSpecSkipsDoneCells(t *testing.T) {
 	b, _ := os.ReadFile(sum)
 	require.NotEqual(t, string(orig), string(b))
 	// ...a cell without cell.json (never finished) is run again...
-	require.NoError(t, os.Remove(filepath.Join(dir, "cells", "venus-8-s2.AEGIS.hold=30s.s2", CellFile)))
+	require.NoError(t, os.Remove(filepath.Join(dir, "cells", "venus-8-s2.AEGIS.hold=30s.s2", rundir.CellFile)))
 	rep, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Ran)
@@ -163,7 +164,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(all, "notes.txt"), nil, 0o644))
 	_, err = Merge(parts, all)
 	require.ErrorContains(t, err, "holds notes.txt, which this command does not write")
-	require.FileExists(t, filepath.Join(all, RunFile))
+	require.FileExists(t, filepath.Join(all, rundir.RunFile))
 }
 
 // Merge refuses shards of another build or with other inputs, and damaged
@@ -204,10 +205,10 @@ func TestMergeRefuses(t *testing.T) {
 		want   string
 	}{
 		{"another build", func(*testing.T) []string { return []string{parts[0], other} }, "not shards of the same build"},
-		{"a cell of another build", damage(cell(parts[1], CellFile), func(b []byte) []byte {
+		{"a cell of another build", damage(cell(parts[1], rundir.CellFile), func(b []byte) []byte {
 			return []byte(strings.Replace(string(b), `"key": "`, `"key": "0`, 1))
 		}), "the cell was made by another build or with other inputs"},
-		{"a cut cell.json", damage(cell(parts[1], CellFile), half), "damaged"},
+		{"a cut cell.json", damage(cell(parts[1], rundir.CellFile), half), "damaged"},
 		{"a cut summary.csv", damage(cell(parts[1], "summary.csv"), half), "summary.csv"},
 		// The error names the shard's file, not the merge's temporary copy
 		// (".m.tmp-N/cells/ID/jobs.csv: record on line 3: ...").
@@ -245,9 +246,9 @@ func TestRunSpecInterrupted(t *testing.T) {
 	require.Less(t, len(ents), len(s.Cells()))
 	for _, e := range ents {
 		require.False(t, strings.HasPrefix(e.Name(), "."), "a temporary directory was left: %s", e.Name())
-		require.FileExists(t, filepath.Join(dir, "cells", e.Name(), CellFile))
+		require.FileExists(t, filepath.Join(dir, "cells", e.Name(), rundir.CellFile))
 	}
-	require.NoFileExists(t, filepath.Join(dir, RunFile))
+	require.NoFileExists(t, filepath.Join(dir, rundir.RunFile))
 	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, len(ents), rep.Skipped)
@@ -297,8 +298,8 @@ func TestShippedSpecs(t *testing.T) {
 			rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
 			require.NoError(t, err)
 			require.Equal(t, rep.Cells, rep.Ran)
-			require.FileExists(t, filepath.Join(dir, RunFile))
-			require.Empty(t, absolutePaths(t, mustReadString(t, filepath.Join(dir, RunFile))), "run.json names data by relative paths")
+			require.FileExists(t, filepath.Join(dir, rundir.RunFile))
+			require.Empty(t, absolutePaths(t, mustReadString(t, filepath.Join(dir, rundir.RunFile))), "run.json names data by relative paths")
 			if s.Stacking != nil {
 				b := mustReadString(t, filepath.Join(dir, "thresholds.csv"))
 				require.True(t, strings.HasPrefix(b, strings.Join(StackingColumns, ",")+"\n"))
@@ -427,7 +428,7 @@ func TestRunSpecKeepsCommitOfSameBuild(t *testing.T) {
 	dir := t.TempDir()
 	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
-	run := filepath.Join(dir, RunFile)
+	run := filepath.Join(dir, rundir.RunFile)
 	m, err := ReadMeta(dir)
 	require.NoError(t, err)
 	setTool := func(commit, build string) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -41,7 +42,7 @@ func TestServerSweepExample(t *testing.T) {
 		require.NotContains(t, keys, c.Key, "cell %s has the key of %s", c.ID, keys[c.Key])
 		keys[c.Key] = c.ID
 	}
-	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.server=a100-40gb_4.s2", CellFile))
+	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.server=a100-40gb_4.s2", rundir.CellFile))
 	require.NoError(t, err, "cell directories are named by value")
 
 	recs := readCSV(t, filepath.Join(dir, "cells.csv"))
@@ -69,7 +70,7 @@ func TestGPUTypeSweepExample(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(md), "Server per row (column server; a config that does not sweep runs on a100-40gb:3)")
-	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.server=h200-141gb_4.s1", CellFile))
+	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.server=h200-141gb_4.s1", rundir.CellFile))
 	require.NoError(t, err, "cell directories are named by value")
 	recs := readCSV(t, filepath.Join(dir, "cells.csv"))
 	require.Equal(t, []string{"server", "server.gpus", "server.type", "makespan_s"}, recs[0][5:9])
@@ -191,7 +192,7 @@ func TestServerSweepErrors(t *testing.T) {
 // clusters on x as categories, a long one broken after its comma.
 func TestClusterSweepExample(t *testing.T) {
 	dir, _ := runExample(t, "cluster-sweep.yaml")
-	_, err := os.Stat(filepath.Join(dir, "cells", "venus-300-s1.AEGIS.cluster=a100-40gb_8x1,h200-141gb_8x1.s1", CellFile))
+	_, err := os.Stat(filepath.Join(dir, "cells", "venus-300-s1.AEGIS.cluster=a100-40gb_8x1,h200-141gb_8x1.s1", rundir.CellFile))
 	require.NoError(t, err, "cell directories are named by value")
 	recs := readCSV(t, filepath.Join(dir, "cells.csv"))
 	require.Equal(t, []string{"cluster", "cluster.gpus", "makespan_s"}, recs[0][5:8])

@@ -12,37 +12,19 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/runfiles"
 	"github.com/aegis-sched/aegis/traces"
 )
 
-// SimulateFile is the provenance file of an aegis simulate --out directory.
-const SimulateFile = "simulate.json"
-
-// SimulateMeta is simulate.json: what made an aegis simulate --out
-// directory. Like run.json it names data by content hash and relative
-// path, never by absolute path or date.
-type SimulateMeta struct {
-	Tool   Tool      `json:"tool"`
-	Trace  TraceInfo `json:"trace"`
-	Server string    `json:"server"` // TYPE:COUNT, or the cluster
-	// Types are the GPU types with their catalog's and interference
-	// model's content hashes.
-	Types  []ClusterType     `json:"gpu_types"`
-	Policy string            `json:"policy"`
-	Params map[string]string `json:"params"` // as given (--set); the rest at their defaults
-	Truth  map[string]string `json:"truth"`  // as given (--truth); the rest at their defaults
-	Seed   uint64            `json:"seed"`
-}
-
 // NewSimulateMeta describes run r (trace given as source, truth settings
 // as given) for simulate.json.
-func NewSimulateMeta(r assemble.Run, source string, truth map[string]string) (*SimulateMeta, error) {
+func NewSimulateMeta(r assemble.Run, source string, truth map[string]string) (*rundir.SimulateMeta, error) {
 	ti, err := traceInfoOf(r.Trace, source)
 	if err != nil {
 		return nil, err
 	}
-	m := &SimulateMeta{Tool: ToolInfo(), Trace: ti,
+	m := &rundir.SimulateMeta{Tool: ToolInfo(), Trace: ti,
 		Server: r.Server.String(), Policy: r.Policy, Params: r.Params, Truth: truth, Seed: r.Seed}
 	m.Tool.Build = buildID()
 	gpus := map[string]int{}
@@ -60,7 +42,7 @@ func NewSimulateMeta(r assemble.Run, source string, truth map[string]string) (*S
 		if err != nil {
 			return nil, err
 		}
-		m.Types = append(m.Types, ClusterType{Type: t.Name, GPUs: gpus[t.Name], MemoryMiB: t.MemoryMiB, Pressure: t.Pressure,
+		m.Types = append(m.Types, rundir.ClusterType{Type: t.Name, GPUs: gpus[t.Name], MemoryMiB: t.MemoryMiB, Pressure: t.Pressure,
 			Catalog: tc.Catalog, Interference: tc.Interference})
 	}
 	return m, nil
@@ -68,12 +50,12 @@ func NewSimulateMeta(r assemble.Run, source string, truth map[string]string) (*S
 
 // traceInfoOf identifies trace t, read from source (a file or a built-in
 // trace's name).
-func traceInfoOf(t *traces.Trace, source string) (TraceInfo, error) {
+func traceInfoOf(t *traces.Trace, source string) (rundir.TraceInfo, error) {
 	th, err := traceHash(t)
 	if err != nil {
-		return TraceInfo{}, err
+		return rundir.TraceInfo{}, err
 	}
-	ti := TraceInfo{Name: t.Name, Source: dataName(source), Jobs: len(t.Jobs), SHA256: th}
+	ti := rundir.TraceInfo{Name: t.Name, Source: dataName(source), Jobs: len(t.Jobs), SHA256: th}
 	if _, err := os.Stat(source); err != nil { // a built-in trace's name
 		ti.Source = source
 	} else if t.Name == source { // a file's trace is named by its path
@@ -82,13 +64,13 @@ func traceInfoOf(t *traces.Trace, source string) (TraceInfo, error) {
 	return ti, nil
 }
 
-// WriteSimulate writes simulate.json and the page into dir.
-func (m *SimulateMeta) WriteSimulate(dir string) error {
+// WriteSimulate writes m as dir's simulate.json and the page.
+func WriteSimulate(dir string, m *rundir.SimulateMeta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, SimulateFile), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.SimulateFile), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
 	return writeSimulatePage(dir, m)
@@ -99,43 +81,43 @@ func (m *SimulateMeta) WriteSimulate(dir string) error {
 // (simulate.json) or an aegis exec run directory's (exec.json); a
 // directory with none of them gets none.
 func WriteDirPage(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, RunFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.RunFile)); err == nil {
 		return WritePage(dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ExecFile)); err == nil {
-		m, err := readExecMeta(dir)
+	if _, err := os.Stat(filepath.Join(dir, rundir.ExecFile)); err == nil {
+		m, err := rundir.ReadExec(dir)
 		if err != nil {
 			return err
 		}
 		return writeExecPage(dir, m)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, SimulateFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.SimulateFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	var m SimulateMeta
+	var m rundir.SimulateMeta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, SimulateFile), err)
+		return fmt.Errorf("%s: %w", filepath.Join(dir, rundir.SimulateFile), err)
 	}
 	return writeSimulatePage(dir, &m)
 }
 
 // writeSimulatePage writes the page of a simulate directory: its summary
 // (summary.csv, one row per metric), figures, files and provenance.
-func writeSimulatePage(dir string, m *SimulateMeta) error {
+func writeSimulatePage(dir string, m *rundir.SimulateMeta) error {
 	p := page.Page{Title: fmt.Sprintf("aegis simulate: trace %s under %s, seed %d", m.Trace.Name, m.Policy, m.Seed)}
 	p.Intro = append(p.Intro, fmt.Sprintf("Trace %s (%d jobs) on %s under policy %s, seed %d. `aegis plot DIR` draws the figures; `aegis compare DIR OTHER` sets another run beside it.",
 		m.Trace.Name, m.Trace.Jobs, m.Server, m.Policy, m.Seed))
-	sum, err := summaryTable(filepath.Join(dir, "summary.csv"))
+	sum, err := summaryTable(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		return err
 	}
 	p.Intro = append(p.Intro, sum...)
 	p.Provenance = [][2]string{
-		{"aegis", m.Tool.line()},
+		{"aegis", m.Tool.Line()},
 		{"Go", m.Tool.GoVersion},
 		{"trace", fmt.Sprintf("%s, %d jobs, sha256 `%s`", m.Trace.Source, m.Trace.Jobs, m.Trace.SHA256)},
 		{"server", m.Server},
@@ -199,26 +181,26 @@ func settings(kv map[string]string) string {
 // list), and the file and value that say so; 0 when dir says not (a
 // cluster, a spec run, all of a machine's GPUs, no such file).
 func DirGPUs(dir string) (n int, from string) {
-	if b, err := os.ReadFile(filepath.Join(dir, SimulateFile)); err == nil {
-		var m SimulateMeta
+	if b, err := os.ReadFile(filepath.Join(dir, rundir.SimulateFile)); err == nil {
+		var m rundir.SimulateMeta
 		if json.Unmarshal(b, &m) == nil {
 			if srv, err := models.ParseServer(m.Server); err == nil {
-				return srv.GPUs, SimulateFile + ": server " + m.Server
+				return srv.GPUs, rundir.SimulateFile + ": server " + m.Server
 			}
 		}
 		return 0, ""
 	}
-	m, err := readExecMeta(dir)
+	m, err := rundir.ReadExec(dir)
 	if err != nil {
 		return 0, ""
 	}
 	if e := m.Settings["emulate"]; e != "" {
 		if srv, err := models.ParseServer(e); err == nil {
-			return srv.GPUs, ExecFile + ": emulated " + e
+			return srv.GPUs, rundir.ExecFile + ": emulated " + e
 		}
 	}
 	if g := m.Settings["gpus"]; g != "" {
-		return strings.Count(g, ",") + 1, ExecFile + ": GPUs " + g
+		return strings.Count(g, ",") + 1, rundir.ExecFile + ": GPUs " + g
 	}
 	return 0, ""
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results/plots"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -734,14 +735,14 @@ func (s *Spec) checkSweepFigures(a at) error {
 // from.
 func (s *Spec) writes() []string {
 	if s.Stacking != nil {
-		return []string{"thresholds.csv"}
+		return []string{rundir.Thresholds}
 	}
-	w := []string{"cells.csv", "jobs.csv"}
+	w := []string{rundir.Cells, rundir.Jobs}
 	if s.Normalize != "" {
-		w = append(w, "normalized.csv")
+		w = append(w, rundir.Normalized)
 	}
 	if s.Stability {
-		w = append(w, "stability.csv")
+		w = append(w, rundir.Stability)
 	}
 	return w
 }

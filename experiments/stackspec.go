@@ -15,6 +15,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/sim"
 )
 
@@ -39,7 +40,7 @@ type StackingSpec struct {
 // slowdown, the deferrals (seconds a job waited on the filter), and knee = 1
 // on the mean row of the knee point.
 var StackingColumns = []string{"tau1", "tau2", "tau3", "sequence", "throughput_gain", "mean_slowdown", "max_slowdown",
-	"deferrals", "makespan_s", "first_rejected", "knee"}
+	"deferrals", rundir.MakespanS, "first_rejected", "knee"}
 
 // ErrNoSharedData is wrapped by a spec's error when what the spec needs is
 // in the shared data folder (models.SharedDir), which was not found: on a
@@ -306,7 +307,7 @@ func combineStacking(dir string, m *Meta) (map[string][]byte, error) {
 		w.Write(append(tau(r), "mean", fmtNum(r.Gain), fmtNum(r.Mean), fmtNum(r.Max), fmtNum(r.Deferrals), fmtNum(r.Makespan), fmtNum(r.First), k))
 	}
 	w.Flush()
-	return map[string][]byte{"thresholds.csv": b.Bytes()}, nil
+	return map[string][]byte{rundir.Thresholds: b.Bytes()}, nil
 }
 
 // knee returns the index of the knee of the throughput-gain vs mean-slowdown

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,6 +90,6 @@ func TestTau1SweepExample(t *testing.T) {
 	for _, want := range []string{"τ1 (SMACT threshold)", "makespan (h)", "mean JCT (h)", ">philly<", ">venus<"} {
 		require.Contains(t, string(svg), want)
 	}
-	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.thresholds=0.8,0.35,0.5.s3", CellFile))
+	_, err = os.Stat(filepath.Join(dir, "cells", "philly.AEGIS.thresholds=0.8,0.35,0.5.s3", rundir.CellFile))
 	require.NoError(t, err, "cell directories are named by value")
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // LabelColumns are the columns every combined CSV of a spec run starts with
@@ -163,8 +164,8 @@ func writeJobs(w io.Writer, jobs []Job, cols []ExtraColumn) error {
 // the paper's run metrics; the header is the same for every policy, so that
 // summaries of different runs stack (deferrals by reason go to
 // deferrals.csv).
-var SummaryColumns = []string{"makespan_s", "mean_jct_s", "p95_jct_s", "mean_queue_s", "p95_queue_s",
-	"mean_exec_s", "p95_exec_s", "failed_attempts", "recovered_attempts",
+var SummaryColumns = []string{rundir.MakespanS, rundir.MeanJCTS, rundir.P95JCTS, rundir.MeanQueueS, rundir.P95QueueS,
+	rundir.MeanExecS, rundir.P95ExecS, "failed_attempts", "recovered_attempts",
 	"jobs", "finished", "stopped", "mean_norm_jct", "exclusive_retries", "shared_retries", "deferrals"}
 
 // EnergyColumns follow SummaryColumns in summary.csv when the run metered
@@ -426,8 +427,8 @@ func RunFiles(jobs []Job, servers []string, sum Summary, events []byte) (map[str
 	if err := WriteDeferralsCSV(&db, sum); err != nil {
 		return nil, err
 	}
-	return map[string][]byte{"jobs.csv": jb.Bytes(), "summary.csv": sb.Bytes(),
-		"deferrals.csv": db.Bytes(), "events.jsonl": events}, nil
+	return map[string][]byte{rundir.Jobs: jb.Bytes(), rundir.Summary: sb.Bytes(),
+		rundir.Deferrals: db.Bytes(), rundir.Events: events}, nil
 }
 
 // count is n and the noun, plural unless n is 1 ("1 episode", "3 episodes").

@@ -24,6 +24,7 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -302,7 +303,7 @@ func startRun(ctx context.Context, c *cobra.Command, f *execFlags) error {
 		s.cfg.Source.Close()
 		return err
 	}
-	s.cfg.Done = func(*executor.Result, error) error { return meta.Write(f.out) }
+	s.cfg.Done = func(*executor.Result, error) error { return experiments.WriteExec(f.out, meta) }
 	x, err := executor.New(s.cfg, f.settings())
 	if err != nil {
 		s.cfg.Source.Close()
@@ -339,7 +340,7 @@ func resumeRun(ctx context.Context, c *cobra.Command, dir string) error {
 		s.cfg.Source.Close()
 		return err
 	}
-	s.cfg.Done = func(*executor.Result, error) error { return meta.Write(dir) }
+	s.cfg.Done = func(*executor.Result, error) error { return experiments.WriteExec(dir, meta) }
 	x, err := executor.Resume(s.cfg, j, recs)
 	if err != nil {
 		j.Close()
@@ -365,7 +366,7 @@ func execute(ctx context.Context, c *cobra.Command, x *executor.Executor, s *set
 // run directory without exec.json (made before aegis exec wrote one) gets
 // one from its journal's settings.
 func writeDirPage(dir string) error {
-	for _, f := range []string{experiments.RunFile, experiments.SimulateFile, experiments.ExecFile} {
+	for _, f := range []string{rundir.RunFile, rundir.SimulateFile, rundir.ExecFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			return experiments.WriteDirPage(dir)
 		}

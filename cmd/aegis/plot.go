@@ -13,6 +13,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments"
 	"github.com/aegis-sched/aegis/results/plots"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -99,7 +100,7 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 	var specSweeps []plots.Sweep
 	var specFigs []string
 	var specName string
-	if _, err := os.Stat(filepath.Join(dir, experiments.RunFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.RunFile)); err == nil {
 		m, err := experiments.ReadMeta(dir)
 		if err != nil {
 			return nil, err

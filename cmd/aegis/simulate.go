@@ -17,6 +17,7 @@ import (
 	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -82,7 +83,7 @@ docs/simulator.md, "Clusters".`,
 // plot drew from them.
 func simulateOwns(name string) bool {
 	switch name {
-	case "events.jsonl", "jobs.csv", "telemetry.csv", "summary.csv", "deferrals.csv", experiments.SimulateFile, page.Name:
+	case rundir.Events, rundir.Jobs, rundir.Telemetry, rundir.Summary, rundir.Deferrals, rundir.SimulateFile, page.Name:
 		return true
 	}
 	ext := filepath.Ext(name)
@@ -104,7 +105,7 @@ func writeSummary(dir string, sum results.Summary) error {
 	if err := results.WriteDeferralsCSV(&db, sum); err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{"summary.csv": sb.Bytes(), "deferrals.csv": db.Bytes()} {
+	for name, b := range map[string][]byte{rundir.Summary: sb.Bytes(), rundir.Deferrals: db.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("output: %w", err)
 		}
@@ -158,11 +159,11 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 		return f, nil
 	}
 	if od != nil {
-		if events, err = create("events.jsonl"); err == nil {
-			r.Jobs, err = create("jobs.csv")
+		if events, err = create(rundir.Events); err == nil {
+			r.Jobs, err = create(rundir.Jobs)
 		}
 		if err == nil && fl.telemetry {
-			r.Telemetry, err = create("telemetry.csv")
+			r.Telemetry, err = create(rundir.Telemetry)
 		}
 		if err != nil {
 			return err
@@ -200,7 +201,7 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := meta.WriteSimulate(od.Path()); err != nil {
+	if err := experiments.WriteSimulate(od.Path(), meta); err != nil {
 		return err
 	}
 	return od.Commit()

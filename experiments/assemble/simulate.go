@@ -23,6 +23,7 @@ import (
 	"github.com/aegis-sched/aegis/policies/loop"
 	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/sim"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -299,7 +300,7 @@ func (o *Outcome) Files(events []byte) (map[string][]byte, error) {
 	var b bytes.Buffer
 	err = results.WriteJobsCSVWith(&b, o.Jobs, results.ExtraColumn{Name: "server", Values: o.Servers},
 		results.ExtraColumn{Name: "gpu_type", Values: o.GPUTypes})
-	files["jobs.csv"] = b.Bytes()
+	files[rundir.Jobs] = b.Bytes()
 	return files, err
 }
 

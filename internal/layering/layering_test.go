@@ -43,16 +43,20 @@ var rules = map[string][]string{
 	"executor":         {"executor/gpu", "models", "policies", "policies/loop", "results", "traces"},
 	"executor/emulate": {"executor", "executor/gpu", "models", "policies", "sim", "traces"},
 	// Results: metrics and files over the contract's events.
-	"results":          {"policies"},
+	// results/rundir is the layout of a results directory (file and column
+	// names, run metadata): standard library only, so every writer and
+	// reader names them from it.
+	"results/rundir":   {},
+	"results":          {"policies", "results/rundir"},
 	"results/stats":    {},
 	"results/runfiles": {"policies", "results"},
 	// results/plots marks AEGIS's default thresholds (aegis.DefaultConfig)
 	// in the τ sweep figure.
-	"results/plots":     {"policies", "policies/aegis", "results", "results/runfiles"},
+	"results/plots":     {"policies", "policies/aegis", "results", "results/rundir", "results/runfiles"},
 	"results/stability": {"policies", "results/runfiles"},
 	"results/...":       {"policies", "results", "results/..."},
 	// The composition: one run, then specs of many runs.
-	"experiments/assemble":    {"internal/suggest", "models", "policies/...", "results", "sim", "traces"},
+	"experiments/assemble":    {"internal/suggest", "models", "policies/...", "results", "results/rundir", "sim", "traces"},
 	"experiments/stacking":    {"models", "policies/...", "sim", "traces"},
 	"experiments/calibration": {"experiments/stacking", "models", "policies", "results", "sim"},
 	"experiments": {"experiments/assemble", "experiments/stacking", "internal/buildinfo", "internal/suggest", "models", "policies/...",

@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/stats"
 )
 
 // DefaultMetrics are the summary.csv columns compared when none are named;
 // EnergyMetric follows them when every directory metered energy.
-var DefaultMetrics = []string{"makespan_s", "mean_jct_s", "p95_jct_s", "mean_queue_s", "mean_exec_s", "failed_attempts"}
+var DefaultMetrics = []string{rundir.MakespanS, rundir.MeanJCTS, rundir.P95JCTS, rundir.MeanQueueS, rundir.MeanExecS, "failed_attempts"}
 
 // EnergyMetric is the energy to solution compared by default where every
 // side has it (GPU types with a power model; docs/energy.md).

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/plots"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -42,17 +43,17 @@ type source struct {
 // load reads a spec run's cells.csv and jobs.csv, or a simulate
 // directory's summary.csv and jobs.csv.
 func load(dir string, metrics []string) (*source, error) {
-	_, err := os.Stat(filepath.Join(dir, "cells.csv"))
+	_, err := os.Stat(filepath.Join(dir, rundir.Cells))
 	switch {
 	case err == nil:
 		return loadRun(dir, metrics)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "summary.csv")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.Summary)); err != nil {
 		return nil, fmt.Errorf("%s: neither cells.csv (aegis run --out) nor summary.csv (aegis simulate --out)", dir)
 	}
-	sum, err := runfiles.ReadTable(filepath.Join(dir, "summary.csv"), metrics...)
+	sum, err := runfiles.ReadTable(filepath.Join(dir, rundir.Summary), metrics...)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,7 @@ func load(dir string, metrics []string) (*source, error) {
 	if u.metrics, err = rowMetrics(sum, 0, metrics); err != nil {
 		return nil, err
 	}
-	jobs, err := runfiles.ReadTable(filepath.Join(dir, "jobs.csv"), "job_id", "norm_jct")
+	jobs, err := runfiles.ReadTable(filepath.Join(dir, rundir.Jobs), "job_id", "norm_jct")
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func load(dir string, metrics []string) (*source, error) {
 
 // loadRun reads a spec run's combined files.
 func loadRun(dir string, metrics []string) (*source, error) {
-	cells, err := runfiles.ReadTable(filepath.Join(dir, "cells.csv"), append([]string{"trace", "seed"}, metrics...)...)
+	cells, err := runfiles.ReadTable(filepath.Join(dir, rundir.Cells), append([]string{"trace", "seed"}, metrics...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func loadRun(dir string, metrics []string) (*source, error) {
 		byKey[k] = u
 		src.units = append(src.units, u)
 	}
-	jobs, err := runfiles.ReadTable(filepath.Join(dir, "jobs.csv"), "trace", "seed", "job_id", "norm_jct")
+	jobs, err := runfiles.ReadTable(filepath.Join(dir, rundir.Jobs), "trace", "seed", "job_id", "norm_jct")
 	if err != nil {
 		return nil, err
 	}
@@ -170,9 +171,9 @@ func (s *source) variants() []string {
 // summary.csv) have column c.
 func allHave(dirs []string, c string) bool {
 	for _, d := range dirs {
-		name := filepath.Join(d, "cells.csv")
+		name := filepath.Join(d, rundir.Cells)
 		if _, err := os.Stat(name); err != nil {
-			name = filepath.Join(d, "summary.csv")
+			name = filepath.Join(d, rundir.Summary)
 		}
 		t, err := runfiles.ReadTable(name)
 		if err != nil || !t.Has(c) {

@@ -14,14 +14,15 @@ import (
 
 	"github.com/aegis-sched/aegis/internal/buildinfo"
 	"github.com/aegis-sched/aegis/results/page"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // provenanceFiles are the files that say what made a results directory,
 // by the command that writes them.
 var provenanceFiles = []struct{ name, what string }{
-	{"run.json", "aegis run"},
-	{"simulate.json", "aegis simulate --out"},
-	{"exec.json", "aegis exec"},
+	{rundir.RunFile, "aegis run"},
+	{rundir.SimulateFile, "aegis simulate --out"},
+	{rundir.ExecFile, "aegis exec"},
 }
 
 // descriptions describe the files aegis compare --out writes.

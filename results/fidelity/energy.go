@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // TestbedEnergyPath is the testbed's DCGM run summaries in the shared
@@ -81,7 +82,7 @@ func loadEnergy(dir, shared string) ([]EnergyRow, string, error) {
 			}
 		}
 		if _, ok := ours[cfg.table]; !ok {
-			cells, err := readCSV(filepath.Join(dir, fmt.Sprintf("table%d", cfg.table), "cells.csv"))
+			cells, err := readCSV(filepath.Join(dir, fmt.Sprintf("table%d", cfg.table), rundir.Cells))
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, "", err
 			}

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/aegis-sched/aegis/internal/csvhead"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -124,14 +125,14 @@ func Ours(dir string) (Values, map[int]int, error) {
 		if err := addRows(v, t, rows); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(d, "table.csv"), err)
 		}
-		cells, err := readCSV(filepath.Join(d, "cells.csv"))
+		cells, err := readCSV(filepath.Join(d, rundir.Cells))
 		if err != nil {
 			return nil, nil, err
 		}
 		seeds[t] = distinct(cells, "seed")
 		if t != 2 {
 			if err := countCIs(v, t, cells); err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", filepath.Join(d, "cells.csv"), err)
+				return nil, nil, fmt.Errorf("%s: %w", filepath.Join(d, rundir.Cells), err)
 			}
 		}
 	}

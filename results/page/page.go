@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/internal/atomicfile"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // Name is the page's file name.
@@ -47,23 +48,23 @@ type Page struct {
 
 // Descriptions describe the files aegis writes into results directories.
 var Descriptions = map[string]string{
-	"cells.csv":      "one row per cell: its labels, swept values and summary metrics",
-	"jobs.csv":       "one row per job (per cell in a spec run)",
-	"normalized.csv": "each metric divided by the normalizing config's, per trace, seed and sweep point, and the geometric mean over traces",
-	"table.md":       "the table in Markdown (above)",
-	"table.csv":      "the table's values in CSV",
-	"table.tex":      "the table in LaTeX",
-	"refits.csv":     "the table under every speed model: the calibrated one (model 0) and each bootstrap refit (model_uncertainty)",
-	"thresholds.csv": "the threshold sweep's points over the stacking sequences",
-	"stability.csv":  "window stability per hold and window",
-	"run.json":       "provenance: tool and build, the spec and its hash, traces, server, models, every cell's settings and key",
-	"summary.csv":    "the run's summary metrics",
-	"deferrals.csv":  "the policy's deferrals by reason",
-	"events.jsonl":   "every scheduling event, one JSON object a line",
-	"telemetry.csv":  "every GPU's 1 Hz telemetry sample",
-	"simulate.json":  "provenance: tool and build, trace, server, policy, parameters, truth settings and seed",
-	"fidelity.md":    "the paper's printed values beside ours",
-	"cells":          "each cell's outputs (cells/ID/: what aegis simulate --out writes, and cell.json)",
+	rundir.Cells:        "one row per cell: its labels, swept values and summary metrics",
+	rundir.Jobs:         "one row per job (per cell in a spec run)",
+	rundir.Normalized:   "each metric divided by the normalizing config's, per trace, seed and sweep point, and the geometric mean over traces",
+	"table.md":          "the table in Markdown (above)",
+	"table.csv":         "the table's values in CSV",
+	"table.tex":         "the table in LaTeX",
+	"refits.csv":        "the table under every speed model: the calibrated one (model 0) and each bootstrap refit (model_uncertainty)",
+	rundir.Thresholds:   "the threshold sweep's points over the stacking sequences",
+	rundir.Stability:    "window stability per hold and window",
+	rundir.RunFile:      "provenance: tool and build, the spec and its hash, traces, server, models, every cell's settings and key",
+	rundir.Summary:      "the run's summary metrics",
+	rundir.Deferrals:    "the policy's deferrals by reason",
+	rundir.Events:       "every scheduling event, one JSON object a line",
+	rundir.Telemetry:    "every GPU's 1 Hz telemetry sample",
+	rundir.SimulateFile: "provenance: tool and build, trace, server, policy, parameters, truth settings and seed",
+	"fidelity.md":       "the paper's printed values beside ours",
+	"cells":             "each cell's outputs (cells/ID/: what aegis simulate --out writes, and cell.json)",
 }
 
 // figureCaptions say what aegis plot's figures show, by file name stem.

@@ -2,7 +2,6 @@ package plots
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -36,9 +36,9 @@ var FigureNames = []string{FigNormalized, FigJCTCDF, FigQueueExec, FigStability,
 
 // figureFile is the file each figure needs.
 var figureFile = map[string]string{
-	FigNormalized: "normalized.csv", FigJCTCDF: "jobs.csv", FigQueueExec: "normalized.csv",
-	FigStability: "stability.csv", FigThresholds: "thresholds.csv", FigSeeds: "cells.csv",
-	FigTimeline: "events.jsonl", FigEnergy: "cells.csv",
+	FigNormalized: rundir.Normalized, FigJCTCDF: rundir.Jobs, FigQueueExec: rundir.Normalized,
+	FigStability: rundir.Stability, FigThresholds: rundir.Thresholds, FigSeeds: rundir.Cells,
+	FigTimeline: rundir.Events, FigEnergy: rundir.Cells,
 }
 
 // FigureFile is the file of a results directory that figure name is drawn
@@ -107,29 +107,18 @@ func Available(dir string) []string {
 	return figs
 }
 
-// SimRun is what a simulate --out directory's simulate.json says of its
-// run (the fields figures and comparisons name it by).
-type SimRun struct {
-	Trace struct {
-		Name string `json:"name"`
-	} `json:"trace"`
-	Server string `json:"server"`
-	Policy string `json:"policy"`
-	Seed   uint64 `json:"seed"`
-}
-
-// ReadSimRun reads dir's simulate.json: the zero SimRun when it has none
+// ReadSimRun reads dir's simulate.json: the zero value when it has none
 // or it does not parse (the figures then name the folder).
-func ReadSimRun(dir string) SimRun {
-	var r SimRun
-	if b, err := os.ReadFile(filepath.Join(dir, "simulate.json")); err == nil && json.Unmarshal(b, &r) != nil {
-		return SimRun{}
+func ReadSimRun(dir string) rundir.SimulateMeta {
+	m, err := rundir.ReadSimulate(dir)
+	if err != nil {
+		return rundir.SimulateMeta{}
 	}
-	return r
+	return *m
 }
 
 // run reads the directory's simulate.json once (ReadSimRun).
-func (d *dirData) run() SimRun {
+func (d *dirData) run() rundir.SimulateMeta {
 	if d.sim == nil {
 		r := ReadSimRun(d.dir)
 		d.sim = &r
@@ -166,7 +155,7 @@ type dirData struct {
 	named  bool // the caller named the figures
 	tables map[string]*runfiles.Table
 	st     *Styles
-	sim    *SimRun // simulate.json's, read once (run)
+	sim    *rundir.SimulateMeta // simulate.json's, read once (run)
 }
 
 // styles are the run's series styles, shared by all its figures: names in
@@ -182,7 +171,7 @@ func (d *dirData) styles() *Styles {
 		name  string
 		first []string
 	}{
-		{"cells.csv", results.SummaryColumns}, {"normalized.csv", results.SummaryColumns}, {"jobs.csv", results.JobColumns}} {
+		{rundir.Cells, results.SummaryColumns}, {rundir.Normalized, results.SummaryColumns}, {rundir.Jobs, results.JobColumns}} {
 		if _, err := os.Stat(filepath.Join(d.dir, f.name)); err != nil {
 			continue
 		}
@@ -340,15 +329,13 @@ func (m means) get(s, g int) float64 {
 	return math.NaN()
 }
 
-const geomean = "geomean"
-
 // normalized draws Figure 3 from normalized.csv: makespan and mean JCT
 // (with p95 JCT diamonds) per trace and GeoMean, averaged over seeds. The
 // normalizing configuration (all ratios 1) is the dashed line at 1.
 func (d *dirData) normalized() (*Figure, error) {
 	return d.normBars("makespan and JCT normalized to ",
-		barPanel{"makespan", "makespan", "makespan_s", "", ""},
-		barPanel{"job completion time", "JCT", "mean_jct_s", "p95_jct_s", "p95 JCT"})
+		barPanel{"makespan", "makespan", rundir.MakespanS, "", ""},
+		barPanel{"job completion time", "JCT", rundir.MeanJCTS, rundir.P95JCTS, "p95 JCT"})
 }
 
 // queueExec draws Figure 5 as the paper does, from normalized.csv: per
@@ -356,8 +343,8 @@ func (d *dirData) normalized() (*Figure, error) {
 // their p95 as diamonds, averaged over seeds.
 func (d *dirData) queueExec() (*Figure, error) {
 	return d.normBars("queueing and execution time normalized to ",
-		barPanel{"mean queueing time", "queueing time", "mean_queue_s", "p95_queue_s", "p95"},
-		barPanel{"mean execution time", "execution time", "mean_exec_s", "p95_exec_s", "p95"})
+		barPanel{"mean queueing time", "queueing time", rundir.MeanQueueS, rundir.P95QueueS, "p95"},
+		barPanel{"mean execution time", "execution time", rundir.MeanExecS, rundir.P95ExecS, "p95"})
 }
 
 // barPanel is one panel of normBars: its title, what its y axis holds,
@@ -377,7 +364,7 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 			need = append(need, p.marker)
 		}
 	}
-	t, err := d.table("normalized.csv", need...)
+	t, err := d.table(rundir.Normalized, need...)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +401,7 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 	for i := range gi {
 		gi[i] = i
 	}
-	if k := slices.Index(groups, geomean); k >= 0 {
+	if k := slices.Index(groups, rundir.GeoMean); k >= 0 {
 		groups = append(slices.Delete(groups, k, k+1), "GeoMean")
 		gi = append(slices.Delete(gi, k, k+1), k)
 	}
@@ -457,7 +444,7 @@ func baseline(t *runfiles.Table, sweep []string) string {
 		if _, ok := ones[s]; !ok {
 			ones[s] = true
 		}
-		for _, c := range []string{"makespan_s", "mean_jct_s", "mean_queue_s", "mean_exec_s"} {
+		for _, c := range []string{rundir.MakespanS, rundir.MeanJCTS, rundir.MeanQueueS, rundir.MeanExecS} {
 			if t.Has(c) {
 				v, err := t.OptFloat(i, c)
 				ones[s] = ones[s] && err == nil && v == 1
@@ -476,7 +463,7 @@ func baseline(t *runfiles.Table, sweep []string) string {
 // panel per trace and one line per configuration, seeds pooled, and below
 // them the absolute JCT's CDFs when the file has jct_s.
 func (d *dirData) jctCDF() (*Figure, error) {
-	t, err := d.table("jobs.csv")
+	t, err := d.table(rundir.Jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -543,7 +530,7 @@ func (d *dirData) jctCDF() (*Figure, error) {
 // confidence interval and one dot per seed (a CDF over a handful of seeds
 // says less).
 func (d *dirData) seeds() (*Figure, error) {
-	t, err := d.table("cells.csv", "trace", "seed", "makespan_s", "mean_jct_s")
+	t, err := d.table(rundir.Cells, "trace", "seed", rundir.MakespanS, rundir.MeanJCTS)
 	if err != nil {
 		return nil, err
 	}
@@ -554,7 +541,7 @@ func (d *dirData) seeds() (*Figure, error) {
 	for i := range t.Len() {
 		g := traces.at(t.String(i, "trace"))
 		s := series.at(SeriesName(t, i, sweep))
-		for k, c := range []string{"makespan_s", "mean_jct_s"} {
+		for k, c := range []string{rundir.MakespanS, rundir.MeanJCTS} {
 			v, err := t.OptFloat(i, c)
 			if err != nil {
 				return nil, err
@@ -595,7 +582,7 @@ func (d *dirData) seeds() (*Figure, error) {
 // stability draws Figure 6 from stability.csv: the weighted mean absolute
 // error of each signal's window score against window length.
 func (d *dirData) stability() (*Figure, error) {
-	t, err := d.table("stability.csv", "window_s", "signal", "wmae")
+	t, err := d.table(rundir.Stability, "window_s", "signal", "wmae")
 	if err != nil {
 		return nil, err
 	}
@@ -644,7 +631,7 @@ func signalName(s string) string {
 // "mean" when the file has them).
 func (d *dirData) thresholds() (*Figure, error) {
 	cols := []string{"tau1", "tau2", "tau3", "throughput_gain", "mean_slowdown", "max_slowdown", "deferrals"}
-	t, err := d.table("thresholds.csv", cols...)
+	t, err := d.table(rundir.Thresholds, cols...)
 	if err != nil {
 		return nil, err
 	}
@@ -713,7 +700,7 @@ func (d *dirData) timeline() (*Figure, error) {
 // timelineData reads the timeline's data: jobs per GPU as a step function
 // (ends before starts at the same instant), telemetry binned.
 func (d *dirData) timelineData() (Timeline, error) {
-	path := filepath.Join(d.dir, "events.jsonl")
+	path := filepath.Join(d.dir, rundir.Events)
 	evs, err := runfiles.ReadEvents(path)
 	if err != nil {
 		return Timeline{}, err
@@ -723,8 +710,8 @@ func (d *dirData) timelineData() (Timeline, error) {
 		return Timeline{}, err
 	}
 	var tel *runfiles.Telemetry
-	if _, err := os.Stat(filepath.Join(d.dir, "telemetry.csv")); err == nil {
-		if tel, err = runfiles.ReadTelemetry(filepath.Join(d.dir, "telemetry.csv")); err != nil {
+	if _, err := os.Stat(filepath.Join(d.dir, rundir.Telemetry)); err == nil {
+		if tel, err = runfiles.ReadTelemetry(filepath.Join(d.dir, rundir.Telemetry)); err != nil {
 			return Timeline{}, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 )
 
 // FigEnergy is the energy figure: energy to solution per trace and
@@ -16,7 +17,7 @@ const FigEnergy = "energy"
 
 // energy draws FigEnergy.
 func (d *dirData) energy() (*Figure, error) {
-	t, err := d.table("cells.csv", "trace")
+	t, err := d.table(rundir.Cells, "trace")
 	if err != nil {
 		return nil, err
 	}
@@ -27,14 +28,14 @@ func (d *dirData) energy() (*Figure, error) {
 		return nil, fmt.Errorf("%s: no energy_kwh column: energy is metered only on GPU types with a power model (see docs/energy.md)", t.Name)
 	}
 	sweep := SweepColumns(t, results.SummaryColumns)
-	abs, err := d.energyPanel("cells.csv", "energy_kwh", sweep, false)
+	abs, err := d.energyPanel(rundir.Cells, "energy_kwh", sweep, false)
 	if err != nil {
 		return nil, err
 	}
 	abs.Title, abs.YLabel = "energy to solution", "energy (kWh)"
 	panels := []Bars{abs}
-	if n, err := d.table("normalized.csv"); err == nil && n.Has("energy_j") {
-		rel, err := d.energyPanel("normalized.csv", "energy_j", SweepColumns(n, results.SummaryColumns), true)
+	if n, err := d.table(rundir.Normalized); err == nil && n.Has("energy_j") {
+		rel, err := d.energyPanel(rundir.Normalized, "energy_j", SweepColumns(n, results.SummaryColumns), true)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +80,7 @@ func (d *dirData) energyPanel(file, col string, sweep []string, dropBase bool) (
 	for i := range gi {
 		gi[i] = i
 	}
-	if k := slices.Index(groups, geomean); k >= 0 {
+	if k := slices.Index(groups, rundir.GeoMean); k >= 0 {
 		groups = append(slices.Delete(groups, k, k+1), "GeoMean")
 		gi = append(slices.Delete(gi, k, k+1), k)
 	}

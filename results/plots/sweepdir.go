@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aegis-sched/aegis/results"
+	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -50,7 +51,7 @@ const (
 )
 
 // DefaultSweepY are the metrics of a sweep figure that names none.
-var DefaultSweepY = []string{"makespan_s", "mean_jct_s"}
+var DefaultSweepY = []string{rundir.MakespanS, rundir.MeanJCTS}
 
 // FileName is the figure's file name without extension.
 func (s Sweep) FileName() string {
@@ -116,9 +117,9 @@ func DrawSweeps(dir, format string, sweeps ...Sweep) ([]string, error) {
 }
 
 // metricNames name summary columns in figures.
-var metricNames = map[string]string{"makespan_s": "makespan", "mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT",
-	"mean_queue_s": "mean queueing time", "p95_queue_s": "p95 queueing time", "mean_exec_s": "mean execution time",
-	"p95_exec_s": "p95 execution time", "mean_norm_jct": "mean JCT / solo runtime",
+var metricNames = map[string]string{rundir.MakespanS: "makespan", rundir.MeanJCTS: "mean JCT", rundir.P95JCTS: "p95 JCT",
+	rundir.MeanQueueS: "mean queueing time", rundir.P95QueueS: "p95 queueing time", rundir.MeanExecS: "mean execution time",
+	rundir.P95ExecS: "p95 execution time", "mean_norm_jct": "mean JCT / solo runtime",
 	"energy_j": "energy to solution (J)", "energy_kwh": "energy to solution (kWh)", "mean_gpu_power_w": "mean GPU power (W)",
 	"energy_per_job_j": "energy per finished job (J)"}
 
@@ -146,9 +147,9 @@ func (d *dirData) sweep(sw Sweep) (*Figure, error) {
 	if err := sw.Check(); err != nil {
 		return nil, err
 	}
-	file := "cells.csv"
+	file := rundir.Cells
 	if sw.From == SweepNormalized {
-		file = "normalized.csv"
+		file = rundir.Normalized
 	}
 	t, err := d.table(file, append([]string{"trace", sw.X}, sw.Metrics()...)...)
 	if err != nil {
@@ -176,14 +177,14 @@ func (r *sweepRows) selectRows() error {
 	// With one trace normalized.csv's GeoMean rows repeat it.
 	var traces order
 	for i := range r.t.Len() {
-		if tr := r.t.String(i, "trace"); tr != geomean {
+		if tr := r.t.String(i, "trace"); tr != rundir.GeoMean {
 			traces.at(tr)
 		}
 	}
 	oneTrace := len(traces.keys) == 1
 rows:
 	for i := range r.t.Len() {
-		if oneTrace && r.t.String(i, "trace") == geomean {
+		if oneTrace && r.t.String(i, "trace") == rundir.GeoMean {
 			continue
 		}
 		for _, c := range sortedKeys(r.sw.Hold) {
@@ -271,7 +272,7 @@ func (r *sweepRows) lineName(i int, traceVaries, configVaries bool) string {
 
 // traceName names a trace in figures: GeoMean under the paper's name.
 func traceName(tr string) string {
-	if tr == geomean {
+	if tr == rundir.GeoMean {
 		return "GeoMean"
 	}
 	return tr
