@@ -27,6 +27,10 @@ type slider struct {
 	use     [4]bool           // the signals whose sorted values are kept
 }
 
+// resortAbove is how many new samples a kept window's sorted values take
+// one by one; with more, sorting the window again when asked costs less.
+const resortAbove = 8
+
 // sortedOf returns signal sig's values in the window, ascending (sig must
 // be one the slider keeps: use).
 func (s *slider) sortedOf(sig int) []float64 {
@@ -73,26 +77,29 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 		return
 	}
 	s.buf = v.Telemetry.Samples(s.buf[:0], g, m)
-	for _, x := range s.buf {
-		s.samples = append(s.samples, x)
-		for sig := range s.sorted {
-			if !s.have[sig] {
-				continue
-			}
+	s.samples = append(s.samples, s.buf...)
+	drop := max(0, len(s.samples)-n) // at most len(s.buf)
+	for sig := range s.sorted {
+		if !s.have[sig] {
+			continue
+		}
+		if len(s.buf) > resortAbove {
+			s.have[sig] = false // sorted again when asked
+			continue
+		}
+		// The i-th new value takes the place of the i-th dropped one,
+		// while there are; the rest are inserted.
+		srt := s.sorted[sig]
+		for i, x := range s.buf {
 			y := signal(x, sig)
-			i, _ := slices.BinarySearch(s.sorted[sig], y)
-			s.sorted[sig] = slices.Insert(s.sorted[sig], i, y)
-		}
-	}
-	drop := max(0, len(s.samples)-n)
-	for _, x := range s.samples[:drop] {
-		for sig := range s.sorted {
-			if !s.have[sig] {
+			if i < drop {
+				replace(srt, signal(s.samples[i], sig), y)
 				continue
 			}
-			i, _ := slices.BinarySearch(s.sorted[sig], signal(x, sig))
-			s.sorted[sig] = slices.Delete(s.sorted[sig], i, i+1)
+			j, _ := slices.BinarySearch(srt, y)
+			srt = slices.Insert(srt, j, y)
 		}
+		s.sorted[sig] = srt
 	}
 	if drop > 0 {
 		s.samples = append(s.samples[:0], s.samples[drop:]...)
