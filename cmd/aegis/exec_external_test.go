@@ -15,13 +15,7 @@ import (
 // GPUs. One that fails mid-run stops the launches and leaves a directory
 // that a resume, once the program is mended, completes.
 func TestExecExternalPolicy(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found on PATH: aegis exec with the Python example policy is not tested here")
-	}
-	b, err := exec.Command(py, "-c", "import sys; print(sys.executable)").Output() // not a launcher: faster
-	require.NoError(t, err)
-	py = strings.TrimSpace(string(b))
+	py := python3(t, "aegis exec with the Python example policy")
 	t.Setenv(selfEnv, "1")
 	lib, err := filepath.Abs("../../policies/external/python")
 	require.NoError(t, err)
@@ -70,3 +64,17 @@ run(Broken())
 }
 
 func strconvQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+// python3 is the Python interpreter's own path (not a launcher such as a
+// pyenv shim: faster to start), skipping the test where there is none,
+// saying what is then not tested.
+func python3(t *testing.T, what string) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skipf("python3 not found on PATH: %s is not tested here", what)
+	}
+	b, err := exec.Command(py, "-c", "import sys; print(sys.executable)").Output()
+	require.NoError(t, err)
+	return strings.TrimSpace(string(b))
+}

@@ -83,6 +83,7 @@ named with --set command=...`,
 		},
 	}
 	c.Flags().StringArrayVar(&sets, "set", nil, "policy parameter key=value, for a policy whose parameters depend on one (external: command=...)")
+	c.AddCommand(newPoliciesNewCmd())
 	return c
 }
 
