@@ -690,7 +690,7 @@ func normalizedTable(m *Meta, norm []normRow, title, seeds string, sweep []resul
 	for _, tr := range m.Traces {
 		traceNames = append(traceNames, tr.Name)
 	}
-	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; rundir.GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s; bold: the lowest mean per column.",
+	t := &results.Table{Title: title, Note: fmt.Sprintf("Server %s; GeoMean over traces %s of each metric normalized to %s; F/R = failed/recovered attempts summed over traces%s; bold: the lowest mean per column.",
 		serverNote(m), strings.Join(traceNames, ", "), m.Spec.Normalize, seeds)}
 	t.Columns = append([]results.Column{{Name: "Config"}}, sweep...)
 	for _, c := range []struct{ name, key string }{{"Makespan", "makespan"}, {"JCT mean", "jct_mean"}, {"JCT p95", "jct_p95"},
