@@ -33,7 +33,7 @@ and p95 diamonds (normalized.svg, Figure 3), per-job JCT/solo and absolute JCT C
 per-trace normalized queueing and execution time bars with p95 diamonds (queue-exec.svg,
 Figure 5), window stability (stability.svg,
 Figure 6), the threshold sweep (thresholds.svg, Figure 7), makespan and mean JCT over
-seeds as means with 95 % CIs and a dot per seed (seeds-cdf.svg) and the spec's sweep figures (sweep_figures: metrics against a swept
+seeds as means with 95 % CIs and a ring per seed (seeds-cdf.svg; equal seeds one ring) and the spec's sweep figures (sweep_figures: metrics against a swept
 parameter with 95 % CI bands). From an aegis simulate --out directory: the JCT/solo CDF and
 a GPU timeline (timeline.svg: jobs per GPU, and memory and SMACT with --telemetry).
 Without --figure or --sweep, a spec run's directory gets the figures its spec asks for

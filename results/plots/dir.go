@@ -576,7 +576,7 @@ func (d *dirData) seeds() (*Figure, error) {
 		}
 		panels = append(panels, b)
 	}
-	return NormalizedBars(d.styles(), fmt.Sprintf("makespan and mean JCT over %d seeds: mean, 95 %% CI, a dot per seed", most), panels...)
+	return NormalizedBars(d.styles(), fmt.Sprintf("makespan and mean JCT over %d seeds: mean, 95 %% CI, a ring per seed (equal seeds one ring)", most), panels...)
 }
 
 // stability draws Figure 6 from stability.csv: the weighted mean absolute

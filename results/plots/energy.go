@@ -12,7 +12,7 @@ import (
 // FigEnergy is the energy figure: energy to solution per trace and
 // configuration (cells.csv), and, when normalized.csv is there, energy
 // over the normalizing configuration's per trace and GeoMean; bars are
-// means over seeds with their 95 % CI and one dot per seed.
+// means over seeds with their 95 % CI and a ring per seed (equal seeds one ring).
 const FigEnergy = "energy"
 
 // energy draws FigEnergy.

@@ -35,7 +35,7 @@ type Bars struct {
 // BarSeries is one configuration's bars: Values[i] is its bar in group i,
 // Markers[i] its marker there (NaN, or a short slice, for none). A NaN value
 // leaves a gap. Lo[i]..Hi[i], when given, is drawn as an error bar (a 95 %
-// confidence interval) and Points[i] as small dots (one per seed).
+// confidence interval) and Points[i] as hollow rings (one per seed, one for equal values).
 type BarSeries struct {
 	Name            string
 	Values, Markers []float64
@@ -148,11 +148,12 @@ func (g *groupedBars) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 }
 
-// plotSpread draws series j's error bars and per-seed dots.
+// plotSpread draws series j's error bars and per-seed rings.
 func (g *groupedBars) plotSpread(c draw.Canvas, trX, trY func(float64) vg.Length, j int, s BarSeries) {
 	ln := draw.LineStyle{Color: color.Black, Width: vg.Points(0.9)}
-	// Hollow rings spread across the bar: equal values (a deterministic
-	// config's seeds) stay apart instead of piling into one black cap.
+	// Hollow rings spread across the bar, one per value the axis tells
+	// apart: the equal values of a deterministic config's seeds are one
+	// ring, not a chain of rings (or, drawn on one spot, a black cap).
 	dot := draw.GlyphStyle{Shape: draw.RingGlyph{}, Radius: vg.Points(1.8), Color: color.Black}
 	for i := range s.Values {
 		lo, hi := g.barX(i, j)
@@ -165,11 +166,25 @@ func (g *groupedBars) plotSpread(c draw.Canvas, trX, trY func(float64) vg.Length
 		if i >= len(s.Points) {
 			continue
 		}
-		for k, v := range s.Points[i] {
-			// Spread the dots across the bar so equal values stay visible.
-			off := (float64(k)/float64(max(len(s.Points[i])-1, 1)) - 0.5) * 2.8 * float64(w)
-			pt := vg.Point{X: x + vg.Length(off), Y: trY(v)}
-			if finite(v) && c.Contains(pt) {
+		// One ring per height the eye tells apart: values closer than a
+		// ring's radius on the axis are one ring.
+		var ys []vg.Length
+		for _, v := range s.Points[i] {
+			if !finite(v) {
+				continue
+			}
+			y := trY(v)
+			if !slices.ContainsFunc(ys, func(o vg.Length) bool { return math.Abs(float64(o-y)) < float64(dot.Radius) }) {
+				ys = append(ys, y)
+			}
+		}
+		for k, y := range ys {
+			// Spread the rings across the bar so near values stay apart.
+			off := 0.0
+			if len(ys) > 1 {
+				off = (float64(k)/float64(len(ys)-1) - 0.5) * 2.8 * float64(w)
+			}
+			if pt := (vg.Point{X: x + vg.Length(off), Y: y}); c.Contains(pt) {
 				c.DrawGlyph(dot, pt)
 			}
 		}

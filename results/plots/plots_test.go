@@ -640,3 +640,22 @@ func TestSaveKeepsOtherFormats(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(pdf), "%PDF-"), "the stale PDF is redrawn")
 }
+
+// A bar's seeds are one ring per distinct value: a deterministic
+// config's five equal seeds one ring (they were a chain of five, before
+// that a black cap), three different seeds three.
+func TestSeedRingsDistinct(t *testing.T) {
+	rings := func(points ...float64) int {
+		fig, err := NormalizedBars(nil, "t", Bars{Title: "makespan", Groups: []string{"philly"},
+			Series: []BarSeries{{Name: "Exclusive", Values: []float64{5}, Points: [][]float64{points}}}})
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, fig.WriteTo(&b, "svg"))
+		return strings.Count(b.String(), "A1.8,1.8") // a ring: two arcs of its radius
+	}
+	one := rings(5)
+	require.Positive(t, one)
+	require.Equal(t, one, rings(5, 5, 5, 5, 5), "equal seeds: one ring")
+	require.Equal(t, one, rings(5, 5+1e-9, 5-1e-9), "seeds equal to the eye: one ring")
+	require.Equal(t, 3*one, rings(4.5, 5, 5.5, 5))
+}
