@@ -74,7 +74,7 @@ var figureCaptions = map[string]string{
 	"queue-exec":  "queueing and execution time normalized to the baseline, per trace, p95 as diamonds (Figure 5)",
 	"stability":   "window stability: each signal's weighted mean absolute error against the window length (Figure 6)",
 	"thresholds":  "the pressure-threshold sweep: throughput gain and slowdown on top, deferrals below, knee and default marked (Figure 7)",
-	"seeds-cdf":   "makespan and mean JCT over the seeds: means with 95 % CIs and a ring per seed (equal seeds one ring)",
+	"seeds-cdf":   "makespan and mean JCT over the seeds: means with 95 % CIs and a dot per seed",
 	"timeline":    "one run's GPUs over time: the jobs on each, and with telemetry its memory and SM activity",
 	"compare-cdf": "each side's per-job JCT / solo runtime CDF overlaid, a panel per trace (and configuration)",
 }
