@@ -22,6 +22,14 @@ func TestCombineTelemetry(t *testing.T) {
 		{"saturation below the duty leaves it", TelemetryParams{Saturation: 2}, []TelemetryJob{light, heavy}, 1, 0.5, 0.45},
 		{"both", TelemetryParams{RateWeight: 1, Saturation: 0.5}, []TelemetryJob{light, heavy}, 0.6 * 0.5 / 0.75, 0.3 * 0.5 / 0.75, 0.25 * 0.5 / 0.75},
 		{"none", TelemetryParams{Saturation: 1}, nil, 0, 0, 0},
+		// light·0.3/1 + heavy·0.9/2 = 0.75: under 1, so the sum.
+		{"steady saturation for the jobs past their first window", TelemetryParams{Saturation: 1, SteadySaturation: 2}, []TelemetryJob{light, steady(heavy)}, 1, 0.5, 0.45},
+		{"steady saturation, all steady", TelemetryParams{Saturation: 1, SteadySaturation: 0.8}, []TelemetryJob{steady(light), steady(heavy)}, 1 / 1.5, 0.5 / 1.5, 0.45 / 1.5},
+		{"steady saturation, none steady: u0", TelemetryParams{Saturation: 1, SteadySaturation: 2}, []TelemetryJob{light, heavy}, 1 / 1.2, 0.5 / 1.2, 0.45 / 1.2},
+		{"no steady saturation: u0 for steady jobs too", TelemetryParams{Saturation: 1}, []TelemetryJob{steady(light), steady(heavy)}, 1 / 1.2, 0.5 / 1.2, 0.45 / 1.2},
+		// 0.3/1 + 0.9/1.5 = 0.9: the mixed divisor stays under 1.
+		{"young at u0, steady at u1", TelemetryParams{Saturation: 1, SteadySaturation: 1.5}, []TelemetryJob{light, steady(heavy)}, 1, 0.5, 0.45},
+		{"young and steady both count", TelemetryParams{Saturation: 0.5, SteadySaturation: 1}, []TelemetryJob{light, steady(heavy)}, 1 / 1.5, 0.5 / 1.5, 0.45 / 1.5},
 	} {
 		s, o, d := tc.p.CombineTelemetry(tc.jobs)
 		require.InDelta(t, tc.s, s, 1e-12, tc.name)
@@ -31,9 +39,27 @@ func TestCombineTelemetry(t *testing.T) {
 	require.Error(t, TelemetryParams{RateWeight: -1}.Check())
 	require.Error(t, TelemetryParams{Saturation: 1e9}.Check())
 	require.NoError(t, TelemetryParams{RateWeight: 1, Saturation: 1.2}.Check())
+	require.ErrorContains(t, TelemetryParams{SteadySaturation: -1}.Check(), "steady_saturation -1")
+	require.NoError(t, TelemetryParams{Saturation: 1, SteadySaturation: 1.2}.Check())
 	require.ErrorContains(t, TelemetryParams{Scale: map[string]SignalScale{"w": {SMACT: 2, SMOCC: 0, DRAMA: 1}}}.Check(), "scale.w.smocc 0")
 	require.ErrorContains(t, TelemetryParams{Scale: map[string]SignalScale{" ": {1, 1, 1}}}.Check(), "empty workload ID")
 	require.NoError(t, TelemetryParams{Scale: map[string]SignalScale{"w": {2, 3, 0.5}}}.Check())
+}
+
+func steady(j TelemetryJob) TelemetryJob { j.Steady = true; return j }
+
+// TestSteadySaturationMonotone: a job passing its first window moves the
+// combination one way (up for u1 > u0), which SampleRange's bounds rely on.
+func TestSteadySaturationMonotone(t *testing.T) {
+	p := TelemetryParams{Saturation: 1, SteadySaturation: 1.2}
+	jobs := []TelemetryJob{{SMACT: 0.3, SMOCC: 0.2, DRAMA: 0.1, Util: 0.6}, {SMACT: 0.5, SMOCC: 0.3, DRAMA: 0.4, Util: 0.8}, {SMACT: 0.2, SMOCC: 0.1, DRAMA: 0.05, Util: 0.4}}
+	prev, _, _ := p.CombineTelemetry(jobs)
+	for i := range jobs {
+		jobs[i].Steady = true
+		s, _, _ := p.CombineTelemetry(jobs)
+		require.Greater(t, s, prev, "job %d steady", i)
+		prev = s
+	}
 }
 
 func TestShown(t *testing.T) {
@@ -49,6 +75,9 @@ func TestTelemetryInModelFile(t *testing.T) {
 	f, err := ReadInterference([]byte(base+"telemetry:\n  rate_weight: 0.5\n  saturation: 1.2\n"), "m.yaml")
 	require.NoError(t, err)
 	require.Equal(t, &TelemetryParams{RateWeight: 0.5, Saturation: 1.2}, f.Telemetry)
+	f, err = ReadInterference([]byte(base+"telemetry:\n  saturation: 1\n  steady_saturation: 1.2\n"), "m.yaml")
+	require.NoError(t, err)
+	require.Equal(t, &TelemetryParams{Saturation: 1, SteadySaturation: 1.2}, f.Telemetry)
 	_, err = ReadInterference([]byte(base+"telemetry:\n  rate_weight: 0.5\n  saturation: -1\n"), "m.yaml")
 	require.ErrorContains(t, err, "m.yaml:12: telemetry: saturation -1")
 	_, err = ReadInterference([]byte(base+"telemetry:\n  rate_wieght: 0.5\n"), "m.yaml")

@@ -267,7 +267,7 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		pre := mix(at ^ j.key)
 		sm := j.smact.at(unitFrom(pre, 1))
 		comb = append(comb, models.TelemetryJob{SMACT: sm, SMOCC: j.smocc.at(unitFrom(pre, 2)),
-			DRAMA: j.drama.at(unitFrom(pre, 3)), Util: p.UtilPct / 100, Rate: j.rate})
+			DRAMA: j.drama.at(unitFrom(pre, 3)), Util: p.UtilPct / 100, Rate: j.rate, Steady: t-j.activeAt >= models.WindowLength})
 		// Utilization moves with SM activity: same draw, same relative spread.
 		rel := 1.0
 		if p.SMACT.Mean > 0 {
@@ -487,8 +487,11 @@ func (tm telemetry) SampleRange(g int) (lo, hi policies.Sample) {
 		al, ah := drawRange(p.SMACT, noise)
 		ol, oh := drawRange(p.SMOCC, noise)
 		dl, dh := drawRange(p.DRAMA, noise)
-		cl = append(cl, models.TelemetryJob{SMACT: al, SMOCC: ol, DRAMA: dl, Util: p.UtilPct / 100, Rate: j.rate})
-		ch = append(ch, models.TelemetryJob{SMACT: ah, SMOCC: oh, DRAMA: dh, Util: p.UtilPct / 100, Rate: j.rate})
+		// Past its first window at the regime's start, a job is past it
+		// at every sample of the regime.
+		steady := seg.start-j.activeAt >= models.WindowLength
+		cl = append(cl, models.TelemetryJob{SMACT: al, SMOCC: ol, DRAMA: dl, Util: p.UtilPct / 100, Rate: j.rate, Steady: steady})
+		ch = append(ch, models.TelemetryJob{SMACT: ah, SMOCC: oh, DRAMA: dh, Util: p.UtilPct / 100, Rate: j.rate, Steady: steady})
 		if p.SMACT.Mean > 0 {
 			ulo += p.UtilPct * al / p.SMACT.Mean
 			uhi += p.UtilPct * ah / p.SMACT.Mean
@@ -500,6 +503,18 @@ func (tm telemetry) SampleRange(g int) (lo, hi policies.Sample) {
 	if tt := s.typ(g); tt.Type.Pressure {
 		lo.SMACT, lo.SMOCC, lo.DRAMA = tt.Telemetry.CombineTelemetry(cl)
 		hi.SMACT, hi.SMOCC, hi.DRAMA = tt.Telemetry.CombineTelemetry(ch)
+		if tt.Telemetry.SteadySaturation > 0 {
+			// The others may pass it within the regime: the combination
+			// moves monotonically with each job's age, so their ages at
+			// the regime's start (above) and all past it bound it.
+			for i := range cl {
+				cl[i].Steady, ch[i].Steady = true, true
+			}
+			a, o, d := tt.Telemetry.CombineTelemetry(cl)
+			lo.SMACT, lo.SMOCC, lo.DRAMA = min(lo.SMACT, a), min(lo.SMOCC, o), min(lo.DRAMA, d)
+			a, o, d = tt.Telemetry.CombineTelemetry(ch)
+			hi.SMACT, hi.SMOCC, hi.DRAMA = max(hi.SMACT, a), max(hi.SMOCC, o), max(hi.DRAMA, d)
+		}
 	}
 	lo.UtilPct, hi.UtilPct = min(max(ulo, 0), 100), min(max(uhi, 0), 100)
 	// A margin for rounding in the samples' arithmetic.

@@ -198,6 +198,24 @@ func TestTelemetryCacheMatchesFreshSamples(t *testing.T) {
 // The GPU's telemetry follows the configured combination of its jobs'
 // draws and current rates (models.TelemetryParams): noiseless, two jobs,
 // rate-weighted with saturation, and the plain sum by default.
+// pairSample places jobs of workloads a and b together on GPU 0 at the
+// start and returns the GPU's telemetry sample at time at.
+func pairSample(t *testing.T, cfg sim.Config, a, b string, at time.Duration) policies.Sample {
+	t.Helper()
+	s, err := sim.New(cfg, []traces.Job{{ID: "a", Workload: a, GPUs: 1}, {ID: "b", Workload: b, GPUs: 1}})
+	require.NoError(t, err)
+	_, err = s.Next()
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: at}))
+	for s.Now() < at {
+		_, err := s.Next()
+		require.NoError(t, err)
+	}
+	return s.View().Telemetry.Samples(nil, 0, 1)[0]
+}
+
 func TestTelemetryCombinationUsesRates(t *testing.T) {
 	a, _ := models.A100().Get("resnet50_imagenet_bs64_1gpu")
 	b, _ := models.A100().Get("vgg16_imagenet_bs64_1gpu")
@@ -212,20 +230,8 @@ func TestTelemetryCombinationUsesRates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			truth := sim.DefaultTruth()
 			truth.Noise = 0
-			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Interference: inter,
-				Telemetry: tc.p, Truth: truth, Seed: 3},
-				[]traces.Job{{ID: "a", Workload: a.ID, GPUs: 1}, {ID: "b", Workload: b.ID, GPUs: 1}})
-			require.NoError(t, err)
-			_, err = s.Next()
-			require.NoError(t, err)
-			require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
-			require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
-			require.NoError(t, s.Apply(policies.Action{Kind: policies.Wake, At: 60 * time.Second}))
-			for s.Now() < 60*time.Second {
-				_, err := s.Next()
-				require.NoError(t, err)
-			}
-			x := s.View().Telemetry.Samples(nil, 0, 1)[0]
+			x := pairSample(t, sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Interference: inter,
+				Telemetry: tc.p, Truth: truth, Seed: 3}, a.ID, b.ID, 60*time.Second)
 			sa, sb := a.Shown[0], b.Shown[0] // what they show: their measured windows
 			want, _, _ := tc.p.CombineTelemetry([]models.TelemetryJob{
 				{SMACT: sa.SMACT.Mean, SMOCC: sa.SMOCC.Mean, DRAMA: sa.DRAMA.Mean, Util: sa.UtilPct / 100, Rate: ra},
@@ -243,16 +249,19 @@ func TestTelemetryCombinationUsesRates(t *testing.T) {
 // Every sample a GPU gives between two events lies within the range its
 // telemetry announced at the first, from the start of its regime on: two
 // co-located jobs, twelve minutes of samples, for several workload pairs
-// and seeds.
+// and seeds, under the plain sum and under a steady saturation (the jobs
+// pass their first window, models.WindowLength, within the samples).
 func TestSampleRangeHoldsUntilTheNextEvent(t *testing.T) {
 	pairs := [][2]string{
 		{"resnet50_imagenet_bs64_1gpu", "bert_base_wiki_bs32_1gpu"},
 		{"dlrm_criteo_bs32768_1gpu", "mobilenet_cifar100_bs64_20e_1gpu"},
 		{"vgg16_imagenet_bs128_1gpu", "resnet18_cifar100_bs32_20e_1gpu"},
 	}
+	tels := []models.TelemetryParams{{}, {Saturation: 1, SteadySaturation: 1.5}, {Saturation: 1, SteadySaturation: 0.5}}
 	for _, pair := range pairs {
 		for seed := range uint64(3) {
-			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: sim.DefaultTruth(), Seed: seed},
+			tel := tels[seed]
+			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Truth: sim.DefaultTruth(), Seed: seed, Telemetry: tel},
 				[]traces.Job{{ID: "a", Workload: pair[0], GPUs: 1}, {ID: "b", Workload: pair[1], GPUs: 1}})
 			require.NoError(t, err)
 			_, err = s.Next()
@@ -294,12 +303,38 @@ func TestSampleRangeHoldsUntilTheNextEvent(t *testing.T) {
 				checked++
 				for i, v := range [4][3]float64{{lo.SMACT, x.SMACT, hi.SMACT}, {lo.SMOCC, x.SMOCC, hi.SMOCC},
 					{lo.DRAMA, x.DRAMA, hi.DRAMA}, {lo.UtilPct, x.UtilPct, hi.UtilPct}} {
-					require.True(t, v[0] <= v[1] && v[1] <= v[2], "%v seed %d t=%v signal %d: %v", pair, seed, x.At, i, v)
+					require.True(t, v[0] <= v[1] && v[1] <= v[2], "%v seed %d %+v t=%v signal %d: %v", pair, seed, tel, x.At, i, v)
 				}
 			}
 			require.Greater(t, checked, 100)
 		}
 	}
+}
+
+// A GPU's jobs combine at the saturation u0 in their first window and at
+// the steady saturation u1 once past it (models.WindowLength after their
+// first activity): noiseless, two heavy jobs read the same as without u1
+// before, and the steady combination, higher, after.
+func TestSteadySaturationAfterTheWindow(t *testing.T) {
+	a, _ := models.A100().Get("resnet50_imagenet_bs64_1gpu")
+	b, _ := models.A100().Get("vgg16_imagenet_bs64_1gpu")
+	read := func(p models.TelemetryParams, at time.Duration) policies.Sample {
+		truth := sim.DefaultTruth()
+		truth.Noise = 0
+		return pairSample(t, sim.Config{Server: server(t, "a100-40gb:1"), Catalog: models.A100(), Interference: models.DefaultInterference(),
+			Telemetry: p, Truth: truth, Seed: 3}, a.ID, b.ID, at)
+	}
+	u0 := models.TelemetryParams{Saturation: 1}
+	u1 := models.TelemetryParams{Saturation: 1, SteadySaturation: 1.3}
+	early, late := 150*time.Second, 400*time.Second
+	require.Equal(t, read(u0, early), read(u1, early), "in the first window u1 changes nothing")
+	x0, x1 := read(u0, late), read(u1, late)
+	sa, sb := a.Shown[0], b.Shown[0]
+	duty := (sa.UtilPct + sb.UtilPct) / 100
+	require.Greater(t, duty, 1.3, "the pair saturates both ways: the test can tell u1 from u0")
+	require.InDelta(t, (sa.SMOCC.Mean+sb.SMOCC.Mean)/duty, x0.SMOCC, 1e-9)
+	require.InDelta(t, (sa.SMOCC.Mean+sb.SMOCC.Mean)*1.3/duty, x1.SMOCC, 1e-9)
+	require.Greater(t, x1.SMACT, x0.SMACT)
 }
 
 // A workload's telemetry scale changes what it shows and nothing else:

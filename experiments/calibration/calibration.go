@@ -221,6 +221,7 @@ func Run(opt Options) (*Result, error) {
 		return nil, err
 	}
 	res.Telemetry = tt.best(tt.seqs)
+	res.Telemetry.SteadySaturation = models.SteadySaturationA100
 	if res.After, err = Evaluate(d, Model{Interference: final, Telemetry: res.Telemetry}, opt.Seeds); err != nil {
 		return nil, err
 	}
@@ -367,6 +368,7 @@ func validate(name string, folds [][]string, d *stacking.Data, st *speedTable, t
 				tables[speed] = tt
 			}
 			fold.Telemetry = tt.best(train)
+			fold.Telemetry.SteadySaturation = models.SteadySaturationA100
 			if scales {
 				var err error
 				if fold.Telemetry.Scale, err = fitScales(inter, fold.Telemetry, d, train, seeds); err != nil {

@@ -198,7 +198,10 @@ func (r *Result) WriteText(out io.Writer) error {
 		}{"telemetry.rate_weight", r.Telemetry.RateWeight}, struct {
 			k string
 			v float64
-		}{"telemetry.saturation", r.Telemetry.Saturation})
+		}{"telemetry.saturation", r.Telemetry.Saturation}, struct {
+			k string
+			v float64
+		}{"telemetry.steady_saturation", r.Telemetry.SteadySaturation})
 	}
 	for _, e := range kv {
 		fmt.Fprintf(tw, "  %s\t%.4f\n", e.k, e.v)
@@ -330,7 +333,10 @@ func (r *Result) File() (*models.InterferenceFile, string) {
 		}
 		comment += "capacity and nway_exponent are fitted jointly on the pairs and the progressive\n" +
 			"stacks (nway/), telemetry on the threshold grid's admissions; stacks and\n" +
-			"admissions = leave-one-sequence-out errors (see docs/nway.md).\n"
+			"admissions = leave-one-sequence-out errors (see docs/nway.md).\n" +
+			"telemetry.steady_saturation (jobs past their first 200 s, which the grid never\n" +
+			"reaches) is fitted on the testbed's Philly runs' DCGM distributions and checked\n" +
+			"on Saturn's (models.SteadySaturationA100, docs/crowding.md).\n"
 	}
 	if r.Options.GPU == LegacyGPU {
 		comment += "Legacy server: the activity feature read as SMACT is nvidia-smi utilization (no DCGM\n" +
