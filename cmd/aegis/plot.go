@@ -22,6 +22,8 @@ func newPlotCmd() *cobra.Command {
 		format          string
 		figures, sweeps []string
 		ys              []string
+		width, height   string
+		fontScale       float64
 	)
 	c := &cobra.Command{
 		Use:   "plot DIR...",
@@ -47,8 +49,14 @@ The paths written are printed.
 --sweep X draws metrics (--y, default makespan_s,mean_jct_s) against the swept column X
 of cells.csv (a swept parameter, or a tuple's component such as thresholds.1) into
 sweep-X.svg. With several directories each gets its own figures; aegis compare --out
-overlays several runs in one figure.`,
-		Example: "  aegis plot results/paper/figure3\n  aegis plot results/paper/table3 --figure normalized,jct-cdf --format png\n  aegis plot out/tau1-sweep --sweep thresholds.1 --y makespan_s,p95_jct_s\n" +
+overlays several runs in one figure.
+
+--width, --height (a length: 3.3in, 8.4cm, 84mm, 240pt) and --font-scale draw the
+figures at a paper's column width instead of their own size: the height follows the
+width unless given, and every text size is multiplied by the scale (e.g. --width 3.3in
+--font-scale 0.8 for a two-column paper's column). A figure drawn at a size asked for
+is written in --format only; the other formats beside it keep their own size.`,
+		Example: "  aegis plot results/paper/figure3\n  aegis plot results/paper/table3 --figure normalized,jct-cdf --format png\n  aegis plot out/fig3 --format pdf --width 3.3in --font-scale 0.8\n  aegis plot out/tau1-sweep --sweep thresholds.1 --y makespan_s,p95_jct_s\n" +
 			"  aegis simulate --trace philly --policy aegis --out out/run --telemetry && aegis plot out/run --format png",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -60,6 +68,10 @@ overlays several runs in one figure.`,
 			if err := plots.CheckFormat(format); err != nil {
 				return usageError{err}
 			}
+			size, err := plotSize(width, height, fontScale)
+			if err != nil {
+				return usageError{err}
+			}
 			var extra []plots.Sweep
 			for _, x := range sweeps {
 				sw := plots.Sweep{X: x, Y: ys}
@@ -69,7 +81,7 @@ overlays several runs in one figure.`,
 				extra = append(extra, sw)
 			}
 			for _, dir := range args {
-				paths, err := plotDir(dir, format, figures, extra)
+				paths, err := plotDir(dir, format, size, figures, extra)
 				for _, p := range paths {
 					fmt.Fprintln(c.OutOrStdout(), p)
 				}
@@ -89,14 +101,38 @@ overlays several runs in one figure.`,
 	c.Flags().StringSliceVar(&figures, "figure", nil, "draw only these figures ("+strings.Join(plots.FigureNames, ", ")+", or a spec's sweep figure)")
 	c.Flags().StringArrayVar(&sweeps, "sweep", nil, "draw metrics against this swept column of cells.csv (repeatable)")
 	c.Flags().StringSliceVar(&ys, "y", nil, "the metrics of --sweep figures (default makespan_s,mean_jct_s)")
+	c.Flags().StringVar(&width, "width", "", "draw the figures this wide, e.g. 3.3in, 8.4cm (default: each figure's own)")
+	c.Flags().StringVar(&height, "height", "", "draw the figures this high (default: each figure's own, or following --width)")
+	c.Flags().Float64Var(&fontScale, "font-scale", 1, "multiply every text size by this, e.g. 0.8 (0.3 to 3)")
 	return c
+}
+
+// plotSize is the size --width, --height and --font-scale ask for.
+func plotSize(width, height string, fontScale float64) (plots.Size, error) {
+	var s plots.Size
+	var err error
+	if width != "" {
+		if s.Width, err = plots.ParseLength(width); err != nil {
+			return s, fmt.Errorf("--width: %w", err)
+		}
+	}
+	if height != "" {
+		if s.Height, err = plots.ParseLength(height); err != nil {
+			return s, fmt.Errorf("--height: %w", err)
+		}
+	}
+	if !(fontScale >= 0.3 && fontScale <= 3) {
+		return s, fmt.Errorf("--font-scale %v: want a factor from 0.3 to 3", fontScale)
+	}
+	s.FontScale = fontScale
+	return s, nil
 }
 
 // plotDir draws dir's figures: the named ones (or, with none named and no
 // extra sweep figures, those its spec asks for, a noFigures error when it
 // asks for none, or every one its files allow in a directory without a
 // spec), its spec's sweep figures (run.json) and the extra ones.
-func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]string, error) {
+func plotDir(dir, format string, size plots.Size, figures []string, extra []plots.Sweep) ([]string, error) {
 	var specSweeps []plots.Sweep
 	var specFigs []string
 	var specName string
@@ -144,11 +180,11 @@ func plotDir(dir, format string, figures []string, extra []plots.Sweep) ([]strin
 		if err := checkEventGPUs(dir); err != nil {
 			return nil, err
 		}
-		paths, err = plots.DrawDir(dir, format, named...)
+		paths, err = plots.DrawDirSized(dir, format, size, named...)
 	}
 	if err == nil {
 		var p []string
-		p, err = plots.DrawSweeps(dir, format, sweeps...)
+		p, err = plots.DrawSweepsSized(dir, format, size, sweeps...)
 		paths = append(paths, p...)
 	}
 	if len(paths) > 0 { // the figures changed: so does the page

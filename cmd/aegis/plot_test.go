@@ -38,6 +38,32 @@ func TestPlotSimulateDir(t *testing.T) {
 	require.Contains(t, string(cdf), "#999999", "Exclusive's grey")
 }
 
+// aegis plot --width/--font-scale draws a column-width figure in the
+// format asked for and leaves the SVG beside it as it was.
+func TestPlotSized(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := aegis("simulate", "--trace", "demo", "--policy", "aegis", "--out", dir)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = aegis("plot", dir, "--figure", "jct-cdf")
+	require.Equal(t, 0, code, errs)
+	svg := filepath.Join(dir, "jct-cdf.svg")
+	before, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	code, out, errs := aegis("plot", dir, "--figure", "jct-cdf", "--format", "svg", "--width", "84mm", "--font-scale", "0.8")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, svg+"\n", out)
+	after, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	require.Contains(t, string(after), `width="238.11pt"`, "84 mm")
+	require.NotEqual(t, before, after)
+	code, out, errs = aegis("plot", dir, "--figure", "jct-cdf", "--format", "png", "--width", "3.3in")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, filepath.Join(dir, "jct-cdf.png")+"\n", out, "the SVG beside it is not redrawn")
+	again, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	require.Equal(t, after, again)
+}
+
 func TestPlotErrors(t *testing.T) {
 	empty := t.TempDir()
 	bad := t.TempDir()
@@ -56,6 +82,8 @@ func TestPlotErrors(t *testing.T) {
 		{"unknown figure", []string{"plot", empty, "--figure", "fig8"}, 1, `unknown figure "fig8"`},
 		{"missing column", []string{"plot", bad}, 1, `stability.csv:1: missing column "wmae"`},
 		{"telemetry without out", []string{"simulate", "--telemetry"}, 2, "--telemetry needs --out"},
+		{"width without a unit", []string{"plot", empty, "--width", "3.3"}, 2, `--width: length "3.3": want a positive number with a unit`},
+		{"font scale out of range", []string{"plot", empty, "--font-scale", "0"}, 2, "--font-scale 0: want a factor from 0.3 to 3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

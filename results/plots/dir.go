@@ -58,6 +58,12 @@ func FigureFile(name string) string { return figureFile[name] }
 // of one seed is a step at that value) and their files must be there. A
 // bad file is an error naming the file, line and column.
 func DrawDir(dir, format string, figures ...string) ([]string, error) {
+	return DrawDirSized(dir, format, Size{}, figures...)
+}
+
+// DrawDirSized is DrawDir drawing every figure at size s (Resize): each
+// in the one format asked for.
+func DrawDirSized(dir, format string, s Size, figures ...string) ([]string, error) {
 	if err := CheckFormat(format); err != nil {
 		return nil, err
 	}
@@ -86,6 +92,7 @@ func DrawDir(dir, format string, figures ...string) ([]string, error) {
 		if err != nil {
 			return out, fmt.Errorf("figure %s: %w", name, err)
 		}
+		fig.Resize(s)
 		paths, err := fig.Save(filepath.Join(dir, name+"."+format))
 		out = append(out, paths...)
 		if err != nil {

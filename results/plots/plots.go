@@ -53,6 +53,132 @@ type Figure struct {
 	Legend []LegendEntry
 	// Width and Height of the whole figure.
 	Width, Height vg.Length
+	// FontScale scales the figure's title and legend text (0: 1); Resize
+	// scales the panels' text with it.
+	FontScale float64
+	// resized marks a figure drawn at a size asked for (Resize): Save
+	// then writes its one format only.
+	resized bool
+}
+
+// Size is the size a figure is drawn at instead of its own (aegis plot
+// --width, --height, --font-scale): for a paper's column width, e.g.
+// Width 3.3 in with FontScale 0.8.
+type Size struct {
+	// Width of the whole figure; 0 keeps the figure's own.
+	Width vg.Length
+	// Height of the whole figure; 0 keeps the figure's aspect ratio.
+	Height vg.Length
+	// FontScale multiplies every text size (0 or 1: as designed).
+	FontScale float64
+}
+
+// IsZero reports whether s asks for nothing: figures as designed.
+func (s Size) IsZero() bool { return s.Width == 0 && s.Height == 0 && (s.FontScale == 0 || s.FontScale == 1) }
+
+// ParseLength parses a length with its unit: "3.3in", "8.4cm", "84mm"
+// or "240pt".
+func ParseLength(s string) (vg.Length, error) {
+	units := []struct {
+		suffix string
+		unit   vg.Length
+	}{{"in", vg.Inch}, {"cm", vg.Centimeter}, {"mm", vg.Millimeter}, {"pt", vg.Points(1)}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(strings.TrimSpace(s), u.suffix); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || !(v > 0) || math.IsInf(v, 0) {
+				break
+			}
+			return vg.Length(v) * u.unit, nil
+		}
+	}
+	return 0, fmt.Errorf("length %q: want a positive number with a unit: in, cm, mm or pt (e.g. 3.3in)", s)
+}
+
+// Resize draws f at size s: its width and height (the height scaled with
+// the width unless given) and every text size times s.FontScale. A
+// resized figure is saved in its one format (Save).
+func (f *Figure) Resize(s Size) {
+	if s.IsZero() {
+		return
+	}
+	f.resized = true
+	k := s.FontScale
+	if k == 0 {
+		k = 1
+	}
+	switch {
+	case s.Width > 0 && s.Height > 0:
+		f.reflow(s.Width, k)
+		f.Width, f.Height = s.Width, s.Height
+	case s.Width > 0:
+		// The panels keep their shape: fewer per row when narrow.
+		rows, cols := f.grid()
+		panelW, panelH := f.Width/vg.Length(max(cols, 1)), (f.Height-chrome)/vg.Length(max(rows, 1))
+		f.reflow(s.Width, k)
+		rows, cols = f.grid()
+		w := s.Width / vg.Length(max(cols, 1))
+		f.Width, f.Height = s.Width, chrome*vg.Length(k)+vg.Length(rows)*panelH*w/panelW
+	case s.Height > 0:
+		f.Width, f.Height = f.Width*s.Height/f.Height, s.Height
+	}
+	if k == 1 {
+		return
+	}
+	f.FontScale = k
+	for _, row := range f.Panels {
+		for _, p := range row {
+			if p == nil {
+				continue
+			}
+			for _, size := range []*vg.Length{&p.Title.TextStyle.Font.Size, &p.X.Label.TextStyle.Font.Size, &p.Y.Label.TextStyle.Font.Size,
+				&p.X.Tick.Label.Font.Size, &p.Y.Tick.Label.Font.Size, &p.Legend.TextStyle.Font.Size} {
+				*size *= vg.Length(k)
+			}
+		}
+	}
+}
+
+// chrome is about the height a figure's title and legend take.
+const chrome = vg.Inch
+
+// minPanelWidth is the narrowest a panel is drawn at text scale 1 when a
+// figure is resized: narrower, its panels go on more rows.
+const minPanelWidth = 2.2 * vg.Inch
+
+// grid is the number of rows and columns of f's panels.
+func (f *Figure) grid() (rows, cols int) {
+	for _, r := range f.Panels {
+		cols = max(cols, len(r))
+	}
+	return len(f.Panels), cols
+}
+
+// reflow lays f's panels out in as many columns as width holds at text
+// scale k (one at least), in reading order.
+func (f *Figure) reflow(width vg.Length, k float64) {
+	_, cols := f.grid()
+	n := max(1, min(cols, int(width/(minPanelWidth*vg.Length(k)))))
+	if n == cols {
+		return
+	}
+	var all []*plot.Plot
+	for _, r := range f.Panels {
+		all = append(all, r...)
+	}
+	f.Panels = nil
+	for len(all) > 0 {
+		m := min(n, len(all))
+		f.Panels, all = append(f.Panels, all[:m]), all[m:]
+	}
+}
+
+// fontScale is f's text scale (1 unless Resize set one).
+func (f *Figure) fontScale() vg.Length {
+	if f.FontScale > 0 {
+		return vg.Length(f.FontScale)
+	}
+	return 1
 }
 
 // pngDPI is the resolution of PNG output.
@@ -95,12 +221,16 @@ func (f *Figure) WriteTo(w io.Writer, format string) error {
 // beside it, then renamed). The same figure already there in another format
 // (path with another of Formats' extensions) is drawn again too, so no
 // stale copy stays beside the new one and none is removed: a page may link
-// it (results/paper's pages link the SVG).
+// it (results/paper's pages link the SVG). A resized figure (Resize) is
+// written in its one format: the others beside it keep their own size.
 func (f *Figure) Save(path string) ([]string, error) {
 	if err := f.save(path); err != nil {
 		return nil, err
 	}
 	paths := []string{path}
+	if f.resized {
+		return paths, nil
+	}
 	ext := filepath.Ext(path)
 	for _, other := range Formats {
 		if "."+other == strings.ToLower(ext) {
@@ -132,14 +262,14 @@ func (f *Figure) save(path string) error {
 
 func (f *Figure) draw(dc draw.Canvas) {
 	if f.Title != "" {
-		sty := text(13)
+		sty := text(13 * f.fontScale())
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
 		t := wrap(sty, f.Title, dc.Max.X-dc.Min.X-16)
 		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - 4}, t)
 		dc.Max.Y -= sty.Height(t) + 10
 	}
 	if len(f.Legend) > 0 {
-		dc.Max.Y -= drawLegend(dc, f.Legend) + 4
+		dc.Max.Y -= drawLegend(dc, f.Legend, f.fontScale()) + 4
 	}
 	rows := len(f.Panels)
 	cols := 0
@@ -510,10 +640,10 @@ func (l *legend) add(name string, thumbs ...plot.Thumbnailer) {
 	l.entries = append(l.entries, LegendEntry{Name: name, Thumbs: thumbs})
 }
 
-// drawLegend draws entries in centred rows at the top of dc and returns the
-// height used.
-func drawLegend(dc draw.Canvas, entries []LegendEntry) vg.Length {
-	sty := text(10)
+// drawLegend draws entries in centred rows at the top of dc, its text
+// scaled by k, and returns the height used.
+func drawLegend(dc draw.Canvas, entries []LegendEntry, k vg.Length) vg.Length {
+	sty := text(10 * k)
 	sty.YAlign = draw.YCenter
 	thumbW, gap, sep := vg.Points(16), vg.Points(4), vg.Points(14)
 	rowH := sty.Height("Mg") + 4

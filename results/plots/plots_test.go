@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/aegis-sched/aegis/internal/golden"
 	"github.com/aegis-sched/aegis/results"
@@ -658,4 +659,52 @@ func TestSeedRingsDistinct(t *testing.T) {
 	require.Equal(t, one, rings(5, 5, 5, 5, 5), "equal seeds: one ring")
 	require.Equal(t, one, rings(5, 5+1e-9, 5-1e-9), "seeds equal to the eye: one ring")
 	require.Equal(t, 3*one, rings(4.5, 5, 5.5, 5))
+}
+
+// A figure resized for a paper's column: the width asked for, its panels
+// on more rows when narrow, every text size scaled, and saved in its one
+// format (the SVG beside it, which a page links, is left as it is).
+func TestResize(t *testing.T) {
+	bars := Bars{Title: "makespan", Groups: []string{"philly"}, Series: []BarSeries{{Name: "AEGIS", Values: []float64{0.7}}}}
+	fig, err := NormalizedBars(nil, "t", bars, bars)
+	require.NoError(t, err)
+	require.Len(t, fig.Panels, 1)
+	fig.Resize(Size{Width: 3.3 * vg.Inch, FontScale: 0.8})
+	require.Equal(t, 3.3*vg.Inch, fig.Width)
+	require.Len(t, fig.Panels, 2, "one panel per row at 3.3 in")
+	require.InDelta(t, 9*0.8, float64(fig.Panels[1][0].X.Tick.Label.Font.Size), 1e-9)
+	require.InDelta(t, 11*0.8, float64(fig.Panels[0][0].Title.TextStyle.Font.Size), 1e-9)
+	var b bytes.Buffer
+	require.NoError(t, fig.WriteTo(&b, "svg"))
+	require.Contains(t, b.String(), `width="237.6pt"`, "3.3 in")
+	require.Contains(t, b.String(), "font-size:10.4px", "the title's 13 pt times 0.8")
+
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "f.svg")
+	require.NoError(t, os.WriteFile(svg, []byte("linked by a page"), 0o644))
+	paths, err := fig.Save(filepath.Join(dir, "f.png"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "f.png")}, paths)
+	got, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	require.Equal(t, "linked by a page", string(got))
+
+	same, err := NormalizedBars(nil, "t", bars, bars)
+	require.NoError(t, err)
+	w := same.Width
+	same.Resize(Size{})
+	require.Equal(t, w, same.Width, "no size asked for: as designed")
+	require.Len(t, same.Panels[0], 2)
+}
+
+func TestParseLength(t *testing.T) {
+	for in, want := range map[string]vg.Length{"3.3in": 3.3 * vg.Inch, "8.4cm": 8.4 * vg.Centimeter, "84 mm": 84 * vg.Millimeter, "240pt": 240} {
+		got, err := ParseLength(in)
+		require.NoError(t, err, in)
+		require.InDelta(t, float64(want), float64(got), 1e-9, in)
+	}
+	for _, in := range []string{"3.3", "in", "-1in", "0cm", "3.3ft", "NaNin", "+Infin"} {
+		_, err := ParseLength(in)
+		require.ErrorContains(t, err, "want a positive number with a unit: in, cm, mm or pt", in)
+	}
 }

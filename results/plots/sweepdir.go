@@ -97,6 +97,11 @@ func (s Sweep) Check() error {
 // DrawSweeps draws sweep figures from dir's cells.csv or normalized.csv
 // into dir as NAME.FORMAT and returns the paths written.
 func DrawSweeps(dir, format string, sweeps ...Sweep) ([]string, error) {
+	return DrawSweepsSized(dir, format, Size{}, sweeps...)
+}
+
+// DrawSweepsSized is DrawSweeps drawing every figure at size s (Resize).
+func DrawSweepsSized(dir, format string, s Size, sweeps ...Sweep) ([]string, error) {
 	if err := CheckFormat(format); err != nil {
 		return nil, err
 	}
@@ -107,6 +112,7 @@ func DrawSweeps(dir, format string, sweeps ...Sweep) ([]string, error) {
 		if err != nil {
 			return out, fmt.Errorf("figure %s: %w", sw.FileName(), err)
 		}
+		fig.Resize(s)
 		paths, err := fig.Save(filepath.Join(dir, sw.FileName()+"."+format))
 		out = append(out, paths...)
 		if err != nil {
