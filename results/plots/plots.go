@@ -74,7 +74,9 @@ type Size struct {
 }
 
 // IsZero reports whether s asks for nothing: figures as designed.
-func (s Size) IsZero() bool { return s.Width == 0 && s.Height == 0 && (s.FontScale == 0 || s.FontScale == 1) }
+func (s Size) IsZero() bool {
+	return s.Width == 0 && s.Height == 0 && (s.FontScale == 0 || s.FontScale == 1)
+}
 
 // ParseLength parses a length with its unit: "3.3in", "8.4cm", "84mm"
 // or "240pt".
