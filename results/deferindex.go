@@ -1,6 +1,10 @@
 package results
 
-import "github.com/aegis-sched/aegis/policies"
+import (
+	"math/bits"
+
+	"github.com/aegis-sched/aegis/policies"
+)
 
 // deferKey is a deferral's job and GPU.
 type deferKey struct {
@@ -16,7 +20,7 @@ type deferKey struct {
 // Slots are reused after remove; a guess that points to a removed or reused
 // slot fails the check and falls back to the map.
 type deferIndex[T any] struct {
-	at    map[deferKey]int32
+	at    slotTable
 	slots []deferSlot[T]
 	free  []int32
 	prev  int32 // the slot looked up or added last, -1 if none
@@ -32,7 +36,7 @@ type deferSlot[T any] struct {
 }
 
 func newDeferIndex[T any]() deferIndex[T] {
-	return deferIndex[T]{at: map[deferKey]int32{}, prev: -1}
+	return deferIndex[T]{prev: -1}
 }
 
 // get returns the slot of k, or -1 if it has none.
@@ -47,11 +51,9 @@ func (x *deferIndex[T]) get(k deferKey) int32 {
 	}
 	if s < 0 {
 		x.hashed++
-		v, ok := x.at[k]
-		if !ok {
+		if s = x.at.get(k); s < 0 {
 			return -1
 		}
-		s = v
 	}
 	x.follow(s)
 	return s
@@ -76,7 +78,7 @@ func (x *deferIndex[T]) add(k deferKey, v T) int32 {
 		x.slots = append(x.slots, deferSlot[T]{})
 	}
 	x.slots[s] = deferSlot[T]{key: k, live: true, next: -1, val: v}
-	x.at[k] = s
+	x.at.put(k, s)
 	x.follow(s)
 	return s
 }
@@ -87,8 +89,91 @@ func (x *deferIndex[T]) val(s int32) *T { return &x.slots[s].val }
 // remove frees slot s.
 func (x *deferIndex[T]) remove(s int32) {
 	t := &x.slots[s]
-	delete(x.at, t.key)
+	x.at.remove(t.key)
 	var zero T
 	t.live, t.val = false, zero
 	x.free = append(x.free, s)
+}
+
+// slotTable maps keys to slots: open addressing with linear probing and
+// deletion by shifting back (no tombstones), and a multiplicative hash of
+// the key's two integers, cheaper than a Go map's hashing of the 16-byte
+// key (the deferrals' look-ups that miss the guess were a tenth of Horus's
+// runs on a backlog).
+type slotTable struct {
+	keys  []deferKey
+	slots []int32 // -1: empty
+	shift uint    // 64 − log2(len(keys))
+	n     int
+}
+
+// home is k's first place in a table of 2^(64−shift) places.
+func home(k deferKey, shift uint) int {
+	h := (uint64(k.job)<<32 ^ uint64(k.gpu)) * 0x9e3779b97f4a7c15
+	return int(h >> shift)
+}
+
+// get returns k's slot, -1 if it has none.
+func (t *slotTable) get(k deferKey) int32 {
+	if t.n == 0 {
+		return -1
+	}
+	mask := len(t.keys) - 1
+	for i := home(k, t.shift); ; i = (i + 1) & mask {
+		switch {
+		case t.slots[i] < 0:
+			return -1
+		case t.keys[i] == k:
+			return t.slots[i]
+		}
+	}
+}
+
+// put gives k (which has none) slot s.
+func (t *slotTable) put(k deferKey, s int32) {
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
+	mask := len(t.keys) - 1
+	i := home(k, t.shift)
+	for t.slots[i] >= 0 {
+		i = (i + 1) & mask
+	}
+	t.keys[i], t.slots[i] = k, s
+	t.n++
+}
+
+// remove drops k, which has a slot, shifting back the keys after it that
+// would no longer be found past the gap.
+func (t *slotTable) remove(k deferKey) {
+	mask := len(t.keys) - 1
+	i := home(k, t.shift)
+	for t.keys[i] != k || t.slots[i] < 0 {
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; t.slots[j] >= 0; j = (j + 1) & mask {
+		// The key at j may fill the gap at i if its home is not in (i, j].
+		if h := home(t.keys[j], t.shift); (j-h)&mask >= (j-i)&mask {
+			t.keys[i], t.slots[i] = t.keys[j], t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = -1
+	t.n--
+}
+
+// grow doubles the table (at first 64 places) and places the keys again.
+func (t *slotTable) grow() {
+	keys, slots := t.keys, t.slots
+	size := max(64, 2*len(keys))
+	t.keys, t.slots, t.n = make([]deferKey, size), make([]int32, size), 0
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	for i := range t.slots {
+		t.slots[i] = -1
+	}
+	for i, s := range slots {
+		if s >= 0 {
+			t.put(keys[i], s)
+		}
+	}
 }

@@ -43,7 +43,7 @@ func TestDeferIndex(t *testing.T) {
 			ref[k] = i
 		}
 	}
-	require.Equal(t, len(ref), len(x.at))
+	require.Equal(t, len(ref), x.at.n)
 
 	y := newDeferIndex[int]()
 	var keys []deferKey
@@ -254,5 +254,49 @@ func BenchmarkRepeatedDefer(b *testing.B) {
 				c.Action(policies.Action{Kind: policies.Defer, Job: 0, GPU: g, Reason: "pressure"})
 			}
 		})
+	}
+}
+
+// The slot table finds what a map finds under random puts and removals of
+// many keys (the table grows; removals shift keys back across the
+// wrap-around), jobs and GPUs large and small, GPU -1 included.
+func TestSlotTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var tb slotTable
+	ref := map[deferKey]int32{}
+	var live []deferKey
+	for i := range 200000 {
+		job := policies.JobID(rng.IntN(3000))
+		if rng.IntN(10) == 0 {
+			job = policies.JobID(rng.Int64N(1 << 40))
+		}
+		k := deferKey{job, rng.IntN(1000) - 1}
+		want, ok := ref[k]
+		got := tb.get(k)
+		if !ok {
+			want = -1
+		}
+		require.Equal(t, want, got, "step %d key %v", i, k)
+		switch {
+		case !ok && rng.IntN(2) == 0:
+			tb.put(k, int32(i))
+			ref[k] = int32(i)
+			live = append(live, k)
+		case len(live) > 0 && rng.IntN(2) == 0:
+			j := rng.IntN(len(live))
+			r := live[j]
+			live[j] = live[len(live)-1]
+			live = live[:len(live)-1]
+			tb.remove(r)
+			delete(ref, r)
+		}
+		require.Equal(t, len(ref), tb.n)
+		if len(live) > 0 {
+			k := live[rng.IntN(len(live))]
+			require.Equal(t, ref[k], tb.get(k), "step %d live key %v", i, k)
+		}
+	}
+	for k, s := range ref {
+		require.Equal(t, s, tb.get(k))
 	}
 }

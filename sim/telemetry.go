@@ -31,7 +31,9 @@ type segJob struct {
 	activeAt    time.Duration
 	rate        float64 // progress rate while the segment lasts
 	// key is the job's part of its draws' noise key (noiseKey), and
-	// smact, smocc, drama its signals' draws (draw) prepared once.
+	// smact, smocc, drama its signals' draws (draw) prepared at the
+	// segment's first sample (segment.drawn): most segments of a policy
+	// that reads no telemetry are never sampled.
 	key                 uint64
 	smact, smocc, drama dist
 }
@@ -41,6 +43,7 @@ type segment struct {
 	jobs  []segJob
 	// serial is the history's version when the segment was last recorded.
 	serial uint64
+	drawn  bool // the jobs' draws are prepared
 }
 
 type history struct {
@@ -101,17 +104,15 @@ func (h *history) record(s *Sim, g int) {
 		pj := &s.view.Jobs[id]
 		if pj.Active {
 			prof := s.shownOn(int(id), g)
-			noise := s.cfg.Truth.Noise
 			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
 				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate,
-				key: noiseKey(int(id), pj.Attempts), smact: distOf(prof.SMACT, noise),
-				smocc: distOf(prof.SMOCC, noise), drama: distOf(prof.DRAMA, noise)})
+				key: noiseKey(int(id), pj.Attempts)})
 		}
 	}
 	s.meter(g, jobs)
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
 		h.recycle(h.segs[n-1].jobs)
-		h.segs[n-1].jobs, h.segs[n-1].serial = jobs, h.version
+		h.segs[n-1].jobs, h.segs[n-1].serial, h.segs[n-1].drawn = jobs, h.version, false
 	} else {
 		h.segs = append(h.segs, segment{start: s.now, jobs: jobs, serial: h.version})
 	}
@@ -256,6 +257,14 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	x := policies.Sample{At: t}
 	if seg == nil {
 		return x
+	}
+	if !seg.drawn {
+		noise := s.cfg.Truth.Noise
+		for i := range seg.jobs {
+			j := &seg.jobs[i]
+			j.smact, j.smocc, j.drama = distOf(j.prof.SMACT, noise), distOf(j.prof.SMOCC, noise), distOf(j.prof.DRAMA, noise)
+		}
+		seg.drawn = true
 	}
 	comb := s.comb[:0]
 	// unit(seed, GPU and second, job, signal): the seed's and the GPU and
