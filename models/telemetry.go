@@ -73,13 +73,14 @@ type TelemetryJob struct {
 }
 
 // SteadySaturationA100 is the A100's u1 (TelemetryParams.SteadySaturation):
-// the value on the grid 1, 1.1, 1.2, 1.25, 1.3, 1.35, 1.4, 1.5, 2 whose
+// the value on the grid 1, 1.1, 1.2, 1.25, 1.3, 1.4, 1.5, 2 whose
 // simulated SMACT, SMOCC and DRAMA distributions (mean, p50, p95 over all
 // GPU-seconds, seeds 1-5) come closest to the DCGM distributions of the
 // testbed's four AEGIS runs of Philly (testbed_runs/dcgm_run_distributions.csv):
 // mean |error| 0.047 (u1 = u0 = 1: 0.072). On Saturn's four runs, not
 // fitted, the error is 0.027 (u1 = 1: 0.064); fitted on Saturn instead,
-// u1 = 1.25 and Philly's error 0.048 (docs/crowding.md). The threshold
+// u1 = 1.25 and Philly's error 0.048 (scripts/fit-steady-saturation.sh,
+// docs/crowding.md). The threshold
 // grid cannot see it: its decisions all fall in the jobs' first window.
 const SteadySaturationA100 = 1.2
 
