@@ -91,4 +91,5 @@ func TestTelemetryInModelFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, f.Telemetry)
 	require.NoError(t, DefaultTelemetry().Check())
+	require.Equal(t, SteadySaturationA100, DefaultTelemetry().SteadySaturation, "the embedded model's steady_saturation is the fitted one (aegis calibrate --out writes it)")
 }

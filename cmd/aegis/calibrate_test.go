@@ -110,6 +110,7 @@ func TestCalibrateOut(t *testing.T) {
 	gotFile, err := models.ReadInterference(data, path)
 	require.NoError(t, err)
 	require.Equal(t, emb.Fit, gotFile.Fit, "regenerate with go run ./cmd/aegis calibrate --out models/data/interference_a100.yaml")
+	require.Equal(t, emb.Telemetry, gotFile.Telemetry, "regenerate with go run ./cmd/aegis calibrate --out models/data/interference_a100.yaml")
 	require.Equal(t, emb.Model, gotFile.Model)
 	require.Equal(t, emb.GPU, gotFile.GPU)
 }
