@@ -84,6 +84,9 @@ type Config struct {
 	// before the journal is closed, so while the run directory is still
 	// this executor's (aegis exec writes the run's page).
 	Done func(*Result, error) error
+	// Progress, when set, is called after every finished job with the
+	// jobs finished and the jobs known (a progress bar).
+	Progress func(done, total int)
 }
 
 // Mirror models the run's GPUs from what the executor does (emulated

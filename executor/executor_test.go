@@ -22,6 +22,8 @@ func TestEmulatedRunCompletes(t *testing.T) {
 	killLeftovers(t, dir)
 	cfg, err := emulatedConfig(dir, self(t), small(), 2, 400)
 	require.NoError(t, err)
+	var progress [][2]int // aegis exec's count of jobs done
+	cfg.Progress = func(done, total int) { progress = append(progress, [2]int{done, total}) }
 	x, err := executor.New(cfg, nil)
 	require.NoError(t, err)
 	res, err := executor.Execute(context.Background(), x, newAegis())
@@ -30,6 +32,8 @@ func TestEmulatedRunCompletes(t *testing.T) {
 		require.Equal(t, policies.Done, j.State, j.Name)
 		require.Positive(t, j.Finish)
 	}
+	require.Len(t, progress, len(res.Jobs), "one report per job done")
+	require.Equal(t, [2]int{len(res.Jobs), len(res.Jobs)}, progress[len(progress)-1])
 	for _, f := range []string{"jobs.csv", "summary.csv", "deferrals.csv", "events.jsonl", "journal.jsonl", executor.TelemetryName} {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)

@@ -45,13 +45,21 @@ var ErrInterrupted = errors.New("interrupted")
 func Execute(ctx context.Context, x *Executor, p policies.Policy) (*Result, error) {
 	var events bytes.Buffer
 	elog := results.NewEventLog(&events)
-	col := results.NewCollector(x.Jobs(), elog)
+	fwd := []results.Recorder{elog}
+	var prog *results.Progress
+	if x.cfg.Progress != nil {
+		prog = results.NewProgress(len(x.specs), x.cfg.Progress)
+		fwd = append(fwd, prog)
+	}
+	col := results.NewCollector(x.Jobs(), fwd...)
 	if t, ok := p.(policies.Ticker); ok {
 		col.SetDecisionGrid(t.Tick())
 	}
 	x.cfg.Submitted = func(j policies.Job) {
 		if err := col.Add(j); err != nil {
 			fmt.Fprintf(x.cfg.Log, "results: %v\n", err)
+		} else if prog != nil {
+			prog.Add()
 		}
 	}
 	em := x.startEnergy(ctx)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/aegis-sched/aegis/executor"
@@ -92,7 +93,8 @@ writes: jobs.csv, summary.csv, deferrals.csv, events.jsonl, then exec.json
 interrupted), while the directory is still locked. aegis exec --resume DIR
 continues a run after a crash, kill -9 or a failed directory, adopting the jobs still
 running. One executor at a time holds a run directory: a second is refused.
-See docs/executor.md.`,
+On a terminal, a bar on stderr counts the jobs done, log lines (failed attempts,
+telemetry) above it. See docs/executor.md.`,
 		Example: `  aegis exec --trace philly --workloads workloads.yaml --policy aegis --gpus 0,1,2 --out run1
   aegis exec --resume run1
   aegis exec --emulate a100-40gb:3 --trace philly --policy aegis --speedup 1000 --out emu`,
@@ -140,6 +142,8 @@ type setup struct {
 	title  string
 	gpus   string         // what the jobs run on (the run's page)
 	emu    *models.Server // the emulated GPUs; nil: real ones
+	// bar counts the jobs done on a terminal; nil: none.
+	bar *progressbar.ProgressBar
 	// gpuType names the GPU type whose catalog is cfg.Catalog.
 	gpuType string
 	// run is the emulated run's policy, GPUs and truth (Run.Check), when
@@ -161,8 +165,17 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exec: %w", err)
 	}
+	// On a terminal, a bar counts the jobs done; log lines go above it.
+	log := c.ErrOrStderr()
+	bar := newBar(log, "exec: jobs done", 0, progressbar.OptionClearOnFinish())
+	if bar != nil {
+		log = barLog{w: log, bar: bar}
+	}
 	cfg := executor.Config{Dir: dir, Speedup: f.speedup, Self: []string{self}, MPSPipeDir: f.mpsDir,
-		Grace: f.grace, Log: c.ErrOrStderr()}
+		Grace: f.grace, Log: log}
+	if bar != nil {
+		cfg.Progress = func(done, total int) { bar.ChangeMax(total); bar.Set(done) }
+	}
 	if f.grace <= 0 {
 		return nil, usageError{fmt.Errorf("--grace %v: want a positive duration", f.grace)}
 	}
@@ -192,13 +205,13 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 		if err != nil {
 			return nil, usageError{err}
 		}
-		emu, err := emulate.New(srv, cfg.Catalog, inter, truth, f.seed, c.ErrOrStderr())
+		emu, err := emulate.New(srv, cfg.Catalog, inter, truth, f.seed, log)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Source, cfg.Mirror = emu, emu
 		return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on emulated %s, policy %s, speedup %g", srv, f.policy, f.speedup),
-			gpus: "emulated " + srv.String(), emu: &srv, gpuType: srv.Type.Name,
+			gpus: "emulated " + srv.String(), emu: &srv, gpuType: srv.Type.Name, bar: bar,
 			run: assemble.Run{Server: srv, Policy: f.policy, Params: params, Truth: &truth}}, nil
 	}
 	if len(f.truths) > 0 {
@@ -227,7 +240,7 @@ func prepare(c *cobra.Command, f *execFlags, dir string) (*setup, error) {
 		return nil, err
 	}
 	return &setup{cfg: cfg, policy: p, title: fmt.Sprintf("on this machine's GPUs (%s), policy %s", cfg.Source.Name(), f.policy),
-		gpus: fmt.Sprintf("this machine's GPUs (%s telemetry)", cfg.Source.Name()), gpuType: typ.Name}, nil
+		gpus: fmt.Sprintf("this machine's GPUs (%s telemetry)", cfg.Source.Name()), gpuType: typ.Name, bar: bar}, nil
 }
 
 // checkPolicy refuses a policy that cannot run on the telemetry the source
@@ -353,7 +366,15 @@ func resumeRun(ctx context.Context, c *cobra.Command, dir string) error {
 
 func execute(ctx context.Context, c *cobra.Command, x *executor.Executor, s *setup, title string) error {
 	defer registry.Close(s.policy)
+	if s.bar != nil {
+		s.bar.ChangeMax(len(x.Jobs()))
+		s.bar.RenderBlank()
+	}
 	res, err := executor.Execute(ctx, x, s.policy)
+	if s.bar != nil {
+		s.bar.Finish()
+		s.bar.Clear()
+	}
 	if res != nil {
 		if werr := results.WriteSummaryTable(c.OutOrStdout(), title, res.Summary); werr != nil && err == nil {
 			err = werr

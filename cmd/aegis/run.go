@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/aegis-sched/aegis/experiments"
@@ -108,7 +106,13 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 				}
 				bar := newBar(c.OutOrStdout(), s.Name, len(s.Cells()))
 				if bar != nil {
-					o.Progress = func(done, total int) { bar.ChangeMax(total); bar.Set(done) }
+					o.Progress = func(done, total int) {
+						bar.ChangeMax(total)
+						bar.Set(done)
+						if done == total { // the combined files, tables and figures take a while
+							bar.Describe(s.Name + ": tables, figures")
+						}
+					}
 				}
 				rep, err := experiments.RunSpec(ctx, s, o)
 				if bar != nil {
@@ -176,20 +180,6 @@ func parseShard(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("--shard %q: want I/N with 0 <= I < N, e.g. 3/16", s)
 	}
 	return i, n, nil
-}
-
-// newBar returns a progress bar on w when w is a terminal, else nil.
-func newBar(w io.Writer, name string, total int) *progressbar.ProgressBar {
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil
-	}
-	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(name),
-		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetWidth(30))
 }
 
 func newMergeCmd() *cobra.Command {

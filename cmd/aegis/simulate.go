@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/aegis-sched/aegis/experiments"
@@ -48,7 +49,7 @@ DIR/events.jsonl, DIR/simulate.json (provenance: build, trace and GPU types by
 content hash, policy, settings, seed) and DIR/README.md (a page of the run: its
 summary, figures, files and provenance); --telemetry adds DIR/telemetry.csv, every
 GPU's 1 Hz sample (gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws
-the run (and rewrites the page).
+the run (and rewrites the page). On a terminal, a bar on stderr counts the jobs done.
 
 --cluster TYPE:GPUSxSERVERS (e.g. a100-40gb:8x16; groups joined by commas, of
 one or several GPU types, e.g. a100-40gb:8x8,h200-141gb:8x4) replaces --server:
@@ -169,7 +170,17 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 			return err
 		}
 	}
+	// Progress on a terminal (stderr: the summary on stdout stays clean),
+	// cleared when the run ends.
+	bar := newBar(c.ErrOrStderr(), "simulate: jobs done", len(tr.Jobs), progressbar.OptionClearOnFinish())
+	if bar != nil {
+		r.Progress = func(done, _ int) { bar.Set(done) }
+	}
 	o, err := assemble.Simulate(c.Context(), r, events)
+	if bar != nil {
+		bar.Finish()
+		bar.Clear()
+	}
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,9 @@ type Run struct {
 	// writes, each row once its job and every earlier one are final), and
 	// the Outcome then holds no jobs: memory for a million jobs.
 	Jobs io.Writer
+	// Progress, when not nil, is called after every finished job with
+	// the jobs finished and the trace's jobs (a progress bar).
+	Progress func(done, total int)
 	// Cluster, when not nil, runs the trace on a cluster instead of
 	// Server: its GPUs as one pool (server 0's first), one instance of the
 	// policy per server behind a dispatch.Dispatcher (parameter dispatch).
@@ -242,6 +245,9 @@ func (a *assembly) recorders(events io.Writer) error {
 			a.where.types = make([]string, len(r.Trace.Jobs))
 		}
 		fwd = append(fwd, a.where)
+	}
+	if r.Progress != nil {
+		fwd = append(fwd, results.NewProgress(len(r.Trace.Jobs), r.Progress))
 	}
 	a.col = results.NewCollectorOf(len(r.Trace.Jobs), a.s.Job, fwd...)
 	if t, ok := a.p.(policies.Ticker); ok {
