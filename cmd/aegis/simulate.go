@@ -170,17 +170,7 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 			return err
 		}
 	}
-	// Progress on a terminal (stderr: the summary on stdout stays clean),
-	// cleared when the run ends.
-	bar := newBar(c.ErrOrStderr(), "simulate: jobs done", len(tr.Jobs), progressbar.OptionClearOnFinish())
-	if bar != nil {
-		r.Progress = func(done, _ int) { bar.Set(done) }
-	}
-	o, err := assemble.Simulate(c.Context(), r, events)
-	if bar != nil {
-		bar.Finish()
-		bar.Clear()
-	}
+	o, err := simulateShown(c, r, events)
 	if err != nil {
 		return err
 	}
@@ -216,6 +206,21 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 		return err
 	}
 	return od.Commit()
+}
+
+// simulateShown runs r with progress on a terminal (stderr: the summary
+// on stdout stays clean), cleared when the run ends.
+func simulateShown(c *cobra.Command, r assemble.Run, events io.Writer) (*assemble.Outcome, error) {
+	bar := newBar(c.ErrOrStderr(), "simulate: jobs done", len(r.Trace.Jobs), progressbar.OptionClearOnFinish())
+	if bar != nil {
+		r.Progress = func(done, _ int) { bar.Set(done) }
+	}
+	o, err := assemble.Simulate(c.Context(), r, events)
+	if bar != nil {
+		bar.Finish()
+		bar.Clear()
+	}
+	return o, err
 }
 
 // hardware is the simulated server (--server), or the cluster (--cluster)
