@@ -142,7 +142,7 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		if norm, err = normalize(m, data); err != nil {
 			return nil, err
 		}
-		out[rundir.Normalized] = writeNormalized(labelHead, normColumns(data), norm)
+		out[rundir.Normalized] = writeNormalized(labelHead, normColumns(data), norm, m.Spec.Normalize)
 	}
 	if m.Spec.Stability {
 		var runs []stability.Run
@@ -558,11 +558,14 @@ func fmtNum(v float64) string {
 	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
 }
 
-func writeNormalized(labelHead, cols []string, rows []normRow) []byte {
+// writeNormalized writes normalized.csv: the labels, the ratios cols, the
+// counts and, last, the label of the config every row is normalized to
+// (rundir.NormalizedTo: base), so that readers need not guess it.
+func writeNormalized(labelHead, cols []string, rows []normRow, base string) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	head := append(slices.Clone(labelHead), cols...)
-	w.Write(append(head, CountColumns...))
+	w.Write(append(append(head, CountColumns...), rundir.NormalizedTo))
 	for _, r := range rows {
 		rec := slices.Clone(r.labels)
 		for _, v := range r.ratio {
@@ -571,7 +574,7 @@ func writeNormalized(labelHead, cols []string, rows []normRow) []byte {
 		for _, v := range r.count {
 			rec = append(rec, fmtNum(v))
 		}
-		w.Write(rec)
+		w.Write(append(rec, base))
 	}
 	w.Flush()
 	return b.Bytes()

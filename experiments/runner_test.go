@@ -86,6 +86,8 @@ func TestRunSpecSameBytesAnyJobs(t *testing.T) {
 	require.Contains(t, fa["cells.csv"], "\nsmall,venus-8-s2,AEGIS,aegis,2,30s,")
 	require.Contains(t, fa["jobs.csv"], "\nsmall,philly-8-s1,Exclusive,exclusive,1,,")
 	require.Contains(t, fa["normalized.csv"], "\nsmall,geomean,AEGIS,aegis,1,10s,")
+	require.Contains(t, fa["normalized.csv"], ",recovered_attempts,normalized_to\n", "normalized.csv names its baseline")
+	require.True(t, strings.HasSuffix(fa["normalized.csv"], ",Exclusive\n"))
 	require.Contains(t, fa["table.md"], "| AEGIS | 30s |")
 	require.Contains(t, fa["table.md"], "; GeoMean over traces philly-8-s1, venus-8-s2 of each metric normalized to Exclusive;")
 	require.Contains(t, fa["run.json"], `"spec_hash": "`+s.Hash()+`"`)

@@ -379,13 +379,11 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 	var traces, series order
 	m := means{}
 	seeds := map[[2]int][]float64{} // the values over seeds, for the CIs
-	allOne := map[int]bool{}
+	isBase := map[int]bool{}        // the normalizing configuration's series
 	for i := range t.Len() {
 		g := traces.at(t.String(i, "trace"))
 		s := series.at(SeriesName(t, i, sweep))
-		if _, ok := allOne[s]; !ok {
-			allOne[s] = true
-		}
+		isBase[s] = isBaseline(t, i)
 		for k, c := range need[1:] {
 			v, err := t.OptFloat(i, c)
 			if err != nil {
@@ -396,7 +394,6 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 				key := [2]int{s, g*len(need) + k}
 				seeds[key] = append(seeds[key], v)
 			}
-			allOne[s] = allOne[s] && v == 1
 		}
 	}
 	if t.Len() == 0 {
@@ -412,13 +409,13 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 		groups = append(slices.Delete(groups, k, k+1), "GeoMean")
 		gi = append(slices.Delete(gi, k, k+1), k)
 	}
-	base := baseline(t, sweep)
+	base := baselineName(t)
 	var bars []Bars
 	for _, p := range panels {
 		b := Bars{Title: p.title, YLabel: p.what + " / " + base + "'s", Groups: groups, Ref: 1, RefName: base + " (= 1)",
 			MarkerName: p.markerName}
 		for s, name := range series.keys {
-			if allOne[s] && len(series.keys) > 1 {
+			if isBase[s] && len(series.keys) > 1 {
 				continue // the normalizing configuration: the line at 1
 			}
 			bs := BarSeries{Name: name}
@@ -441,29 +438,21 @@ func (d *dirData) normBars(title string, panels ...barPanel) (*Figure, error) {
 	return NormalizedBars(d.styles(), title+base, bars...)
 }
 
-// baseline names the normalizing configuration of normalized.csv: the
-// first series whose every metric is 1 ("the baseline" when none is).
-func baseline(t *runfiles.Table, sweep []string) string {
-	var series order
-	ones := map[int]bool{}
-	for i := range t.Len() {
-		s := series.at(SeriesName(t, i, sweep))
-		if _, ok := ones[s]; !ok {
-			ones[s] = true
-		}
-		for _, c := range []string{rundir.MakespanS, rundir.MeanJCTS, rundir.MeanQueueS, rundir.MeanExecS} {
-			if t.Has(c) {
-				v, err := t.OptFloat(i, c)
-				ones[s] = ones[s] && err == nil && v == 1
-			}
-		}
+// baselineName names the configuration normalized.csv's rows are
+// normalized to, as its normalized_to column says ("the baseline" for a
+// file written before it said).
+func baselineName(t *runfiles.Table) string {
+	if t.Len() == 0 {
+		return "the baseline"
 	}
-	for s, name := range series.keys {
-		if ones[s] {
-			return name
-		}
-	}
-	return "the baseline"
+	return cmp.Or(t.String(0, rundir.NormalizedTo), "the baseline")
+}
+
+// isBaseline reports whether row i of normalized.csv is of the
+// configuration its rows are normalized to.
+func isBaseline(t *runfiles.Table, i int) bool {
+	base := t.String(i, rundir.NormalizedTo)
+	return base != "" && t.String(i, "config") == base
 }
 
 // jctCDF draws Figure 4 from jobs.csv: per-job JCT / solo time CDFs, one

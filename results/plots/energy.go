@@ -39,7 +39,7 @@ func (d *dirData) energy() (*Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		base := baseline(n, SweepColumns(n, results.SummaryColumns))
+		base := baselineName(n)
 		rel.Title, rel.YLabel, rel.Ref, rel.RefName = "energy normalized to "+base, "energy / "+base+"'s", 1, base+" (= 1)"
 		panels = append(panels, rel)
 	}
@@ -48,8 +48,8 @@ func (d *dirData) energy() (*Figure, error) {
 
 // energyPanel is one energy panel from file's column col: per trace
 // (GeoMean last) one bar per configuration, the mean over seeds with its
-// CI and the seeds as dots; with dropBase the configuration whose values
-// are all 1 (the normalizing one) is left out.
+// CI and the seeds as dots; with dropBase the normalizing configuration
+// (normalized.csv's normalized_to) is left out.
 func (d *dirData) energyPanel(file, col string, sweep []string, dropBase bool) (Bars, error) {
 	t, err := d.table(file, "trace", col)
 	if err != nil {
@@ -57,17 +57,14 @@ func (d *dirData) energyPanel(file, col string, sweep []string, dropBase bool) (
 	}
 	var traces, series order
 	vals := map[[2]int][]float64{}
-	allOne := map[int]bool{}
+	base := map[int]bool{} // the normalizing configuration's series
 	for i := range t.Len() {
 		g, s := traces.at(t.String(i, "trace")), series.at(SeriesName(t, i, sweep))
 		v, err := t.OptFloat(i, col)
 		if err != nil {
 			return Bars{}, err
 		}
-		if _, ok := allOne[s]; !ok {
-			allOne[s] = true
-		}
-		allOne[s] = allOne[s] && v == 1
+		base[s] = isBaseline(t, i)
 		if finite(v) {
 			vals[[2]int{s, g}] = append(vals[[2]int{s, g}], v)
 		}
@@ -86,7 +83,7 @@ func (d *dirData) energyPanel(file, col string, sweep []string, dropBase bool) (
 	}
 	b := Bars{Groups: groups}
 	for s, name := range series.keys {
-		if dropBase && allOne[s] && len(series.keys) > 1 {
+		if dropBase && base[s] && len(series.keys) > 1 {
 			continue
 		}
 		bs := BarSeries{Name: name}

@@ -124,9 +124,9 @@ func TestFigureContent(t *testing.T) {
 	for _, s := range []string{">GeoMean<", ">AEGIS hold=30s<", ">Lucid hold=30s<", ">p95 JCT<", ">philly<", ">saturn<"} {
 		require.True(t, has(norm, s), "normalized.svg lacks %s", s)
 	}
-	// The normalizing config is named in the title and is the reference
-	// line, not a series of bars.
-	require.True(t, has(norm, "makespan and JCT normalized to Exclusive hold=30s<"))
+	// The normalizing config, as normalized.csv names it, is named in the
+	// title and is the reference line, not a series of bars.
+	require.True(t, has(norm, "makespan and JCT normalized to Exclusive<"))
 	require.False(t, has(norm, ">Exclusive hold=30s<"), "the normalizing config drawn as a series")
 	require.True(t, has(read("thresholds.svg"), ">knee τ=(0.65, 0.35, 0.50)<"))
 	require.True(t, has(read("stability.svg"), ">AEGIS window (30 s)<"))
@@ -456,10 +456,10 @@ func TestTimelineWithoutPressure(t *testing.T) {
 }
 
 func TestSeriesNames(t *testing.T) {
-	in := "spec,trace,config,policy,seed,hold,window,makespan_s,extra\n" +
-		"s,philly,Exclusive,exclusive,1,,,1,x\n" +
-		"s,philly,AEGIS,aegis,1,30s,20,0.7,x\n" +
-		"s,philly,,horus,1,,,0.9,x\n"
+	in := "spec,trace,config,policy,seed,hold,window,makespan_s,extra,normalized_to\n" +
+		"s,philly,Exclusive,exclusive,1,,,1,x,Exclusive\n" +
+		"s,philly,AEGIS,aegis,1,30s,20,0.7,x,Exclusive\n" +
+		"s,philly,,horus,1,,,0.9,x,Exclusive\n"
 	tb, err := runfiles.ParseTable("normalized.csv", strings.NewReader(in))
 	require.NoError(t, err)
 	sweep := SweepColumns(tb, results.SummaryColumns)
@@ -469,7 +469,20 @@ func TestSeriesNames(t *testing.T) {
 		names = append(names, SeriesName(tb, i, sweep))
 	}
 	require.Equal(t, []string{"Exclusive", "AEGIS hold=30s window=20", "horus"}, names)
-	require.Equal(t, "Exclusive", baseline(tb, sweep))
+	require.Equal(t, "Exclusive", baselineName(tb))
+	require.Equal(t, []bool{true, false, false}, []bool{isBaseline(tb, 0), isBaseline(tb, 1), isBaseline(tb, 2)})
+	// The baseline is what normalized.csv says, never guessed from rows
+	// that are all ones (AEGIS's here).
+	in = "spec,trace,config,policy,seed,makespan_s,normalized_to\n" +
+		"s,philly,AEGIS,aegis,1,1,Lucid\n" + "s,philly,Lucid,lucid,1,1,Lucid\n"
+	tb, err = runfiles.ParseTable("normalized.csv", strings.NewReader(in))
+	require.NoError(t, err)
+	require.Equal(t, "Lucid", baselineName(tb))
+	require.Equal(t, []bool{false, true}, []bool{isBaseline(tb, 0), isBaseline(tb, 1)})
+	tb, err = runfiles.ParseTable("normalized.csv", strings.NewReader("spec,trace,config,policy,seed,makespan_s\ns,philly,AEGIS,aegis,1,1\n"))
+	require.NoError(t, err)
+	require.Equal(t, "the baseline", baselineName(tb), "a file written before normalized_to")
+	require.False(t, isBaseline(tb, 0))
 
 	// A tuple parameter's components (thresholds.1, ...) stay out of names.
 	in = "spec,trace,config,policy,seed,thresholds,thresholds.1,thresholds.2,truth.noise,makespan_s\n" +
@@ -573,7 +586,7 @@ func TestStylesEveryFigure(t *testing.T) {
 	dir := t.TempDir()
 	var cells, norm, jobs strings.Builder
 	cells.WriteString("spec,trace,config,policy,seed,hold,makespan_s,mean_jct_s\n")
-	norm.WriteString("spec,trace,config,policy,seed,makespan_s,mean_jct_s,p95_jct_s,mean_queue_s,p95_queue_s,mean_exec_s,p95_exec_s\n")
+	norm.WriteString("spec,trace,config,policy,seed,makespan_s,mean_jct_s,p95_jct_s,mean_queue_s,p95_queue_s,mean_exec_s,p95_exec_s,normalized_to\n")
 	jobs.WriteString("spec,trace,config,policy,seed,job_id,jct_s,solo_s\n")
 	for _, tr := range []string{"philly", "venus"} {
 		for k, cfg := range []string{"exclusive", "aegis", "lucid"} {
@@ -585,7 +598,7 @@ func TestStylesEveryFigure(t *testing.T) {
 				if k == 0 {
 					r = 1
 				}
-				fmt.Fprintf(&norm, "q,%s,%s,%s,%d,%g,%g,%g,%g,%g,%g,%g\n", tr, cfg, cfg, seed, r, r, r, r, r, r, r)
+				fmt.Fprintf(&norm, "q,%s,%s,%s,%d,%g,%g,%g,%g,%g,%g,%g,exclusive\n", tr, cfg, cfg, seed, r, r, r, r, r, r, r)
 				for j := range 5 {
 					fmt.Fprintf(&jobs, "q,%s,%s,%s,%d,%d,%d,100\n", tr, cfg, cfg, seed, j, 200+j*10*(k+1))
 				}

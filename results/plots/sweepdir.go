@@ -438,7 +438,7 @@ func bandOf(name string, vals map[sweepKey][]float64, k sweepKey, xs []string, p
 func (r *sweepRows) yLabel(col string) string {
 	switch {
 	case r.sw.From == SweepNormalized && slices.Contains(results.SummaryColumns[:7], col):
-		return MetricName(col) + " / " + baseline(r.t, r.sweep) + "'s"
+		return MetricName(col) + " / " + baselineName(r.t) + "'s"
 	case r.sw.From != SweepNormalized && strings.HasSuffix(col, "_s"):
 		return MetricName(col) + " (h)"
 	}

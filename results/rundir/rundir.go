@@ -43,6 +43,10 @@ const (
 	P95ExecS   = "p95_exec_s"
 )
 
+// NormalizedTo is normalized.csv's last column: the label of the config
+// each row is normalized to (the spec's normalize).
+const NormalizedTo = "normalized_to"
+
 // GeoMean is the trace label of normalized.csv's rows that hold the
 // geometric mean over traces.
 const GeoMean = "geomean"
