@@ -39,8 +39,10 @@ Without --out it also rewrites DIR/README.md, the index of DIR's runs, to link t
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			// $AEGIS_SHARED is used as given (the report names what it
+			// lacks); found by itself, the folder must hold calibration/.
 			shared, ok := models.SharedDir()
-			if !ok {
+			if !ok && os.Getenv("AEGIS_SHARED") == "" {
 				shared = ""
 			}
 			r, err := fidelity.Load(args[0], shared)
@@ -61,8 +63,12 @@ Without --out it also rewrites DIR/README.md, the index of DIR's runs, to link t
 				if r.Paper == nil && fidelity.Published(out) {
 					// Without the data a report would replace the
 					// published values with "unavailable".
+					why := r.Source
+					if env := os.Getenv("AEGIS_SHARED"); env != "" {
+						why += " (the folder is AEGIS_SHARED=" + env + ")"
+					}
 					fmt.Fprintf(c.ErrOrStderr(), "aegis: fidelity: %s left as it is: it sets ours beside the published values, which are %s; --out FILE writes the report without them\n",
-						out, r.Source)
+						out, why)
 					return nil
 				}
 			}

@@ -175,7 +175,8 @@ func TestBuildSourceKeysCells(t *testing.T) {
 // value "unavailable"), says so and exits 0; --out writes elsewhere, and a
 // report without them is rewritten.
 func TestFidelityKeepsPublishedReport(t *testing.T) {
-	t.Setenv("AEGIS_SHARED", t.TempDir())
+	shared := t.TempDir()
+	t.Setenv("AEGIS_SHARED", shared)
 	dir := t.TempDir()
 	report := filepath.Join(dir, "fidelity.md")
 	const kept = "# Fidelity\n\nPublished values: shared:paper/published_tables.csv (read at report time).\n"
@@ -184,6 +185,9 @@ func TestFidelityKeepsPublishedReport(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Empty(t, out)
 	require.Contains(t, errs, report+" left as it is: it sets ours beside the published values, which are unavailable")
+	// The folder $AEGIS_SHARED names, and what it lacks (was: "no shared
+	// data folder" for an empty one).
+	require.Contains(t, errs, "unavailable: the shared data folder has no paper/published_tables.csv (the folder is AEGIS_SHARED="+shared+")")
 	b, err := os.ReadFile(report)
 	require.NoError(t, err)
 	require.Equal(t, kept, string(b))
