@@ -27,7 +27,7 @@ import (
 func likeTrace(b testing.TB, like string, n int, seed uint64) *traces.Trace {
 	log, err := traces.GenerateLike(like, n, seed, 2)
 	require.NoError(b, err)
-	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100())
+	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100(), traces.Exact)
 	require.NoError(b, err)
 	return tr
 }

@@ -248,7 +248,7 @@ func ParseSpec(data []byte, name string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.check(root); err != nil {
+	if err := s.prepare(root); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -350,14 +350,16 @@ func (s *Spec) resolve(p string) string {
 	return filepath.Join(filepath.Dir(s.file), p)
 }
 
-// check validates the decoded spec and loads what it names, section by
-// section.
-func (s *Spec) check(root *yaml.Node) error {
+// prepare validates the decoded spec and resolves what it names, section
+// by section: its check* functions only check, its resolve* functions
+// also load and set the resolved fields (server, models, refits, swept
+// servers, stacking sequences).
+func (s *Spec) prepare(root *yaml.Node) error {
 	a := at{s.file, root}
 	if err := checkName(a, []any{"name"}, s.Name, "give the experiment a name"); err != nil {
 		return err
 	}
-	server, err := s.checkServer(a)
+	server, err := s.resolveServer(a)
 	if err != nil {
 		return err
 	}
@@ -381,7 +383,7 @@ func (s *Spec) check(root *yaml.Node) error {
 		if s.stackInter, err = models.InterferenceFor(server.Type); err != nil {
 			return a.errf([]any{"server"}, "%v", err)
 		}
-		return s.checkStacking(a)
+		return s.resolveStacking(a)
 	}
 	if err := s.loadTraces(a, cat); err != nil {
 		return err
@@ -392,11 +394,11 @@ func (s *Spec) check(root *yaml.Node) error {
 	if err := s.checkSweep(a); err != nil {
 		return err
 	}
-	labels, err := s.checkConfigs(a)
+	labels, err := s.resolveConfigs(a)
 	if err != nil {
 		return err
 	}
-	if err := s.checkModelUncertainty(a); err != nil {
+	if err := s.resolveModelUncertainty(a); err != nil {
 		return err
 	}
 	if err := s.checkNormalize(a, labels); err != nil {
@@ -461,9 +463,9 @@ func (s *Spec) checkSeeds(a at) error {
 	return nil
 }
 
-// checkConfigs checks every config's label, policy and model, and returns
-// the configs' indexes by label.
-func (s *Spec) checkConfigs(a at) (map[string]int, error) {
+// resolveConfigs checks every config's label, policy and model, loads the
+// models (s.models), and returns the configs' indexes by label.
+func (s *Spec) resolveConfigs(a at) (map[string]int, error) {
 	if len(s.Configs) == 0 {
 		return nil, a.errf([]any{"configs"}, "missing: list at least one config")
 	}
@@ -509,10 +511,10 @@ func checkLabel(a at, path []any, label string) error {
 	return nil
 }
 
-// checkModelUncertainty checks model_uncertainty and loads its refits: a
+// resolveModelUncertainty checks model_uncertainty and loads its refits: a
 // trace spec on one server whose configs run the GPU type's built-in
 // model, and a number of refits the embedded set holds.
-func (s *Spec) checkModelUncertainty(a at) error {
+func (s *Spec) resolveModelUncertainty(a at) error {
 	mu := s.ModelUncertainty
 	if mu == nil {
 		return nil
@@ -755,8 +757,8 @@ func (s *Spec) types() []models.GPUType {
 	return []models.GPUType{s.server.Type}
 }
 
-// checkServer resolves the spec's server or cluster (s.server, s.cluster).
-func (s *Spec) checkServer(a at) (models.Server, error) {
+// resolveServer resolves the spec's server or cluster (s.server, s.cluster).
+func (s *Spec) resolveServer(a at) (models.Server, error) {
 	switch {
 	case s.Server != "" && s.Cluster != "":
 		return models.Server{}, a.errf([]any{"cluster"}, "give server (TYPE:COUNT) or cluster (TYPE:GPUSxSERVERS,...), not both")
@@ -843,12 +845,11 @@ func (s *Spec) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error
 		if ts.Name == "" {
 			ts.Name = fmt.Sprintf("%s-%d-s%d", ts.Like, ts.Jobs, ts.Seed)
 		}
-		exact := traces.MapsExactly(cat, maxG)
-		mapTrace := traces.MapTrace
+		exact, mapping := traces.MapsExactly(cat, maxG), traces.Exact
 		if s.cluster != nil && !exact {
-			mapTrace = traces.MapTraceDividing // a trace for clusters, as aegis trace gen writes it
+			mapping = traces.Dividing // a trace for clusters, as aegis trace gen writes it
 		}
-		if t, err = mapTrace(ts.Name, log.Jobs, cat); err != nil {
+		if t, err = traces.MapTrace(ts.Name, log.Jobs, cat, mapping); err != nil {
 			if s.cluster == nil && !exact {
 				return nil, a.errf(p("max_gpus"), "%d: %v; such a trace runs on a cluster (cluster: TYPE:GPUSxSERVERS instead of server:)", maxG, err)
 			}
@@ -987,12 +988,12 @@ func (s *Spec) checkSweep(a at) error {
 		}
 		seen[ax.Param] = i
 		if ax.Param == serverParam {
-			if err := s.checkSweptServers(a, i); err != nil {
+			if err := s.resolveSweptServers(a, i); err != nil {
 				return err
 			}
 		}
 		if ax.Param == clusterParam {
-			if err := s.checkSweptClusters(a, i); err != nil {
+			if err := s.resolveSweptClusters(a, i); err != nil {
 				return err
 			}
 		}
@@ -1031,12 +1032,12 @@ func (s *Spec) checkSweep(a at) error {
 	return s.checkSweepFigures(a)
 }
 
-// checkSweptServers resolves the values of sweep axis i, a server sweep:
+// resolveSweptServers resolves the values of sweep axis i, a server sweep:
 // each must parse, be of a GPU type whose workload catalog is the spec's
 // server's (the traces are mapped onto that one: a100-40gb and h200-141gb
 // share it), whose interference model keeps slowdowns in bounds, and fit
 // every trace.
-func (s *Spec) checkSweptServers(a at, i int) error {
+func (s *Spec) resolveSweptServers(a at, i int) error {
 	ax := &s.Sweep[i]
 	if s.cluster != nil {
 		return a.errf([]any{"sweep", i, "param"}, "a cluster spec sweeps its cluster: param: cluster")
@@ -1101,11 +1102,11 @@ func sameCatalog(t, spec models.GPUType, cat *models.Catalog) error {
 	return nil
 }
 
-// checkSweptClusters resolves the values of sweep axis i, a cluster sweep
+// resolveSweptClusters resolves the values of sweep axis i, a cluster sweep
 // of a cluster spec: each must parse, have GPU types whose workload
 // catalog is the spec's cluster's first type's (onto which the traces are
 // mapped) and fit every trace.
-func (s *Spec) checkSweptClusters(a at, i int) error {
+func (s *Spec) resolveSweptClusters(a at, i int) error {
 	ax := &s.Sweep[i]
 	if s.cluster == nil {
 		return a.errf([]any{"sweep", i, "param"}, "only a cluster spec (cluster: instead of server:) sweeps the cluster; a server spec sweeps param: server")

@@ -212,7 +212,7 @@ func FuzzParseSpec(f *testing.F) {
 				return // a big grid is valid but slow to check
 			}
 		}
-		if err := s.check(root); err != nil {
+		if err := s.prepare(root); err != nil {
 			require.True(t, strings.HasPrefix(err.Error(), "fuzz.yaml:"), err.Error())
 			return
 		}

@@ -52,8 +52,9 @@ type noSharedData struct{ error }
 
 func (e noSharedData) Unwrap() []error { return []error{e.error, ErrNoSharedData} }
 
-// checkStacking checks a stacking spec and loads its sequences.
-func (s *Spec) checkStacking(a at) error {
+// resolveStacking checks a stacking spec and loads its sequences (s.seqs,
+// and a trace of each in s.Traces).
+func (s *Spec) resolveStacking(a at) error {
 	for _, k := range []struct {
 		key string
 		set bool

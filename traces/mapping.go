@@ -91,14 +91,32 @@ func mapWorkloads(jobs []LogJob, cat *models.Catalog, dividing bool) ([]string, 
 	return out, nil
 }
 
-// MapTrace maps jobs to catalog workloads (MapWorkloads) and returns them as a
-// runnable trace with the jobs' ids, submit times and GPU counts.
-func MapTrace(name string, jobs []LogJob, cat *models.Catalog) (*Trace, error) {
-	wl, err := MapWorkloads(jobs, cat)
+// Mapping says how MapTrace maps a log's jobs to catalog workloads.
+type Mapping int
+
+const (
+	// Exact maps each job to a workload of its own GPU count
+	// (MapWorkloads): a trace for one server.
+	Exact Mapping = iota
+	// Dividing maps a job to a workload whose GPU count divides the job's
+	// (MapWorkloadsDividing), each job's duration its solo_s: a trace for
+	// clusters, which repeat a workload's profile per GPU.
+	Dividing
+)
+
+// MapTrace maps jobs to catalog workloads as m says and returns them as a
+// runnable trace with the jobs' ids, submit times and GPU counts (and,
+// Dividing, their durations as solo_s).
+func MapTrace(name string, jobs []LogJob, cat *models.Catalog, m Mapping) (*Trace, error) {
+	mapWorkloads := MapWorkloads
+	if m == Dividing {
+		mapWorkloads = MapWorkloadsDividing
+	}
+	wl, err := mapWorkloads(jobs, cat)
 	if err != nil {
 		return nil, err
 	}
-	return mapped(name, jobs, wl, false), nil
+	return mapped(name, jobs, wl, m == Dividing), nil
 }
 
 // mapped is the trace of jobs on workloads wl, with each job's duration
@@ -119,7 +137,7 @@ func mapped(name string, jobs []LogJob, wl []string, withSolo bool) *Trace {
 // generated log of jobs of at most maxGPUs GPUs may ask for (1 and the
 // powers of two up to maxGPUs). Then MapWorkloads maps such a log, a trace
 // for one server; otherwise MapWorkloadsDividing does, with every job's
-// duration as its solo_s (MapTraceDividing), a trace for clusters.
+// duration as its solo_s (MapTrace with Dividing), a trace for clusters.
 func MapsExactly(cat *models.Catalog, maxGPUs int) bool {
 	have := map[int]bool{}
 	for _, id := range cat.IDs() {
@@ -132,14 +150,4 @@ func MapsExactly(cat *models.Catalog, maxGPUs int) bool {
 		}
 	}
 	return true
-}
-
-// MapTraceDividing is MapTrace with MapWorkloadsDividing: a trace for
-// clusters, each job's solo_s its duration.
-func MapTraceDividing(name string, jobs []LogJob, cat *models.Catalog) (*Trace, error) {
-	wl, err := MapWorkloadsDividing(jobs, cat)
-	if err != nil {
-		return nil, err
-	}
-	return mapped(name, jobs, wl, true), nil
 }

@@ -61,7 +61,7 @@ func TestMapGeneratedLog(t *testing.T) {
 	for i := range l.Jobs {
 		l.Jobs[i].Duration += time.Duration(i) // break ties
 	}
-	tr, err := MapTrace("venus-like", l.Jobs, cat)
+	tr, err := MapTrace("venus-like", l.Jobs, cat, Exact)
 	require.NoError(t, err)
 	require.Len(t, tr.Jobs, len(l.Jobs))
 	uses := map[string]int{}
@@ -120,6 +120,20 @@ func TestMapWorkloadsDividing(t *testing.T) {
 
 	_, err = MapWorkloads(jobs, cat)
 	require.ErrorContains(t, err, "job 5 needs 3 GPUs, but the catalog has no 3-GPU workload")
+	// MapTrace: Exact refuses what Dividing maps, with each job's
+	// duration as its solo_s.
+	_, err = MapTrace("t", jobs, cat, Exact)
+	require.ErrorContains(t, err, "job 5 needs 3 GPUs")
+	tr, err := MapTrace("t", jobs, cat, Dividing)
+	require.NoError(t, err)
+	for _, job := range tr.Jobs {
+		i := slices.IndexFunc(jobs, func(l LogJob) bool { return l.ID == job.ID })
+		require.Equal(t, got[i], job.Workload)
+		require.Equal(t, jobs[i].Duration.Seconds(), job.SoloS)
+	}
+	tr, err = MapTrace("t", jobs[:2], cat, Exact)
+	require.NoError(t, err)
+	require.Zero(t, tr.Jobs[0].SoloS, "Exact keeps no solo_s")
 	only2, err := models.ReadCatalog(strings.NewReader(strings.Split(tinyCatalog, "\n")[0]+"\n"+strings.Join(strings.Split(tinyCatalog, "\n")[5:], "\n")), "only2")
 	require.NoError(t, err)
 	_, err = MapWorkloadsDividing([]LogJob{j("9", 8, 1), j("10", 3, 1)}, only2)

@@ -86,7 +86,7 @@ func (c *cancelAt) Schedule(v *policies.View) []policies.Action {
 func TestSimulateCancelled(t *testing.T) {
 	log, err := traces.GenerateLike("venus", 5000, 1, 2)
 	require.NoError(t, err)
-	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100())
+	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100(), traces.Exact)
 	require.NoError(t, err)
 	srv, err := models.ParseServer("a100-40gb:8")
 	require.NoError(t, err)

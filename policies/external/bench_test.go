@@ -72,7 +72,7 @@ func venus24k(b *testing.B) assemble.Run { return venus24kT(b) }
 func venus24kT(b testing.TB) assemble.Run {
 	log, err := traces.GenerateLike("venus", 24000, 1, 2)
 	require.NoError(b, err)
-	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100())
+	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100(), traces.Exact)
 	require.NoError(b, err)
 	srv, err := models.ParseServer("a100-40gb:16")
 	require.NoError(b, err)
