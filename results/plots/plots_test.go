@@ -580,25 +580,27 @@ func TestStylesStable(t *testing.T) {
 }
 
 // Every figure kind draws a policy in its colour, whatever the label's
-// case: the bars, the CDFs, the seeds' bars and a sweep of a quick run
-// (lower-case labels).
+// case: the bars, the CDFs, the seeds' bars, the energy bars and a sweep
+// of a quick run (lower-case labels). (The compare overlay: compare's
+// TestSimulateDirs; Figure 7 draws no policy and none of their colours:
+// TestThresholdsFigure; the timeline and Figure 6 draw GPUs and signals.)
 func TestStylesEveryFigure(t *testing.T) {
 	dir := t.TempDir()
 	var cells, norm, jobs strings.Builder
-	cells.WriteString("spec,trace,config,policy,seed,hold,makespan_s,mean_jct_s\n")
-	norm.WriteString("spec,trace,config,policy,seed,makespan_s,mean_jct_s,p95_jct_s,mean_queue_s,p95_queue_s,mean_exec_s,p95_exec_s,normalized_to\n")
+	cells.WriteString("spec,trace,config,policy,seed,hold,makespan_s,mean_jct_s,energy_kwh\n")
+	norm.WriteString("spec,trace,config,policy,seed,makespan_s,mean_jct_s,p95_jct_s,mean_queue_s,p95_queue_s,mean_exec_s,p95_exec_s,energy_j,normalized_to\n")
 	jobs.WriteString("spec,trace,config,policy,seed,job_id,jct_s,solo_s\n")
 	for _, tr := range []string{"philly", "venus"} {
 		for k, cfg := range []string{"exclusive", "aegis", "lucid"} {
 			for seed := 1; seed <= 2; seed++ {
 				for _, hold := range []string{"10s", "30s"} {
-					fmt.Fprintf(&cells, "q,%s,%s,%s,%d,%s,%d,%d\n", tr, cfg, cfg, seed, hold, 3600+100*k+seed, 1800+50*k+seed)
+					fmt.Fprintf(&cells, "q,%s,%s,%s,%d,%s,%d,%d,%d\n", tr, cfg, cfg, seed, hold, 3600+100*k+seed, 1800+50*k+seed, 7+k+seed)
 				}
 				r := 1 - 0.1*float64(k) - 0.01*float64(seed)
 				if k == 0 {
 					r = 1
 				}
-				fmt.Fprintf(&norm, "q,%s,%s,%s,%d,%g,%g,%g,%g,%g,%g,%g,exclusive\n", tr, cfg, cfg, seed, r, r, r, r, r, r, r)
+				fmt.Fprintf(&norm, "q,%s,%s,%s,%d,%g,%g,%g,%g,%g,%g,%g,%g,exclusive\n", tr, cfg, cfg, seed, r, r, r, r, r, r, r, r)
 				for j := range 5 {
 					fmt.Fprintf(&jobs, "q,%s,%s,%s,%d,%d,%d,100\n", tr, cfg, cfg, seed, j, 200+j*10*(k+1))
 				}
@@ -608,7 +610,7 @@ func TestStylesEveryFigure(t *testing.T) {
 	for name, b := range map[string]string{"cells.csv": cells.String(), "normalized.csv": norm.String(), "jobs.csv": jobs.String()} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644))
 	}
-	paths, err := DrawDir(dir, "svg", FigNormalized, FigJCTCDF, FigQueueExec, FigSeeds)
+	paths, err := DrawDir(dir, "svg", FigNormalized, FigJCTCDF, FigQueueExec, FigSeeds, FigEnergy)
 	require.NoError(t, err)
 	sp, err := DrawSweeps(dir, "svg", Sweep{X: "hold", Y: []string{"makespan_s"}})
 	require.NoError(t, err)
