@@ -56,7 +56,7 @@ func (b *bounds) after(k, n int, lo, hi float64) (float64, float64) {
 	size := min(n, L+k)
 	for d := L + k - size; b.drop < d && b.drop < L; b.drop++ {
 		x := b.xs[b.drop]
-		i, _ := slices.BinarySearch(b.sorted, x)
+		i := lowerBound(b.sorted, x)
 		b.sorted = slices.Delete(b.sorted, i, i+1)
 		b.sum -= x
 	}

@@ -3,6 +3,7 @@ package aegis
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -463,4 +464,20 @@ func TestFlipWithinWindowUnlessRangeSettles(t *testing.T) {
 		}
 	}
 	require.Greater(t, checked, 1000)
+}
+
+// lowerBound finds what slices.BinarySearch finds, duplicates, ends and
+// empty slices included.
+func TestLowerBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 100_000 {
+		s := make([]float64, rng.IntN(40))
+		for i := range s {
+			s[i] = float64(rng.IntN(10)) / 4
+		}
+		slices.Sort(s)
+		x := float64(rng.IntN(12)-1) / 4
+		want, _ := slices.BinarySearch(s, x)
+		require.Equal(t, want, lowerBound(s, x), "%v in %v", x, s)
+	}
 }

@@ -86,8 +86,7 @@ func (a *lookahead) push(x policies.Sample) {
 		for sig := range a.sorted {
 			if a.use[sig] {
 				y := signal(x, sig)
-				i, _ := slices.BinarySearch(a.sorted[sig], y)
-				a.sorted[sig] = slices.Insert(a.sorted[sig], i, y)
+				a.sorted[sig] = slices.Insert(a.sorted[sig], lowerBound(a.sorted[sig], y), y)
 				a.sum[sig] += y
 				if len(a.samples)-a.start == a.n {
 					a.ewma[sig] = a.fold(sig)
@@ -132,7 +131,7 @@ func (a *lookahead) atLeast(sig int, t float64) bool {
 // replace replaces one occurrence of old in ascending s by x, keeping s
 // ascending.
 func replace(s []float64, old, x float64) {
-	i, _ := slices.BinarySearch(s, old)
+	i := lowerBound(s, old)
 	for ; i+1 < len(s) && s[i+1] < x; i++ {
 		s[i] = s[i+1]
 	}

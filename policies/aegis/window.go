@@ -27,6 +27,28 @@ type slider struct {
 	use     [4]bool           // the signals whose sorted values are kept
 }
 
+// lowerBound is slices.BinarySearch's position of x in ascending s (the
+// first index whose value is not below x), for values without NaNs: the
+// halving decides by a conditional move rather than a branch, which the
+// window's values (noise) would mispredict half the time.
+func lowerBound(s []float64, x float64) int {
+	if len(s) == 0 {
+		return 0
+	}
+	base, n := 0, len(s)
+	for n > 1 {
+		half := n / 2
+		if s[base+half] < x {
+			base += half
+		}
+		n -= half
+	}
+	if s[base] < x {
+		base++
+	}
+	return base
+}
+
 // resortAbove is how many new samples a kept window's sorted values take
 // one by one; with more, sorting the window again when asked costs less.
 const resortAbove = 8
@@ -96,8 +118,7 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 				replace(srt, signal(s.samples[i], sig), y)
 				continue
 			}
-			j, _ := slices.BinarySearch(srt, y)
-			srt = slices.Insert(srt, j, y)
+			srt = slices.Insert(srt, lowerBound(srt, y), y)
 		}
 		s.sorted[sig] = srt
 	}
