@@ -281,7 +281,11 @@ func modelSpread(m *Meta, t *results.Table, byRefit [][]*cellData) ([]byte, erro
 			}
 		}
 	}
-	t.Note += fmt.Sprintf(" ± m: model uncertainty, half the range of the mean over the calibrated speed model and %d bootstrap refits of it.", len(ts)-1)
+	if m.Refits != nil && len(m.Refits.SteadySaturation) > 0 {
+		t.Note += fmt.Sprintf(" ± m: model uncertainty, half the range of the mean over the calibrated model and %d bootstrap refits of its speed model and steady saturation u1.", len(ts)-1)
+	} else {
+		t.Note += fmt.Sprintf(" ± m: model uncertainty, half the range of the mean over the calibrated speed model and %d bootstrap refits of it.", len(ts)-1)
+	}
 	return b.Bytes(), w.Error()
 }
 

@@ -177,7 +177,10 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
 		Seed        uint64
 		Telemetry   bool
 		Build       string
-	}{k.traces[c.trace], server, c.Policy, r.Params, files, r.Truth, mh, c.Seed, s.Telemetry, k.build})
+		// Combine: a refit's telemetry combination (its u1); absent
+		// otherwise, so other cells' keys are as before.
+		Combine *models.TelemetryParams `json:",omitempty"`
+	}{k.traces[c.trace], server, c.Policy, r.Params, files, r.Truth, mh, c.Seed, s.Telemetry, k.build, r.Combine})
 }
 
 // cellKeys sets the key of each cell.

@@ -336,6 +336,9 @@ type RefitInfo struct {
 	FileSHA256 string   `json:"file_sha256,omitempty"`
 	Seed       uint64   `json:"seed"` // its resampling seed
 	Models     []string `json:"interference_sha256"`
+	// SteadySaturation are the refits' steady saturations u1 (absent
+	// when the set refits the speed model only).
+	SteadySaturation []float64 `json:"steady_saturation,omitempty"`
 }
 
 // ServerInfo is the simulated server.
@@ -473,6 +476,7 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 			}
 			m.Refits.Models = append(m.Refits.Models, h)
 		}
+		m.Refits.SteadySaturation = s.refitSteady
 	}
 	for i, c := range s.Configs {
 		mi := ModelInfo{Config: c.Label, File: sourceName(c.Model), FileSHA256: s.models[i].hash, Catalog: t0.Catalog}

@@ -116,6 +116,9 @@ type Spec struct {
 	// r-1), refitFile the embedded set they come from.
 	refits    []models.Interference
 	refitFile string
+	// refitSteady are the refits' steady saturations u1 (index r-1;
+	// none when the set has none: the GPU type's telemetry).
+	refitSteady []float64
 
 	// A stacking spec's sequences, data folder and interference model.
 	seqs       []stacking.Sequence
@@ -550,6 +553,9 @@ func (s *Spec) resolveModelUncertainty(a at) error {
 			return a.errf(append(p, "refits"), "refit %d of %s: %v", r+1, file, err)
 		}
 		s.refits = append(s.refits, m)
+	}
+	if len(set.SteadySaturation) > 0 {
+		s.refitSteady = set.SteadySaturation[1 : mu.Refits+1]
 	}
 	s.refitFile = file
 	return nil
@@ -1513,6 +1519,14 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 		return assemble.Run{}, err
 	}
 	run := assemble.Run{Server: server, Cluster: cl, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}
+	if r > 0 && len(s.refitSteady) > 0 {
+		tel, err := models.TelemetryFor(server.Type)
+		if err != nil {
+			return assemble.Run{}, err
+		}
+		tel.SteadySaturation = s.refitSteady[r-1]
+		run.Combine = &tel
+	}
 	return run, run.Check()
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -59,6 +60,7 @@ func TestModelUncertainty(t *testing.T) {
 	for _, f := range []string{"cells.csv", "jobs.csv", "normalized.csv"} {
 		require.Equal(t, fa[f], fb[f], f)
 	}
+	require.Contains(t, fb["table.md"], "bootstrap refits of its speed model and steady saturation u1", "the note says u1 is refitted too")
 	require.NotContains(t, fa, "refits.csv")
 	require.NotContains(t, fa["table.csv"], "_model")
 
@@ -153,4 +155,47 @@ func TestBadModelUncertainty(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestRefitsCarrySteadySaturation: a refit's cells combine telemetry at the
+// refit's steady saturation u1 (models.RefitsFile.SteadySaturation), the
+// calibrated model's cells at the GPU type's; run.json lists the u1s and
+// two refits that differ only in u1 get different keys.
+func TestRefitsCarrySteadySaturation(t *testing.T) {
+	const refits = 5
+	s := loadSmall(t, muSpec+"model_uncertainty: {refits: 5}\n")
+	set, _, err := models.RefitsFor(s.server.Type)
+	require.NoError(t, err)
+	require.Len(t, set.SteadySaturation, len(set.Refits))
+	require.Equal(t, models.SteadySaturationA100, set.SteadySaturation[0], "refit 0: u1 as fitted")
+	require.Greater(t, slices.Max(set.SteadySaturation[1:refits+1]), slices.Min(set.SteadySaturation[1:refits+1]),
+		"the refits vary u1 (else this test checks nothing)")
+	for _, c := range s.Cells() {
+		r, err := s.runOf(c)
+		require.NoError(t, err)
+		if c.Refit == 0 {
+			require.Nil(t, r.Combine, c.ID)
+			continue
+		}
+		require.NotNil(t, r.Combine, c.ID)
+		require.Equal(t, set.SteadySaturation[c.Refit], r.Combine.SteadySaturation, c.ID)
+		want := models.DefaultTelemetry()
+		want.SteadySaturation = set.SteadySaturation[c.Refit]
+		require.Equal(t, want, *r.Combine, "%s: only u1 differs from the GPU type's combination", c.ID)
+	}
+	keys, err := s.keyInputs("test")
+	require.NoError(t, err)
+	m, err := s.meta(RunOptions{Build: "test"}, keys)
+	require.NoError(t, err)
+	require.Equal(t, set.SteadySaturation[1:refits+1], m.Refits.SteadySaturation)
+
+	// Same speed refit, another u1: another key.
+	c := s.Cells()[len(s.Cells())-1]
+	k1, err := s.cellKey(keys, c)
+	require.NoError(t, err)
+	s.refitSteady = slices.Clone(s.refitSteady)
+	s.refitSteady[c.Refit-1] += 0.5
+	k2, err := s.cellKey(keys, c)
+	require.NoError(t, err)
+	require.NotEqual(t, k1, k2)
 }

@@ -29,6 +29,14 @@ type RefitsFile struct {
 	Source string `yaml:"source"`
 	// Refits are the refitted parameters, refit 0 first.
 	Refits []PressureParams `yaml:"refits"`
+	// SteadySaturation, when present, is each refit's steady saturation u1
+	// (TelemetryParams.SteadySaturation), refit 0 first, one per refit:
+	// u1 refitted on resampled testbed runs (SteadyScanA100), which a
+	// refit's cells combine telemetry with. Absent: every refit runs the
+	// GPU type's telemetry combination.
+	SteadySaturation []float64 `yaml:"steady_saturation,omitempty"`
+	// SteadySource names the runs u1 was refitted on and how.
+	SteadySource string `yaml:"steady_source,omitempty"`
 }
 
 // Embedded refit sets: derived parameters only (the measurements stay in
@@ -120,6 +128,17 @@ func ReadRefits(data []byte, name string) (*RefitsFile, error) {
 		}
 		if k, err := checkParams(p); err != nil {
 			return nil, fmt.Errorf("%s:%d: refits[%d].%s: %w", name, line, i, k, err)
+		}
+	}
+	if n := len(f.SteadySaturation); n > 0 {
+		line := strictyaml.KeyLine(root, "steady_saturation")
+		if n != len(f.Refits) {
+			return nil, fmt.Errorf("%s:%d: steady_saturation: %d values for %d refits: want one per refit", name, line, n, len(f.Refits))
+		}
+		for i, u := range f.SteadySaturation {
+			if err := (TelemetryParams{SteadySaturation: u}).Check(); err != nil {
+				return nil, fmt.Errorf("%s:%d: steady_saturation[%d]: %w", name, line, i, err)
+			}
 		}
 	}
 	return &f, nil

@@ -56,6 +56,9 @@ func TestReadRefits(t *testing.T) {
 	again, err := ReadRefits(b.Bytes(), "again.yaml")
 	require.NoError(t, err)
 	require.Equal(t, f, again, "written refits read back the same")
+	withU1, err := ReadRefits([]byte(good+"steady_saturation: [1.2, 1.25]\n"), "r.yaml")
+	require.NoError(t, err)
+	require.Equal(t, []float64{1.2, 1.25}, withU1.SteadySaturation)
 	for _, tc := range []struct{ name, text, want string }{
 		{"unknown key", strings.Replace(good, "seed:", "sed:", 1), `r.yaml:2: unknown key "sed"`},
 		{"no gpu", strings.Replace(good, "gpu: a100-40gb\n", "", 1), "r.yaml:1: gpu: missing"},
@@ -64,6 +67,8 @@ func TestReadRefits(t *testing.T) {
 		{"bad rho", good + strings.Replace(p, "nway_exponent: 1.3", "nway_exponent: 0", 1), "r.yaml:7: refits[2].nway_exponent: 0, want > 0"},
 		{"huge", good + strings.Replace(p, "intercept: -4", "intercept: -400", 1), "r.yaml:7: refits[2].intercept: -400 is not a finite number within ±100"},
 		{"wrong kind", strings.Replace(good, "seed: 1", "seed: one", 1), "r.yaml:2: seed:"},
+		{"u1 per refit", good + "steady_saturation: [1.2]\n", "r.yaml:7: steady_saturation: 1 values for 2 refits"},
+		{"bad u1", good + "steady_saturation: [1.2, -1]\n", "r.yaml:7: steady_saturation[1]: steady_saturation -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadRefits([]byte(tc.text), "r.yaml")

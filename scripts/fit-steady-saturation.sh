@@ -14,8 +14,10 @@
 #
 # Settings (environment): AEGIS_BIN (default bin/aegis), AEGIS_SHARED (the
 # shared data folder, default ../shared), U1 (the candidates, default
-# "1 1.1 1.2 1.25 1.3 1.4 1.5 2"). About 1 s of CPU per run and seed set:
-# 64 runs for the default candidates.
+# "1 1.1 1.2 1.25 1.3 1.4 1.5 2"), PER_RUN (a file: also write each run's
+# error there as CSV u1,trace,run,dcgm_error; models/data/steady_saturation_a100.csv,
+# which the bootstrap refits of u1 resample, is this file). About 1 s of CPU
+# per run and seed set: 64 runs for the default candidates.
 set -euo pipefail
 bin=${AEGIS_BIN:-bin/aegis}
 shared=${AEGIS_SHARED:-../shared}
@@ -26,6 +28,8 @@ model=models/data/interference_a100.yaml
 grep -q '^  steady_saturation: ' "$model" || { echo "$model has no telemetry.steady_saturation line" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+per=${PER_RUN:-/dev/null}
+echo "u1,trace,run,dcgm_error" > "$per"
 labels="aegis_magm_thresholded aegis_magm_no_thresholds aegis_lug_thresholded aegis_lug_no_thresholds"
 echo "| u1 | DCGM error, philly | DCGM error, saturn |"
 echo "|---|---|---|"
@@ -39,6 +43,7 @@ for u in ${U1:-1 1.1 1.2 1.25 1.3 1.4 1.5 2}; do
 			e=$("$bin" measured "$runs/$tr/job_metrics__$l.csv" --trace "$tr" --server "$tmp/gpu.yaml:3" --seeds 1-5 \
 				--dcgm "$runs/dcgm_run_distributions.csv" | sed -n 's/^Mean |ours − measured| .*: \([0-9.]*\)\.$/\1/p')
 			[ -n "$e" ] || { echo "no DCGM error in aegis measured's report ($tr $l)" >&2; exit 1; }
+			echo "$u,$tr,$l,$e" >> "$per"
 			sum=$(awk -v a="$sum" -v b="$e" 'BEGIN { print a + b }')
 		done
 		row="$row $(awk -v s="$sum" 'BEGIN { printf "%.4f", s / 4 }') |"

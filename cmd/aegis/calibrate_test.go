@@ -345,10 +345,14 @@ func TestCalibrateBootstrap(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "Bootstrap: 2 refits")
 	require.Regexp(t, `co_smact\s+4\.1162`, out)
-	for _, n := range []string{"refit-00.yaml", "refit-01.yaml"} {
+	require.Regexp(t, `steady_sat u1\s+1\.2000`, out)
+	emb, _, err := models.RefitsFor(models.GPUType{Name: "a100-40gb"})
+	require.NoError(t, err)
+	for i, n := range []string{"refit-00.yaml", "refit-01.yaml"} {
 		data := mustRead(t, filepath.Join(dir, n))
 		f, err := models.ReadInterference(data, n)
 		require.NoError(t, err)
 		require.Equal(t, 1.3, f.Params.NWayExponent)
+		require.Equal(t, emb.SteadySaturation[i], f.Telemetry.SteadySaturation, "%s: the refit's u1, as embedded", n)
 	}
 }

@@ -43,6 +43,11 @@ type Run struct {
 	Wrap func(policies.Policy) policies.Policy
 	// Truth overrides the default truth settings when non-nil.
 	Truth *sim.Truth
+	// Combine, when not nil, replaces the server's GPU type's telemetry
+	// combination (models.TelemetryFor), as a model refit's steady
+	// saturation does (models.RefitsFile.SteadySaturation); the types of
+	// a mixed cluster keep their own.
+	Combine *models.TelemetryParams
 	// Telemetry, when not nil, receives the run's telemetry.csv: every
 	// GPU's 1 Hz sample (results.TelemetryWriter). Other outputs do not
 	// change.
@@ -196,6 +201,9 @@ func (a *assembly) simulator() error {
 	combine, err := models.TelemetryFor(r.Server.Type)
 	if err != nil {
 		return err
+	}
+	if r.Combine != nil {
+		combine = *r.Combine
 	}
 	speeds, err := models.SpeedsFor(r.Server.Type)
 	if err != nil {
@@ -477,6 +485,11 @@ func (r Run) Check() error {
 		}
 	} else if err := checkPolicy(r.Policy, r.Params, servers); err != nil {
 		return err
+	}
+	if r.Combine != nil {
+		if err := r.Combine.Check(); err != nil {
+			return fmt.Errorf("telemetry combination: %w", err)
+		}
 	}
 	truth := sim.DefaultTruth()
 	if r.Truth != nil {

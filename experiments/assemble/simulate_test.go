@@ -111,6 +111,28 @@ func TestSimulateCancelled(t *testing.T) {
 // Run.Check refuses what Simulate could not run, before it runs: bad
 // parameters as *policies.ParamError of their scope, a policy a GPU type
 // cannot serve, truth a GPU type cannot hold, a job the hardware cannot run.
+// TestCombineReplacesTelemetry: Run.Combine is the combination the
+// simulator samples with (a refit's u1): the GPU type's own gives the
+// same telemetry as none, another u1 another telemetry.
+func TestCombineReplacesTelemetry(t *testing.T) {
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(t, err)
+	tel := func(c *models.TelemetryParams) string {
+		var b bytes.Buffer
+		_, err := Simulate(context.Background(), Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 1, Telemetry: &b, Combine: c}, nil)
+		require.NoError(t, err)
+		return b.String()
+	}
+	own := models.DefaultTelemetry()
+	other := own
+	other.SteadySaturation = 2
+	none := tel(nil)
+	require.Equal(t, none, tel(&own))
+	require.NotEqual(t, none, tel(&other))
+}
+
 func TestRunCheck(t *testing.T) {
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
@@ -136,6 +158,7 @@ func TestRunCheck(t *testing.T) {
 		{"policy on a type without pressure", Run{Cluster: &mixed, Policy: "aegis"}, "", "", "policy aegis on legacy-11gb:8: filter=pressure needs"},
 		{"truth on a type", Run{Cluster: &mixed, Policy: "exclusive", Truth: &big}, "truth", "context_mib", "want at most the legacy-11gb GPU's 11264 MiB"},
 		{"trace", Run{Trace: &small, Server: srv, Policy: "exclusive"}, "", "", `"nosuch" is not in the a100-40gb catalog`},
+		{"combination", Run{Server: srv, Policy: "aegis", Combine: &models.TelemetryParams{SteadySaturation: -1}}, "", "", "telemetry combination: steady_saturation -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.r.Check()

@@ -23,8 +23,9 @@ import (
 // stack loss), from a PCG seeded with (seed, i). Each refit runs Run's
 // speed stages: the pairwise coefficients, then ρ and κ on pairs and
 // stacks, then the coefficients again with ρ and κ fixed; with NoStacks ρ
-// and κ stay the embedded model's. The telemetry combination is not
-// refitted. Deterministic for a seed.
+// and κ stay the embedded model's. The telemetry combination's steady
+// saturation is refitted apart (BootstrapSteadySaturation, SteadyRefits).
+// Deterministic for a seed.
 func Bootstrap(opt Options, n int, seed uint64) ([]models.PressureParams, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("bootstrap: %d refits, want at least 1", n)
@@ -97,21 +98,42 @@ func refit(opt Options, pairs []models.PairRun, cat *models.Catalog, d *stacking
 	return models.FitPressure(pairs, cat, fo)
 }
 
+// SteadyRefits are the steady saturations u1 that go with n speed refits
+// of gpu: BootstrapSteadySaturation of the embedded scan (Philly's runs)
+// on the A100, none on the legacy server (no pressure telemetry).
+func SteadyRefits(gpu string, n int, seed uint64) ([]float64, error) {
+	if gpu == LegacyGPU {
+		return nil, nil
+	}
+	scan, err := models.SteadyScanA100()
+	if err != nil {
+		return nil, err
+	}
+	return BootstrapSteadySaturation(scan, SteadyFitTrace, n, seed)
+}
+
 // WriteRefits writes each refit as an interference model file
 // (DIR/refit-NN.yaml, the format of `aegis calibrate --out`, usable as a
 // spec config's model:, whose cell keys hash it by content), with the
-// embedded telemetry combination on the A100, and returns the paths.
-func WriteRefits(dir, gpu string, seed uint64, refits []models.PressureParams) ([]string, error) {
+// embedded telemetry combination on the A100 (its steady saturation the
+// refit's from steady when given, SteadyRefits), and returns the paths.
+func WriteRefits(dir, gpu string, seed uint64, refits []models.PressureParams, steady []float64) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--bootstrap-out: %w", err)
 	}
-	var tel *models.TelemetryParams
-	if gpu != LegacyGPU {
-		t := models.DefaultTelemetry()
-		tel = &t
+	if len(steady) > 0 && len(steady) != len(refits) {
+		return nil, fmt.Errorf("--bootstrap-out: %d steady saturations for %d refits", len(steady), len(refits))
 	}
 	var paths []string
 	for i, p := range refits {
+		var tel *models.TelemetryParams
+		if gpu != LegacyGPU {
+			t := models.DefaultTelemetry()
+			if len(steady) > 0 {
+				t.SteadySaturation = steady[i]
+			}
+			tel = &t
+		}
 		f := &models.InterferenceFile{Model: "pressure", GPU: gpu, Params: p, Telemetry: tel}
 		comment := fmt.Sprintf("Bootstrap refit %d of %d (aegis calibrate --bootstrap %d --bootstrap-seed %d): the speed model refitted on resampled measurements (refit 0: as measured).", i, len(refits), len(refits), seed)
 		path := filepath.Join(dir, fmt.Sprintf("refit-%02d.yaml", i))
@@ -126,8 +148,9 @@ func WriteRefits(dir, gpu string, seed uint64, refits []models.PressureParams) (
 }
 
 // WriteRefitsText writes each parameter's value in refit 0 and its range
-// (min to max) and standard deviation over the refits.
-func WriteRefitsText(w io.Writer, refits []models.PressureParams) {
+// (min to max) and standard deviation over the refits, and the steady
+// saturation's when steady holds one per refit.
+func WriteRefitsText(w io.Writer, refits []models.PressureParams, steady []float64) {
 	fmt.Fprintf(w, "Bootstrap: %d refits of the speed model (refit 0 as measured)\n\n", len(refits))
 	fmt.Fprintf(w, "%-14s %10s %10s %10s %10s\n", "parameter", "refit 0", "min", "max", "sd")
 	for _, f := range []struct {
@@ -150,4 +173,43 @@ func WriteRefitsText(w io.Writer, refits []models.PressureParams) {
 		}
 		fmt.Fprintf(w, "%-14s %10.4f %10.4f %10.4f %10.4f\n", f.name, xs[0], slices.Min(xs), slices.Max(xs), stat.StdDev(xs, nil))
 	}
+	if len(steady) == len(refits) && len(steady) > 0 {
+		fmt.Fprintf(w, "%-14s %10.4f %10.4f %10.4f %10.4f\n", "steady_sat u1", steady[0], slices.Min(steady), slices.Max(steady), stat.StdDev(steady, nil))
+	}
+}
+
+// steadyStream offsets the PCG stream of u1's resampling from the speed
+// model's (stream i), so that adding it changes no speed refit.
+const steadyStream = 1 << 32
+
+// SteadyFitTrace is the trace whose runs u1 is fitted on
+// (models.SteadySaturationA100); the other trace's runs hold it out.
+const SteadyFitTrace = "philly"
+
+// BootstrapSteadySaturation refits the steady saturation u1 n times on
+// resampled testbed runs: refit 0 on trace's runs in scan as they are
+// (models.SteadySaturationA100 for the embedded scan and Philly), refit
+// i > 0 on as many runs drawn with replacement from a PCG seeded with
+// (seed, 2^32 + i), each the candidate of the scan with the least mean
+// DCGM error over the drawn runs (models.FitSteadySaturation). The scan
+// holds every candidate's error on every run (scripts/fit-steady-saturation.sh),
+// so no run is simulated here. Deterministic for a seed.
+func BootstrapSteadySaturation(scan []models.SteadyRun, trace string, n int, seed uint64) ([]float64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("bootstrap: %d refits, want at least 1", n)
+	}
+	runs := models.SteadyRuns(scan, trace)
+	out := make([]float64, n)
+	for i := range out {
+		rs := runs
+		if i > 0 {
+			rs = resample(rand.New(rand.NewPCG(seed, steadyStream+uint64(i))), runs)
+		}
+		u, err := models.FitSteadySaturation(scan, trace, rs)
+		if err != nil {
+			return nil, fmt.Errorf("bootstrap refit %d: %w", i, err)
+		}
+		out[i] = u
+	}
+	return out, nil
 }

@@ -40,9 +40,15 @@ func TestEmbeddedRefits(t *testing.T) {
 			}
 			got, err := Bootstrap(Options{GPU: tc.gpu}, n, 1)
 			require.NoError(t, err)
+			steady, err := SteadyRefits(tc.gpu, embeddedRefits, 1)
+			require.NoError(t, err)
 			path := filepath.Join("..", "..", "models", "data", tc.file)
 			if golden.Update() {
-				f := &models.RefitsFile{GPU: tc.gpu, Seed: 1, Source: tc.source, Refits: got}
+				f := &models.RefitsFile{GPU: tc.gpu, Seed: 1, Source: tc.source, Refits: got, SteadySaturation: steady}
+				if steady != nil {
+					f.SteadySource = "u1 refitted on Philly's four AEGIS runs drawn with replacement (calibration.BootstrapSteadySaturation), " +
+						"each the candidate with the least DCGM error in " + models.SteadyScanFile + " (scripts/fit-steady-saturation.sh PER_RUN)"
+				}
 				var b bytes.Buffer
 				comment := fmt.Sprintf("Bootstrap refits of the %s speed model (calibration.Bootstrap, %d refits, seed 1; refit 0 as measured).\n"+
 					"Derived parameters only: the measurements stay in the shared data folder (see source).\n"+
@@ -57,6 +63,8 @@ func TestEmbeddedRefits(t *testing.T) {
 			for i := range got {
 				requireParamsNear(t, got[i], emb.Refits[i], fmt.Sprintf("refit %d", i))
 			}
+			// u1 with every refit (all of them: no run is simulated).
+			require.Equal(t, steady, emb.SteadySaturation)
 		})
 	}
 }
