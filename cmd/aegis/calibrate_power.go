@@ -36,7 +36,10 @@ error of fitting on one trace and predicting the other.
   smocc_active_mean,drama_active_mean,used_gpu_memory_active_mean_gb
 (the testbed's dcgm_run_summary.csv; docs/energy.md says how to make it from a
 DCGM or NVML log). The default is the shared testbed_runs/dcgm_run_summary.csv;
-models/data/power_a100.yaml is this command's --out on it. --out writes the model
+models/data/power_a100.yaml is this command's --out on it. --exec DIR (repeated,
+instead of --runs) fits on aegis exec run directories of your own GPUs: each
+one's telemetry.csv, with the power read every second, is summarized into such a
+row (a reading is active when util, SMACT, SMOCC or DRAMA is above 0). --out writes the model
 as YAML, which a GPU type file's power: key names.`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -70,6 +73,7 @@ as YAML, which a GPU type file's power: key names.`,
 		},
 	}
 	c.Flags().StringVar(&o.RunsPath, "runs", "", "DCGM run summaries CSV (default: shared testbed_runs/dcgm_run_summary.csv)")
+	c.Flags().StringArrayVar(&o.ExecDirs, "exec", nil, "an aegis exec run directory with power in its telemetry.csv (repeat: one per run), instead of --runs")
 	c.Flags().StringVar(&o.GPU, "gpu", "a100-40gb", "GPU type the runs were measured on (built-in name or GPU type YAML)")
 	c.Flags().Float64Var(&o.BoardW, "board-w", 0, "the GPU's board power limit, W (default: 400 for a100-40gb; required otherwise)")
 	c.Flags().StringVar(&outPath, "out", "", "write the fitted model as YAML to this file")

@@ -43,6 +43,8 @@ func TestCalibratePowerErrors(t *testing.T) {
 		{[]string{"power", "--runs", bad}, `header: missing column "window_duration_s"`},
 		{[]string{"power", "--runs", bad, "--gpu", "h200-141gb"}, "--board-w: the power limit of h200-141gb is not known"},
 		{[]string{"power", "--runs", filepath.Join(dir, "none.csv")}, "no such file"},
+		{[]string{"power", "--exec", dir}, filepath.Join(dir, "telemetry.csv")},
+		{[]string{"power", "--exec", dir, "--runs", bad}, "--runs and --exec: give one of them"},
 	} {
 		code, _, errOut := runCalibrate(t, tc.args...)
 		require.NotEqual(t, 0, code)

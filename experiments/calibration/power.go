@@ -1,6 +1,7 @@
 package calibration
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -37,6 +38,9 @@ func PowerRunsPath() (string, error) {
 type PowerOptions struct {
 	// RunsPath is the DCGM run summaries (default: PowerRunsPath).
 	RunsPath string
+	// ExecDirs, instead, are aegis exec run directories whose
+	// telemetry.csv has the GPUs' power (ExecPowerRun).
+	ExecDirs []string
 	// GPU is the GPU type measured; BoardW its power limit (0: the
 	// A100's for a100-40gb, else required).
 	GPU    string
@@ -52,8 +56,13 @@ func FitPowerRuns(o PowerOptions) (*models.PowerFit, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(o.ExecDirs) > 0 && o.RunsPath != "" {
+		return nil, errors.New("--runs and --exec: give one of them")
+	}
 	source := PowerSource
-	if o.RunsPath == "" {
+	if len(o.ExecDirs) > 0 {
+		source = "the power readings of aegis exec runs " + strings.Join(o.ExecDirs, ", ")
+	} else if o.RunsPath == "" {
 		if o.RunsPath, err = PowerRunsPath(); err != nil {
 			return nil, err
 		}
@@ -69,14 +78,23 @@ func FitPowerRuns(o PowerOptions) (*models.PowerFit, error) {
 	if o.MemGiB == 0 {
 		o.MemGiB = gt.MemoryMiB / 1024
 	}
-	f, err := os.Open(o.RunsPath)
-	if err != nil {
-		return nil, fmt.Errorf("power runs: %w", err)
+	var runs []models.PowerRun
+	for _, d := range o.ExecDirs {
+		r, err := ExecPowerRun(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
 	}
-	defer f.Close()
-	runs, err := models.ReadPowerRuns(f, o.RunsPath)
-	if err != nil {
-		return nil, err
+	if len(runs) == 0 {
+		f, err := os.Open(o.RunsPath)
+		if err != nil {
+			return nil, fmt.Errorf("power runs: %w", err)
+		}
+		defer f.Close()
+		if runs, err = models.ReadPowerRuns(f, o.RunsPath); err != nil {
+			return nil, err
+		}
 	}
 	return models.FitPower(runs, gt.Name, source, o.BoardW, o.MemGiB)
 }
