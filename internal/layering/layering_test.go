@@ -58,7 +58,9 @@ var rules = map[string][]string{
 	// The composition: one run, then specs of many runs.
 	"experiments/assemble":    {"internal/suggest", "models", "policies/...", "results", "results/rundir", "sim", "traces"},
 	"experiments/stacking":    {"models", "policies/...", "sim", "traces"},
-	"experiments/calibration": {"experiments/stacking", "models", "policies", "results", "sim"},
+	// experiments/calibration also reads aegis exec run directories (the
+	// power fit of one's own GPUs).
+	"experiments/calibration": {"experiments/stacking", "models", "policies", "results", "results/rundir", "results/runfiles", "sim"},
 	"experiments": {"experiments/assemble", "experiments/stacking", "internal/buildinfo", "internal/suggest", "models", "policies/...",
 		"results/...", "sim", "traces"},
 	// The command line and the tools (cmd/growthplot) on top of everything.
