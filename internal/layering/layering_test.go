@@ -56,8 +56,8 @@ var rules = map[string][]string{
 	"results/stability": {"policies", "results/runfiles"},
 	"results/...":       {"policies", "results", "results/..."},
 	// The composition: one run, then specs of many runs.
-	"experiments/assemble":    {"internal/suggest", "models", "policies/...", "results", "results/rundir", "sim", "traces"},
-	"experiments/stacking":    {"models", "policies/...", "sim", "traces"},
+	"experiments/assemble": {"internal/suggest", "models", "policies/...", "results", "results/rundir", "sim", "traces"},
+	"experiments/stacking": {"models", "policies/...", "sim", "traces"},
 	// experiments/calibration also reads aegis exec run directories (the
 	// power fit of one's own GPUs).
 	"experiments/calibration": {"experiments/stacking", "models", "policies", "results", "results/rundir", "results/runfiles", "sim"},
