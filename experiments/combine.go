@@ -96,13 +96,15 @@ func project(row, from, to []string) []string {
 // normalizes) and the table in Markdown, CSV and LaTeX (when it asks for
 // one). It returns the paths written.
 func Combine(dir string, m *Meta) ([]string, error) {
-	if m.Spec.Stacking != nil {
-		out, err := combineStacking(dir, m)
-		if err != nil {
-			return nil, err
-		}
-		return writeAll(dir, out)
+	out, err := m.Spec.plan().combine(dir, m)
+	if err != nil {
+		return nil, err
 	}
+	return writeAll(dir, out)
+}
+
+// combine reads a trace run's cells back and lays out its combined files.
+func (tracePlan) combine(dir string, m *Meta) (map[string][]byte, error) {
 	byRefit, err := readCells(dir, m)
 	if err != nil {
 		return nil, err
@@ -185,7 +187,7 @@ func Combine(dir string, m *Meta) ([]string, error) {
 		}
 		out["table.md"], out["table.csv"], out["table.tex"] = md.Bytes(), tc.Bytes(), tex.Bytes()
 	}
-	return writeAll(dir, out)
+	return out, nil
 }
 
 // writeAll writes files into dir, each atomically, in name order.

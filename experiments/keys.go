@@ -125,23 +125,30 @@ func (s *Spec) keyInputs(build string) (*keyInputs, error) {
 }
 
 // cellKey is cell c's key (see keyInputs).
-func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) {
-	if s.Stacking != nil {
-		cfg, err := s.stackConfig(c.Point, c.Seed)
-		if err != nil {
-			return "", err
-		}
-		cfg.GPU = models.GPUType{} // in Server, by content
-		mh, err := modelHash(cfg.Interference)
-		if err != nil {
-			return "", err
-		}
-		return hashJSON(struct {
-			Sequence, Server string
-			Config           any
-			Model, Build     string
-		}{k.traces[c.trace], k.server, cfg, mh, k.build})
+func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) { return s.plan().key(k, c) }
+
+// key is a stacking cell's key: its sequence, server, replay
+// configuration, model and build.
+func (s stackPlan) key(k *keyInputs, c Cell) (string, error) {
+	cfg, err := s.stackConfig(c.Point, c.Seed)
+	if err != nil {
+		return "", err
 	}
+	cfg.GPU = models.GPUType{} // in Server, by content
+	mh, err := modelHash(cfg.Interference)
+	if err != nil {
+		return "", err
+	}
+	return hashJSON(struct {
+		Sequence, Server string
+		Config           any
+		Model, Build     string
+	}{k.traces[c.trace], k.server, cfg, mh, k.build})
+}
+
+// key is a trace cell's key: its trace, server (a swept one by content),
+// models, policy and its inputs, parameters, truth, seed and build.
+func (s tracePlan) key(k *keyInputs, c Cell) (string, error) {
 	r, err := s.runOf(c)
 	if err != nil {
 		return "", err

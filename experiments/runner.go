@@ -208,23 +208,32 @@ func cellDone(dir string, c Cell) bool {
 	return c.Key != "" && rec.Key == c.Key
 }
 
-// runCell simulates cell c and writes its directory atomically.
+// runCell runs cell c and writes its directory atomically, its record
+// (cell.json) last.
 func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
-	if s.Stacking != nil {
-		files, err := s.runStackCell(c)
-		if err != nil {
-			return err
-		}
-		b, err := json.MarshalIndent(cellRecord{Spec: s.Name, Key: c.Key, Cell: c, Truth: s.truthSettings(c)}, "", "  ")
-		if err != nil {
-			return err
-		}
-		files[rundir.CellFile] = append(b, '\n')
-		return writeDirAtomic(filepath.Join(dir, c.ID), files)
-	}
-	r, err := s.runOf(c)
+	files, rec, err := s.plan().run(ctx, c)
 	if err != nil {
 		return err
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	files[rundir.CellFile] = append(b, '\n')
+	return writeDirAtomic(filepath.Join(dir, c.ID), files)
+}
+
+// run replays a stacking cell.
+func (s stackPlan) run(_ context.Context, c Cell) (map[string][]byte, cellRecord, error) {
+	files, err := s.runStackCell(c)
+	return files, cellRecord{Spec: s.Name, Key: c.Key, Cell: c, Truth: s.truthSettings(c)}, err
+}
+
+// run simulates a trace cell.
+func (s tracePlan) run(ctx context.Context, c Cell) (map[string][]byte, cellRecord, error) {
+	r, err := s.runOf(c)
+	if err != nil {
+		return nil, cellRecord{}, err
 	}
 	r.Trace, r.Seed = s.trs[c.trace], c.Seed
 	var events, tel bytes.Buffer
@@ -233,23 +242,17 @@ func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
 	}
 	o, err := assemble.Simulate(ctx, r, &events)
 	if err != nil {
-		return err
+		return nil, cellRecord{}, err
 	}
 	files, err := o.Files(events.Bytes())
 	if err != nil {
-		return err
+		return nil, cellRecord{}, err
 	}
 	if s.Telemetry {
 		files[rundir.Telemetry] = tel.Bytes()
 	}
-	rec := cellRecord{Spec: s.Name, Key: c.Key, Cell: c, Params: r.Params,
-		Truth: s.truthSettings(c), Events: o.Events}
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	files[rundir.CellFile] = append(b, '\n')
-	return writeDirAtomic(filepath.Join(dir, c.ID), files)
+	return files, cellRecord{Spec: s.Name, Key: c.Key, Cell: c, Params: r.Params,
+		Truth: s.truthSettings(c), Events: o.Events}, nil
 }
 
 // writeDirAtomic writes a cell's files into dir all or nothing

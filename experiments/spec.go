@@ -1367,11 +1367,12 @@ type Cell struct {
 }
 
 // Cells expands the spec into its cells, in a fixed order: trace, config,
-// sweep point, seed.
-func (s *Spec) Cells() []Cell {
-	if s.Stacking != nil {
-		return s.stackCells()
-	}
+// sweep point, seed (a stacking spec: sequence, sweep point, seed).
+func (s *Spec) Cells() []Cell { return s.plan().cells() }
+
+// cells expands a trace spec: trace, config, sweep point, seed, then the
+// same under each refit of model_uncertainty.
+func (s tracePlan) cells() []Cell {
 	var cells []Cell
 	points := s.Points()
 	for r := range 1 + len(s.refits) {

@@ -176,8 +176,8 @@ func (s *Spec) stackConfig(pt Point, seed uint64) (stacking.Config, error) {
 	return cfg, nil
 }
 
-// stackCells expands a stacking spec: sequence, sweep point, seed.
-func (s *Spec) stackCells() []Cell {
+// cells expands a stacking spec: sequence, sweep point, seed.
+func (s stackPlan) cells() []Cell {
 	var cells []Cell
 	for qi, q := range s.seqs {
 		for pi, pt := range s.Points() {
@@ -236,10 +236,10 @@ func (r stackRow) values() []float64 {
 	return []float64{r.Gain, r.Mean, r.Max, r.Deferrals, r.Makespan, r.First}
 }
 
-// combineStacking writes thresholds.csv from a stacking run's cells: one row
+// combine writes thresholds.csv from a stacking run's cells: one row
 // per sweep point and sequence (means over seeds), then per point the mean
 // over sequences, the knee marked there.
-func combineStacking(dir string, m *Meta) (map[string][]byte, error) {
+func (stackPlan) combine(dir string, m *Meta) (map[string][]byte, error) {
 	type key struct {
 		point string
 		seq   string
