@@ -540,14 +540,17 @@ func (s *Styles) Slot(name string) int {
 }
 
 // free is the slot a new name takes: its policy's if free, else the first
-// free slot that is no policy's (while the palette lasts).
+// free slot whose colour is no policy's (once the palette is used up, the
+// other colours again with dashes: a GPU, signal or variant never takes a
+// policy's colour).
 func (s *Styles) free(name string) int {
 	k, ok := policySlots[policyOf(name)]
 	if ok && !s.used[k] {
 		return k
 	}
+	policy := slices.Collect(maps.Values(policySlots))
 	k = 0
-	for s.used[k] || (slices.Contains(slices.Collect(maps.Values(policySlots)), k) && k < len(palette)) {
+	for s.used[k] || slices.Contains(policy, k%len(palette)) {
 		k++
 	}
 	return k

@@ -577,6 +577,22 @@ func TestStylesStable(t *testing.T) {
 	require.NotEqual(t, NewStyles("AEGIS").Slot("AEGIS"), NewStyles("AEGIS").Slot("AEGIS Est-free"), "a variant is no swept value")
 	require.Empty(t, policyOf("MU-NF"))
 	require.Empty(t, policyOf("aegisx"))
+
+	// Names of no policy never take a policy's colour, however many (an
+	// 8-GPU timeline's GPU 5 was AEGIS blue, dashed): past the palette the
+	// other colours come again with dashes.
+	gpus := NewStyles()
+	var dashed int
+	for i := range 15 {
+		n := fmt.Sprintf("GPU %d", i)
+		for p, k := range policySlots {
+			require.NotEqual(t, svgColor(colorOf(k)), svgColor(gpus.Color(n)), "%s in %s's colour", n, p)
+		}
+		if gpus.Dashes(n) != nil {
+			dashed++
+		}
+	}
+	require.Equal(t, 15-5, dashed, "five colours are no policy's: the other ten dashed")
 }
 
 // Every figure kind draws a policy in its colour, whatever the label's
