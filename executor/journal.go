@@ -235,6 +235,11 @@ func notJournal(line []byte) string {
 // first. It fails if another executor holds the directory, and names the
 // line of a journal that was cut short or is damaged (see CheckJournal).
 func OpenJournal(path string) (*Journal, []Record, error) {
+	// A directory an executor holds is in use, whether or not its journal
+	// is written yet (an executor takes the lock, then writes it).
+	if err := inUse(filepath.Dir(path)); err != nil {
+		return nil, nil, err
+	}
 	// No journal, no run: refused before the lock file is made, so that
 	// a mistyped directory is left as it was.
 	if _, err := os.Stat(path); err != nil {

@@ -47,22 +47,9 @@ func lockDirWait(dir string, settle time.Duration) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	deadline := time.Now().Add(settle)
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		pid, known := lockHolder(path)
-		if running := known && isRunning(pid); running || time.Now().After(deadline) {
-			f.Close()
-			return nil, lockedError(dir, path, pid, known, running)
-		}
-		time.Sleep(lockPoll)
+	if err := flockWait(f, syscall.LOCK_EX, dir, settle); err != nil {
+		f.Close()
+		return nil, err
 	}
 	// The PID only helps the message above and the wait: a failure to
 	// record it (a full disk) costs nothing else, and the journal's own
@@ -71,6 +58,41 @@ func lockDirWait(dir string, settle time.Duration) (*os.File, error) {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return f, nil
+}
+
+// flockWait takes the flock how (LOCK_EX or LOCK_SH) on f, dir's lock
+// file, waiting up to settle for a holder that ended (see lockDir).
+func flockWait(f *os.File, how int, dir string, settle time.Duration) error {
+	path := filepath.Join(dir, LockName)
+	deadline := time.Now().Add(settle)
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("lock %s: %w", path, err)
+		}
+		pid, known := lockHolder(path)
+		if running := known && isRunning(pid); running || time.Now().After(deadline) {
+			return lockedError(dir, path, pid, known, running)
+		}
+		time.Sleep(lockPoll)
+	}
+}
+
+// inUse reports, as lockDir would, that an executor holds run directory
+// dir's lock, without taking it for good, creating the lock file or
+// writing to it: a resume asks first, so that a directory whose executor
+// has taken the lock but not yet written its journal reads as in use, not
+// as holding no run.
+func inUse(dir string) error {
+	f, err := os.Open(filepath.Join(dir, LockName))
+	if err != nil {
+		return nil // no lock file: no executor ever took this directory
+	}
+	defer f.Close() // and with it the shared flock
+	return flockWait(f, syscall.LOCK_SH, dir, lockSettle)
 }
 
 // lockHolder reads the PID the lock's holder wrote in the lock file.

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,6 +58,41 @@ func TestLockWaitsForEndedHolder(t *testing.T) {
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)
 			require.Equal(t, strconv.Itoa(os.Getpid())+"\n", string(b))
+		})
+	}
+}
+
+// A directory whose executor has taken the lock but not yet written its
+// journal (or only part of it) is in use to a resume, not a directory
+// without a run; once the lock is free, the missing journal is said again
+// and the probe has not touched the lock file.
+func TestResumeOfStartingRunIsInUse(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		journal string // "-": none
+	}{
+		{"no journal yet", "-"},
+		{"empty journal", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "journal.jsonl")
+			if tt.journal != "-" {
+				require.NoError(t, os.WriteFile(path, []byte(tt.journal), 0o644))
+			}
+			f, err := lockDir(dir)
+			require.NoError(t, err)
+			_, _, err = OpenJournal(path)
+			require.ErrorIs(t, err, ErrLocked)
+			require.ErrorContains(t, err, fmt.Sprintf("process %d holds", os.Getpid()))
+			require.NoError(t, f.Close())
+			if tt.journal == "-" {
+				_, _, err = OpenJournal(path)
+				require.ErrorContains(t, err, "no run to resume")
+				b, err := os.ReadFile(filepath.Join(dir, LockName))
+				require.NoError(t, err)
+				require.Equal(t, fmt.Sprintf("%d\n", os.Getpid()), string(b), "the probe wrote to the lock file")
+			}
 		})
 	}
 }
