@@ -64,3 +64,29 @@ func TestCountCIs(t *testing.T) {
 	require.Equal(t, "5.0 ± 12.7 / 3 (+2.0)", countCell(v[Key{Table: 5, Config: "MFM"}]["failed"], true, Stat{Mean: 3}, true))
 	require.ErrorContains(t, countCIs(v, 5, [][]string{cells[0], {"philly", "MFM", "1", "x"}}), "line 2: failed_attempts")
 }
+
+// Table 5's cause from the testbed's runs: per trace and placement with a
+// filtered and an NF run, the peak's rise and the exec span ratio there
+// and here, averaged; the words follow the numbers; "" without a pair.
+func TestFilterCause(t *testing.T) {
+	run := func(name string, peakT, peakO, spanT, spanO float64) MeasuredRun {
+		return MeasuredRun{Name: name, Measured: map[string]float64{"max_running": peakT, "span_mean_s": spanT},
+			Ours: map[string]Stat{"max_running": {Mean: peakO}, "span_mean_s": {Mean: spanO}}}
+	}
+	runs := []MeasuredRun{
+		run("philly-aegis_magm_thresholded", 13, 17, 3000, 3000),
+		run("philly-aegis_magm_no_thresholds", 17, 17.5, 4500, 3150),
+		run("saturn-aegis_lug_thresholded", 15, 19, 3600, 3300),
+		run("saturn-aegis_lug_no_thresholds", 15, 19.5, 3600, 3300),
+		run("saturn-aegis_magm_thresholded", 15, 20, 3500, 3100), // no NF run: left out
+		run("philly-exclusive", 4, 4, 1900, 1880),
+	}
+	require.Equal(t, "The testbed's own runs (docs/crowding.md, 2 trace–placement pairs): turning the filter off let 2.0 more jobs run at once at the peak "+
+		"and made execution 1.25× as long (NF ÷ filter exec span mean); here 0.5 more and 1.02×. Our filter holds back fewer jobs, and crowding costs less, "+
+		"at the depths those runs reached (peaks of 13–17 jobs on 3 GPUs).", filterCause(runs))
+	runs[1] = run("philly-aegis_magm_no_thresholds", 17, 22, 4500, 6000)
+	require.Contains(t, filterCause(runs), "Our filter holds back as many jobs or more, and crowding costs as much or more,")
+	require.Empty(t, filterCause(runs[4:]), "no filtered and NF pair")
+	runs[1].Measured["span_mean_s"] = math.NaN()
+	require.NotContains(t, filterCause(runs), "2 trace–placement pairs", "a pair without a value is left out")
+}

@@ -160,7 +160,10 @@ func (r *Report) writeConclusions(b *strings.Builder) {
 			if k, n := r.underModels(c); n > 0 {
 				holds += "; " + modelsText(k, n)
 			}
-			if !o.Holds {
+			if !o.Holds && c.WhyMeasured != nil {
+				why = c.WhyMeasured(r.Measured)
+			}
+			if !o.Holds && why == "" {
 				why = c.Why(r.Ours, r.Paper)
 			}
 		}
