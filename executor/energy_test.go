@@ -68,7 +68,7 @@ func TestMeasuredEnergy(t *testing.T) {
 	}
 }
 
-// A source without an energy counter (DCGM here, a Fake) adds no columns.
+// A source without an energy counter (a Fake) adds no columns.
 func TestNoEnergyMeter(t *testing.T) {
 	cfg := realConfig(t, wFail)
 	x, err := executor.New(cfg, nil)

@@ -157,9 +157,9 @@ func clip(s string) string {
 // older ones (dcgmi stalled) leave the sample without pressure signals.
 const dcgmMaxAge = 3 * time.Second
 
-// dcgmSource is the DCGM Source: memory, utilization and processes from a
-// utilization-only base source (NVML), SMACT/SMOCC/DRAMA from a dcgmi dmon
-// stream. DCGM GPU ids are taken to be NVML indices (DCGM numbers GPUs in
+// dcgmSource is the DCGM Source: memory, utilization, processes, power and
+// the energy counter from a utilization-only base source (NVML),
+// SMACT/SMOCC/DRAMA from a dcgmi dmon stream. DCGM GPU ids are taken to be NVML indices (DCGM numbers GPUs in
 // NVML order).
 type dcgmSource struct {
 	base Source
@@ -289,6 +289,17 @@ func (s *dcgmSource) Sample(ctx context.Context) ([]Sample, error) {
 		out[j].SMACT, out[j].SMOCC, out[j].DRAMA = rec.SMACT, rec.SMOCC, rec.DRAMA
 	}
 	return out, nil
+}
+
+// Energy implements EnergyMeter with the base source's counters (NVML's):
+// DCGM's own energy field reads the same counter. A base without them
+// gives an error wrapping ErrNoEnergy.
+func (s *dcgmSource) Energy(ctx context.Context) ([]uint64, error) {
+	m, ok := s.base.(EnergyMeter)
+	if !ok {
+		return nil, fmt.Errorf("dcgm: %w (its base source %s reads none)", ErrNoEnergy, s.base.Name())
+	}
+	return m.Energy(ctx)
 }
 
 // Close implements Source: it stops dcgmi, waits for the reader and closes

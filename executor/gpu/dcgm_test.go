@@ -141,7 +141,7 @@ func (s *stream) stop() error {
 func TestDCGMSourceOverlay(t *testing.T) {
 	devs := []Device{{Index: 0, UUID: "GPU-0", TotalMiB: 40960}, {Index: 1, UUID: "GPU-1", TotalMiB: 40960}}
 	base := NewFake(devs, FakeStep{Samples: []Sample{
-		{GPU: 0, UsedMiB: 100, TotalMiB: 40960, UtilPct: 80, Procs: []Proc{{PID: 9, UsedMiB: 90}}},
+		{GPU: 0, UsedMiB: 100, TotalMiB: 40960, UtilPct: 80, Procs: []Proc{{PID: 9, UsedMiB: 90}}, HasPower: true, PowerW: 250},
 		{GPU: 1, UsedMiB: 0, TotalMiB: 40960},
 	}})
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -173,6 +173,8 @@ func TestDCGMSourceOverlay(t *testing.T) {
 	require.Equal(t, []float64{0.5, 0.25, 0.125}, []float64{got[0].SMACT, got[0].SMOCC, got[0].DRAMA})
 	require.Equal(t, 80.0, got[0].UtilPct, "the base source's fields are kept")
 	require.Equal(t, []Proc{{PID: 9, UsedMiB: 90}}, got[0].Procs)
+	require.True(t, got[0].HasPower)
+	require.Equal(t, 250.0, got[0].PowerW, "the base source's power")
 	require.False(t, got[1].Pressure, "N/A gives no pressure signals")
 
 	// A stale reading (dcgmi stalled) is not used.
@@ -257,4 +259,18 @@ func TestStartDCGMI(t *testing.T) {
 		_, _, err := startDCGMI(filepath.Join(t.TempDir(), "no-dcgmi"), []int{0})
 		require.ErrorContains(t, err, "dcgm: starting")
 	})
+}
+
+// The DCGM source's energy counters are its base source's (NVML's); a base
+// without them has none.
+func TestDCGMEnergy(t *testing.T) {
+	devs := []Device{{Index: 0, UUID: "GPU-0", TotalMiB: 40960}}
+	step := FakeStep{Samples: []Sample{{GPU: 0, TotalMiB: 40960}}}
+	metered := &MeteredFake{Fake: NewFake(devs, step), Meter: func(int) ([]uint64, error) { return []uint64{1234}, nil }}
+	got, err := newDCGMSource(metered, strings.NewReader(""), nil, nil).Energy(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1234}, got)
+	_, err = newDCGMSource(NewFake(devs, step), strings.NewReader(""), nil, nil).Energy(context.Background())
+	require.ErrorIs(t, err, ErrNoEnergy)
+	require.ErrorContains(t, err, "its base source fake reads none")
 }
