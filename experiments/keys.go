@@ -110,18 +110,27 @@ func (s *Spec) keyInputs(build string) (*keyInputs, error) {
 		return nil, err
 	}
 	k := &keyInputs{build: build, server: h}
-	if s.Stacking != nil {
-		k.traces = s.trHash // sequences are hashed as loaded
-		return k, nil
+	if k.traces, err = s.plan().traceHashes(); err != nil {
+		return nil, err
 	}
+	return k, nil
+}
+
+// traceHashes are the content hashes of a stacking spec's sequences, as
+// loaded.
+func (s *stackPlan) traceHashes() ([]string, error) { return s.hashes, nil }
+
+// traceHashes are the content hashes of a trace spec's traces.
+func (s tracePlan) traceHashes() ([]string, error) {
+	var hs []string
 	for _, t := range s.trs {
 		h, err := traceHash(t)
 		if err != nil {
 			return nil, err
 		}
-		k.traces = append(k.traces, h)
+		hs = append(hs, h)
 	}
-	return k, nil
+	return hs, nil
 }
 
 // cellKey is cell c's key (see keyInputs).
@@ -129,7 +138,7 @@ func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) { return s.plan().k
 
 // key is a stacking cell's key: its sequence, server, replay
 // configuration, model and build.
-func (s stackPlan) key(k *keyInputs, c Cell) (string, error) {
+func (s *stackPlan) key(k *keyInputs, c Cell) (string, error) {
 	cfg, err := s.stackConfig(c.Point, c.Seed)
 	if err != nil {
 		return "", err

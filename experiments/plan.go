@@ -1,6 +1,11 @@
 package experiments
 
-import "context"
+import (
+	"context"
+
+	"github.com/aegis-sched/aegis/experiments/stacking"
+	"github.com/aegis-sched/aegis/models"
+)
 
 // A plan is what a spec runs, apart from the YAML schema that describes
 // it: its cells, what makes a cell's key, how a cell runs, and how the
@@ -15,19 +20,36 @@ type plan interface {
 	run(ctx context.Context, c Cell) (map[string][]byte, cellRecord, error)
 	// combine lays out the run's combined files from its cells in dir.
 	combine(dir string, m *Meta) (map[string][]byte, error)
+	// traceHashes are the content hashes of what the cells run (keys).
+	traceHashes() ([]string, error)
+	// describe adds what the cells run to run.json's m (catalog: the
+	// first GPU type's catalog hash).
+	describe(m *Meta, keys *keyInputs, catalog string) error
 }
 
-// tracePlan is a trace spec's plan; stackPlan a stacking spec's. Each is
-// the spec resolved by prepare, seen as what runs.
-type (
-	tracePlan struct{ *Spec }
-	stackPlan struct{ *Spec }
-)
+// tracePlan is a trace spec's plan: the spec resolved by prepare, seen as
+// what runs.
+type tracePlan struct{ *Spec }
+
+// stackPlan is a stacking spec's plan: the sequences it replays, their
+// content hashes and data folder, and the interference model.
+type stackPlan struct {
+	*Spec
+	seqs   []stacking.Sequence
+	hashes []string
+	dir    string
+	inter  models.Interference
+}
 
 // plan is the spec's plan.
 func (s *Spec) plan() plan {
-	if s.Stacking != nil {
-		return stackPlan{s}
+	switch {
+	case s.stack != nil:
+		return s.stack
+	case s.Stacking != nil:
+		// A spec read back from run.json (ReadMeta, Merge): its cells
+		// combine; it was not resolved to run them.
+		return &stackPlan{Spec: s}
 	}
 	return tracePlan{s}
 }

@@ -224,7 +224,7 @@ func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
 }
 
 // run replays a stacking cell.
-func (s stackPlan) run(_ context.Context, c Cell) (map[string][]byte, cellRecord, error) {
+func (s *stackPlan) run(_ context.Context, c Cell) (map[string][]byte, cellRecord, error) {
 	files, err := s.runStackCell(c)
 	return files, cellRecord{Spec: s.Name, Key: c.Key, Cell: c, Truth: s.truthSettings(c)}, err
 }
@@ -444,21 +444,33 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 	if opt.Shards > 0 {
 		m.Shard = strconv.Itoa(opt.Shard) + "/" + strconv.Itoa(opt.Shards)
 	}
-	if s.Stacking != nil {
-		for i, q := range s.seqs {
-			m.Traces = append(m.Traces, rundir.TraceInfo{Name: q.Name, Source: "stacking sequence from " + dataName(s.stackDir),
-				Jobs: len(q.Jobs), SHA256: keys.traces[i]})
-		}
-		mh, err := modelHash(s.stackInter)
-		if err != nil {
-			return nil, err
-		}
-		m.Models = append(m.Models, ModelInfo{Config: "stacking", Interference: mh, Catalog: t0.Catalog})
-		for _, c := range m.Cells {
-			m.Configs = append(m.Configs, CellSetting{ID: c.ID, Truth: s.truthSettings(c)})
-		}
-		return m, nil
+	if err := s.plan().describe(m, keys, t0.Catalog); err != nil {
+		return nil, err
 	}
+	return m, nil
+}
+
+// describe adds a stacking run's sequences, model and cells' settings to
+// run.json's m (catalog: the GPU type's catalog hash).
+func (s *stackPlan) describe(m *Meta, keys *keyInputs, catalog string) error {
+	for i, q := range s.seqs {
+		m.Traces = append(m.Traces, rundir.TraceInfo{Name: q.Name, Source: "stacking sequence from " + dataName(s.dir),
+			Jobs: len(q.Jobs), SHA256: keys.traces[i]})
+	}
+	mh, err := modelHash(s.inter)
+	if err != nil {
+		return err
+	}
+	m.Models = append(m.Models, ModelInfo{Config: "stacking", Interference: mh, Catalog: catalog})
+	for _, c := range m.Cells {
+		m.Configs = append(m.Configs, CellSetting{ID: c.ID, Truth: s.truthSettings(c)})
+	}
+	return nil
+}
+
+// describe adds a trace run's traces, refits, models and cells' settings
+// to run.json's m (catalog: the first GPU type's catalog hash).
+func (s tracePlan) describe(m *Meta, keys *keyInputs, catalog string) error {
 	for i, t := range s.trs {
 		src := sourceName(s.Traces[i].Trace)
 		if src == "" {
@@ -469,26 +481,26 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 	if len(s.refits) > 0 {
 		set, _, err := models.RefitsFor(s.server.Type)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.Refits = &RefitInfo{Source: s.refitFile, FileSHA256: models.RefitsFileSHA256(s.refitFile), Seed: set.Seed}
 		for _, r := range s.refits {
 			h, err := modelHash(r)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			m.Refits.Models = append(m.Refits.Models, h)
 		}
 		m.Refits.SteadySaturation = s.refitSteady
 	}
 	for i, c := range s.Configs {
-		mi := ModelInfo{Config: c.Label, File: sourceName(c.Model), FileSHA256: s.models[i].hash, Catalog: t0.Catalog}
+		mi := ModelInfo{Config: c.Label, File: sourceName(c.Model), FileSHA256: s.models[i].hash, Catalog: catalog}
 		r, err := s.cellRun(i, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if mi.Interference, err = modelHash(r.Interference); err != nil {
-			return nil, err
+			return err
 		}
 		if r.Interference == nil {
 			mi.Interference = "per GPU type (server.cluster.types)"
@@ -498,11 +510,11 @@ func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
 	for _, c := range m.Cells {
 		r, err := s.runOf(c)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.Configs = append(m.Configs, CellSetting{ID: c.ID, Params: r.Params, Truth: s.truthSettings(c)})
 	}
-	return m, nil
+	return nil
 }
 
 // ReadMeta reads a directory's run.json.

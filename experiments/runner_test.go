@@ -462,3 +462,24 @@ func TestRunSpecKeepsCommitOfSameBuild(t *testing.T) {
 		m.Tool = got.Tool
 	}
 }
+
+// A stacking run's combined file is made again from run.json alone (what
+// Merge and aegis run --finish do): the spec read back picks the stacking
+// plan without being resolved.
+func TestStackingCombineFromRunJSON(t *testing.T) {
+	if _, ok := stacking.DefaultDir(); !ok {
+		t.Skip("no shared data folder (set AEGIS_SHARED): the stacking data set is not here")
+	}
+	s, err := ParseSpec([]byte("name: f\nserver: a100-40gb:1\nstacking: {}\nseeds: [1]\nsweep: [{param: thresholds, values: [\"0.65,0.35,0.5\", \"0.8,0.35,0.5\"]}]\n"), "f.yaml")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
+	require.NoError(t, err)
+	want := mustReadString(t, filepath.Join(dir, rundir.Thresholds))
+	require.NoError(t, os.Remove(filepath.Join(dir, rundir.Thresholds)))
+	m, err := ReadMeta(dir)
+	require.NoError(t, err)
+	_, err = Combine(dir, m)
+	require.NoError(t, err)
+	require.Equal(t, want, mustReadString(t, filepath.Join(dir, rundir.Thresholds)))
+}

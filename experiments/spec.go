@@ -20,7 +20,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/aegis-sched/aegis/experiments/assemble"
-	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/internal/strictyaml"
 	"github.com/aegis-sched/aegis/internal/suggest"
 	"github.com/aegis-sched/aegis/models"
@@ -109,7 +108,6 @@ type Spec struct {
 	swept map[string]models.Server
 	// sweptClusters are the clusters of a cluster sweep, by value.
 	sweptClusters map[string]models.Cluster
-	trHash        []string     // sha256 of each stacking sequence (keyInputs hashes traces)
 	models        []*modelFile // by config
 
 	// refits are the models of ModelUncertainty's refits 1..N (index
@@ -120,10 +118,9 @@ type Spec struct {
 	// none when the set has none: the GPU type's telemetry).
 	refitSteady []float64
 
-	// A stacking spec's sequences, data folder and interference model.
-	seqs       []stacking.Sequence
-	stackDir   string
-	stackInter models.Interference
+	// stack is a stacking spec's plan (its sequences, data folder and
+	// model); nil for a trace spec.
+	stack *stackPlan
 }
 
 // TraceSource is one trace of a spec: a built-in trace or a trace file
@@ -383,10 +380,11 @@ func (s *Spec) prepare(root *yaml.Node) error {
 		if s.cluster != nil {
 			return a.errf([]any{"cluster"}, "a stacking spec runs on one GPU: give server: TYPE:1, not a cluster")
 		}
-		if s.stackInter, err = models.InterferenceFor(server.Type); err != nil {
+		inter, err := models.InterferenceFor(server.Type)
+		if err != nil {
 			return a.errf([]any{"server"}, "%v", err)
 		}
-		return s.resolveStacking(a)
+		return s.resolveStacking(a, inter)
 	}
 	if err := s.loadTraces(a, cat); err != nil {
 		return err

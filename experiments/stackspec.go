@@ -52,9 +52,11 @@ type noSharedData struct{ error }
 
 func (e noSharedData) Unwrap() []error { return []error{e.error, ErrNoSharedData} }
 
-// resolveStacking checks a stacking spec and loads its sequences (s.seqs,
-// and a trace of each in s.Traces).
-func (s *Spec) resolveStacking(a at) error {
+// resolveStacking checks a stacking spec, loads its sequences (a trace of
+// each in s.Traces) and makes its plan (s.stack) replaying them under
+// model inter.
+func (s *Spec) resolveStacking(a at, inter models.Interference) error {
+	p := &stackPlan{Spec: s, inter: inter}
 	for _, k := range []struct {
 		key string
 		set bool
@@ -99,12 +101,12 @@ func (s *Spec) resolveStacking(a at) error {
 		if j := slices.Index(names, n); j < i {
 			return a.errf([]any{"stacking", "sequences", i}, "%q repeats sequences[%d]", n, j)
 		}
-		s.seqs = append(s.seqs, q)
+		p.seqs = append(p.seqs, q)
 		b, _ := json.Marshal(q)
 		s.Traces = append(s.Traces, TraceSource{Name: q.Name, Trace: "stacking:" + n})
-		s.trHash = append(s.trHash, hashBytes(b))
+		p.hashes = append(p.hashes, hashBytes(b))
 	}
-	s.stackDir = dir
+	p.dir, s.stack = dir, p
 	if len(s.Seeds) == 0 {
 		return a.errf([]any{"seeds"}, "missing: list at least one seed")
 	}
@@ -133,7 +135,7 @@ func (s *Spec) resolveStacking(a at) error {
 func (s *Spec) stackConfig(pt Point, seed uint64) (stacking.Config, error) {
 	cfg := stacking.Config{GPU: s.server.Type, Seed: seed, Thresholds: [3]float64{0.65, 0.35, 0.50}}
 	truth := map[string]string{}
-	inter := s.stackInter
+	inter := s.stack.inter
 	for _, kv := range pt {
 		switch {
 		case kv.Param == "thresholds":
@@ -177,7 +179,7 @@ func (s *Spec) stackConfig(pt Point, seed uint64) (stacking.Config, error) {
 }
 
 // cells expands a stacking spec: sequence, sweep point, seed.
-func (s stackPlan) cells() []Cell {
+func (s *stackPlan) cells() []Cell {
 	var cells []Cell
 	for qi, q := range s.seqs {
 		for pi, pt := range s.Points() {
@@ -197,7 +199,7 @@ func (s *Spec) runStackCell(c Cell) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := stacking.Replay(s.seqs[c.trace], cfg)
+	res, err := stacking.Replay(s.stack.seqs[c.trace], cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +241,7 @@ func (r stackRow) values() []float64 {
 // combine writes thresholds.csv from a stacking run's cells: one row
 // per sweep point and sequence (means over seeds), then per point the mean
 // over sequences, the knee marked there.
-func (stackPlan) combine(dir string, m *Meta) (map[string][]byte, error) {
+func (*stackPlan) combine(dir string, m *Meta) (map[string][]byte, error) {
 	type key struct {
 		point string
 		seq   string
