@@ -92,7 +92,9 @@ func DrawDirSized(dir, format string, s Size, figures ...string) ([]string, erro
 		if err != nil {
 			return out, fmt.Errorf("figure %s: %w", name, err)
 		}
-		fig.Resize(s)
+		if err := fig.Resize(s); err != nil {
+			return out, fmt.Errorf("figure %s: %w", name, err)
+		}
 		paths, err := fig.Save(filepath.Join(dir, name+"."+format))
 		out = append(out, paths...)
 		if err != nil {

@@ -99,35 +99,41 @@ func ParseLength(s string) (vg.Length, error) {
 
 // Resize draws f at size s: its width and height (the height scaled with
 // the width unless given) and every text size times s.FontScale. A
-// resized figure is saved in its one format (Save).
-func (f *Figure) Resize(s Size) {
+// resized figure is saved in its one format (Save). A grid of several
+// rows too wide for the width (panels narrower than 2.2 in × the scale)
+// is an error that says the width it needs.
+func (f *Figure) Resize(s Size) error {
 	if s.IsZero() {
-		return
+		return nil
 	}
 	f.resized = true
 	k := s.FontScale
 	if k == 0 {
 		k = 1
 	}
+	rows, cols := f.grid()
+	if need := vg.Length(cols) * minPanelWidth * vg.Length(k); rows > 1 && s.Width > 0 && s.Width < need {
+		return fmt.Errorf("%d panels a row need a width of %.1fin at font scale %g: give a larger width or a smaller font scale", cols, need/vg.Inch, k)
+	}
+	panelW, panelH := f.Width/vg.Length(max(cols, 1)), (f.Height-f.chrome(f.Width))/vg.Length(max(rows, 1))
+	f.FontScale = k
 	switch {
 	case s.Width > 0 && s.Height > 0:
 		f.reflow(s.Width, k)
 		f.Width, f.Height = s.Width, s.Height
 	case s.Width > 0:
-		// The panels keep their shape: fewer per row when narrow.
-		rows, cols := f.grid()
-		panelW, panelH := f.Width/vg.Length(max(cols, 1)), (f.Height-chrome)/vg.Length(max(rows, 1))
+		// The panels keep their shape (fewer per row when narrow) under
+		// the title and legend as they wrap at the new width and scale.
 		f.reflow(s.Width, k)
 		rows, cols = f.grid()
 		w := s.Width / vg.Length(max(cols, 1))
-		f.Width, f.Height = s.Width, chrome*vg.Length(k)+vg.Length(rows)*panelH*w/panelW
+		f.Width, f.Height = s.Width, f.chrome(s.Width)+vg.Length(rows)*panelH*w/panelW
 	case s.Height > 0:
 		f.Width, f.Height = f.Width*s.Height/f.Height, s.Height
 	}
 	if k == 1 {
-		return
+		return nil
 	}
-	f.FontScale = k
 	for _, row := range f.Panels {
 		for _, p := range row {
 			if p == nil {
@@ -139,10 +145,8 @@ func (f *Figure) Resize(s Size) {
 			}
 		}
 	}
+	return nil
 }
-
-// chrome is about the height a figure's title and legend take.
-const chrome = vg.Inch
 
 // minPanelWidth is the narrowest a panel is drawn at text scale 1 when a
 // figure is resized: narrower, its panels go on more rows.
@@ -156,10 +160,15 @@ func (f *Figure) grid() (rows, cols int) {
 	return len(f.Panels), cols
 }
 
-// reflow lays f's panels out in as many columns as width holds at text
-// scale k (one at least), in reading order.
+// reflow lays a figure of one row of panels out in as many columns as
+// width holds at text scale k (one at least), in reading order. A grid of
+// several rows keeps its layout: its rows and columns mean something
+// (Figure 7's metrics and thresholds; the y label on the first column).
 func (f *Figure) reflow(width vg.Length, k float64) {
-	_, cols := f.grid()
+	rows, cols := f.grid()
+	if rows != 1 {
+		return
+	}
 	n := max(1, min(cols, int(width/(minPanelWidth*vg.Length(k)))))
 	if n == cols {
 		return
@@ -648,24 +657,9 @@ func (l *legend) add(name string, thumbs ...plot.Thumbnailer) {
 // drawLegend draws entries in centred rows at the top of dc, its text
 // scaled by k, and returns the height used.
 func drawLegend(dc draw.Canvas, entries []LegendEntry, k vg.Length) vg.Length {
-	sty := text(10 * k)
-	sty.YAlign = draw.YCenter
+	sty, rows, rowW, rowH := legendRows(entries, dc.Max.X-dc.Min.X, k)
 	thumbW, gap, sep := vg.Points(16), vg.Points(4), vg.Points(14)
-	rowH := sty.Height("Mg") + 4
 	width := func(e LegendEntry) vg.Length { return thumbW + gap + sty.Width(e.Name) }
-	var rows [][]LegendEntry
-	var rowW []vg.Length
-	avail := dc.Max.X - dc.Min.X - 20
-	for _, e := range entries {
-		w := width(e)
-		if n := len(rows); n > 0 && rowW[n-1]+sep+w <= avail {
-			rows[n-1] = append(rows[n-1], e)
-			rowW[n-1] += sep + w
-			continue
-		}
-		rows = append(rows, []LegendEntry{e})
-		rowW = append(rowW, w)
-	}
 	for i, r := range rows {
 		y := dc.Max.Y - rowH*vg.Length(i) - rowH/2
 		x := (dc.Min.X+dc.Max.X)/2 - rowW[i]/2
@@ -680,4 +674,40 @@ func drawLegend(dc draw.Canvas, entries []LegendEntry, k vg.Length) vg.Length {
 		}
 	}
 	return rowH * vg.Length(len(rows))
+}
+
+// legendRows lays entries out in rows no wider than a figure of width w
+// holds at text scale k: the text style, the rows, their widths and the
+// height of one.
+func legendRows(entries []LegendEntry, w, k vg.Length) (sty draw.TextStyle, rows [][]LegendEntry, rowW []vg.Length, rowH vg.Length) {
+	sty = text(10 * k)
+	sty.YAlign = draw.YCenter
+	thumbW, gap, sep := vg.Points(16), vg.Points(4), vg.Points(14)
+	rowH = sty.Height("Mg") + 4
+	avail := w - 20
+	for _, e := range entries {
+		ew := thumbW + gap + sty.Width(e.Name)
+		if n := len(rows); n > 0 && rowW[n-1]+sep+ew <= avail {
+			rows[n-1] = append(rows[n-1], e)
+			rowW[n-1] += sep + ew
+			continue
+		}
+		rows = append(rows, []LegendEntry{e})
+		rowW = append(rowW, ew)
+	}
+	return sty, rows, rowW, rowH
+}
+
+// chrome is the height the title and legend take in a figure of width w.
+func (f *Figure) chrome(w vg.Length) vg.Length {
+	var h vg.Length
+	if f.Title != "" {
+		sty := text(13 * f.fontScale())
+		h += sty.Height(wrap(sty, f.Title, w-16)) + 10
+	}
+	if len(f.Legend) > 0 {
+		_, rows, _, rowH := legendRows(f.Legend, w, f.fontScale())
+		h += rowH*vg.Length(len(rows)) + 4
+	}
+	return h
 }

@@ -700,7 +700,7 @@ func TestResize(t *testing.T) {
 	fig, err := NormalizedBars(nil, "t", bars, bars)
 	require.NoError(t, err)
 	require.Len(t, fig.Panels, 1)
-	fig.Resize(Size{Width: 3.3 * vg.Inch, FontScale: 0.8})
+	require.NoError(t, fig.Resize(Size{Width: 3.3 * vg.Inch, FontScale: 0.8}))
 	require.Equal(t, 3.3*vg.Inch, fig.Width)
 	require.Len(t, fig.Panels, 2, "one panel per row at 3.3 in")
 	require.InDelta(t, 9*0.8, float64(fig.Panels[1][0].X.Tick.Label.Font.Size), 1e-9)
@@ -720,10 +720,19 @@ func TestResize(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "linked by a page", string(got))
 
+	grid, err := Thresholds("t", []ThresholdPoint{{Tau: [3]float64{0.5, 0.3, 0.4}, Gain: 1.2, MeanSlowdown: 1.1},
+		{Tau: [3]float64{0.6, 0.4, 0.5}, Gain: 1.3, MeanSlowdown: 1.2}})
+	require.NoError(t, err)
+	require.ErrorContains(t, grid.Resize(Size{Width: 3.3 * vg.Inch}), "3 panels a row need a width of 6.6in at font scale 1",
+		"a grid keeps its rows and columns (Figure 7's metrics and thresholds): too narrow, it says so")
+	require.NoError(t, grid.Resize(Size{Width: 4.5 * vg.Inch, FontScale: 0.6}))
+	require.Len(t, grid.Panels, 3, "a grid keeps its rows and columns")
+	require.Len(t, grid.Panels[0], 3)
+
 	same, err := NormalizedBars(nil, "t", bars, bars)
 	require.NoError(t, err)
 	w := same.Width
-	same.Resize(Size{})
+	require.NoError(t, same.Resize(Size{}))
 	require.Equal(t, w, same.Width, "no size asked for: as designed")
 	require.Len(t, same.Panels[0], 2)
 }

@@ -112,7 +112,9 @@ func DrawSweepsSized(dir, format string, s Size, sweeps ...Sweep) ([]string, err
 		if err != nil {
 			return out, fmt.Errorf("figure %s: %w", sw.FileName(), err)
 		}
-		fig.Resize(s)
+		if err := fig.Resize(s); err != nil {
+			return out, fmt.Errorf("figure %s: %w", sw.FileName(), err)
+		}
 		paths, err := fig.Save(filepath.Join(dir, sw.FileName()+"."+format))
 		out = append(out, paths...)
 		if err != nil {
