@@ -18,7 +18,7 @@ import (
 // its outputs, each input by content: the trace, the server or cluster
 // (every GPU type's memory, telemetry, catalog and interference model),
 // the policy and its parameters (and an external policy's files, by
-// content: assemble.PolicyInputs), the truth settings, the interference
+// content: registry.Inputs), the truth settings, the interference
 // model the config runs, the seed, whether telemetry is written, and the
 // build of the program. Labels, cell directory names and the rest of the
 // spec file are not part of it: a finished cell is reused by any spec that
@@ -185,7 +185,7 @@ func (s tracePlan) key(k *keyInputs, c Cell) (string, error) {
 		Trace, Server, Policy string
 		Params                map[string]string
 		// PolicyFiles: the content of an external policy's program
-		// (assemble.PolicyInputs); absent for the built-in policies, whose
+		// (registry.Inputs); absent for the built-in policies, whose
 		// code the build covers, so their keys are as before.
 		PolicyFiles string `json:",omitempty"`
 		Truth       any
