@@ -92,6 +92,8 @@ func TestSweepHoldFacetCategories(t *testing.T) {
 		return out
 	}
 	grid := sweepPanels(t, csv, Sweep{X: "thresholds.1", Y: []string{"makespan_s"}})
+	require.Equal(t, "τ1 (SMACT threshold)", grid[0][0].XLabel, "a threshold named by its signal")
+	require.Equal(t, "filter", paramName("filter"))
 	require.Equal(t, []string{"A · thresholds.2=0.3 · filter=pressure", "A · thresholds.2=0.4 · filter=pressure", "A · thresholds.2=0.3 · filter=nf"}, names(grid[0][0]))
 	grid = sweepPanels(t, csv, Sweep{X: "thresholds.1", Y: []string{"makespan_s"}, Hold: map[string]string{"thresholds.2": "0.40", "filter": "pressure"}})
 	require.Equal(t, []string{"A"}, names(grid[0][0]))

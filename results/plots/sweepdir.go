@@ -309,7 +309,7 @@ func (r *sweepRows) figure() (*Figure, error) {
 	for _, col := range r.sw.Metrics() {
 		names = append(names, MetricName(col))
 	}
-	title := cmp.Or(r.sw.Title, strings.Join(names, ", ")+" vs "+cmp.Or(r.sw.XLabel, r.sw.X)+
+	title := cmp.Or(r.sw.Title, strings.Join(names, ", ")+" vs "+cmp.Or(r.sw.XLabel, paramName(r.sw.X))+
 		" (mean, 95 % CI over seeds)")
 	return SweepLines(r.st, title, grid)
 }
@@ -381,7 +381,7 @@ func (r *sweepRows) panels() ([][]SweepPanel, error) {
 			}
 		}
 	}
-	xlabel := cmp.Or(sw.XLabel, sw.X+unit)
+	xlabel := cmp.Or(sw.XLabel, paramName(sw.X)+unit)
 	var grid [][]SweepPanel
 	for f, fv := range facets.keys {
 		var row []SweepPanel
@@ -445,4 +445,16 @@ func (r *sweepRows) yLabel(col string) string {
 		return MetricName(col) + " (h)"
 	}
 	return MetricName(col)
+}
+
+// paramName names a swept column on an axis: a pressure threshold by its
+// signal ("τ1 (SMACT threshold)" for thresholds.1), anything else by its
+// column.
+func paramName(col string) string {
+	for k, n := range tauNames {
+		if col == fmt.Sprintf("thresholds.%d", k+1) {
+			return n
+		}
+	}
+	return col
 }
