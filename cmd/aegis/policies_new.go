@@ -78,16 +78,17 @@ are printed.`,
 				fmt.Fprintln(w, "wrote", p)
 			}
 			fmt.Fprintln(w)
+			command := "python3 " + filepath.Join(s.Dir, s.Name+".py")
 			if lang == "go" {
+				command = filepath.Join(s.Dir, s.Name)
 				fmt.Fprintf(w, "build and test it:\n  cd %s && go mod tidy && go build -o %s . && go test .\n", s.Dir, s.Name)
-				fmt.Fprintf(w, "run it:\n  aegis simulate --trace philly --policy external --set command=%s\n", filepath.Join(s.Dir, s.Name))
-				fmt.Fprintf(w, "  aegis policies external --set command=%s\n", filepath.Join(s.Dir, s.Name))
-				return nil
+			} else {
+				fmt.Fprintf(w, "test it:\n  python3 -m unittest discover -s %s\n", s.Dir)
 			}
-			script := filepath.Join(s.Dir, s.Name+".py")
-			fmt.Fprintf(w, "test it:\n  python3 -m unittest discover -s %s\n", s.Dir)
-			fmt.Fprintf(w, "run it:\n  aegis simulate --trace philly --policy external --set command=\"python3 %s\"\n", script)
-			fmt.Fprintf(w, "  aegis policies external --set command=\"python3 %s\"\n", script)
+			fmt.Fprintf(w, "run it:\n  aegis simulate --trace philly --policy external --set command=%q\n", command)
+			fmt.Fprintf(w, "  aegis policies external --set command=%q   # its parameters\n", command)
+			fmt.Fprintf(w, "in a spec, beside AEGIS (aegis run SPEC.yaml, docs/experiments.md):\n  configs:\n")
+			fmt.Fprintf(w, "    - {label: AEGIS, policy: aegis}\n    - {label: %s, policy: external, params: {command: %q, mem_share: 1}}\n", s.Name, command)
 			return nil
 		},
 	}

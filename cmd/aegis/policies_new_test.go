@@ -27,6 +27,15 @@ func TestPoliciesNew(t *testing.T) {
 	code, out, errs := aegis("policies", "new", "mine", "--out", pyDir)
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "python3 -m unittest discover -s "+pyDir)
+	script := filepath.Join(pyDir, "mine.py")
+	require.Contains(t, out, `{label: mine, policy: external, params: {command: "python3 `+script+`", mem_share: 1}}`)
+
+	// The spec the output proposes runs, the policy beside AEGIS.
+	spec := filepath.Join(dir, "spec.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: mine\nserver: a100-40gb:3\ntraces: [{trace: demo}]\nseeds: [1]\nconfigs:\n"+
+		"  - {label: AEGIS, policy: aegis}\n  - {label: mine, policy: external, params: {command: \""+py+" "+script+"\", mem_share: 1}}\n"), 0o644))
+	code, _, errs = aegis("run", spec, "--out", filepath.Join(dir, "spec-out"))
+	require.Equal(t, 0, code, errs)
 	for _, f := range []string{"mine.py", "test_mine.py", "aegis_policy.py"} {
 		require.FileExists(t, filepath.Join(pyDir, f))
 	}
