@@ -41,7 +41,7 @@ func TestClusterSpec(t *testing.T) {
 	require.NotNil(t, s.cluster)
 	require.Equal(t, "a100-40gb:4x2,h200-141gb:8x1", s.cluster.String())
 	big := 0
-	for _, j := range s.trs[1].Jobs {
+	for _, j := range s.trace.trs[1].Jobs {
 		require.Positive(t, j.SoloS, "a trace for clusters: its durations as solo_s")
 		big = max(big, j.GPUs)
 	}

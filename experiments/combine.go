@@ -104,7 +104,7 @@ func Combine(dir string, m *Meta) ([]string, error) {
 }
 
 // combine reads a trace run's cells back and lays out its combined files.
-func (tracePlan) combine(dir string, m *Meta) (map[string][]byte, error) {
+func (*tracePlan) combine(dir string, m *Meta) (map[string][]byte, error) {
 	byRefit, err := readCells(dir, m)
 	if err != nil {
 		return nil, err

@@ -121,7 +121,7 @@ func (s *Spec) keyInputs(build string) (*keyInputs, error) {
 func (s *stackPlan) traceHashes() ([]string, error) { return s.hashes, nil }
 
 // traceHashes are the content hashes of a trace spec's traces.
-func (s tracePlan) traceHashes() ([]string, error) {
+func (s *tracePlan) traceHashes() ([]string, error) {
 	var hs []string
 	for _, t := range s.trs {
 		h, err := traceHash(t)
@@ -157,7 +157,7 @@ func (s *stackPlan) key(k *keyInputs, c Cell) (string, error) {
 
 // key is a trace cell's key: its trace, server (a swept one by content),
 // models, policy and its inputs, parameters, truth, seed and build.
-func (s tracePlan) key(k *keyInputs, c Cell) (string, error) {
+func (s *tracePlan) key(k *keyInputs, c Cell) (string, error) {
 	r, err := s.runOf(c)
 	if err != nil {
 		return "", err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/traces"
 )
 
 // A plan is what a spec runs, apart from the YAML schema that describes
@@ -27,9 +28,26 @@ type plan interface {
 	describe(m *Meta, keys *keyInputs, catalog string) error
 }
 
-// tracePlan is a trace spec's plan: the spec resolved by prepare, seen as
-// what runs.
-type tracePlan struct{ *Spec }
+// tracePlan is a trace spec's plan: what prepare resolved, seen as what
+// runs: the traces, each config's model, the refits of model_uncertainty
+// and the servers or clusters a sweep runs on.
+type tracePlan struct {
+	*Spec
+	trs []*traces.Trace
+	// swept are the servers of a server sweep, by value.
+	swept map[string]models.Server
+	// sweptClusters are the clusters of a cluster sweep, by value.
+	sweptClusters map[string]models.Cluster
+	models        []*modelFile // by config
+
+	// refits are the models of ModelUncertainty's refits 1..N (index
+	// r-1), refitFile the embedded set they come from.
+	refits    []models.Interference
+	refitFile string
+	// refitSteady are the refits' steady saturations u1 (index r-1;
+	// none when the set has none: the GPU type's telemetry).
+	refitSteady []float64
+}
 
 // stackPlan is a stacking spec's plan: the sequences it replays, their
 // content hashes and data folder, and the interference model.
@@ -50,6 +68,8 @@ func (s *Spec) plan() plan {
 		// A spec read back from run.json (ReadMeta, Merge): its cells
 		// combine; it was not resolved to run them.
 		return &stackPlan{Spec: s}
+	case s.trace != nil:
+		return s.trace
 	}
-	return tracePlan{s}
+	return &tracePlan{Spec: s}
 }

@@ -230,7 +230,7 @@ func (s *stackPlan) run(_ context.Context, c Cell) (map[string][]byte, cellRecor
 }
 
 // run simulates a trace cell.
-func (s tracePlan) run(ctx context.Context, c Cell) (map[string][]byte, cellRecord, error) {
+func (s *tracePlan) run(ctx context.Context, c Cell) (map[string][]byte, cellRecord, error) {
 	r, err := s.runOf(c)
 	if err != nil {
 		return nil, cellRecord{}, err
@@ -470,7 +470,7 @@ func (s *stackPlan) describe(m *Meta, keys *keyInputs, catalog string) error {
 
 // describe adds a trace run's traces, refits, models and cells' settings
 // to run.json's m (catalog: the first GPU type's catalog hash).
-func (s tracePlan) describe(m *Meta, keys *keyInputs, catalog string) error {
+func (s *tracePlan) describe(m *Meta, keys *keyInputs, catalog string) error {
 	for i, t := range s.trs {
 		src := sourceName(s.Traces[i].Trace)
 		if src == "" {

@@ -263,13 +263,13 @@ func reduced(s *Spec, jobs, values int) {
 	s.Seeds = s.Seeds[:min(2, len(s.Seeds))] // two show the seeds' spread
 	if mu := s.ModelUncertainty; mu != nil {
 		mu.Refits = min(mu.Refits, 2) // two show the models' spread
-		s.refits = s.refits[:mu.Refits]
+		s.trace.refits = s.trace.refits[:mu.Refits]
 	}
-	for i, t := range s.trs {
+	for i, t := range s.trace.trs {
 		cp := *t
 		cp.Jobs = t.Jobs[:min(jobs, len(t.Jobs))]
 		cp.Lines = nil
-		s.trs[i] = &cp
+		s.trace.trs[i] = &cp
 	}
 	for i := range s.Sweep {
 		ax := &s.Sweep[i]

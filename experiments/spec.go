@@ -103,21 +103,9 @@ type Spec struct {
 	// cluster is the resolved Cluster (nil without one); server is then
 	// its Server().
 	cluster *models.Cluster
-	trs     []*traces.Trace
-	// swept are the servers of a server sweep, by value.
-	swept map[string]models.Server
-	// sweptClusters are the clusters of a cluster sweep, by value.
-	sweptClusters map[string]models.Cluster
-	models        []*modelFile // by config
-
-	// refits are the models of ModelUncertainty's refits 1..N (index
-	// r-1), refitFile the embedded set they come from.
-	refits    []models.Interference
-	refitFile string
-	// refitSteady are the refits' steady saturations u1 (index r-1;
-	// none when the set has none: the GPU type's telemetry).
-	refitSteady []float64
-
+	// trace is a trace spec's plan: its traces, models, refits and swept
+	// hardware (a stacking spec's holds nothing).
+	trace *tracePlan
 	// stack is a stacking spec's plan (its sequences, data folder and
 	// model); nil for a trace spec.
 	stack *stackPlan
@@ -356,6 +344,7 @@ func (s *Spec) resolve(p string) string {
 // servers, stacking sequences).
 func (s *Spec) prepare(root *yaml.Node) error {
 	a := at{s.file, root}
+	s.trace = &tracePlan{Spec: s}
 	if err := checkName(a, []any{"name"}, s.Name, "give the experiment a name"); err != nil {
 		return err
 	}
@@ -440,7 +429,7 @@ func (s *Spec) loadTraces(a at, cat *models.Catalog) error {
 			return a.errf([]any{"traces", i, "name"}, "%q repeats traces[%d]; give each trace its own name", s.Traces[i].Name, prev)
 		}
 		seen[s.Traces[i].Name] = i
-		s.trs = append(s.trs, t)
+		s.trace.trs = append(s.trace.trs, t)
 	}
 	return nil
 }
@@ -465,7 +454,7 @@ func (s *Spec) checkSeeds(a at) error {
 }
 
 // resolveConfigs checks every config's label, policy and model, loads the
-// models (s.models), and returns the configs' indexes by label.
+// models (s.trace.models), and returns the configs' indexes by label.
 func (s *Spec) resolveConfigs(a at) (map[string]int, error) {
 	if len(s.Configs) == 0 {
 		return nil, a.errf([]any{"configs"}, "missing: list at least one config")
@@ -491,7 +480,7 @@ func (s *Spec) resolveConfigs(a at) (map[string]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.models = append(s.models, mf)
+		s.trace.models = append(s.trace.models, mf)
 	}
 	return labels, nil
 }
@@ -538,7 +527,7 @@ func (s *Spec) resolveModelUncertainty(a at) error {
 	}
 	for i := range s.Sweep {
 		for k, v := range s.Sweep[i].Values {
-			if srv, ok := s.swept[v]; ok && s.Sweep[i].Param == serverParam {
+			if srv, ok := s.trace.swept[v]; ok && s.Sweep[i].Param == serverParam {
 				if _, f, err := models.RefitsFor(srv.Type); err != nil || f != file {
 					return a.errf([]any{"sweep", i, "values", k}, "server %q: model_uncertainty runs the refits of %s's model (%s); this GPU type runs another model", v, s.server.Type.Name, file)
 				}
@@ -550,12 +539,12 @@ func (s *Spec) resolveModelUncertainty(a at) error {
 		if err := s.checkSlowdown(m); err != nil {
 			return a.errf(append(p, "refits"), "refit %d of %s: %v", r+1, file, err)
 		}
-		s.refits = append(s.refits, m)
+		s.trace.refits = append(s.trace.refits, m)
 	}
 	if len(set.SteadySaturation) > 0 {
-		s.refitSteady = set.SteadySaturation[1 : mu.Refits+1]
+		s.trace.refitSteady = set.SteadySaturation[1 : mu.Refits+1]
 	}
-	s.refitFile = file
+	s.trace.refitFile = file
 	return nil
 }
 
@@ -1053,7 +1042,7 @@ func (s *Spec) resolveSweptServers(a at, i int) error {
 	if err != nil {
 		return a.errf([]any{"server"}, "%v", err)
 	}
-	s.swept = map[string]models.Server{}
+	s.trace.swept = map[string]models.Server{}
 	for k, v := range ax.Values {
 		p := []any{"sweep", i, "values", k}
 		srv := v
@@ -1069,12 +1058,12 @@ func (s *Spec) resolveSweptServers(a at, i int) error {
 				return a.errf(p, "server %q: %v", v, err)
 			}
 		}
-		for ti, t := range s.trs {
+		for ti, t := range s.trace.trs {
 			if err := assemble.CheckOn(t, server, nil, cat); err != nil {
 				return a.errf(p, "server %q: trace %q (traces[%d]): %v", v, s.Traces[ti].Name, ti, err)
 			}
 		}
-		s.swept[v] = server
+		s.trace.swept[v] = server
 	}
 	return nil
 }
@@ -1123,7 +1112,7 @@ func (s *Spec) resolveSweptClusters(a at, i int) error {
 	if err != nil {
 		return a.errf([]any{"cluster"}, "%v", err)
 	}
-	s.sweptClusters = map[string]models.Cluster{}
+	s.trace.sweptClusters = map[string]models.Cluster{}
 	for k, v := range ax.Values {
 		p := []any{"sweep", i, "values", k}
 		c, err := s.parseCluster(v)
@@ -1138,12 +1127,12 @@ func (s *Spec) resolveSweptClusters(a at, i int) error {
 				return a.errf(p, "cluster %q: %v", v, err)
 			}
 		}
-		for ti, t := range s.trs {
+		for ti, t := range s.trace.trs {
 			if err := assemble.CheckOn(t, c.Server(), &c, cat); err != nil {
 				return a.errf(p, "cluster %q: trace %q (traces[%d]): %v", v, s.Traces[ti].Name, ti, err)
 			}
 		}
-		s.sweptClusters[v] = c
+		s.trace.sweptClusters[v] = c
 	}
 	return nil
 }
@@ -1152,7 +1141,7 @@ func (s *Spec) resolveSweptClusters(a at, i int) error {
 func (s *Spec) pointCluster(pt Point) (c models.Cluster, ok bool) {
 	for _, kv := range pt {
 		if kv.Param == clusterParam {
-			c, ok = s.sweptClusters[kv.Value]
+			c, ok = s.trace.sweptClusters[kv.Value]
 		}
 	}
 	return c, ok
@@ -1162,7 +1151,7 @@ func (s *Spec) pointCluster(pt Point) (c models.Cluster, ok bool) {
 func (s *Spec) pointServer(pt Point) (srv models.Server, ok bool) {
 	for _, kv := range pt {
 		if kv.Param == serverParam {
-			srv, ok = s.swept[kv.Value]
+			srv, ok = s.trace.swept[kv.Value]
 		}
 	}
 	return srv, ok
@@ -1370,7 +1359,7 @@ func (s *Spec) Cells() []Cell { return s.plan().cells() }
 
 // cells expands a trace spec: trace, config, sweep point, seed, then the
 // same under each refit of model_uncertainty.
-func (s tracePlan) cells() []Cell {
+func (s *tracePlan) cells() []Cell {
 	var cells []Cell
 	points := s.Points()
 	for r := range 1 + len(s.refits) {
@@ -1469,10 +1458,10 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 	if pc, ok := s.pointCluster(pt); ok {
 		server, cl = pc.Server(), &pc
 	}
-	inter := s.models[ci].inter
+	inter := s.trace.models[ci].inter
 	switch {
 	case r > 0:
-		inter = s.refits[r-1]
+		inter = s.trace.refits[r-1]
 	case c.Model == "" && server.Type.Name != s.server.Type.Name:
 		// A swept server of another GPU type: that type's model.
 		var err error
@@ -1518,12 +1507,12 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 		return assemble.Run{}, err
 	}
 	run := assemble.Run{Server: server, Cluster: cl, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}
-	if r > 0 && len(s.refitSteady) > 0 {
+	if r > 0 && len(s.trace.refitSteady) > 0 {
 		tel, err := models.TelemetryFor(server.Type)
 		if err != nil {
 			return assemble.Run{}, err
 		}
-		tel.SteadySaturation = s.refitSteady[r-1]
+		tel.SteadySaturation = s.trace.refitSteady[r-1]
 		run.Combine = &tel
 	}
 	return run, run.Check()

@@ -83,7 +83,7 @@ func TestSweepTruthAndModel(t *testing.T) {
 	pm, ok := r.Interference.(*models.PressureModel)
 	require.True(t, ok)
 	require.Equal(t, 2.0, pm.P.NWayExponent, "ρ swept")
-	base, ok := s.models[c.config].inter.(*models.PressureModel)
+	base, ok := s.trace.models[c.config].inter.(*models.PressureModel)
 	require.True(t, ok)
 	def, err := models.InterferenceFor(s.server.Type)
 	require.NoError(t, err)

@@ -193,8 +193,8 @@ func TestRefitsCarrySteadySaturation(t *testing.T) {
 	c := s.Cells()[len(s.Cells())-1]
 	k1, err := s.cellKey(keys, c)
 	require.NoError(t, err)
-	s.refitSteady = slices.Clone(s.refitSteady)
-	s.refitSteady[c.Refit-1] += 0.5
+	s.trace.refitSteady = slices.Clone(s.trace.refitSteady)
+	s.trace.refitSteady[c.Refit-1] += 0.5
 	k2, err := s.cellKey(keys, c)
 	require.NoError(t, err)
 	require.NotEqual(t, k1, k2)
