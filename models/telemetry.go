@@ -105,37 +105,59 @@ const WindowLength = 200 * time.Second
 // X grows with every job's x and falls as the divisor grows: a job that
 // becomes steady moves X toward u1's side (up when u1 > u0).
 func (p TelemetryParams) CombineTelemetry(jobs []TelemetryJob) (smact, smocc, drama float64) {
-	var u, split float64
-	steady := false
+	var l Load
 	for _, j := range jobs {
-		w := 1.0
-		if p.RateWeight != 0 && j.Rate > 0 {
-			w = math.Pow(j.Rate, p.RateWeight)
-		}
+		w := p.Add(&l, j.Util, j.Rate, j.Steady)
 		smact += j.SMACT * w
 		smocc += j.SMOCC * w
 		drama += j.DRAMA * w
-		u += j.Util * w
-		if s := p.saturationOf(j); s > 0 {
-			split += j.Util * w / s
-		}
-		steady = steady || j.Steady
 	}
-	if steady && p.SteadySaturation > 0 {
-		if split > 1 {
-			smact, smocc, drama = smact/split, smocc/split, drama/split
-		}
-	} else if p.Saturation > 0 && u > p.Saturation {
-		f := p.Saturation / u
-		smact, smocc, drama = smact*f, smocc*f, drama*f
+	return p.Combined(l, smact), p.Combined(l, smocc), p.Combined(l, drama)
+}
+
+// Load is what CombineTelemetry's divisor reads of a set of jobs (their
+// duties, weights and ages, not their draws), so that a caller can combine
+// the jobs' draws as it makes them: with l the Load of the jobs (Add, in
+// their order) and sum = Σ_i x_i·w_i in the same order, Combined(l, sum)
+// is CombineTelemetry's value of signal x, bit for bit.
+type Load struct {
+	u, split float64
+	steady   bool
+}
+
+// Add counts a job of solo utilization util (a fraction), progress rate
+// rate and age (steady) into l, and returns its weight w = rate^α (1 when
+// α = 0 or the job is stopped).
+func (p TelemetryParams) Add(l *Load, util, rate float64, steady bool) (w float64) {
+	w = 1.0
+	if p.RateWeight != 0 && rate > 0 {
+		w = math.Pow(rate, p.RateWeight)
 	}
-	return min(max(smact, 0), 1), min(max(smocc, 0), 1), min(max(drama, 0), 1)
+	l.u += util * w
+	if s := p.saturationOf(steady); s > 0 {
+		l.split += util * w / s
+	}
+	l.steady = l.steady || steady
+	return w
+}
+
+// Combined is one signal of jobs of load l whose weighted draws sum to
+// sum: divided as the load says and kept within [0, 1].
+func (p TelemetryParams) Combined(l Load, sum float64) float64 {
+	if l.steady && p.SteadySaturation > 0 {
+		if l.split > 1 {
+			sum /= l.split
+		}
+	} else if p.Saturation > 0 && l.u > p.Saturation {
+		sum *= p.Saturation / l.u
+	}
+	return min(max(sum, 0), 1)
 }
 
 // saturationOf is the saturation a job's duty counts against: u1 for a
 // steady job when u1 is set, else u0.
-func (p TelemetryParams) saturationOf(j TelemetryJob) float64 {
-	if j.Steady && p.SteadySaturation > 0 {
+func (p TelemetryParams) saturationOf(steady bool) float64 {
+	if steady && p.SteadySaturation > 0 {
 		return p.SteadySaturation
 	}
 	return p.Saturation

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -92,4 +94,60 @@ func TestTelemetryInModelFile(t *testing.T) {
 	require.Nil(t, f.Telemetry)
 	require.NoError(t, DefaultTelemetry().Check())
 	require.Equal(t, SteadySaturationA100, DefaultTelemetry().SteadySaturation, "the embedded model's steady_saturation is the fitted one (aegis calibrate --out writes it)")
+}
+
+// combineReference is CombineTelemetry as the formula reads, all jobs in
+// one loop (its form before Load).
+func combineReference(p TelemetryParams, jobs []TelemetryJob) (smact, smocc, drama float64) {
+	var u, split float64
+	steady := false
+	for _, j := range jobs {
+		w := 1.0
+		if p.RateWeight != 0 && j.Rate > 0 {
+			w = math.Pow(j.Rate, p.RateWeight)
+		}
+		smact += j.SMACT * w
+		smocc += j.SMOCC * w
+		drama += j.DRAMA * w
+		u += j.Util * w
+		if s := p.saturationOf(j.Steady); s > 0 {
+			split += j.Util * w / s
+		}
+		steady = steady || j.Steady
+	}
+	if steady && p.SteadySaturation > 0 {
+		if split > 1 {
+			smact, smocc, drama = smact/split, smocc/split, drama/split
+		}
+	} else if p.Saturation > 0 && u > p.Saturation {
+		f := p.Saturation / u
+		smact, smocc, drama = smact*f, smocc*f, drama*f
+	}
+	return min(max(smact, 0), 1), min(max(smocc, 0), 1), min(max(drama, 0), 1)
+}
+
+// Combining signal by signal through Load (as the simulator does while it
+// draws) gives the formula's values bit for bit, under every parameter
+// kind, for random sets of up to six jobs.
+func TestCombineByLoadIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, p := range []TelemetryParams{{}, {RateWeight: 1}, {RateWeight: 0.7, Saturation: 1}, {Saturation: 0.8, SteadySaturation: 1.2}, {RateWeight: 1.3, Saturation: 1, SteadySaturation: 1.25}} {
+		for range 2000 {
+			jobs := make([]TelemetryJob, 1+rng.IntN(6))
+			for i := range jobs {
+				jobs[i] = TelemetryJob{SMACT: rng.Float64(), SMOCC: rng.Float64(), DRAMA: rng.Float64(),
+					Util: rng.Float64(), Rate: rng.Float64() * 1.2, Steady: rng.IntN(2) == 0}
+			}
+			a, o, d := combineReference(p, jobs)
+			var l Load
+			var sa, so, sd float64
+			for _, j := range jobs {
+				w := p.Add(&l, j.Util, j.Rate, j.Steady)
+				sa, so, sd = sa+j.SMACT*w, so+j.SMOCC*w, sd+j.DRAMA*w
+			}
+			require.Equal(t, [3]float64{a, o, d}, [3]float64{p.Combined(l, sa), p.Combined(l, so), p.Combined(l, sd)}, "%+v %+v", p, jobs)
+			ca, co, cd := p.CombineTelemetry(jobs)
+			require.Equal(t, [3]float64{a, o, d}, [3]float64{ca, co, cd})
+		}
+	}
 }

@@ -199,3 +199,57 @@ func TestDistIsDraw(t *testing.T) {
 		require.Equal(t, unitPrefix(seed, 5, 9), mix(mix(seedMix(seed)^5)^9))
 	}
 }
+
+// A sample's signals are its jobs' draws combined by CombineTelemetry, bit
+// for bit (sample combines them as it draws, through models.Load): three
+// co-located jobs, a bursty one among them, noise on, rate-weighted, with
+// the saturation and a steady saturation the jobs pass within the samples.
+func TestSampleIsCombineTelemetry(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:1")
+	require.NoError(t, err)
+	truth := DefaultTruth()
+	truth.Noise = 1
+	tp := models.TelemetryParams{RateWeight: 0.7, Saturation: 1, SteadySaturation: 1.2}
+	specs := []traces.Job{
+		{ID: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1},
+		{ID: "b", Workload: "vgg16_imagenet_bs64_1gpu", GPUs: 1},
+		{ID: "c", Workload: "dlrm_criteo_bs32768_1gpu", GPUs: 1},
+	}
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: truth, Seed: 5, Telemetry: tp,
+		Interference: models.DefaultInterference()}, specs)
+	require.NoError(t, err)
+	_, err = s.Next()
+	require.NoError(t, err)
+	for id := range specs {
+		require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: policies.JobID(id), GPUs: []int{0}}))
+	}
+	_, err = s.AdvanceTo(400 * time.Second)
+	require.NoError(t, err)
+	steady, three := 0, 0
+	for k := int64(1); k <= 400; k++ {
+		at := time.Duration(k) * time.Second
+		x := s.sample(0, k)
+		seg := s.gpus[0].tel.at(at)
+		if seg == nil {
+			continue // before the first activity
+		}
+		pre := mix(s.seedMix ^ uint64(k))
+		var jobs []models.TelemetryJob
+		for _, j := range seg.jobs {
+			u := func(sig uint64) float64 { return unitFrom(mix(pre^j.key), sig) }
+			jobs = append(jobs, models.TelemetryJob{SMACT: draw(j.prof.SMACT, u(1), truth.Noise),
+				SMOCC: draw(j.prof.SMOCC, u(2), truth.Noise), DRAMA: draw(j.prof.DRAMA, u(3), truth.Noise),
+				Util: j.prof.UtilPct / 100, Rate: j.rate, Steady: at-j.activeAt >= models.WindowLength})
+			if at-j.activeAt >= models.WindowLength {
+				steady++
+			}
+		}
+		if len(jobs) == 3 {
+			three++
+		}
+		a, o, d := tp.CombineTelemetry(jobs)
+		require.Equal(t, [3]float64{a, o, d}, [3]float64{x.SMACT, x.SMOCC, x.DRAMA}, "second %d", k)
+	}
+	require.Positive(t, steady, "the jobs pass their first window")
+	require.Greater(t, three, 300, "seconds with all three jobs active")
+}

@@ -266,17 +266,24 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		}
 		seg.drawn = true
 	}
-	comb := s.comb[:0]
 	// unit(seed, GPU and second, job, signal): the seed's and the GPU and
-	// second's part of the hash (unitPrefix) once, the job's per job.
+	// second's part of the hash (unitPrefix) once, the job's per job. The
+	// jobs' draws are combined as they are made (models.Load: the same
+	// arithmetic as CombineTelemetry, without a list of the draws).
+	tt := s.typ(g)
+	tp := &tt.Telemetry
+	var load models.Load
+	var smact, smocc, drama float64
 	at := mix(s.seedMix ^ (uint64(g)<<40 | uint64(k)))
 	for i := range seg.jobs {
 		j := &seg.jobs[i]
 		p := j.prof
 		pre := mix(at ^ j.key)
 		sm := j.smact.at(unitFrom(pre, 1))
-		comb = append(comb, models.TelemetryJob{SMACT: sm, SMOCC: j.smocc.at(unitFrom(pre, 2)),
-			DRAMA: j.drama.at(unitFrom(pre, 3)), Util: p.UtilPct / 100, Rate: j.rate, Steady: t-j.activeAt >= models.WindowLength})
+		w := tp.Add(&load, p.UtilPct/100, j.rate, t-j.activeAt >= models.WindowLength)
+		smact += sm * w
+		smocc += j.smocc.at(unitFrom(pre, 2)) * w
+		drama += j.drama.at(unitFrom(pre, 3)) * w
 		// Utilization moves with SM activity: same draw, same relative spread.
 		rel := 1.0
 		if p.SMACT.Mean > 0 {
@@ -285,11 +292,9 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		x.UtilPct += p.UtilPct * rel
 		x.UsedMiB += s.ramped(j.peakMiB, t-j.activeAt)
 	}
-	s.comb = comb
 	// Fractions in [0, 1] and percent in [0, 100], as the contract says
 	// (a bursty signal's low level can go negative only with noise > 1).
-	tt := s.typ(g)
-	x.SMACT, x.SMOCC, x.DRAMA = tt.Telemetry.CombineTelemetry(comb)
+	x.SMACT, x.SMOCC, x.DRAMA = tp.Combined(load, smact), tp.Combined(load, smocc), tp.Combined(load, drama)
 	x.UtilPct = min(max(x.UtilPct, 0), 100)
 	if !tt.Type.Pressure {
 		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0
