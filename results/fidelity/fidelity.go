@@ -7,6 +7,7 @@
 package fidelity
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -250,6 +251,36 @@ func Refits(dir string) (map[int][]Values, error) {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 			out[t] = append(out[t], v)
+		}
+	}
+	return out, nil
+}
+
+// RefitsU1 reports, per table of dir run with model_uncertainty, whether
+// its refits varied the telemetry's steady saturation u1 besides the speed
+// model (run.json's model_refits.steady_saturation, written since the
+// refits carry it); a table without run.json or refits is absent.
+func RefitsU1(dir string) (map[int]bool, error) {
+	out := map[int]bool{}
+	for _, t := range Tables {
+		path := filepath.Join(dir, fmt.Sprintf("table%d", t), rundir.RunFile)
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var m struct {
+			Refits *struct {
+				SteadySaturation []float64 `json:"steady_saturation"`
+			} `json:"model_refits"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if m.Refits != nil {
+			out[t] = len(m.Refits.SteadySaturation) > 0
 		}
 	}
 	return out, nil

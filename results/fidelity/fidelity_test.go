@@ -197,8 +197,25 @@ func TestConclusionsUnderModels(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, r.WriteMarkdown(&b))
 	require.Contains(t, b.String(), "within model uncertainty: holds under 1 of the 3 speed models (the calibrated one and 2 bootstrap refits)")
-	require.Equal(t, "holds under all 21 speed models (the calibrated one and 20 bootstrap refits)", modelsText(21, 21))
-	require.Equal(t, "holds under none of the 21 speed models (the calibrated one and 20 bootstrap refits)", modelsText(0, 21))
+
+	// Refits that varied u1 too (run.json's model_refits.steady_saturation).
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "table5", "run.json"), []byte(`{"model_refits": {"source": "x", "steady_saturation": [1.2, 1.25]}}`), 0o644))
+	r, err = Load(dir, "")
+	require.NoError(t, err)
+	require.Equal(t, map[int]bool{5: true}, r.RefitsU1)
+	b.Reset()
+	require.NoError(t, r.WriteMarkdown(&b))
+	require.Contains(t, b.String(), "holds under 1 of the 3 models (the calibrated one and 2 bootstrap refits of the speed model and the steady saturation u1)")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "table5", "run.json"), []byte(`{"model_refits": {"source": "x"}}`), 0o644))
+	u1, err := RefitsU1(dir)
+	require.NoError(t, err)
+	require.Equal(t, map[int]bool{5: false}, u1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "table5", "run.json"), []byte(`{`), 0o644))
+	_, err = RefitsU1(dir)
+	require.ErrorContains(t, err, filepath.Join(dir, "table5", "run.json"))
+	require.Equal(t, "holds under all 21 speed models (the calibrated one and 20 bootstrap refits)", modelsText(21, 21, false))
+	require.Equal(t, "holds under none of the 21 speed models (the calibrated one and 20 bootstrap refits)", modelsText(0, 21, false))
+	require.Equal(t, "within model uncertainty: holds under 3 of the 21 models (the calibrated one and 20 bootstrap refits of the speed model and the steady saturation u1)", modelsText(3, 21, true))
 	for _, tc := range []struct{ name, text, want string }{
 		{"no model column", "Config,makespan\nMFM,0.7\n", `refits.csv:1: no "model" column`},
 		{"models out of order", "model,Config,makespan\n0,MFM,0.7\n2,MFM,0.7\n", `refits.csv:3: model "2": want the models numbered 0, 1, ... in order`},

@@ -28,6 +28,9 @@ type Report struct {
 	// Refits are ours under every speed model, per table run with
 	// model_uncertainty (Refits).
 	Refits map[int][]Values
+	// RefitsU1 says, per table with refits, whether they varied the
+	// steady saturation u1 too (RefitsU1).
+	RefitsU1 map[int]bool
 	// Energy holds the testbed's measured runs beside ours; EnergyNote
 	// says why there are none.
 	Energy     []EnergyRow
@@ -49,11 +52,15 @@ func Load(dir, shared string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	u1, err := RefitsU1(dir)
+	if err != nil {
+		return nil, err
+	}
 	measured, err := LoadMeasured(dir)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Dir: filepath.ToSlash(dir), Ours: ours, Seeds: seeds, Refits: refits, Measured: measured}
+	r := &Report{Dir: filepath.ToSlash(dir), Ours: ours, Seeds: seeds, Refits: refits, RefitsU1: u1, Measured: measured}
 	if r.Energy, r.EnergyNote, err = loadEnergy(dir, shared); err != nil {
 		return nil, err
 	}
@@ -158,7 +165,11 @@ func (r *Report) writeConclusions(b *strings.Builder) {
 				holds += " (inside the seeds' CI: " + strings.Join(o.Close, ", ") + ")"
 			}
 			if k, n := r.underModels(c); n > 0 {
-				holds += "; " + modelsText(k, n)
+				u1 := true
+				for _, t := range c.Tables {
+					u1 = u1 && r.RefitsU1[t]
+				}
+				holds += "; " + modelsText(k, n, u1)
 			}
 			if !o.Holds && c.WhyMeasured != nil {
 				why = c.WhyMeasured(r.Measured)
@@ -199,9 +210,13 @@ func (r *Report) underModels(c Conclusion) (k, n int) {
 }
 
 // modelsText says under how many of n speed models (the calibrated one
-// and n − 1 refits) a conclusion holds.
-func modelsText(k, n int) string {
+// and n − 1 refits) a conclusion holds; u1: the refits varied the
+// telemetry's steady saturation too.
+func modelsText(k, n int, u1 bool) string {
 	of := fmt.Sprintf("%d speed models (the calibrated one and %d bootstrap refits)", n, n-1)
+	if u1 {
+		of = fmt.Sprintf("%d models (the calibrated one and %d bootstrap refits of the speed model and the steady saturation u1)", n, n-1)
+	}
 	switch k {
 	case n:
 		return "holds under all " + of
