@@ -15,6 +15,7 @@ import (
 	"github.com/aegis-sched/aegis/results/rundir"
 	"github.com/aegis-sched/aegis/results/runfiles"
 	"github.com/aegis-sched/aegis/results/stability"
+	"github.com/aegis-sched/aegis/results/stats"
 )
 
 // NormalizedColumns are the metrics normalized.csv divides by the
@@ -513,20 +514,11 @@ func normalize(m *Meta, data []*cellData) ([]normRow, error) {
 		r := normRow{labels: slices.Clone(rs[0].labels), config: g.config, point: g.point, seed: g.seed}
 		r.labels[1] = rundir.GeoMean
 		for k := range cols {
-			logSum, ok := 0.0, true
-			for _, x := range rs {
-				v := x.ratio[k]
-				if !(v > 0) || math.IsInf(v, 0) {
-					ok = false
-					break
-				}
-				logSum += math.Log(v)
+			vs := make([]float64, len(rs))
+			for i, x := range rs {
+				vs[i] = x.ratio[k]
 			}
-			v := math.NaN()
-			if ok {
-				v = math.Exp(logSum / float64(len(rs)))
-			}
-			r.ratio = append(r.ratio, v)
+			r.ratio = append(r.ratio, stats.GeoMean(vs))
 		}
 		for k := range CountColumns {
 			s := 0.0

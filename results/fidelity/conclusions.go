@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/aegis-sched/aegis/results/stats"
 )
 
 // Verdict is a conclusion checked on one side's values.
@@ -81,18 +83,16 @@ var headlineVs = []string{"Lucid", "Horus", "Exclusive"}
 func headline(v Values) ([]float64, bool) {
 	var out []float64
 	for _, b := range headlineVs {
-		var sum float64
-		n := 0
+		var ratios []float64
 		for _, tr := range []string{"philly", "saturn", "venus"} {
 			a, oka := v.get(Key{2, "AEGIS Est-free", tr}, "makespan")
 			x, okb := v.get(Key{2, b, tr}, "makespan")
 			if !oka || !okb || x <= 0 || a <= 0 {
 				return nil, false
 			}
-			sum += math.Log(a / x)
-			n++
+			ratios = append(ratios, a/x)
 		}
-		out = append(out, 1-math.Exp(sum/float64(n)))
+		out = append(out, 1-stats.GeoMean(ratios))
 	}
 	return out, true
 }

@@ -1,6 +1,8 @@
 // Package stats holds the statistics that compare results: the mean of
 // paired differences with its Student-t confidence interval and p-value,
-// and the Wilcoxon signed-rank test (exact or normal approximation).
+// the Wilcoxon signed-rank test (exact or normal approximation), and the
+// geometric mean of ratios (normalized.csv's geomean rows, the fidelity
+// report's headline).
 package stats
 
 import (
@@ -178,4 +180,21 @@ func exactCDF(n, w int) float64 {
 		c += count[s]
 	}
 	return c / math.Pow(2, float64(n))
+}
+
+// GeoMean is the geometric mean of xs, the exponential of their logs'
+// mean summed in order; NaN when xs is empty or an x is not positive and
+// finite.
+func GeoMean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for _, x := range xs {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return math.NaN()
+		}
+		sum += math.Log(x)
+	}
+	return math.Exp(sum / float64(len(xs)))
 }

@@ -120,3 +120,12 @@ func TestWilcoxonFarTail(t *testing.T) {
 	// scipy: wilcoxon(d, correction=True, method="approx").pvalue
 	require.InEpsilon(t, 5.990975975862282e-51, r.P, 1e-9)
 }
+
+func TestGeoMean(t *testing.T) {
+	require.InDelta(t, 2, GeoMean([]float64{1, 4}), 1e-15)
+	require.InDelta(t, 0.5, GeoMean([]float64{0.25, 1}), 1e-15)
+	require.InDelta(t, 3, GeoMean([]float64{3}), 1e-15)
+	for _, xs := range [][]float64{nil, {1, 0}, {1, -2}, {1, math.Inf(1)}, {math.NaN(), 1}} {
+		require.True(t, math.IsNaN(GeoMean(xs)), "%v", xs)
+	}
+}
