@@ -49,23 +49,28 @@ func Mean(xs []float64) float64 {
 // newest and seeded with the oldest sample. It returns 0 for no data.
 // buf is scratch space (may be nil) to avoid allocation.
 func Score(xs, buf []float64) float64 {
-	n := len(xs)
-	if n == 0 {
+	if len(xs) == 0 {
 		return 0
-	}
-	alpha := 2 / float64(n+1)
-	ewma := xs[0]
-	for _, x := range xs[1:] {
-		ewma = alpha*x + (1-alpha)*ewma
 	}
 	s := append(buf[:0], xs...)
 	SortFloats(s)
-	return SortedScore(s, ewma)
+	return SortedScore(s, EWMA(xs))
+}
+
+// EWMA is Score's exponentially weighted moving average of a non-empty
+// window xs: α = 2/(n+1), run oldest to newest and seeded with the oldest
+// value.
+func EWMA(xs []float64) float64 {
+	alpha := 2 / float64(len(xs)+1)
+	e := xs[0]
+	for _, x := range xs[1:] {
+		e = alpha*x + (1-alpha)*e
+	}
+	return e
 }
 
 // SortedScore is Score of a non-empty window from its values sorted
-// ascending and its EWMA (computed as Score computes it), for callers that
-// keep a window's values sorted.
+// ascending and its EWMA.
 func SortedScore(sorted []float64, ewma float64) float64 {
 	return 0.25 * (Mean(sorted) + SortedQuantile(sorted, 0.5) + SortedQuantile(sorted, 0.95) + ewma)
 }

@@ -251,38 +251,38 @@ func (p *Policy) score(v *policies.View, g, sig int) float64 {
 	sl := &p.sl[g]
 	sc := 0.0
 	if !sl.use[sig] {
-		xs := p.xs[:0]
-		for _, x := range sl.samples {
-			xs = append(xs, signal(x, sig))
-		}
-		p.xs = xs
-		p.tmp = slices.Grow(p.tmp[:0], len(xs))
-		sc = policies.Score(xs, p.tmp)
+		p.xs = signals(p.xs[:0], sl.samples, sig)
+		p.tmp = slices.Grow(p.tmp[:0], len(p.xs))
+		sc = policies.Score(p.xs, p.tmp)
 	} else {
-		sc = sortedScore(sl.samples, sl.sortedOf(sig), sig)
+		sc = sortedScore(&p.xs, sl.samples, sl.sortedOf(sig), sig)
 	}
 	p.memo[g][sig], p.memoDone[g][sig] = sc, true
 	return sc
 }
 
 // sortedScore is policies.Score of one signal of a window (oldest first)
-// whose values srt holds in ascending order.
-func sortedScore(win []policies.Sample, srt []float64, sig int) float64 {
+// whose values srt holds in ascending order; buf is scratch space.
+func sortedScore(buf *[]float64, win []policies.Sample, srt []float64, sig int) float64 {
 	if len(win) == 0 {
 		return 0
 	}
-	return policies.SortedScore(srt, ewma(win, sig))
+	return policies.SortedScore(srt, ewma(buf, win, sig))
 }
 
-// ewma is the EWMA of one signal of a non-empty window (oldest first), as
-// policies.Score computes it.
-func ewma(win []policies.Sample, sig int) float64 {
-	alpha := 2 / float64(len(win)+1)
-	e := signal(win[0], sig)
-	for _, x := range win[1:] {
-		e = alpha*signal(x, sig) + (1-alpha)*e
+// ewma is policies.EWMA of one signal of a non-empty window (oldest
+// first); buf is scratch space.
+func ewma(buf *[]float64, win []policies.Sample, sig int) float64 {
+	*buf = signals((*buf)[:0], win, sig)
+	return policies.EWMA(*buf)
+}
+
+// signals appends one signal of each sample of win to dst.
+func signals(dst []float64, win []policies.Sample, sig int) []float64 {
+	for _, x := range win {
+		dst = append(dst, signal(x, sig))
 	}
-	return e
+	return dst
 }
 
 // signal returns one signal of a sample.
