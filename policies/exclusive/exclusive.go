@@ -64,6 +64,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 	}
 	taken := p.taken
 	p.decided, p.blocked = true, -1
+	from := 0 // every idle GPU below from is taken: the search starts there
 	for _, id := range v.Queue.All() {
 		j := v.Job(id)
 		if j.Attempts > 0 && j.LastFailure != policies.NoFailure {
@@ -71,7 +72,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 			acts = append(acts, policies.Action{Kind: policies.Stop, Job: id, Reason: "failed exclusively: " + j.LastFailure.String()})
 			continue
 		}
-		gpus := p.idle(v, taken, j.GPUs)
+		gpus := p.idle(v, taken, from, j.GPUs)
 		if gpus == nil {
 			p.blocked = id
 			break // head-of-line blocking
@@ -79,6 +80,9 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		for _, g := range gpus {
 			taken[g] = true
 		}
+		// The job took the lowest idle GPUs, so none below its last is
+		// left: the next search need not read them again.
+		from = gpus[len(gpus)-1] + 1
 		acts = append(acts, policies.Action{Kind: policies.Place, Job: id, GPUs: gpus})
 	}
 	for _, a := range acts { // leave taken all false for the next decision
@@ -98,13 +102,14 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 }
 
 // idle is View.IdleGPUs (the n lowest-indexed GPUs running no job and not
-// taken, or nil), its result from p's arena.
-func (p *Policy) idle(v *policies.View, taken []bool, n int) []int {
+// taken, or nil) for a view whose GPUs below from are all busy or taken,
+// its result from p's arena.
+func (p *Policy) idle(v *policies.View, taken []bool, from, n int) []int {
 	if len(p.gpuSlab) < n {
 		p.gpuSlab = make([]int, max(1024, n))
 	}
 	gpus := p.gpuSlab[:0:n]
-	for g := range v.GPUs {
+	for g := from; g < len(v.GPUs); g++ {
 		if len(v.GPUs[g].Jobs) == 0 && !taken[g] {
 			if gpus = append(gpus, g); len(gpus) == n {
 				p.gpuSlab = p.gpuSlab[n:]

@@ -1,6 +1,7 @@
 package exclusive
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -65,4 +66,44 @@ func TestScheduleResultsStay(t *testing.T) {
 	}
 	require.Equal(t, want, first)
 	require.Nil(t, p.Schedule(view([]bool{true, true}, policies.Job{GPUs: 1})))
+}
+
+// Each search for idle GPUs starts after the last GPU the decision gave:
+// the choices are those of searching from GPU 0 with View.IdleGPUs every
+// time (reference), on random pools and queues of mixed sizes.
+func TestScheduleSearchesOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 500 {
+		busy := make([]bool, 1+rng.IntN(40))
+		for g := range busy {
+			busy[g] = rng.IntN(3) == 0
+		}
+		var jobs []policies.Job
+		for range rng.IntN(12) {
+			j := policies.Job{GPUs: 1 + rng.IntN(4)}
+			if rng.IntN(8) == 0 {
+				j.Attempts, j.LastFailure = 1, policies.OOM
+			}
+			jobs = append(jobs, j)
+		}
+		v := view(busy, jobs...)
+		var want []policies.Action
+		taken := make([]bool, len(busy))
+		for _, id := range v.Queue.All() {
+			j := v.Job(id)
+			if j.Attempts > 0 && j.LastFailure != policies.NoFailure {
+				want = append(want, policies.Action{Kind: policies.Stop, Job: id, Reason: "failed exclusively: oom"})
+				continue
+			}
+			gpus := v.IdleGPUs(taken, j.GPUs)
+			if gpus == nil {
+				break
+			}
+			for _, g := range gpus {
+				taken[g] = true
+			}
+			want = append(want, policies.Action{Kind: policies.Place, Job: id, GPUs: gpus})
+		}
+		require.Equal(t, want, (&Policy{}).Schedule(v), "busy %v jobs %v", busy, jobs)
+	}
 }
