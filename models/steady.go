@@ -4,12 +4,13 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/aegis-sched/aegis/internal/csvhead"
 )
 
 // SteadyRun is one entry of the scan behind SteadySaturationA100: the
@@ -39,39 +40,31 @@ func SteadyScanA100() ([]SteadyRun, error) {
 	return ReadSteadyScan(bytes.NewReader(steadyScanCSV), SteadyScanFile)
 }
 
-// ReadSteadyScan reads a u1 scan: CSV with the header u1,trace,run,dcgm_error.
+// ReadSteadyScan reads a u1 scan: CSV with the columns u1, trace, run,
+// dcgm_error (any order; others ignored), one row per candidate and run.
 func ReadSteadyScan(r io.Reader, name string) ([]SteadyRun, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = 4
-	head, err := cr.Read()
+	cr, err := csvhead.NewReader(csv.NewReader(r), name, "u1", "trace", "run", "dcgm_error")
 	if err != nil {
-		return nil, fmt.Errorf("%s: header: %w", name, err)
-	}
-	if want := []string{"u1", "trace", "run", "dcgm_error"}; !slices.Equal(head, want) {
-		return nil, fmt.Errorf("%s:1: header %q, want %q", name, head, want)
+		return nil, err
 	}
 	var out []SteadyRun
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		line, _ := cr.FieldPos(0)
+	err = cr.Each(func() error {
 		var x [2]float64
-		for i, col := range [2]int{0, 3} {
-			v, err := strconv.ParseFloat(rec[col], 64)
-			if err != nil || math.IsNaN(v) || v < 0 {
-				return nil, fmt.Errorf("%s:%d: %s %q: want a number >= 0", name, line, head[col], rec[col])
+		for i, c := range [2]string{"u1", "dcgm_error"} {
+			v, err := strconv.ParseFloat(cr.Get(c), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return fmt.Errorf("%s:%d: %s %q: want a number >= 0", name, cr.Line, c, cr.Get(c))
 			}
 			x[i] = v
 		}
-		if rec[1] == "" || rec[2] == "" {
-			return nil, fmt.Errorf("%s:%d: trace and run: want both", name, line)
+		if cr.Get("trace") == "" || cr.Get("run") == "" {
+			return fmt.Errorf("%s:%d: trace and run: want both", name, cr.Line)
 		}
-		out = append(out, SteadyRun{U1: x[0], Trace: rec[1], Run: rec[2], Err: x[1]})
+		out = append(out, SteadyRun{U1: x[0], Trace: cr.Get("trace"), Run: cr.Get("run"), Err: x[1]})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no rows", name)

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -36,11 +37,13 @@ func TestSteadyScanFits(t *testing.T) {
 
 func TestReadSteadyScan(t *testing.T) {
 	for _, tc := range []struct{ name, text, want string }{
-		{"header", "u,trace,run,dcgm_error\n1,p,r,0.1\n", `s.csv:1: header`},
+		{"header", "u,trace,run,dcgm_error\n1,p,r,0.1\n", `s.csv: header: missing column "u1"`},
+		{"twice", "u1,trace,run,dcgm_error,u1\n1,p,r,0.1,2\n", `s.csv:1: header names column "u1" twice`},
+		{"infinite", "u1,trace,run,dcgm_error\n1,p,r,+Inf\n", `s.csv:2: dcgm_error "+Inf"`},
 		{"number", "u1,trace,run,dcgm_error\n1,p,r,x\n", `s.csv:2: dcgm_error "x"`},
 		{"negative", "u1,trace,run,dcgm_error\n-1,p,r,0.1\n", `s.csv:2: u1 "-1"`},
 		{"names", "u1,trace,run,dcgm_error\n1,,r,0.1\n", `s.csv:2: trace and run`},
-		{"ragged", "u1,trace,run,dcgm_error\n1,p,r\n", `s.csv`},
+		{"ragged", "u1,trace,run,dcgm_error\n1,p,r\n", `s.csv:2: wrong number of fields`},
 		{"empty", "u1,trace,run,dcgm_error\n", `s.csv: no rows`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,4 +51,26 @@ func TestReadSteadyScan(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// FuzzReadSteadyScan checks that any input reads into a scan of finite,
+// non-negative numbers with named runs, or an error naming the file.
+func FuzzReadSteadyScan(f *testing.F) {
+	f.Add(string(steadyScanCSV))
+	f.Add("u1,trace,run,dcgm_error\n1,p,r,0.1\n")
+	f.Add("run,u1,dcgm_error,trace\n1.2,p,r,0.1\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		scan, err := ReadSteadyScan(strings.NewReader(s), "s.csv")
+		if err != nil {
+			require.True(t, strings.HasPrefix(err.Error(), "s.csv"), "%v", err)
+			return
+		}
+		require.NotEmpty(t, scan)
+		for _, r := range scan {
+			require.False(t, math.IsNaN(r.U1) || math.IsInf(r.U1, 0) || r.U1 < 0)
+			require.False(t, math.IsNaN(r.Err) || math.IsInf(r.Err, 0) || r.Err < 0)
+			require.NotEmpty(t, r.Trace)
+			require.NotEmpty(t, r.Run)
+		}
+	})
 }
