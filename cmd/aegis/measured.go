@@ -155,15 +155,15 @@ func (fl *measuredFlags) run(c *cobra.Command, path string) error {
 	if fl.out == "" {
 		return nil
 	}
-	return writeMeasured(fl.out, fl.format, filepath.Base(path), what, cmp, b.Bytes())
+	return writeMeasured(fl.out, fl.format, filepath.Base(path), what, fl.policy, cmp, b.Bytes())
 }
 
 // writeMeasured writes aegis measured's files into dir.
-func writeMeasured(dir, format, name, what string, cmp *measured.Comparison, report []byte) error {
+func writeMeasured(dir, format, name, what, policy string, cmp *measured.Comparison, report []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("measured: %w", err)
 	}
-	fig, err := cmp.Figure(name + " beside " + what)
+	fig, err := cmp.Figure(name+" beside "+what, policy)
 	if err != nil {
 		return err
 	}

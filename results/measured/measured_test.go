@@ -3,8 +3,10 @@ package measured
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,11 +139,43 @@ func TestCompareIdentical(t *testing.T) {
 	require.NoError(t, c.WriteSummaryCSV(&b))
 	require.Contains(t, b.String(), "measure,measured,ours_mean,ours_ci95,seeds\nmax_running,2.0000,2.0000,0.0000,2\n")
 	require.Contains(t, b.String(), "job_span_abs_err_median,,0.0000,0.0000,2\n")
-	f, err := c.Figure("t")
+	f, err := c.Figure("t", "aegis")
 	require.NoError(t, err)
 	require.NoError(t, f.WriteTo(&b, "svg"))
 	_, err = Compare(m, nil, nil)
 	require.Error(t, err)
+}
+
+// The concurrency figure follows the one colour per policy of every
+// figure (plots' TestStylesEveryFigure): the seeds in the policy's colour
+// whatever the case it is given in, one dash pattern each, and the
+// measured line black and thicker, the colour of no policy.
+func TestFigureStyles(t *testing.T) {
+	m := parse(t, "job_id,submit_s,start_s,finish_s\na,0,0,100\nb,0,10,50\nc,5,50,80\n")
+	c, err := Compare(m, []*Run{m, m, m, m}, []uint64{1, 2, 3, 4})
+	require.NoError(t, err)
+	for _, tc := range []struct{ policy, color string }{
+		{"aegis", "#0072B2"}, {"AEGIS", "#0072B2"}, {"lucid", "#E69F00"}, {"Horus", "#009E73"}, {"exclusive", "#999999"},
+	} {
+		f, err := c.Figure("t", tc.policy)
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, f.WriteTo(&b, "svg"))
+		svg := b.String()
+		require.Contains(t, svg, ">measured<")
+		require.Equal(t, 2, strings.Count(svg, "stroke:#000000;stroke-width:2\""), "%s: the measured line and its legend, black", tc.policy)
+		strokes := regexp.MustCompile(`stroke:(#[0-9A-F]{6});stroke-width:1.2(;stroke-dasharray:[0-9.,]+)?"`).FindAllStringSubmatch(svg, -1)
+		dashes := map[string]bool{}
+		for _, s := range strokes {
+			require.Equal(t, tc.color, s[1], "%s: a seed in another colour", tc.policy)
+			dashes[s[2]] = true
+		}
+		require.Len(t, strokes, 2*FigureSeeds, "%s: each seed's line and legend", tc.policy)
+		require.Len(t, dashes, FigureSeeds, "%s: one dash pattern per seed", tc.policy)
+		for i := 1; i <= FigureSeeds; i++ {
+			require.Contains(t, svg, fmt.Sprintf(">%s, seed %d<", tc.policy, i))
+		}
+	}
 }
 
 // On the testbed's runs: the notes' counts (Exclusive 4, with the filter

@@ -18,9 +18,11 @@ import (
 // the measured one.
 const FigureSeeds = 3
 
-// Figure draws jobs running at once over time: the measured run's line and
-// the first FigureSeeds seeds' lines. title names what was compared.
-func (c *Comparison) Figure(title string) (*plots.Figure, error) {
+// Figure draws jobs running at once over time: the measured run's line
+// (black and thicker, the colour of no policy) and the first FigureSeeds
+// seeds' lines in policy's colour (AEGIS blue, as in every figure), one
+// dash pattern per seed. title names what was compared.
+func (c *Comparison) Figure(title, policy string) (*plots.Figure, error) {
 	line := func(name string, r *Run) plots.Series {
 		s := r.Running()
 		x, y := make([]float64, len(s.T)), make([]float64, len(s.V))
@@ -29,12 +31,16 @@ func (c *Comparison) Figure(title string) (*plots.Figure, error) {
 		}
 		return plots.Series{Name: name, X: x, Y: y}
 	}
+	m := line("measured", c.Measured)
+	m.Reference = true
 	ln := plots.Lines{Title: "jobs running at once", XLabel: "hours since the first submission", YLabel: "jobs", Steps: true,
-		Series: []plots.Series{line("measured", c.Measured)}}
+		Series: []plots.Series{m}}
 	for i, s := range c.Sims[:min(len(c.Sims), FigureSeeds)] {
-		ln.Series = append(ln.Series, line(fmt.Sprintf("ours, seed %d", c.Seeds[i]), s))
+		l := line(fmt.Sprintf("%s, seed %d", policy, c.Seeds[i]), s)
+		l.Style, l.Variant = policy, i
+		ln.Series = append(ln.Series, l)
 	}
-	return plots.LinePanels(plots.NewStyles("measured"), title, ln)
+	return plots.LinePanels(nil, title, ln)
 }
 
 // row is one line of the side-by-side table.

@@ -455,10 +455,47 @@ func hline(y, x0, x1 float64) *plotter.Line {
 	return refLine(plotter.XYs{{X: x0, Y: y}, {X: x1, Y: y}})
 }
 
-// Series is a named line of (X[i], Y[i]) points.
+// Series is a named line of (X[i], Y[i]) points, in the style of its
+// name. Style, when set, draws it in the colour of the name Style instead
+// (a seed of a policy in the policy's colour), its Variant-th dashes
+// (0 solid, then variantDashes') telling it from the other series of that
+// Style. Reference draws it as what the other series are set beside (a
+// run measured on a testbed): black and thicker, the colour of no policy.
 type Series struct {
-	Name string
-	X, Y []float64
+	Name      string
+	X, Y      []float64
+	Style     string
+	Variant   int
+	Reference bool
+}
+
+// marker is series s's marker.
+func (s Series) marker(st *Styles) draw.GlyphDrawer {
+	switch {
+	case s.Reference:
+		return draw.CrossGlyph{}
+	case s.Style != "":
+		return shapes[(st.Slot(s.Style)+s.Variant)%len(shapes)]
+	}
+	return st.Marker(s.Name)
+}
+
+// refSeriesStyle is a Reference series' line.
+var refSeriesStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(2)}
+
+// lineStyle is series s's line at width w.
+func (s Series) lineStyle(st *Styles, w vg.Length) draw.LineStyle {
+	switch {
+	case s.Reference:
+		return refSeriesStyle
+	case s.Style != "":
+		var d []vg.Length
+		if s.Variant > 0 {
+			d = variantDashes[(s.Variant-1)%len(variantDashes)]
+		}
+		return draw.LineStyle{Color: st.Color(s.Style), Width: w, Dashes: d}
+	}
+	return draw.LineStyle{Color: st.Color(s.Name), Width: w, Dashes: st.Dashes(s.Name)}
 }
 
 // Lines is one panel of lines with markers (Figure 6: the window scores'
@@ -509,14 +546,13 @@ func linePlot(ln Lines, lg *legend) (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
-		c := lg.st.Color(s.Name)
 		if ln.Steps {
 			l, err := plotter.NewLine(pts)
 			if err != nil {
 				return nil, err
 			}
 			l.StepStyle = plotter.PostStep
-			l.Color, l.Width, l.Dashes = c, vg.Points(1.2), lg.st.Dashes(s.Name)
+			l.LineStyle = s.lineStyle(lg.st, vg.Points(1.2))
 			p.Add(l)
 			lg.add(s.Name, l)
 			n++
@@ -526,8 +562,8 @@ func linePlot(ln Lines, lg *legend) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Color, l.Width, l.Dashes = c, vg.Points(1.5), lg.st.Dashes(s.Name)
-		sc.GlyphStyle = draw.GlyphStyle{Shape: lg.st.Marker(s.Name), Radius: vg.Points(2.5), Color: c}
+		l.LineStyle = s.lineStyle(lg.st, vg.Points(1.5))
+		sc.GlyphStyle = draw.GlyphStyle{Shape: s.marker(lg.st), Radius: vg.Points(2.5), Color: l.Color}
 		p.Add(l, sc)
 		lg.add(s.Name, l, sc)
 		n++

@@ -598,7 +598,7 @@ func TestStylesStable(t *testing.T) {
 // Every figure kind draws a policy in its colour, whatever the label's
 // case: the bars, the CDFs, the seeds' bars, the energy bars and a sweep
 // of a quick run (lower-case labels). (The compare overlay: compare's
-// TestSimulateDirs; Figure 7 draws no policy and none of their colours:
+// TestSimulateDirs; aegis measured's figure: measured's TestFigureStyles; Figure 7 draws no policy and none of their colours:
 // TestThresholdsFigure; the timeline and Figure 6 draw GPUs and signals.)
 func TestStylesEveryFigure(t *testing.T) {
 	dir := t.TempDir()
