@@ -97,7 +97,7 @@ type Policy struct {
 	verdicts []verdict // the filter's last answer per GPU
 	sl       []slider  // each GPU's window, kept across decisions
 	ranges   []regimeRange
-	// Of this decision, as Until answers: the GPUs whose filter horizon
+	// Of this decision, as ChangesAt answers: the GPUs whose filter horizon
 	// Refine can raise, and the earliest horizon of every other answer.
 	asked []int
 	fixed time.Duration
@@ -233,7 +233,7 @@ func (p *Policy) signals() (use [4]bool) {
 func (p *Policy) window(v *policies.View, g int) {
 	if !p.winDone[g] {
 		if c := &p.verdicts[g]; c.pending && c.at != v.Now {
-			c.pending, c.until = false, v.Now
+			c.pending, c.changesAt = false, v.Now
 		}
 		p.sl[g].update(v, g, p.cfg.Window, p.cfg.Anchored)
 		p.win[g] = p.sl[g].samples

@@ -213,7 +213,7 @@ func TestFilterHorizonExactWithForesight(t *testing.T) {
 		p := NewWith(cfg)
 		p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
 		reason := p.Admit(v, &v.Jobs[1], 0)
-		p.Until(v, &v.Jobs[1], 0) // as the scheduler asks, before Refine
+		p.ChangesAt(v, &v.Jobs[1], 0) // as the scheduler asks, before Refine
 		until := p.Refine(v, colloc.Never)
 		if reason == DeferWindow {
 			continue
@@ -293,10 +293,10 @@ func TestVerdictCacheFollowsRegime(t *testing.T) {
 	p := NewWith(DefaultConfig())
 	p.Schedule(&policies.View{GPUs: v.GPUs}) // sizes the per-GPU state
 	p.Admit(v, &v.Jobs[1], 0)
-	p.Until(v, &v.Jobs[1], 0)
+	p.ChangesAt(v, &v.Jobs[1], 0)
 	p.Refine(v, colloc.Never)
 	require.Equal(t, uint64(1), p.verdicts[0].regime)
-	until := p.verdicts[0].until
+	until := p.verdicts[0].changesAt
 	require.Greater(t, until, now+time.Second)
 	regime = 2
 	clear(p.winDone)
@@ -369,7 +369,7 @@ func TestSettledVerdictReadsNoWindow(t *testing.T) {
 			require.Equal(t, tc.reason, p.Admit(v, &v.Jobs[1], 0))
 			require.Equal(t, tc.reads, reads > 0, "window read")
 			if !tc.reads {
-				require.Equal(t, colloc.Never, p.Until(v, &v.Jobs[1], 0))
+				require.Equal(t, colloc.Never, p.ChangesAt(v, &v.Jobs[1], 0))
 			}
 			// The same verdict as a decision reading the window.
 			cfg := DefaultConfig()
@@ -381,8 +381,8 @@ func TestSettledVerdictReadsNoWindow(t *testing.T) {
 	}
 }
 
-// A verdict's horizon is worked out only when the scheduler asks (Until):
-// after Admit it is pending, and Until then gives what it would have given
+// A verdict's horizon is worked out only when the scheduler asks (ChangesAt):
+// after Admit it is pending, and ChangesAt then gives what it would have given
 // at once, which telemetry without foresight (no regime to keep a pending
 // horizon by) still gets. Asked again at a later decision, the kept
 // verdict is the one a decision reading the window gives.
@@ -410,10 +410,10 @@ func TestPendingHorizonIsTheEagerOne(t *testing.T) {
 		if lazy.verdicts[0].pending {
 			pending++
 		}
-		eager.Until(ve, &ve.Jobs[1], 0)
-		lazy.Until(vl, &vl.Jobs[1], 0)
+		eager.ChangesAt(ve, &ve.Jobs[1], 0)
+		lazy.ChangesAt(vl, &vl.Jobs[1], 0)
 		require.False(t, lazy.verdicts[0].pending)
-		require.Equal(t, eager.verdicts[0].until, lazy.verdicts[0].until) // the filter's (memory's differs)
+		require.Equal(t, eager.verdicts[0].changesAt, lazy.verdicts[0].changesAt) // the filter's (memory's differs)
 		// A later decision with the verdict still pending: the same answer
 		// as reading the window then.
 		later := NewWith(cfg)

@@ -28,7 +28,7 @@ func (p *Policy) Refine(v *policies.View, limit time.Duration) time.Duration {
 	for {
 		best, m := -1, colloc.Never
 		for _, g := range p.asked {
-			if u := p.verdicts[g].until; u < m {
+			if u := p.verdicts[g].changesAt; u < m {
 				best, m = g, u
 			}
 		}
@@ -39,22 +39,22 @@ func (p *Policy) Refine(v *policies.View, limit time.Duration) time.Duration {
 	}
 }
 
-// Until implements colloc.Horizon: when Admit(v, j, g), asked in this
+// ChangesAt implements colloc.Horizon: when Admit(v, j, g), asked in this
 // decision, could answer differently if nothing happens. Memory answers
 // change only when the measured memory does (colloc.MemoryUntil); the
 // filter's as horizon says. It also notes, for Refine, the GPUs whose
 // horizon is a lower bound and the earliest of the other answers'.
-func (p *Policy) Until(v *policies.View, j *policies.Job, g int) time.Duration {
+func (p *Policy) ChangesAt(v *policies.View, j *policies.Job, g int) time.Duration {
 	if p.cfg.Placement == RR {
 		return colloc.Never
 	}
 	if _, ok := p.need(j); !ok {
 		return colloc.Never
 	}
-	until := colloc.MemoryUntil(v, g)
-	p.fixed = min(p.fixed, until)
+	mem := colloc.MemoryUntil(v, g)
+	p.fixed = min(p.fixed, mem)
 	if _, filtered := p.admit(v, j, g); !filtered {
-		return until
+		return mem
 	}
 	c := &p.verdicts[g]
 	p.horizon(v, g)
@@ -63,25 +63,25 @@ func (p *Policy) Until(v *policies.View, j *policies.Job, g int) time.Duration {
 			p.asked = append(p.asked, g)
 		}
 	} else {
-		p.fixed = min(p.fixed, c.until)
+		p.fixed = min(p.fixed, c.changesAt)
 	}
-	return min(until, c.until)
+	return min(mem, c.changesAt)
 }
 
 // verdict is the filter's last answer on a GPU and how long it holds.
 type verdict struct {
-	ok     bool
-	jobs   []policies.JobID // the GPU's jobs when it was given
-	anchor time.Duration    // their latest first activity
-	until  time.Duration
-	reason colloc.Reason
-	regime uint64 // the telemetry's regime (policies.Foresight), else 0
-	// While pending, until is not computed yet (horizon computes it): the
+	ok        bool
+	jobs      []policies.JobID // the GPU's jobs when it was given
+	anchor    time.Duration    // their latest first activity
+	changesAt time.Duration    // the earliest time the verdict could change
+	reason    colloc.Reason
+	regime    uint64 // the telemetry's regime (policies.Foresight), else 0
+	// While pending, changesAt is not computed yet (horizon computes it): the
 	// verdict was given at at, from the window the GPU's slider still
 	// holds, and holds at least until the next whole second.
 	pending bool
 	at      time.Duration
-	// While refining, until is a lower bound: the window at second base,
+	// While refining, changesAt is a lower bound: the window at second base,
 	// stepped through la.steps more samples without a change of verdict
 	// (none possible before kmin of them), may be stepped further.
 	refining bool
@@ -92,7 +92,7 @@ type verdict struct {
 
 // filter returns the window filter's answer on GPU g (DeferWindow,
 // DeferPressure or colloc.Admitted) and keeps it with the earliest time it
-// could change if nothing happens (verdict.until, or pending for horizon).
+// could change if nothing happens (verdict.changesAt, or pending for horizon).
 // The window depends only on the GPU's jobs (all active: a GPU in hold is
 // not asked), their latest first activity and the time, so an answer is
 // reused until it could change or the jobs do. An empty window gains its
@@ -119,7 +119,7 @@ func (p *Policy) filter(v *policies.View, g int) colloc.Reason {
 		if c.pending && v.Now != c.at {
 			p.horizon(v, g)
 		}
-		if c.pending || v.Now < c.until {
+		if c.pending || v.Now < c.changesAt {
 			return c.reason
 		}
 	}
@@ -131,7 +131,7 @@ func (p *Policy) filter(v *policies.View, g int) colloc.Reason {
 			// Every window of the regime gives this verdict: it holds
 			// until the regime, the jobs or the anchor change, and the
 			// window need not be read.
-			c.reason, c.until = colloc.Admitted, colloc.Never
+			c.reason, c.changesAt = colloc.Admitted, colloc.Never
 			if reject {
 				c.reason = DeferPressure
 			}
@@ -140,14 +140,14 @@ func (p *Policy) filter(v *policies.View, g int) colloc.Reason {
 	}
 	if p.window(v, g); len(p.win[g]) == 0 {
 		if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady {
-			c.reason, c.until = DeferWindow, v.Now
+			c.reason, c.changesAt = DeferWindow, v.Now
 			return c.reason
 		}
 		first := anchor.Truncate(time.Second)
 		if first < anchor {
 			first += time.Second
 		}
-		c.reason, c.until = DeferWindow, max(first, sec+time.Second) // nothing observed of the current mix yet
+		c.reason, c.changesAt = DeferWindow, max(first, sec+time.Second) // nothing observed of the current mix yet
 		return c.reason
 	}
 	c.reason = colloc.Admitted
@@ -157,7 +157,7 @@ func (p *Policy) filter(v *policies.View, g int) colloc.Reason {
 	if _, steady := v.Telemetry.(policies.SteadyTelemetry); !steady || p.cfg.EveryTick {
 		// Samples may be missed or late: the window's future is unknown
 		// (or, with skip=off, not asked for).
-		c.until = v.Now
+		c.changesAt = v.Now
 		return c.reason
 	}
 	// How long the verdict holds is worked out only when it is asked
@@ -189,17 +189,17 @@ func (p *Policy) horizon(v *policies.View, g int) {
 	if v.Now != c.at && v.Now >= sec+time.Duration(p.cfg.Window)*time.Second {
 		if st, ok := v.Telemetry.(policies.SteadyTelemetry); ok {
 			if _, settles := p.rangeVerdict(st, g); !settles {
-				c.until = v.Now
+				c.changesAt = v.Now
 				return
 			}
 		}
 	}
 	sl := &p.sl[g]
-	c.until = colloc.Never
+	c.changesAt = colloc.Never
 	sorted := sl.sortAll()
 	k := p.flipAfter(v, g, sl.samples, sorted, reject)
 	if k > 0 {
-		c.until = sec + time.Duration(k)*time.Second
+		c.changesAt = sec + time.Duration(k)*time.Second
 	}
 	if _, foresee := v.Telemetry.(policies.Foresight); foresee && k > 0 && k <= aheadMax {
 		// A lower bound that Refine may raise.
@@ -299,27 +299,27 @@ func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
 	at := func(steps int) time.Duration { return c.base + time.Duration(steps)*time.Second }
 	for range aheadChunk {
 		if a.steps >= aheadMax {
-			c.refining, c.until = false, colloc.Never
+			c.refining, c.changesAt = false, colloc.Never
 			if k := p.flipAfter(v, g, a.samples[a.start:], &a.sorted, reject); k > 0 {
-				c.until = at(a.steps + k)
+				c.changesAt = at(a.steps + k)
 			}
 			return
 		}
 		if a.pos >= len(a.future) {
 			a.future, a.pos = fs.Ahead(a.future[:0], g, at(a.steps), aheadChunk), 0
 			if len(a.future) == 0 {
-				c.refining, c.until = false, at(a.steps+1) // a change is due: an event asks again
+				c.refining, c.changesAt = false, at(a.steps+1) // a change is due: an event asks again
 				return
 			}
 		}
 		a.push(a.future[a.pos])
 		a.pos++
 		if a.steps++; a.steps >= c.kmin && p.rule.rejects(a.atLeast) != reject {
-			c.refining, c.until = false, at(a.steps)
+			c.refining, c.changesAt = false, at(a.steps)
 			return
 		}
 	}
-	c.until = at(max(a.steps+1, c.kmin))
+	c.changesAt = at(max(a.steps+1, c.kmin))
 }
 
 // flipAfter returns the fewest whole seconds after which the verdict

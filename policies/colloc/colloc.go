@@ -50,7 +50,7 @@ const (
 
 // Horizon is implemented by rules whose answers can change while nothing
 // happens (no event): because time passes (a telemetry window gains
-// samples) or a measurement moves. Until returns the earliest time at which
+// samples) or a measurement moves. ChangesAt returns the earliest time at which
 // Admit(v, j, g) could answer differently if no event happens before; a
 // time at or before v.Now means it cannot tell, and Never that it cannot
 // change. It is asked only when the decision's horizon matters (the
@@ -64,10 +64,10 @@ const (
 // have decided anything else. A rule without Horizon is asked again at
 // every tick.
 type Horizon interface {
-	Until(v *policies.View, j *policies.Job, g int) time.Duration
+	ChangesAt(v *policies.View, j *policies.Job, g int) time.Duration
 }
 
-// Refiner is implemented by Horizon rules whose Until answers may be lower
+// Refiner is implemented by Horizon rules whose ChangesAt answers may be lower
 // bounds that more work can raise. When a decision leaves a job waiting,
 // the scheduler calls Refine with the earliest horizon of the decision's
 // other answers (hold ends, ladder memory; Never: none); Refine returns the
@@ -219,14 +219,14 @@ type Scheduler struct {
 	recover  []policies.JobID
 	cands    []cand
 	idleGPUs []int
-	// until is the earliest time at which this decision's answers could
+	// changesAt is the earliest time at which this decision's answers could
 	// change without an event (Never: only an event changes them), the
 	// rule's Horizon answers counted from wake on, where they are asked;
 	// other is the same for the answers not the rule's Horizon's.
-	until, other time.Duration
-	acts         []policies.Action
+	changesAt, other time.Duration
+	acts             []policies.Action
 	// asks are the (job, GPU) pairs Admit was asked in this decision, for
-	// a Horizon rule's Until.
+	// a Horizon rule's ChangesAt.
 	asks []ask
 	// decided is set by the first decision. Of the last one: idle when it
 	// left nothing waiting and deferred nothing; settled when the next
@@ -291,7 +291,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	clear(d.busy)
 	d.acts = s.triage(v, acts)
 	d.recovery = s.recover
-	s.until, s.other = Never, Never
+	s.changesAt, s.other = Never, Never
 	s.asks = s.asks[:0]
 	s.walk(&d)
 	acts = s.wake(&d)
@@ -393,25 +393,25 @@ func (s *Scheduler) wake(d *pass) []policies.Action {
 	if h, ok := s.rule.(Horizon); ok {
 		if _, stateless := s.rule.(Stateless); stateless || unplaced > 0 {
 			for _, a := range s.asks {
-				s.until = min(s.until, h.Until(v, a.j, a.g))
+				s.changesAt = min(s.changesAt, h.ChangesAt(v, a.j, a.g))
 			}
 		}
 	}
-	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.until < s.other && !s.cfg.EveryTick {
-		s.until = min(s.other, r.Refine(v, s.other))
+	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.changesAt < s.other && !s.cfg.EveryTick {
+		s.changesAt = min(s.other, r.Refine(v, s.other))
 	}
 	s.idle = !deferred && unplaced == 0
 	if s.cfg.EveryTick {
-		s.until = min(s.until, v.Now)
+		s.changesAt = min(s.changesAt, v.Now)
 	}
-	if unplaced > 0 && s.until != Never {
+	if unplaced > 0 && s.changesAt != Never {
 		// The first tick on the grid of multiples of Tick at or after the
 		// earliest possible change (so that decisions triggered by events do
 		// not start ticking chains of their own); every tick before it would
 		// decide exactly as this decision did.
 		next := (v.Now/s.cfg.Tick + 1) * s.cfg.Tick
-		if s.until > next {
-			next = s.until
+		if s.changesAt > next {
+			next = s.changesAt
 			if r := next % s.cfg.Tick; r != 0 {
 				next += s.cfg.Tick - r
 			}
@@ -448,18 +448,18 @@ func (s *Scheduler) Wants(e policies.Event) bool {
 	_, stateless := s.rule.(Stateless)
 	switch e.Kind {
 	case policies.JobStarted:
-		return !s.idle && !(stateless && s.settled && e.T < s.until)
+		return !s.idle && !(stateless && s.settled && e.T < s.changesAt)
 	case policies.JobActive:
 		// Its GPUs were held (or taken) and stay held until e.T + Hold:
 		// only the horizon could move, and not when it comes first.
-		return !s.idle && !(stateless && s.settled && e.T < s.until && e.T+s.cfg.Hold >= s.until)
+		return !s.idle && !(stateless && s.settled && e.T < s.changesAt && e.T+s.cfg.Hold >= s.changesAt)
 	case policies.JobFinished, policies.Wakeup:
 		return !s.idle
 	case policies.JobArrived:
 		if !stateless || s.idle {
 			return true
 		}
-		return s.stopAt < 0 || e.Job < s.stopAt || e.T >= s.until
+		return s.stopAt < 0 || e.Job < s.stopAt || e.T >= s.changesAt
 	}
 	return true
 }
@@ -467,7 +467,7 @@ func (s *Scheduler) Wants(e policies.Event) bool {
 // horizon lowers the decision's horizon to t, an answer not the rule's
 // Horizon's.
 func (s *Scheduler) horizon(t time.Duration) {
-	s.until = min(s.until, t)
+	s.changesAt = min(s.changesAt, t)
 	s.other = min(s.other, t)
 }
 

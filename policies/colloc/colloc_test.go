@@ -55,11 +55,11 @@ func TestLadderLevels(t *testing.T) {
 }
 
 // horizonRule rejects every GPU ("busy") and says when that could change.
-type horizonRule struct{ until time.Duration }
+type horizonRule struct{ changesAt time.Duration }
 
-func (horizonRule) Admit(*policies.View, *policies.Job, int) Reason          { return "busy" }
-func (horizonRule) Score(*policies.View, *policies.Job, int) float64         { return 0 }
-func (r horizonRule) Until(*policies.View, *policies.Job, int) time.Duration { return r.until }
+func (horizonRule) Admit(*policies.View, *policies.Job, int) Reason              { return "busy" }
+func (horizonRule) Score(*policies.View, *policies.Job, int) float64             { return 0 }
+func (r horizonRule) ChangesAt(*policies.View, *policies.Job, int) time.Duration { return r.changesAt }
 
 // rejectRule rejects every GPU and cannot tell when that changes.
 type rejectRule struct{}
@@ -116,7 +116,7 @@ func TestWakeAtHorizon(t *testing.T) {
 	}
 }
 
-// refineRule answers with a lower bound (Until) that Refine raises, and
+// refineRule answers with a lower bound (ChangesAt) that Refine raises, and
 // records the limit it was given.
 type refineRule struct {
 	horizonRule
@@ -327,7 +327,7 @@ func TestWantsAfterPlacing(t *testing.T) {
 	}
 }
 
-// countRule answers admit on every GPU and counts the Until questions.
+// countRule answers admit on every GPU and counts the ChangesAt questions.
 type countRule struct {
 	admit Reason
 	asked *[]int
@@ -335,15 +335,15 @@ type countRule struct {
 
 func (r countRule) Admit(*policies.View, *policies.Job, int) Reason { return r.admit }
 func (countRule) Score(*policies.View, *policies.Job, int) float64  { return 0 }
-func (r countRule) Until(_ *policies.View, _ *policies.Job, g int) time.Duration {
+func (r countRule) ChangesAt(_ *policies.View, _ *policies.Job, g int) time.Duration {
 	*r.asked = append(*r.asked, g)
 	return Never
 }
 
-// A decision asks the rule's Until only when its horizon matters: not
+// A decision asks the rule's ChangesAt only when its horizon matters: not
 // when it leaves nothing waiting (the job collocated), and once for each
 // GPU Admit was asked about, in order, when the job waits.
-func TestUntilAskedWhenAJobWaits(t *testing.T) {
+func TestChangesAtAskedWhenAJobWaits(t *testing.T) {
 	v := &policies.View{Now: 100 * time.Second,
 		GPUs: []policies.GPU{{Index: 0, CapacityMiB: 40960, Jobs: []policies.JobID{0}},
 			{Index: 1, CapacityMiB: 40960, Jobs: []policies.JobID{0}}},

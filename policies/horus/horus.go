@@ -132,9 +132,9 @@ func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 	return r.MemWeight*m + d + float64(len(v.GPUs[g].Jobs))
 }
 
-// Until implements colloc.Horizon: the rule reads only profiles and the
+// ChangesAt implements colloc.Horizon: the rule reads only profiles and the
 // GPUs' job lists, which change only with events.
-func (Rule) Until(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }
+func (Rule) ChangesAt(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }
 
 // Stateless implements colloc.Stateless: the rule keeps no state and reads
 // only the job, the GPUs and their jobs' profiles.

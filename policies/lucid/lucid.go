@@ -153,9 +153,9 @@ func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 		colloc.Projected(v, j, g, colloc.PeakMiB)/v.GPUs[g].CapacityMiB/2
 }
 
-// Until implements colloc.Horizon: the rule reads only profiles and the
+// ChangesAt implements colloc.Horizon: the rule reads only profiles and the
 // GPUs' job lists, which change only with events.
-func (Rule) Until(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }
+func (Rule) ChangesAt(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }
 
 // Stateless implements colloc.Stateless: the rule keeps no state and reads
 // only the job, the GPUs and their jobs' profiles.
