@@ -19,6 +19,7 @@ func newCompareCmd() *cobra.Command {
 	var (
 		out, format string
 		metrics     []string
+		sz          sizeFlags
 	)
 	c := &cobra.Command{
 		Use:   "compare DIR...",
@@ -37,8 +38,9 @@ with its CI, the difference in percent and the p-value of a paired t-test over s
 then the jobs' JCT / solo runtime paired by seed and job with a Wilcoxon signed-rank test
 (exact up to 50 pairs without ties, else the normal approximation). The table is printed
 as Markdown; --out DIR also writes compare.md, compare.csv, compare.tex, the per-job
-CDFs overlaid (compare-cdf.svg, or --format png) and README.md, a page of it all with
-the compared directories linked and each one's provenance file's sha256.`,
+CDFs overlaid (compare-cdf.svg, or --format png or pdf; --width, --height and
+--font-scale as in aegis plot) and README.md, a page of it all with the compared
+directories linked and each one's provenance file's sha256.`,
 		Example: `  aegis compare before/ after/
   aegis run --trace philly,venus --policy aegis,lucid --seeds 1-5 --out pol && aegis compare pol
   aegis compare out/aegis out/lucid out/horus --out cmp --format png`,
@@ -50,6 +52,10 @@ the compared directories linked and each one's provenance file's sha256.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := plots.CheckFormat(format); err != nil {
+				return usageError{err}
+			}
+			size, err := sz.size()
+			if err != nil {
 				return usageError{err}
 			}
 			for _, m := range metrics {
@@ -68,7 +74,7 @@ the compared directories linked and each one's provenance file's sha256.`,
 			if out == "" {
 				return nil
 			}
-			paths, err := writeComparison(out, format, res, t)
+			paths, err := writeComparison(out, format, size, res, t)
 			if err == nil {
 				err = res.WritePage(out, args, metrics)
 				paths = append(paths, filepath.Join(out, page.Name))
@@ -82,11 +88,13 @@ the compared directories linked and each one's provenance file's sha256.`,
 	c.Flags().StringVar(&out, "out", "", "also write compare.md, compare.csv, compare.tex, the overlaid CDFs and a README.md page into this directory")
 	c.Flags().StringVar(&format, "format", "svg", "the figure's format: "+strings.Join(plots.Formats, ", "))
 	c.Flags().StringSliceVar(&metrics, "metric", nil, "summary.csv columns to compare (default "+strings.Join(compare.DefaultMetrics, ",")+")")
+	sz.add(c)
 	return c
 }
 
-// writeComparison writes the table's files and the figure into dir.
-func writeComparison(dir, format string, res *compare.Result, t *results.Table) ([]string, error) {
+// writeComparison writes the table's files and the figure, drawn at size,
+// into dir.
+func writeComparison(dir, format string, size plots.Size, res *compare.Result, t *results.Table) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
@@ -113,6 +121,9 @@ func writeComparison(dir, format string, res *compare.Result, t *results.Table) 
 	}
 	fig, err := res.Figure()
 	if err != nil {
+		return paths, err
+	}
+	if err := fig.Resize(size); err != nil {
 		return paths, err
 	}
 	p, err := fig.Save(filepath.Join(dir, "compare-cdf."+format))

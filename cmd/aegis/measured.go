@@ -20,6 +20,7 @@ import (
 type measuredFlags struct {
 	simulateFlags
 	seeds, format, dcgm string
+	sz                  sizeFlags
 }
 
 // testbedConfigs maps the testbed's configuration_label
@@ -61,9 +62,10 @@ over the pressure rule. --dcgm FILE sets the measured run's own distributions be
 them: the testbed's dcgm_run_distributions.csv, the rows of --trace's name and the
 file's configuration_label.
 
---out DIR writes DIR/measured.md (the report), DIR/running.png (or --format svg:
-both runs' jobs running at once over time), DIR/jobs.csv (each job side by side) and
-DIR/summary.csv (each figure: measured, ours' mean and CI over the seeds).`,
+--out DIR writes DIR/measured.md (the report), DIR/running.png (or --format svg or
+pdf: both runs' jobs running at once over time; --width, --height and --font-scale as
+in aegis plot), DIR/jobs.csv (each job side by side) and DIR/summary.csv (each figure:
+measured, ours' mean and CI over the seeds).`,
 		Example: `  aegis measured $AEGIS_SHARED/calibration/aegis/testbed_runs/philly/job_metrics__aegis_lug_thresholded.csv --trace philly
   aegis measured my_cluster_run.csv --trace my_trace.csv --policy aegis --set placement=mu --seeds 1-5 --out cmp/`,
 		Args: exactArgs(1),
@@ -77,8 +79,9 @@ DIR/summary.csv (each figure: measured, ours' mean and CI over the seeds).`,
 	f.StringArrayVar(&fl.truths, "truth", nil, "simulator truth setting key=value (repeatable)")
 	f.StringVar(&fl.seeds, "seeds", "1-5", "seeds to simulate, e.g. 1-5 or 1,3,7")
 	f.StringVar(&fl.out, "out", "", "directory for measured.md, running.png, jobs.csv and summary.csv")
-	f.StringVar(&fl.format, "format", "png", "figure format: png or svg")
+	f.StringVar(&fl.format, "format", "png", "figure format: "+strings.Join(plots.Formats, ", "))
 	f.StringVar(&fl.dcgm, "dcgm", "", "the testbed's dcgm_run_distributions.csv: the measured run's SMACT/SMOCC/DRAMA beside ours")
+	fl.sz.add(c)
 	return c
 }
 
@@ -88,6 +91,10 @@ func (fl *measuredFlags) run(c *cobra.Command, path string) error {
 		return usageError{fmt.Errorf("measured: give --trace, the trace the measured run replayed")}
 	}
 	if err := plots.CheckFormat(fl.format); err != nil {
+		return usageError{err}
+	}
+	size, err := fl.sz.size()
+	if err != nil {
 		return usageError{err}
 	}
 	seeds, err := parseSeeds(fl.seeds)
@@ -155,16 +162,20 @@ func (fl *measuredFlags) run(c *cobra.Command, path string) error {
 	if fl.out == "" {
 		return nil
 	}
-	return writeMeasured(fl.out, fl.format, filepath.Base(path), what, fl.policy, cmp, b.Bytes())
+	return writeMeasured(fl.out, fl.format, size, filepath.Base(path), what, fl.policy, cmp, b.Bytes())
 }
 
-// writeMeasured writes aegis measured's files into dir.
-func writeMeasured(dir, format, name, what, policy string, cmp *measured.Comparison, report []byte) error {
+// writeMeasured writes aegis measured's files into dir, the figure drawn
+// at size.
+func writeMeasured(dir, format string, size plots.Size, name, what, policy string, cmp *measured.Comparison, report []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("measured: %w", err)
 	}
 	fig, err := cmp.Figure(name+" beside "+what, policy)
 	if err != nil {
+		return err
+	}
+	if err := fig.Resize(size); err != nil {
 		return err
 	}
 	if _, err := fig.Save(filepath.Join(dir, "running."+format)); err != nil {

@@ -22,8 +22,7 @@ func newPlotCmd() *cobra.Command {
 		format          string
 		figures, sweeps []string
 		ys              []string
-		width, height   string
-		fontScale       float64
+		sz              sizeFlags
 	)
 	c := &cobra.Command{
 		Use:   "plot DIR...",
@@ -68,7 +67,7 @@ is written in --format only; the other formats beside it keep their own size.`,
 			if err := plots.CheckFormat(format); err != nil {
 				return usageError{err}
 			}
-			size, err := plotSize(width, height, fontScale)
+			size, err := sz.size()
 			if err != nil {
 				return usageError{err}
 			}
@@ -101,30 +100,44 @@ is written in --format only; the other formats beside it keep their own size.`,
 	c.Flags().StringSliceVar(&figures, "figure", nil, "draw only these figures ("+strings.Join(plots.FigureNames, ", ")+", or a spec's sweep figure)")
 	c.Flags().StringArrayVar(&sweeps, "sweep", nil, "draw metrics against this swept column of cells.csv (repeatable)")
 	c.Flags().StringSliceVar(&ys, "y", nil, "the metrics of --sweep figures (default makespan_s,mean_jct_s)")
-	c.Flags().StringVar(&width, "width", "", "draw the figures this wide, e.g. 3.3in, 8.4cm (default: each figure's own)")
-	c.Flags().StringVar(&height, "height", "", "draw the figures this high (default: each figure's own, or following --width)")
-	c.Flags().Float64Var(&fontScale, "font-scale", 1, "multiply every text size by this, e.g. 0.8 (0.3 to 3)")
+	sz.add(c)
 	return c
 }
 
-// plotSize is the size --width, --height and --font-scale ask for.
-func plotSize(width, height string, fontScale float64) (plots.Size, error) {
+// sizeFlags are --width, --height and --font-scale, the size figures are
+// drawn at for a paper's column: aegis plot's, compare --out's and
+// measured --out's (docs/plots.md).
+type sizeFlags struct {
+	width, height string
+	fontScale     float64
+}
+
+// add defines the flags on c.
+func (fl *sizeFlags) add(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&fl.width, "width", "", "draw the figures this wide, e.g. 3.3in, 8.4cm (default: each figure's own)")
+	f.StringVar(&fl.height, "height", "", "draw the figures this high (default: each figure's own, or following --width)")
+	f.Float64Var(&fl.fontScale, "font-scale", 1, "multiply every text size by this, e.g. 0.8 (0.3 to 3)")
+}
+
+// size is the size the flags ask for.
+func (fl *sizeFlags) size() (plots.Size, error) {
 	var s plots.Size
 	var err error
-	if width != "" {
-		if s.Width, err = plots.ParseLength(width); err != nil {
+	if fl.width != "" {
+		if s.Width, err = plots.ParseLength(fl.width); err != nil {
 			return s, fmt.Errorf("--width: %w", err)
 		}
 	}
-	if height != "" {
-		if s.Height, err = plots.ParseLength(height); err != nil {
+	if fl.height != "" {
+		if s.Height, err = plots.ParseLength(fl.height); err != nil {
 			return s, fmt.Errorf("--height: %w", err)
 		}
 	}
-	if !(fontScale >= 0.3 && fontScale <= 3) {
-		return s, fmt.Errorf("--font-scale %v: want a factor from 0.3 to 3", fontScale)
+	if !(fl.fontScale >= 0.3 && fl.fontScale <= 3) {
+		return s, fmt.Errorf("--font-scale %v: want a factor from 0.3 to 3", fl.fontScale)
 	}
-	s.FontScale = fontScale
+	s.FontScale = fl.fontScale
 	return s, nil
 }
 

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
 // aegis simulate --telemetry, then aegis plot on its directory, both formats.
@@ -62,6 +65,56 @@ func TestPlotSized(t *testing.T) {
 	again, err := os.ReadFile(svg)
 	require.NoError(t, err)
 	require.Equal(t, after, again)
+}
+
+// The commands that draw figures share --width, --height and --font-scale
+// (one definition, sizeFlags): each draws its figure at the size asked
+// for and refuses a bad one alike, before doing any work.
+func TestSizeFlagsEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	sims := []string{filepath.Join(dir, "exclusive"), filepath.Join(dir, "aegis")}
+	for i, p := range []string{"exclusive", "aegis"} {
+		code, _, errs := aegis("simulate", "--trace", "demo", "--policy", p, "--out", sims[i])
+		require.Equal(t, 0, code, errs)
+	}
+	jobs, err := runfiles.ReadTable(filepath.Join(sims[1], "jobs.csv"))
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString("job_id,submit_s,start_s,finish_s\n")
+	for i := range jobs.Len() {
+		fmt.Fprintf(&b, "%s,%s,%s,%s\n", jobs.String(i, "job_id"), jobs.String(i, "submit_s"), jobs.String(i, "start_s"), jobs.String(i, "finish_s"))
+	}
+	run := filepath.Join(dir, "run.csv")
+	require.NoError(t, os.WriteFile(run, []byte(b.String()), 0o644))
+
+	out := filepath.Join(dir, "out")
+	for _, tc := range []struct {
+		name string
+		args []string
+		fig  string
+	}{
+		{"plot", []string{"plot", sims[1], "--figure", "jct-cdf"}, filepath.Join(sims[1], "jct-cdf.svg")},
+		{"compare", []string{"compare", sims[0], sims[1], "--out", out}, filepath.Join(out, "compare-cdf.svg")},
+		{"measured", []string{"measured", run, "--trace", "demo", "--policy", "aegis", "--seeds", "1", "--out", out}, filepath.Join(out, "running.svg")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := aegis(append(tc.args, "--format", "svg", "--width", "84mm", "--height", "2in", "--font-scale", "0.8")...)
+			require.Equal(t, 0, code, errs)
+			svg, err := os.ReadFile(tc.fig)
+			require.NoError(t, err)
+			require.Contains(t, string(svg), `width="238.11pt" height="144pt"`, "84 mm by 2 in")
+			require.Contains(t, string(svg), "font-size:10.4px", "the title's 13 pt times 0.8")
+			for flag, want := range map[string]string{
+				"--width=3.3":    `--width: length "3.3": want a positive number with a unit`,
+				"--height=-1cm":  `--height: length "-1cm"`,
+				"--font-scale=0": "--font-scale 0: want a factor from 0.3 to 3",
+			} {
+				code, _, errs := aegis(append(tc.args, flag)...)
+				require.Equal(t, 2, code, errs)
+				require.Contains(t, errs, want)
+			}
+		})
+	}
 }
 
 func TestPlotErrors(t *testing.T) {
