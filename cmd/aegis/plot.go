@@ -148,14 +148,14 @@ func (fl *sizeFlags) size() (plots.Size, error) {
 func plotDir(dir, format string, size plots.Size, figures []string, extra []plots.Sweep) ([]string, error) {
 	var specSweeps []plots.Sweep
 	var specFigs []string
-	var specName string
+	var specName, specFile string
 	if _, err := os.Stat(filepath.Join(dir, rundir.RunFile)); err == nil {
 		m, err := experiments.ReadMeta(dir)
 		if err != nil {
 			return nil, err
 		}
 		specSweeps, specFigs = m.Spec.SweepFigures, append([]string{}, m.Spec.Figures...) // not nil: a spec run
-		specName = m.Spec.Name
+		specName, specFile = m.Spec.Name, m.SpecFile
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -205,7 +205,27 @@ func plotDir(dir, format string, size plots.Size, figures []string, extra []plot
 			err = perr
 		}
 	}
+	if me := (*plots.MissingError)(nil); errors.As(err, &me) {
+		err = fmt.Errorf("%w; %s", err, rerunHint(dir, specFile, specFigs != nil))
+	}
 	return paths, err
+}
+
+// rerunHint says how to write a file a figure needs, missing from dir: a
+// spec run's by rerunning its spec (specFile; a quick run's is quickName),
+// a simulate directory's by rerunning aegis simulate.
+func rerunHint(dir, specFile string, spec bool) string {
+	switch {
+	case spec && specFile != "" && specFile != quickName:
+		return fmt.Sprintf("a folder of kept results may leave it out (results/paper does): rerun the spec to write it, "+
+			"aegis run %s --out %s (cells whose key is unchanged are reused)", specFile, dir)
+	case spec:
+		return fmt.Sprintf("rerun the aegis run --trace ... --policy ... that made it (run.json's spec) with --out %s to write it", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.SimulateFile)); err == nil {
+		return fmt.Sprintf("rerun the aegis simulate that made it (simulate.json) with --out %s to write it", dir)
+	}
+	return "is it a results directory (aegis run --out or aegis simulate --out)?"
 }
 
 // noFigures is plotDir's answer for a spec run whose spec asks for no

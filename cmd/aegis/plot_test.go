@@ -117,6 +117,37 @@ func TestSizeFlagsEveryCommand(t *testing.T) {
 	}
 }
 
+// A figure whose input a results folder left out (results/paper keeps no
+// jobs.csv) is an error that says how to write the file: rerun the spec
+// that run.json names, the quick run's flags, or the simulate.
+func TestPlotMissingFileSaysHow(t *testing.T) {
+	paper := t.TempDir()
+	for _, f := range []string{"run.json", "cells.csv", "normalized.csv"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "results", "paper", "figure4", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(paper, f), b, 0o644))
+	}
+	quick, sim := filepath.Join(t.TempDir(), "q"), filepath.Join(t.TempDir(), "s")
+	code, _, errs := aegis("run", "--trace", "demo", "--policy", "aegis", "--seeds", "1", "--out", quick)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = aegis("simulate", "--trace", "demo", "--policy", "aegis", "--out", sim)
+	require.Equal(t, 0, code, errs)
+	for _, d := range []string{quick, sim} {
+		require.NoError(t, os.Remove(filepath.Join(d, "jobs.csv")))
+	}
+	empty := t.TempDir()
+	for _, tc := range []struct{ dir, want string }{
+		{paper, paper + ": no jobs.csv; a folder of kept results may leave it out (results/paper does): rerun the spec to write it, aegis run experiments/figure4.yaml --out " + paper},
+		{quick, quick + ": no jobs.csv; rerun the aegis run --trace ... --policy ... that made it (run.json's spec) with --out " + quick},
+		{sim, sim + ": no jobs.csv; rerun the aegis simulate that made it (simulate.json) with --out " + sim},
+		{empty, empty + ": no jobs.csv; is it a results directory"},
+	} {
+		code, _, errs := aegis("plot", tc.dir, "--figure", "jct-cdf", "--format", "png")
+		require.Equal(t, 1, code, errs)
+		require.Contains(t, errs, tc.want)
+	}
+}
+
 func TestPlotErrors(t *testing.T) {
 	empty := t.TempDir()
 	bad := t.TempDir()

@@ -155,6 +155,15 @@ func (d *dirData) seriesName(t *runfiles.Table, i int, sweep []string) string {
 	return n
 }
 
+// MissingError is a figure's input file absent from a results directory
+// (a folder of kept results may leave jobs.csv out: results/paper's
+// .gitignore does). The command line says how to write it.
+type MissingError struct {
+	Dir, File string
+}
+
+func (e *MissingError) Error() string { return e.Dir + ": no " + e.File }
+
 // errSkip marks a figure that the files allow but that would show nothing.
 var errSkip = errors.New("nothing to show")
 
@@ -209,7 +218,7 @@ func (d *dirData) table(name string, required ...string) (*runfiles.Table, error
 	t, err := runfiles.ReadTable(filepath.Join(d.dir, name), required...)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no %s", d.dir, name)
+			return nil, &MissingError{Dir: d.dir, File: name}
 		}
 		return nil, err
 	}
