@@ -73,8 +73,8 @@ var figureCaptions = map[string]string{
 	"jct-cdf":     "per-job JCT / solo time and absolute JCT CDFs, per trace (Figure 4)",
 	"queue-exec":  "queueing and execution time normalized to the baseline, per trace, p95 as diamonds (Figure 5)",
 	"stability":   "window stability: each signal's weighted mean absolute error against the window length (Figure 6)",
-	"thresholds":  "the pressure-threshold sweep: throughput gain and slowdown on top, deferrals below, knee and default marked (Figure 7)",
-	"seeds-cdf":   "makespan and mean JCT over the seeds: means with 95 % CIs and a dot per seed",
+	"thresholds":  "the pressure-threshold sweep: throughput gain, slowdown and deferrals against each threshold, the others at the default, knee and default marked (Figure 7)",
+	"seeds-cdf":   "makespan and mean JCT over the seeds: means with 95 % CIs and a ring per seed (equal seeds one ring)",
 	"timeline":    "one run's GPUs over time: the jobs on each, and with telemetry its memory and SM activity",
 	"compare-cdf": "each side's per-job JCT / solo runtime CDF overlaid, a panel per trace (and configuration)",
 }
