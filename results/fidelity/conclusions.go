@@ -227,7 +227,15 @@ func filterCause(runs []MeasuredRun) string {
 	if ratioO >= ratioT {
 		costs = "crowding costs as much or more"
 	}
-	return fmt.Sprintf("The testbed's own runs (docs/crowding.md, %d trace–placement pairs): turning the filter off let %.1f more jobs run at once at the peak "+
-		"and made execution %.2f× as long (NF ÷ filter exec span mean); here %.1f more and %.2f×. Our filter %s, and %s, at the depths those runs reached "+
-		"(peaks of %.0f–%.0f jobs on 3 GPUs).", n, peakT, ratioT, peakO, ratioO, holds, costs, slices.Min(depths), slices.Max(depths))
+	return fmt.Sprintf("The testbed's own runs (docs/crowding.md, %d trace–placement pairs): turning the filter off let %s jobs run at once at the peak "+
+		"and made execution %.2f× as long (NF ÷ filter exec span mean); here %s and %.2f×. Our filter %s, and %s, at the depths those runs reached "+
+		"(peaks of %.0f–%.0f jobs on 3 GPUs).", n, moreOrFewer(peakT), ratioT, moreOrFewer(peakO), ratioO, holds, costs, slices.Min(depths), slices.Max(depths))
+}
+
+// moreOrFewer says a change in a count of jobs: "1.8 more", "0.2 fewer".
+func moreOrFewer(d float64) string {
+	if d < 0 {
+		return fmt.Sprintf("%.1f fewer", -d)
+	}
+	return fmt.Sprintf("%.1f more", d)
 }

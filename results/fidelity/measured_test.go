@@ -84,6 +84,9 @@ func TestFilterCause(t *testing.T) {
 	require.Equal(t, "The testbed's own runs (docs/crowding.md, 2 trace–placement pairs): turning the filter off let 2.0 more jobs run at once at the peak "+
 		"and made execution 1.25× as long (NF ÷ filter exec span mean); here 0.5 more and 1.02×. Our filter holds back fewer jobs, and crowding costs less, "+
 		"at the depths those runs reached (peaks of 13–17 jobs on 3 GPUs).", filterCause(runs))
+	runs[2] = run("saturn-aegis_lug_thresholded", 15, 21, 3600, 3300)
+	require.Contains(t, filterCause(runs), "; here 0.5 fewer and 1.02×.", "a peak that fell says so")
+	runs[2] = run("saturn-aegis_lug_thresholded", 15, 19, 3600, 3300)
 	runs[1] = run("philly-aegis_magm_no_thresholds", 17, 22, 4500, 6000)
 	require.Contains(t, filterCause(runs), "Our filter holds back as many jobs or more, and crowding costs as much or more,")
 	require.Empty(t, filterCause(runs[4:]), "no filtered and NF pair")
