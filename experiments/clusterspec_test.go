@@ -36,25 +36,25 @@ table: per-trace
 // model), maps generated traces of more GPUs per job than the catalog's
 // workloads for clusters, and is shown in run.json.
 func TestClusterSpec(t *testing.T) {
-	s, err := ParseSpec([]byte(clusterSpec), "c.yaml")
+	s, err := ParsePlan([]byte(clusterSpec), "c.yaml")
 	require.NoError(t, err)
 	require.NotNil(t, s.cluster)
 	require.Equal(t, "a100-40gb:4x2,h200-141gb:8x1", s.cluster.String())
 	big := 0
-	for _, j := range s.trace.trs[1].Jobs {
+	for _, j := range s.p.(*tracePlan).trs[1].Jobs {
 		require.Positive(t, j.SoloS, "a trace for clusters: its durations as solo_s")
 		big = max(big, j.GPUs)
 	}
 	require.Greater(t, big, 2)
 	cells := s.Cells()
-	r, err := s.cellRun(cells[1].config, cells[1].Point)
+	r, err := s.p.(*tracePlan).cellRun(cells[1].config, cells[1].Point)
 	require.NoError(t, err)
 	require.Equal(t, s.cluster, r.Cluster)
 	require.Nil(t, r.Interference, "each GPU type's own model")
 	require.Equal(t, map[string]string{"dispatch": "leastloaded"}, r.Params)
 
 	dir := t.TempDir()
-	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	rep, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, rep.Cells, rep.Ran)
 	var m struct {
@@ -70,19 +70,19 @@ func TestClusterSpec(t *testing.T) {
 	require.Contains(t, strings.SplitN(jobs, "\n", 2)[0], ",server,gpu_type")
 
 	// The same cluster of one type: no gpu_type column, the type's model.
-	one, err := ParseSpec([]byte(strings.Replace(clusterSpec, "a100-40gb:4x2,h200-141gb:8x1", "a100-40gb:8x2", 1)), "c.yaml")
+	one, err := ParsePlan([]byte(strings.Replace(clusterSpec, "a100-40gb:4x2,h200-141gb:8x1", "a100-40gb:8x2", 1)), "c.yaml")
 	require.NoError(t, err)
-	r, err = one.cellRun(cells[1].config, cells[1].Point)
+	r, err = one.p.(*tracePlan).cellRun(cells[1].config, cells[1].Point)
 	require.NoError(t, err)
 	require.NotNil(t, r.Interference)
 	require.NotEqual(t, mustKey(t, s, cells[1]), mustKey(t, one, cells[1]), "the cluster is part of a cell's key")
 
 	// The dispatcher's parameters can be swept, for every policy.
-	sw, err := ParseSpec([]byte(strings.Replace(clusterSpec, "normalize: Exclusive\n", "sweep:\n  - param: dispatch\n    values: [firstfit, bestfit]\n", 1)), "c.yaml")
+	sw, err := ParsePlan([]byte(strings.Replace(clusterSpec, "normalize: Exclusive\n", "sweep:\n  - param: dispatch\n    values: [firstfit, bestfit]\n", 1)), "c.yaml")
 	require.NoError(t, err)
 	cells = sw.Cells()
 	require.Len(t, cells, 2*2*2)
-	r, err = sw.cellRun(cells[0].config, cells[0].Point)
+	r, err = sw.p.(*tracePlan).cellRun(cells[0].config, cells[0].Point)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"dispatch": "firstfit"}, r.Params)
 	_, err = ParseSpec([]byte(strings.Replace(clusterSpec, "normalize: Exclusive\n", "sweep:\n  - param: dispatch\n    values: [firstfit, worst]\n", 1)), "c.yaml")
@@ -97,11 +97,11 @@ func TestExampleSpecs(t *testing.T) {
 	require.NotEmpty(t, paths)
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
-			s, err := LoadSpec(p)
+			s, err := LoadPlan(p)
 			require.NoError(t, err)
 			require.Equal(t, strings.TrimSuffix(filepath.Base(p), ".yaml"), s.Name)
 			reduced(s, 6, 2)
-			rep, err := RunSpec(context.Background(), s, RunOptions{Out: t.TempDir()})
+			rep, err := RunPlan(context.Background(), s, RunOptions{Out: t.TempDir()})
 			require.NoError(t, err)
 			require.Equal(t, rep.Cells, rep.Ran)
 		})

@@ -19,7 +19,7 @@ func TestSpecEnergy(t *testing.T) {
 			text := strings.Replace(smallSpec, "table: normalized\n", "table: "+table+"\nenergy: true\nfigures: [energy]\nplots: png\n", 1)
 			s := loadSmall(t, text)
 			dir := t.TempDir()
-			_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+			_, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 			require.NoError(t, err)
 			tab := mustReadString(t, filepath.Join(dir, "table.csv"))
 			head := strings.SplitN(tab, "\n", 2)[0]

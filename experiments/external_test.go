@@ -49,7 +49,7 @@ sweep:
 table: per-trace
 `)
 	out := filepath.Join(t.TempDir(), "whole")
-	rep, err := RunSpec(context.Background(), s, RunOptions{Out: out})
+	rep, err := RunPlan(context.Background(), s, RunOptions{Out: out})
 	require.NoError(t, err)
 	require.Equal(t, 8, rep.Ran)
 
@@ -81,7 +81,7 @@ table: per-trace
 	var parts []string
 	for i := range 2 {
 		p := filepath.Join(root, "part"+string(rune('0'+i)))
-		_, err := RunSpec(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 2})
+		_, err := RunPlan(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 2})
 		require.NoError(t, err)
 		parts = append(parts, p)
 	}
@@ -90,7 +90,7 @@ table: per-trace
 	require.NoError(t, err)
 	require.Equal(t, files(t, out), files(t, all))
 
-	rep, err = RunSpec(context.Background(), s, RunOptions{Out: out})
+	rep, err = RunPlan(context.Background(), s, RunOptions{Out: out})
 	require.NoError(t, err)
 	require.Equal(t, 0, rep.Ran, "nothing changed: every cell reused")
 	for _, f := range []string{"bestfit.py", "aegis_policy.py"} {
@@ -99,7 +99,7 @@ table: per-trace
 		_, err = fp.WriteString("# changed\n")
 		require.NoError(t, err)
 		require.NoError(t, fp.Close())
-		rep, err = RunSpec(context.Background(), s, RunOptions{Out: out})
+		rep, err = RunPlan(context.Background(), s, RunOptions{Out: out})
 		require.NoError(t, err)
 		require.Equal(t, 4, rep.Ran, "%s changed: the external policy's cells run again", f)
 	}

@@ -97,11 +97,11 @@ func contentOf(srv models.Server, c *models.Cluster) (serverContent, error) {
 // keyInputs hashes the server and the traces as they are now (a test may
 // have shortened a trace after LoadSpec); build "" means the running
 // program's build (buildID).
-func (s *Spec) keyInputs(build string) (*keyInputs, error) {
+func (p *Plan) keyInputs(build string) (*keyInputs, error) {
 	if build == "" {
 		build = buildID()
 	}
-	sc, err := s.serverContentOf()
+	sc, err := p.serverContentOf()
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (s *Spec) keyInputs(build string) (*keyInputs, error) {
 		return nil, err
 	}
 	k := &keyInputs{build: build, server: h}
-	if k.traces, err = s.plan().traceHashes(); err != nil {
+	if k.traces, err = p.p.traceHashes(); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -134,7 +134,7 @@ func (s *tracePlan) traceHashes() ([]string, error) {
 }
 
 // cellKey is cell c's key (see keyInputs).
-func (s *Spec) cellKey(k *keyInputs, c Cell) (string, error) { return s.plan().key(k, c) }
+func (p *Plan) cellKey(k *keyInputs, c Cell) (string, error) { return p.p.key(k, c) }
 
 // key is a stacking cell's key: its sequence, server, replay
 // configuration, model and build.
@@ -200,9 +200,9 @@ func (s *tracePlan) key(k *keyInputs, c Cell) (string, error) {
 }
 
 // cellKeys sets the key of each cell.
-func (s *Spec) cellKeys(k *keyInputs, cells []Cell) error {
+func (p *Plan) cellKeys(k *keyInputs, cells []Cell) error {
 	for i := range cells {
-		key, err := s.cellKey(k, cells[i])
+		key, err := p.cellKey(k, cells[i])
 		if err != nil {
 			return fmt.Errorf("cell %s: %w", cells[i].ID, err)
 		}

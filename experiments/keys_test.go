@@ -89,17 +89,17 @@ func TestCellKeys(t *testing.T) {
 			dir := t.TempDir()
 			f := keyFiles(t)
 			f["m2.yaml"] = strings.Replace(f["m.yaml"], "nway_exponent: 1.3", "nway_exponent: 1", 1)
-			write := func() *Spec {
+			write := func() *Plan {
 				for n, b := range f {
 					require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755))
 					require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(b), 0o644))
 				}
-				s, err := LoadSpec(filepath.Join(dir, "s.yaml"))
+				s, err := LoadPlan(filepath.Join(dir, "s.yaml"))
 				require.NoError(t, err)
 				return s
 			}
 			out := filepath.Join(dir, "out")
-			rep, err := RunSpec(context.Background(), write(), RunOptions{Out: out, Build: "one build"})
+			rep, err := RunPlan(context.Background(), write(), RunOptions{Out: out, Build: "one build"})
 			require.NoError(t, err)
 			require.Equal(t, 1, rep.Ran)
 			before := mustReadString(t, filepath.Join(out, "cells.csv"))
@@ -107,7 +107,7 @@ func TestCellKeys(t *testing.T) {
 				tc.change(f)
 			}
 			build := cmp.Or(tc.build, "one build")
-			rep, err = RunSpec(context.Background(), write(), RunOptions{Out: out, Build: build})
+			rep, err = RunPlan(context.Background(), write(), RunOptions{Out: out, Build: build})
 			require.NoError(t, err)
 			require.Equal(t, tc.ran, rep.Ran, "cells run again")
 			require.Equal(t, tc.skipped, rep.Skipped, "cells reused")
@@ -120,7 +120,7 @@ func TestCellKeys(t *testing.T) {
 }
 
 // mustKey is cell c's key in a run of s by this test binary.
-func mustKey(t *testing.T, s *Spec, c Cell) string {
+func mustKey(t *testing.T, s *Plan, c Cell) string {
 	t.Helper()
 	k, err := s.keyInputs("test")
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 	"github.com/aegis-sched/aegis/results/rundir"
 )
 
-// Merge combines the cells of shard directories (RunSpec with Shards) into
+// Merge combines the cells of shard directories (RunPlan with Shards) into
 // out and writes the combined files. The shards must come from the same
 // spec (equal spec hashes) and the same build with the same inputs (equal
 // cell keys, in run.json and in every cell's cell.json), and together hold

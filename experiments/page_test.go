@@ -23,7 +23,7 @@ func TestRunPage(t *testing.T) {
 		"sweep_figures:\n  - {x: hold, from: normalized, y: [makespan_s]}\n", 1)
 	s := loadSmall(t, text)
 	dir := filepath.Join(t.TempDir(), "small")
-	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	_, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(dir, page.Name))
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ func TestRunPageRefits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := loadSmall(t, smallSpec+tc.extra)
 			dir := filepath.Join(t.TempDir(), "small")
-			_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+			_, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 			require.NoError(t, err)
 			md := mustReadString(t, filepath.Join(dir, page.Name))
 			if tc.want == "" {
@@ -109,7 +109,7 @@ func mustRender(t *testing.T, dir string, m *Meta) []byte {
 func TestShardPage(t *testing.T) {
 	s := loadSmall(t, smallSpec)
 	dir := t.TempDir()
-	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir, Shard: 1, Shards: 2})
+	_, err := RunPlan(context.Background(), s, RunOptions{Out: dir, Shard: 1, Shards: 2})
 	require.NoError(t, err)
 	md := mustReadString(t, filepath.Join(dir, page.Name))
 	require.Contains(t, md, "This is shard 1/2 of the run")
@@ -169,9 +169,9 @@ func TestIndex(t *testing.T) {
 	fig = strings.Replace(fig, "table: normalized\n", "figures: [normalized]\n", 1)
 	require.NoError(t, os.WriteFile(filepath.Join("specs", "fig.yaml"), []byte(fig), 0o644))
 	for _, n := range []string{"small", "fig"} {
-		s, err := LoadSpec(filepath.Join("specs", n+".yaml"))
+		s, err := LoadPlan(filepath.Join("specs", n+".yaml"))
 		require.NoError(t, err)
-		_, err = RunSpec(context.Background(), s, RunOptions{Out: filepath.Join("out", n)})
+		_, err = RunPlan(context.Background(), s, RunOptions{Out: filepath.Join("out", n)})
 		require.NoError(t, err)
 	}
 	require.NoError(t, WriteIndex("out"))

@@ -13,7 +13,8 @@ import (
 // cells combine into the run's files. A trace spec's plan (tracePlan)
 // simulates its traces under its configs; a stacking spec's (stackPlan)
 // replays the stacking sequences. The runner, the keys and the combiner
-// ask the spec's plan, not whether it has a stacking section.
+// ask the plan, not whether the spec has a stacking section. Plan is the
+// exported, compiled form.
 type plan interface {
 	cells() []Cell
 	key(k *keyInputs, c Cell) (string, error)
@@ -28,7 +29,7 @@ type plan interface {
 	describe(m *Meta, keys *keyInputs, catalog string) error
 }
 
-// tracePlan is a trace spec's plan: what prepare resolved, seen as what
+// tracePlan is a trace spec's plan: what compile resolved, seen as what
 // runs: the traces, each config's model, the refits of model_uncertainty
 // and the servers or clusters a sweep runs on.
 type tracePlan struct {
@@ -59,17 +60,27 @@ type stackPlan struct {
 	inter  models.Interference
 }
 
-// plan is the spec's plan.
+// Plan is a compiled spec (Spec.Compile, LoadPlan): its own copy of the
+// spec, resolved, and what runs it. RunPlan runs it.
+type Plan struct {
+	*Spec
+	p plan
+}
+
+// Cells expands the plan into its cells, in a fixed order: trace, config,
+// sweep point, seed (a stacking spec: sequence, sweep point, seed), then
+// the same under each refit of model_uncertainty.
+func (p *Plan) Cells() []Cell { return p.p.cells() }
+
+// ServerSpec is the resolved server (a cluster spec's: its cluster's
+// Server).
+func (p *Plan) ServerSpec() models.Server { return p.server }
+
+// plan is the plan of a spec read back from run.json (ReadMeta, Merge):
+// its cells combine (Combine); it was not compiled to run them.
 func (s *Spec) plan() plan {
-	switch {
-	case s.stack != nil:
-		return s.stack
-	case s.Stacking != nil:
-		// A spec read back from run.json (ReadMeta, Merge): its cells
-		// combine; it was not resolved to run them.
+	if s.Stacking != nil {
 		return &stackPlan{Spec: s}
-	case s.trace != nil:
-		return s.trace
 	}
 	return &tracePlan{Spec: s}
 }

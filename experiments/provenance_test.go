@@ -71,10 +71,10 @@ func TestRunJSONHasNoAbsolutePaths(t *testing.T) {
 	for n, b := range f {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(b), 0o644))
 	}
-	s, err := LoadSpec(filepath.Join(dir, "s.yaml"))
+	s, err := LoadPlan(filepath.Join(dir, "s.yaml"))
 	require.NoError(t, err)
 	out := filepath.Join(dir, "out")
-	_, err = RunSpec(context.Background(), s, RunOptions{Out: out})
+	_, err = RunPlan(context.Background(), s, RunOptions{Out: out})
 	require.NoError(t, err)
 	b := mustReadString(t, filepath.Join(out, rundir.RunFile))
 	require.Empty(t, absolutePaths(t, b))

@@ -25,7 +25,7 @@ import (
 	"github.com/aegis-sched/aegis/results/rundir"
 )
 
-// RunOptions control RunSpec.
+// RunOptions control RunPlan.
 type RunOptions struct {
 	// Out is the output directory.
 	Out string
@@ -47,7 +47,7 @@ type RunOptions struct {
 	Progress func(done, total int)
 }
 
-// Report says what RunSpec did.
+// Report says what RunPlan did.
 type Report struct {
 	Cells   int // cells of this run (of the shard, when sharded)
 	Ran     int // cells simulated
@@ -65,7 +65,7 @@ type cellRecord struct {
 	Events int               `json:"events"`
 }
 
-// RunSpec runs a spec's cells (or one shard of them) into opt.Out: each
+// RunPlan runs a compiled spec's cells (or one shard of them) into opt.Out: each
 // cell's simulate outputs under cells/ID/ (written to a temporary directory
 // and renamed, so that an interrupted run leaves no half-written cell), then
 // run.json and, for a whole run, the combined files (Combine). Cells whose
@@ -73,7 +73,7 @@ type cellRecord struct {
 // that determines them, the build included) are skipped unless opt.Force. When ctx is cancelled no new cell
 // starts, the running ones stop at their next step (leaving no directory)
 // and an error wrapping ctx's is returned.
-func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
+func RunPlan(ctx context.Context, p *Plan, opt RunOptions) (*Report, error) {
 	if opt.Shards < 0 || opt.Shards > 0 && (opt.Shard < 0 || opt.Shard >= opt.Shards) {
 		return nil, fmt.Errorf("shard %d/%d: want 0 <= I < N", opt.Shard, opt.Shards)
 	}
@@ -85,11 +85,11 @@ func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
 	if err := os.MkdirAll(cellsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
-	keys, err := s.keyInputs(opt.Build)
+	keys, err := p.keyInputs(opt.Build)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := s.meta(opt, keys)
+	meta, err := p.meta(opt, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func RunSpec(ctx context.Context, s *Spec, opt RunOptions) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for c := range next {
-				err := s.runCell(ctx, cellsDir, c)
+				err := p.runCell(ctx, cellsDir, c)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = fmt.Errorf("cell %s: %w", c.ID, err)
@@ -210,8 +210,8 @@ func cellDone(dir string, c Cell) bool {
 
 // runCell runs cell c and writes its directory atomically, its record
 // (cell.json) last.
-func (s *Spec) runCell(ctx context.Context, dir string, c Cell) error {
-	files, rec, err := s.plan().run(ctx, c)
+func (p *Plan) runCell(ctx context.Context, dir string, c Cell) error {
+	files, rec, err := p.p.run(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -424,27 +424,27 @@ func ToolInfo() rundir.Tool {
 }
 
 // meta builds run.json's content; its cells carry their keys.
-func (s *Spec) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
-	m := &Meta{Tool: ToolInfo(), Spec: s, SpecFile: dataName(s.file), SpecHash: s.hash, SpecText: string(s.raw),
-		Seeds: s.Seeds, Sweep: s.SweepParams(), Cells: s.Cells()}
+func (p *Plan) meta(opt RunOptions, keys *keyInputs) (*Meta, error) {
+	m := &Meta{Tool: ToolInfo(), Spec: p.Spec, SpecFile: dataName(p.file), SpecHash: p.hash, SpecText: string(p.raw),
+		Seeds: p.Seeds, Sweep: p.SweepParams(), Cells: p.Cells()}
 	m.Tool.Build = keys.build
-	if err := s.cellKeys(keys, m.Cells); err != nil {
+	if err := p.cellKeys(keys, m.Cells); err != nil {
 		return nil, err
 	}
-	sc, err := s.serverContentOf()
+	sc, err := p.serverContentOf()
 	if err != nil {
 		return nil, err
 	}
 	t0 := sc.Types[0]
-	m.Server = ServerInfo{Spec: s.Server, Type: t0.Name, GPUs: s.server.GPUs, MemoryMiB: t0.MemoryMiB, Pressure: t0.Pressure,
+	m.Server = ServerInfo{Spec: p.Server, Type: t0.Name, GPUs: p.server.GPUs, MemoryMiB: t0.MemoryMiB, Pressure: t0.Pressure,
 		Catalog: t0.Catalog, Interference: t0.Interference}
-	if s.cluster != nil {
-		m.Server.Spec, m.Server.Cluster = s.Cluster, s.clusterInfo(sc)
+	if p.cluster != nil {
+		m.Server.Spec, m.Server.Cluster = p.Cluster, p.clusterInfo(sc)
 	}
 	if opt.Shards > 0 {
 		m.Shard = strconv.Itoa(opt.Shard) + "/" + strconv.Itoa(opt.Shards)
 	}
-	if err := s.plan().describe(m, keys, t0.Catalog); err != nil {
+	if err := p.p.describe(m, keys, t0.Catalog); err != nil {
 		return nil, err
 	}
 	return m, nil

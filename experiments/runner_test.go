@@ -40,11 +40,11 @@ normalize: Exclusive
 table: normalized
 `
 
-func loadSmall(t *testing.T, text string) *Spec {
+func loadSmall(t *testing.T, text string) *Plan {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "small.yaml")
 	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
-	s, err := LoadSpec(p)
+	s, err := LoadPlan(p)
 	require.NoError(t, err)
 	return s
 }
@@ -66,14 +66,14 @@ func files(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-func TestRunSpecSameBytesAnyJobs(t *testing.T) {
+func TestRunPlanSameBytesAnyJobs(t *testing.T) {
 	s := loadSmall(t, smallSpec)
 	a, b := t.TempDir(), t.TempDir()
-	rep, err := RunSpec(context.Background(), s, RunOptions{Out: a, Jobs: 1})
+	rep, err := RunPlan(context.Background(), s, RunOptions{Out: a, Jobs: 1})
 	require.NoError(t, err)
 	require.Equal(t, 2*(2+4), rep.Cells)
 	require.Equal(t, rep.Cells, rep.Ran)
-	_, err = RunSpec(context.Background(), s, RunOptions{Out: b, Jobs: 8})
+	_, err = RunPlan(context.Background(), s, RunOptions{Out: b, Jobs: 8})
 	require.NoError(t, err)
 	fa, fb := files(t, a), files(t, b)
 	require.Equal(t, fa, fb)
@@ -94,17 +94,17 @@ func TestRunSpecSameBytesAnyJobs(t *testing.T) {
 	require.Contains(t, fa["run.json"], `"interference_sha256"`)
 }
 
-func TestRunSpecSkipsDoneCells(t *testing.T) {
+func TestRunPlanSkipsDoneCells(t *testing.T) {
 	s := loadSmall(t, smallSpec)
 	dir := t.TempDir()
-	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	_, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	// A tampered cell shows that a rerun skips it...
 	sum := filepath.Join(dir, "cells", "philly-8-s1.AEGIS.hold=10s.s1", "summary.csv")
 	orig, err := os.ReadFile(sum)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(sum, []byte(strings.Replace(string(orig), "\n", "\n9", 1)), 0o644))
-	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	rep, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, rep.Cells, rep.Skipped)
 	require.Zero(t, rep.Ran)
@@ -112,18 +112,18 @@ func TestRunSpecSkipsDoneCells(t *testing.T) {
 	require.NotEqual(t, string(orig), string(b))
 	// ...a cell without cell.json (never finished) is run again...
 	require.NoError(t, os.Remove(filepath.Join(dir, "cells", "venus-8-s2.AEGIS.hold=30s.s2", rundir.CellFile)))
-	rep, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
+	rep, err = RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Ran)
 	// ...--force redoes all, and a reworded spec reruns none (TestCellKeys
 	// covers what does rerun a cell).
-	rep, err = RunSpec(context.Background(), s, RunOptions{Out: dir, Force: true})
+	rep, err = RunPlan(context.Background(), s, RunOptions{Out: dir, Force: true})
 	require.NoError(t, err)
 	require.Equal(t, rep.Cells, rep.Ran)
 	b, _ = os.ReadFile(sum)
 	require.Equal(t, string(orig), string(b))
 	s2 := loadSmall(t, strings.Replace(smallSpec, "Small test", "Small test, reworded", 1))
-	rep, err = RunSpec(context.Background(), s2, RunOptions{Out: dir})
+	rep, err = RunPlan(context.Background(), s2, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, rep.Cells, rep.Skipped)
 }
@@ -131,14 +131,14 @@ func TestRunSpecSkipsDoneCells(t *testing.T) {
 func TestShardsMergeToTheWholeRun(t *testing.T) {
 	s := loadSmall(t, smallSpec)
 	whole := t.TempDir()
-	_, err := RunSpec(context.Background(), s, RunOptions{Out: whole})
+	_, err := RunPlan(context.Background(), s, RunOptions{Out: whole})
 	require.NoError(t, err)
 	root := t.TempDir()
 	var parts []string
 	total := 0
 	for i := range 3 {
 		p := filepath.Join(root, "part"+string(rune('0'+i)))
-		rep, err := RunSpec(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 3})
+		rep, err := RunPlan(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 3})
 		require.NoError(t, err)
 		total += rep.Cells
 		_, err = os.Stat(filepath.Join(p, "cells.csv"))
@@ -151,7 +151,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	_, err = Merge([]string{parts[0], parts[0]}, filepath.Join(root, "bad"))
 	require.ErrorContains(t, err, "is in both")
 	other := t.TempDir()
-	_, err = RunSpec(context.Background(), loadSmall(t, strings.Replace(smallSpec, "seeds: [1, 2]", "seeds: [1, 3]", 1)), RunOptions{Out: other, Shard: 0, Shards: 3})
+	_, err = RunPlan(context.Background(), loadSmall(t, strings.Replace(smallSpec, "seeds: [1, 2]", "seeds: [1, 3]", 1)), RunOptions{Out: other, Shard: 0, Shards: 3})
 	require.NoError(t, err)
 	_, err = Merge([]string{parts[0], other}, filepath.Join(root, "bad"))
 	require.ErrorContains(t, err, "not shards of the same spec")
@@ -178,12 +178,12 @@ func TestMergeRefuses(t *testing.T) {
 	var parts []string
 	for i := range 2 {
 		p := filepath.Join(root, "part"+string(rune('0'+i)))
-		_, err := RunSpec(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 2, Build: "b1"})
+		_, err := RunPlan(context.Background(), s, RunOptions{Out: p, Shard: i, Shards: 2, Build: "b1"})
 		require.NoError(t, err)
 		parts = append(parts, p)
 	}
 	other := filepath.Join(root, "other")
-	_, err := RunSpec(context.Background(), s, RunOptions{Out: other, Shard: 1, Shards: 2, Build: "b2"})
+	_, err := RunPlan(context.Background(), s, RunOptions{Out: other, Shard: 1, Shards: 2, Build: "b2"})
 	require.NoError(t, err)
 	cell := func(dir, name string) string { // a file of dir's first cell
 		ents, err := os.ReadDir(filepath.Join(dir, "cells"))
@@ -232,12 +232,12 @@ func TestMergeRefuses(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func TestRunSpecInterrupted(t *testing.T) {
+func TestRunPlanInterrupted(t *testing.T) {
 	s := loadSmall(t, smallSpec)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	_, err := RunSpec(ctx, s, RunOptions{Out: dir, Jobs: 1, Progress: func(done, total int) {
+	_, err := RunPlan(ctx, s, RunOptions{Out: dir, Jobs: 1, Progress: func(done, total int) {
 		if n++; n == 3 {
 			cancel()
 		}
@@ -252,24 +252,26 @@ func TestRunSpecInterrupted(t *testing.T) {
 		require.FileExists(t, filepath.Join(dir, "cells", e.Name(), rundir.CellFile))
 	}
 	require.NoFileExists(t, filepath.Join(dir, rundir.RunFile))
-	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	rep, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Equal(t, len(ents), rep.Skipped)
 }
 
 // reduced shrinks a loaded spec for a quick end-to-end run: its first seed,
 // the first jobs of each trace, the first values of each sweep axis.
-func reduced(s *Spec, jobs, values int) {
+func reduced(s *Plan, jobs, values int) {
 	s.Seeds = s.Seeds[:min(2, len(s.Seeds))] // two show the seeds' spread
-	if mu := s.ModelUncertainty; mu != nil {
-		mu.Refits = min(mu.Refits, 2) // two show the models' spread
-		s.trace.refits = s.trace.refits[:mu.Refits]
-	}
-	for i, t := range s.trace.trs {
-		cp := *t
-		cp.Jobs = t.Jobs[:min(jobs, len(t.Jobs))]
-		cp.Lines = nil
-		s.trace.trs[i] = &cp
+	if tp, ok := s.p.(*tracePlan); ok {
+		if mu := s.ModelUncertainty; mu != nil {
+			mu.Refits = min(mu.Refits, 2) // two show the models' spread
+			tp.refits = tp.refits[:mu.Refits]
+		}
+		for i, t := range tp.trs {
+			cp := *t
+			cp.Jobs = t.Jobs[:min(jobs, len(t.Jobs))]
+			cp.Lines = nil
+			tp.trs[i] = &cp
+		}
 	}
 	for i := range s.Sweep {
 		ax := &s.Sweep[i]
@@ -290,7 +292,7 @@ func TestShippedSpecs(t *testing.T) {
 	require.NotEmpty(t, paths)
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
-			s, err := LoadSpec(p)
+			s, err := LoadPlan(p)
 			if errors.Is(err, ErrNoSharedData) {
 				t.Skipf("no shared data folder (set AEGIS_SHARED): %v", err)
 			}
@@ -298,7 +300,7 @@ func TestShippedSpecs(t *testing.T) {
 			require.Equal(t, strings.TrimSuffix(filepath.Base(p), ".yaml"), s.Name, "a shipped spec is named after its file")
 			reduced(s, 6, 2)
 			dir := t.TempDir()
-			rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+			rep, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 			require.NoError(t, err)
 			require.Equal(t, rep.Cells, rep.Ran)
 			require.FileExists(t, filepath.Join(dir, rundir.RunFile))
@@ -379,10 +381,10 @@ func TestBadStackingSpecs(t *testing.T) {
 // the committed results/paper/table2 (shown in the README): a change of the
 // simulator's outputs needs make reproduce.
 func TestPaperResultsCurrent(t *testing.T) {
-	s, err := LoadSpec("table2.yaml")
+	s, err := LoadPlan("table2.yaml")
 	require.NoError(t, err)
 	dir := t.TempDir()
-	_, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
+	_, err = RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	got := mustReadString(t, filepath.Join(dir, "table.md"))
 	want := mustReadString(t, filepath.Join("..", "results", "paper", "table2", "table.md"))
@@ -399,11 +401,11 @@ func TestSpecTraceFileWithSoloS(t *testing.T) {
 	spec := filepath.Join(dir, "s.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte("name: s\nserver: a100-40gb:1\ntraces: [{trace: tr/short.csv}]\nseeds: [1]\n"+
 		"configs: [{label: E, policy: exclusive, truth: {startup_jitter: 0}}]\n"), 0o644))
-	s, err := LoadSpec(spec)
+	s, err := LoadPlan(spec)
 	require.NoError(t, err)
 	require.Equal(t, "short", s.Traces[0].Name)
 	out := filepath.Join(dir, "out")
-	_, err = RunSpec(context.Background(), s, RunOptions{Out: out})
+	_, err = RunPlan(context.Background(), s, RunOptions{Out: out})
 	require.NoError(t, err)
 	jobs := mustReadString(t, filepath.Join(out, "jobs.csv"))
 	require.Contains(t, jobs, "\ns,short,E,exclusive,1,a,resnet18_cifar100_bs128_20e_1gpu,1,done,0.000,0.000,60.000,")
@@ -426,10 +428,10 @@ func TestSpecWarnsSweptParameterSet(t *testing.T) {
 // A rerun by the same build keeps the commit run.json names (committed
 // results rerun at a later commit of the same source stay byte-identical);
 // a rerun by another build names its own.
-func TestRunSpecKeepsCommitOfSameBuild(t *testing.T) {
+func TestRunPlanKeepsCommitOfSameBuild(t *testing.T) {
 	s := loadSmall(t, smallSpec)
 	dir := t.TempDir()
-	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	_, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	run := filepath.Join(dir, rundir.RunFile)
 	m, err := ReadMeta(dir)
@@ -451,7 +453,7 @@ func TestRunSpecKeepsCommitOfSameBuild(t *testing.T) {
 	} {
 		setTool(tc.commit, tc.build)
 		want := mustReadString(t, run)
-		_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+		_, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 		require.NoError(t, err)
 		got, err := ReadMeta(dir)
 		require.NoError(t, err)
@@ -470,10 +472,10 @@ func TestStackingCombineFromRunJSON(t *testing.T) {
 	if _, ok := stacking.DefaultDir(); !ok {
 		t.Skip("no shared data folder (set AEGIS_SHARED): the stacking data set is not here")
 	}
-	s, err := ParseSpec([]byte("name: f\nserver: a100-40gb:1\nstacking: {}\nseeds: [1]\nsweep: [{param: thresholds, values: [\"0.65,0.35,0.5\", \"0.8,0.35,0.5\"]}]\n"), "f.yaml")
+	s, err := ParsePlan([]byte("name: f\nserver: a100-40gb:1\nstacking: {}\nseeds: [1]\nsweep: [{param: thresholds, values: [\"0.65,0.35,0.5\", \"0.8,0.35,0.5\"]}]\n"), "f.yaml")
 	require.NoError(t, err)
 	dir := t.TempDir()
-	_, err = RunSpec(context.Background(), s, RunOptions{Out: dir})
+	_, err = RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	want := mustReadString(t, filepath.Join(dir, rundir.Thresholds))
 	require.NoError(t, os.Remove(filepath.Join(dir, rundir.Thresholds)))

@@ -18,12 +18,12 @@ import (
 // CSVs carry the server and its GPU count, and the figure has the GPU
 // count on its x axis.
 func TestServerSweepExample(t *testing.T) {
-	s, err := LoadSpec(filepath.Join("examples", "server-sweep.yaml"))
+	s, err := LoadPlan(filepath.Join("examples", "server-sweep.yaml"))
 	require.NoError(t, err)
 	cells := s.Cells()
 	require.Len(t, cells, 2*5*3)
 	dir := t.TempDir()
-	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	rep, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Contains(t, rep.Files, filepath.Join(dir, "sweep-server.gpus.svg"))
 	svg, err := os.ReadFile(filepath.Join(dir, "sweep-server.gpus.svg"))
@@ -101,10 +101,10 @@ func TestGPUTypeSweepExample(t *testing.T) {
 // returns with the report, and checks that no two cells share a key.
 func runExample(t *testing.T, name string) (string, *Report) {
 	t.Helper()
-	s, err := LoadSpec(filepath.Join("examples", name))
+	s, err := LoadPlan(filepath.Join("examples", name))
 	require.NoError(t, err)
 	dir := t.TempDir()
-	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	rep, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	m, err := ReadMeta(dir)
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func runSmallSweep(t *testing.T, axis string) string {
 	t.Helper()
 	s := loadSmall(t, strings.Replace(smallSpec, "  - param: hold\n    values: [10s, 30s]\n", axis, 1))
 	dir := t.TempDir()
-	_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	_, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	return dir
 }

@@ -103,12 +103,10 @@ type Spec struct {
 	// cluster is the resolved Cluster (nil without one); server is then
 	// its Server().
 	cluster *models.Cluster
-	// trace is a trace spec's plan: its traces, models, refits and swept
-	// hardware (a stacking spec's holds nothing).
-	trace *tracePlan
-	// stack is a stacking spec's plan (its sequences, data folder and
-	// model); nil for a trace spec.
-	stack *stackPlan
+	// root is the YAML the spec was decoded from (nil for a spec read
+	// back from run.json, or a Plan's copy): Compile resolves against it
+	// and names its lines in errors.
+	root *yaml.Node
 }
 
 // TraceSource is one trace of a spec: a built-in trace or a trace file
@@ -209,8 +207,28 @@ const maxCells = 1_000_000
 // LoadSpec reads and checks a spec file: every error names the file, the
 // line and the key at fault. Traces are loaded (or generated) and every
 // cell's policy parameters and truth settings are checked, so a spec that
-// loads runs.
+// loads compiles (Compile) and runs. The Spec is the schema as written;
+// LoadPlan also keeps what the check resolved.
 func LoadSpec(path string) (*Spec, error) {
+	data, err := readSpec(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSpec(data, path)
+}
+
+// LoadPlan reads a spec file and compiles it (LoadSpec, then Compile,
+// resolving once).
+func LoadPlan(path string) (*Plan, error) {
+	data, err := readSpec(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePlan(data, path)
+}
+
+// readSpec reads a spec file's bytes, at most maxSpecBytes.
+func readSpec(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
@@ -223,7 +241,7 @@ func LoadSpec(path string) (*Spec, error) {
 	if len(data) > maxSpecBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB, the limit of a spec file", path, maxSpecBytes>>20)
 	}
-	return ParseSpec(data, path)
+	return data, nil
 }
 
 // maxSpecBytes bounds a spec file (a million seeds take 7 MiB).
@@ -232,26 +250,56 @@ const maxSpecBytes = 64 << 20
 // ParseSpec is LoadSpec on the spec file's contents; relative paths in it
 // are resolved against name's directory.
 func ParseSpec(data []byte, name string) (*Spec, error) {
-	s, root, err := decodeSpec(data, name)
+	s, err := decodeSpec(data, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepare(root); err != nil {
+	if _, err := s.Compile(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
+// ParsePlan is LoadPlan on the spec file's contents.
+func ParsePlan(data []byte, name string) (*Plan, error) {
+	s, err := decodeSpec(data, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Compile()
+}
+
 // decodeSpec decodes and checks the spec's form (keys, kinds of values).
-func decodeSpec(data []byte, name string) (*Spec, *yaml.Node, error) {
+func decodeSpec(data []byte, name string) (*Spec, error) {
 	var s Spec
 	root, err := strictyaml.Decode(data, name, &s)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	sum := sha256.Sum256(data)
-	s.file, s.hash, s.raw = name, hex.EncodeToString(sum[:]), data
-	return &s, root, nil
+	s.file, s.hash, s.raw, s.root = name, hex.EncodeToString(sum[:]), data, root
+	return &s, nil
+}
+
+// Compile checks the spec and resolves what it names (server, traces,
+// models, refits, swept hardware, stacking sequences) into the plan that
+// runs it. The spec is left as written: the plan holds its own copy, with
+// a stacking spec's sequences as its traces. A spec read back from
+// run.json (ReadMeta) has no YAML to compile.
+func (s *Spec) Compile() (*Plan, error) {
+	if s.root == nil {
+		return nil, fmt.Errorf("spec %s: not read from a spec file (LoadSpec, ParseSpec): nothing to compile", s.Name)
+	}
+	cp := *s
+	cp.root = nil
+	cp.Traces = slices.Clone(s.Traces)
+	cp.Configs = slices.Clone(s.Configs)
+	cp.Sweep = slices.Clone(s.Sweep)
+	p, err := cp.compile(at{s.file, s.root})
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{Spec: &cp, p: p}, nil
 }
 
 // Hash is the sha256 of the spec file's bytes.
@@ -259,9 +307,6 @@ func (s *Spec) Hash() string { return s.hash }
 
 // File is the spec's file name.
 func (s *Spec) File() string { return s.file }
-
-// ServerSpec is the resolved server.
-func (s *Spec) ServerSpec() models.Server { return s.server }
 
 // at locates a spec error: "file:line: key: ".
 type at struct {
@@ -338,63 +383,69 @@ func (s *Spec) resolve(p string) string {
 	return filepath.Join(filepath.Dir(s.file), p)
 }
 
-// prepare validates the decoded spec and resolves what it names, section
-// by section: its check* functions only check, its resolve* functions
-// also load and set the resolved fields (server, models, refits, swept
-// servers, stacking sequences).
-func (s *Spec) prepare(root *yaml.Node) error {
-	a := at{s.file, root}
-	s.trace = &tracePlan{Spec: s}
+// compile validates the decoded spec and resolves what it names, section
+// by section, into its plan: its check* functions only check, its
+// resolve* functions also load and set the resolved parts (server, models,
+// refits, swept servers, stacking sequences).
+func (s *Spec) compile(a at) (plan, error) {
 	if err := checkName(a, []any{"name"}, s.Name, "give the experiment a name"); err != nil {
-		return err
+		return nil, err
 	}
 	server, err := s.resolveServer(a)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cat, err := models.CatalogFor(server.Type)
 	if err != nil {
-		return a.errf([]any{"server"}, "%v", err)
+		return nil, a.errf([]any{"server"}, "%v", err)
 	}
 	if err := s.checkOutputs(a); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.checkEnergy(a, server); err != nil {
-		return err
+		return nil, err
 	}
 	if s.Stacking != nil {
 		if s.ModelUncertainty != nil {
-			return a.errf([]any{"model_uncertainty"}, "a stacking spec replays measured sequences under one model; model_uncertainty runs a trace spec's cells under refits")
+			return nil, a.errf([]any{"model_uncertainty"}, "a stacking spec replays measured sequences under one model; model_uncertainty runs a trace spec's cells under refits")
 		}
 		if s.cluster != nil {
-			return a.errf([]any{"cluster"}, "a stacking spec runs on one GPU: give server: TYPE:1, not a cluster")
+			return nil, a.errf([]any{"cluster"}, "a stacking spec runs on one GPU: give server: TYPE:1, not a cluster")
 		}
 		inter, err := models.InterferenceFor(server.Type)
 		if err != nil {
-			return a.errf([]any{"server"}, "%v", err)
+			return nil, a.errf([]any{"server"}, "%v", err)
 		}
-		return s.resolveStacking(a, inter)
+		sp, err := s.resolveStacking(a, inter)
+		if err != nil {
+			return nil, err
+		}
+		return sp, nil
 	}
-	if err := s.loadTraces(a, cat); err != nil {
-		return err
+	t := &tracePlan{Spec: s}
+	if err := t.loadTraces(a, cat); err != nil {
+		return nil, err
 	}
 	if err := s.checkSeeds(a); err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.checkSweep(a); err != nil {
-		return err
+	if err := t.checkSweep(a); err != nil {
+		return nil, err
 	}
-	labels, err := s.resolveConfigs(a)
+	labels, err := t.resolveConfigs(a)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.resolveModelUncertainty(a); err != nil {
-		return err
+	if err := t.resolveModelUncertainty(a); err != nil {
+		return nil, err
 	}
 	if err := s.checkNormalize(a, labels); err != nil {
-		return err
+		return nil, err
 	}
-	return s.checkCells(a)
+	if err := t.checkCells(a); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // maxName is the longest name (of a spec, trace or config) a spec may give:
@@ -415,7 +466,7 @@ func checkName(a at, path []any, name, missing string) error {
 }
 
 // loadTraces loads (or generates) every trace.
-func (s *Spec) loadTraces(a at, cat *models.Catalog) error {
+func (s *tracePlan) loadTraces(a at, cat *models.Catalog) error {
 	if len(s.Traces) == 0 {
 		return a.errf([]any{"traces"}, "missing: list at least one trace")
 	}
@@ -429,7 +480,7 @@ func (s *Spec) loadTraces(a at, cat *models.Catalog) error {
 			return a.errf([]any{"traces", i, "name"}, "%q repeats traces[%d]; give each trace its own name", s.Traces[i].Name, prev)
 		}
 		seen[s.Traces[i].Name] = i
-		s.trace.trs = append(s.trace.trs, t)
+		s.trs = append(s.trs, t)
 	}
 	return nil
 }
@@ -454,8 +505,8 @@ func (s *Spec) checkSeeds(a at) error {
 }
 
 // resolveConfigs checks every config's label, policy and model, loads the
-// models (s.trace.models), and returns the configs' indexes by label.
-func (s *Spec) resolveConfigs(a at) (map[string]int, error) {
+// models (s.models), and returns the configs' indexes by label.
+func (s *tracePlan) resolveConfigs(a at) (map[string]int, error) {
 	if len(s.Configs) == 0 {
 		return nil, a.errf([]any{"configs"}, "missing: list at least one config")
 	}
@@ -480,7 +531,7 @@ func (s *Spec) resolveConfigs(a at) (map[string]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.trace.models = append(s.trace.models, mf)
+		s.models = append(s.models, mf)
 	}
 	return labels, nil
 }
@@ -504,7 +555,7 @@ func checkLabel(a at, path []any, label string) error {
 // resolveModelUncertainty checks model_uncertainty and loads its refits: a
 // trace spec on one server whose configs run the GPU type's built-in
 // model, and a number of refits the embedded set holds.
-func (s *Spec) resolveModelUncertainty(a at) error {
+func (s *tracePlan) resolveModelUncertainty(a at) error {
 	mu := s.ModelUncertainty
 	if mu == nil {
 		return nil
@@ -527,7 +578,7 @@ func (s *Spec) resolveModelUncertainty(a at) error {
 	}
 	for i := range s.Sweep {
 		for k, v := range s.Sweep[i].Values {
-			if srv, ok := s.trace.swept[v]; ok && s.Sweep[i].Param == serverParam {
+			if srv, ok := s.swept[v]; ok && s.Sweep[i].Param == serverParam {
 				if _, f, err := models.RefitsFor(srv.Type); err != nil || f != file {
 					return a.errf([]any{"sweep", i, "values", k}, "server %q: model_uncertainty runs the refits of %s's model (%s); this GPU type runs another model", v, s.server.Type.Name, file)
 				}
@@ -539,12 +590,12 @@ func (s *Spec) resolveModelUncertainty(a at) error {
 		if err := s.checkSlowdown(m); err != nil {
 			return a.errf(append(p, "refits"), "refit %d of %s: %v", r+1, file, err)
 		}
-		s.trace.refits = append(s.trace.refits, m)
+		s.refits = append(s.refits, m)
 	}
 	if len(set.SteadySaturation) > 0 {
-		s.trace.refitSteady = set.SteadySaturation[1 : mu.Refits+1]
+		s.refitSteady = set.SteadySaturation[1 : mu.Refits+1]
 	}
-	s.trace.refitFile = file
+	s.refitFile = file
 	return nil
 }
 
@@ -599,7 +650,7 @@ func (s *Spec) cellCount() int {
 // checkCells bounds the cells, then checks that every cell's parameters
 // build its policy and truth: first each config alone, then at every sweep
 // point, naming the axis at fault.
-func (s *Spec) checkCells(a at) error {
+func (s *tracePlan) checkCells(a at) error {
 	if n := s.cellCount(); n > maxCells {
 		return a.errf(nil, "more than %d cells; at most %d per spec", maxCells, maxCells)
 	}
@@ -960,7 +1011,7 @@ func component(param string) (tuple, k string, ok bool) {
 }
 
 // checkSweep checks the axes' form; values are checked per cell.
-func (s *Spec) checkSweep(a at) error {
+func (s *tracePlan) checkSweep(a at) error {
 	seen := map[string]int{}
 	for i := range s.Sweep {
 		ax := &s.Sweep[i]
@@ -1030,7 +1081,7 @@ func (s *Spec) checkSweep(a at) error {
 // server's (the traces are mapped onto that one: a100-40gb and h200-141gb
 // share it), whose interference model keeps slowdowns in bounds, and fit
 // every trace.
-func (s *Spec) resolveSweptServers(a at, i int) error {
+func (s *tracePlan) resolveSweptServers(a at, i int) error {
 	ax := &s.Sweep[i]
 	if s.cluster != nil {
 		return a.errf([]any{"sweep", i, "param"}, "a cluster spec sweeps its cluster: param: cluster")
@@ -1042,7 +1093,7 @@ func (s *Spec) resolveSweptServers(a at, i int) error {
 	if err != nil {
 		return a.errf([]any{"server"}, "%v", err)
 	}
-	s.trace.swept = map[string]models.Server{}
+	s.swept = map[string]models.Server{}
 	for k, v := range ax.Values {
 		p := []any{"sweep", i, "values", k}
 		srv := v
@@ -1058,12 +1109,12 @@ func (s *Spec) resolveSweptServers(a at, i int) error {
 				return a.errf(p, "server %q: %v", v, err)
 			}
 		}
-		for ti, t := range s.trace.trs {
+		for ti, t := range s.trs {
 			if err := assemble.CheckOn(t, server, nil, cat); err != nil {
 				return a.errf(p, "server %q: trace %q (traces[%d]): %v", v, s.Traces[ti].Name, ti, err)
 			}
 		}
-		s.trace.swept[v] = server
+		s.swept[v] = server
 	}
 	return nil
 }
@@ -1099,7 +1150,7 @@ func sameCatalog(t, spec models.GPUType, cat *models.Catalog) error {
 // of a cluster spec: each must parse, have GPU types whose workload
 // catalog is the spec's cluster's first type's (onto which the traces are
 // mapped) and fit every trace.
-func (s *Spec) resolveSweptClusters(a at, i int) error {
+func (s *tracePlan) resolveSweptClusters(a at, i int) error {
 	ax := &s.Sweep[i]
 	if s.cluster == nil {
 		return a.errf([]any{"sweep", i, "param"}, "only a cluster spec (cluster: instead of server:) sweeps the cluster; a server spec sweeps param: server")
@@ -1112,7 +1163,7 @@ func (s *Spec) resolveSweptClusters(a at, i int) error {
 	if err != nil {
 		return a.errf([]any{"cluster"}, "%v", err)
 	}
-	s.trace.sweptClusters = map[string]models.Cluster{}
+	s.sweptClusters = map[string]models.Cluster{}
 	for k, v := range ax.Values {
 		p := []any{"sweep", i, "values", k}
 		c, err := s.parseCluster(v)
@@ -1127,31 +1178,31 @@ func (s *Spec) resolveSweptClusters(a at, i int) error {
 				return a.errf(p, "cluster %q: %v", v, err)
 			}
 		}
-		for ti, t := range s.trace.trs {
+		for ti, t := range s.trs {
 			if err := assemble.CheckOn(t, c.Server(), &c, cat); err != nil {
 				return a.errf(p, "cluster %q: trace %q (traces[%d]): %v", v, s.Traces[ti].Name, ti, err)
 			}
 		}
-		s.trace.sweptClusters[v] = c
+		s.sweptClusters[v] = c
 	}
 	return nil
 }
 
 // pointCluster is the cluster point pt sweeps to (ok false: the spec's).
-func (s *Spec) pointCluster(pt Point) (c models.Cluster, ok bool) {
+func (s *tracePlan) pointCluster(pt Point) (c models.Cluster, ok bool) {
 	for _, kv := range pt {
 		if kv.Param == clusterParam {
-			c, ok = s.trace.sweptClusters[kv.Value]
+			c, ok = s.sweptClusters[kv.Value]
 		}
 	}
 	return c, ok
 }
 
 // pointServer is the server point pt sweeps to (ok false: the spec's).
-func (s *Spec) pointServer(pt Point) (srv models.Server, ok bool) {
+func (s *tracePlan) pointServer(pt Point) (srv models.Server, ok bool) {
 	for _, kv := range pt {
 		if kv.Param == serverParam {
-			srv, ok = s.trace.swept[kv.Value]
+			srv, ok = s.swept[kv.Value]
 		}
 	}
 	return srv, ok
@@ -1347,15 +1398,11 @@ type Cell struct {
 	// model as calibrated).
 	Refit int `json:"refit,omitempty"`
 	// Key is the hash of everything that determines the cell's outputs
-	// (set by RunSpec; see keyInputs).
+	// (set by RunPlan; see keyInputs).
 	Key string `json:"key,omitempty"`
 
 	trace, config, point int
 }
-
-// Cells expands the spec into its cells, in a fixed order: trace, config,
-// sweep point, seed (a stacking spec: sequence, sweep point, seed).
-func (s *Spec) Cells() []Cell { return s.plan().cells() }
 
 // cells expands a trace spec: trace, config, sweep point, seed, then the
 // same under each refit of model_uncertainty.
@@ -1434,14 +1481,16 @@ func pointDir(pt Point, i int) string {
 
 // cellRun builds the run of config ci at sweep point pt (trace and seed
 // left to the caller), checking the policy's parameters on the server.
-func (s *Spec) cellRun(ci int, pt Point) (assemble.Run, error) { return s.refitRun(ci, pt, 0) }
+func (s *tracePlan) cellRun(ci int, pt Point) (assemble.Run, error) { return s.refitRun(ci, pt, 0) }
 
 // runOf is cell c's run (its config, sweep point and refit).
-func (s *Spec) runOf(c Cell) (assemble.Run, error) { return s.refitRun(c.config, c.Point, c.Refit) }
+func (s *tracePlan) runOf(c Cell) (assemble.Run, error) {
+	return s.refitRun(c.config, c.Point, c.Refit)
+}
 
 // refitRun is cellRun under ModelUncertainty's refit r (0: the model as
 // calibrated).
-func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
+func (s *tracePlan) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 	c := &s.Configs[ci]
 	params := map[string]string{}
 	truth := map[string]string{}
@@ -1458,10 +1507,10 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 	if pc, ok := s.pointCluster(pt); ok {
 		server, cl = pc.Server(), &pc
 	}
-	inter := s.trace.models[ci].inter
+	inter := s.models[ci].inter
 	switch {
 	case r > 0:
-		inter = s.trace.refits[r-1]
+		inter = s.refits[r-1]
 	case c.Model == "" && server.Type.Name != s.server.Type.Name:
 		// A swept server of another GPU type: that type's model.
 		var err error
@@ -1507,12 +1556,12 @@ func (s *Spec) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 		return assemble.Run{}, err
 	}
 	run := assemble.Run{Server: server, Cluster: cl, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}
-	if r > 0 && len(s.trace.refitSteady) > 0 {
+	if r > 0 && len(s.refitSteady) > 0 {
 		tel, err := models.TelemetryFor(server.Type)
 		if err != nil {
 			return assemble.Run{}, err
 		}
-		tel.SteadySaturation = s.trace.refitSteady[r-1]
+		tel.SteadySaturation = s.refitSteady[r-1]
 		run.Combine = &tel
 	}
 	return run, run.Check()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aegis-sched/aegis/experiments/stacking"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/sim"
@@ -47,7 +49,7 @@ table: normalized
 `
 
 func TestParseSpecCells(t *testing.T) {
-	s, err := ParseSpec([]byte(goodSpec), "t.yaml")
+	s, err := ParsePlan([]byte(goodSpec), "t.yaml")
 	require.NoError(t, err)
 	require.Equal(t, []string{"demo", "venus-12-s3"}, []string{s.Traces[0].Name, s.Traces[1].Name})
 	pts := s.Points()
@@ -60,7 +62,7 @@ func TestParseSpecCells(t *testing.T) {
 	require.Equal(t, "demo.Exclusive.s1", cells[0].ID)
 	require.Equal(t, "demo.AEGIS.hold=10s+thresholds=0.6,0.35,0.5.s1", cells[2].ID)
 	require.Equal(t, "venus-12-s3.AEGIS.hold=30s+thresholds=0.7,0.35,0.5.s2", cells[len(cells)-1].ID)
-	r, err := s.cellRun(cells[2].config, cells[2].Point)
+	r, err := s.p.(*tracePlan).cellRun(cells[2].config, cells[2].Point)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"memory": "peakmem", "hold": "10s", "thresholds": "0.6,0.35,0.5"}, r.Params)
 	require.Equal(t, 0.5, r.Truth.Noise)
@@ -70,11 +72,11 @@ func TestParseSpecCells(t *testing.T) {
 func TestSweepTruthAndModel(t *testing.T) {
 	spec := strings.Replace(goodSpec, "  - param: thresholds\n    product: [[0.6, 0.7], [0.35], [0.5]]\n",
 		"  - param: truth.peak_jitter\n    values: [0, 0.2]\n  - param: model.nway_exponent\n    values: [0.5, 2]\n", 1)
-	s, err := ParseSpec([]byte(spec), "t.yaml")
+	s, err := ParsePlan([]byte(spec), "t.yaml")
 	require.NoError(t, err)
 	cells := s.Cells()
 	c := cells[len(cells)-1]
-	r, err := s.cellRun(c.config, c.Point)
+	r, err := s.p.(*tracePlan).cellRun(c.config, c.Point)
 	require.NoError(t, err)
 	require.Equal(t, 0.2, r.Truth.PeakJitter)
 	require.Equal(t, 0.5, r.Truth.Noise, "config truth kept")
@@ -83,7 +85,7 @@ func TestSweepTruthAndModel(t *testing.T) {
 	pm, ok := r.Interference.(*models.PressureModel)
 	require.True(t, ok)
 	require.Equal(t, 2.0, pm.P.NWayExponent, "ρ swept")
-	base, ok := s.trace.models[c.config].inter.(*models.PressureModel)
+	base, ok := s.p.(*tracePlan).models[c.config].inter.(*models.PressureModel)
 	require.True(t, ok)
 	def, err := models.InterferenceFor(s.server.Type)
 	require.NoError(t, err)
@@ -180,7 +182,7 @@ func FuzzParseSpec(f *testing.F) {
 	f.Add([]byte("name: x\nserver: a100-40gb:1\ntraces: [{like: venus, jobs: 10.7, seed: 1}]\nseeds: [1.5, 18446744073709551616]\nconfigs: [{label: \"E\\nx\", policy: exclusive}]\nfigures: [thresholds]\n"))
 	f.Add([]byte("name: x\ncluster: a100-40gb:2x2,h200-141gb:4x1\ntraces: [{like: venus, jobs: 20, seed: 1, max_gpus: 8}]\nseeds: [1]\nconfigs: [{label: E, policy: exclusive, params: {dispatch: firstfit}}]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, root, err := decodeSpec(b, "fuzz.yaml")
+		s, err := decodeSpec(b, "fuzz.yaml")
 		if err != nil {
 			require.True(t, strings.HasPrefix(err.Error(), "fuzz.yaml"), err.Error())
 			return
@@ -212,11 +214,12 @@ func FuzzParseSpec(f *testing.F) {
 				return // a big grid is valid but slow to check
 			}
 		}
-		if err := s.prepare(root); err != nil {
+		p, err := s.Compile()
+		if err != nil {
 			require.True(t, strings.HasPrefix(err.Error(), "fuzz.yaml:"), err.Error())
 			return
 		}
-		require.NotEmpty(t, s.Cells())
+		require.NotEmpty(t, p.Cells())
 	})
 }
 
@@ -297,4 +300,32 @@ func TestPointAxisOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompileLeavesSpec: Compile resolves into the plan's own copy of the
+// spec, so the spec stays as written (a stacking spec's sequences become
+// only the plan's traces) and compiles again to the same cells; a spec
+// read back from run.json has no YAML to compile.
+func TestCompileLeavesSpec(t *testing.T) {
+	specs := []string{goodSpec}
+	if _, ok := stacking.DefaultDir(); ok {
+		specs = append(specs, "name: f\nserver: a100-40gb:1\nstacking: {}\nseeds: [1]\n")
+	}
+	for _, text := range specs {
+		s, err := ParseSpec([]byte(text), "t.yaml")
+		require.NoError(t, err)
+		written := slices.Clone(s.Traces)
+		p1, err := s.Compile()
+		require.NoError(t, err)
+		p2, err := s.Compile()
+		require.NoError(t, err)
+		require.Equal(t, written, s.Traces)
+		require.NotSame(t, s, p1.Spec)
+		require.NotEmpty(t, p1.Cells())
+		require.Equal(t, p1.Cells(), p2.Cells())
+		_, err = p1.Spec.Compile() // the plan's copy is resolved, not YAML
+		require.Error(t, err)
+	}
+	_, err := (&Spec{Name: "back"}).Compile()
+	require.ErrorContains(t, err, "spec back: not read from a spec file")
 }

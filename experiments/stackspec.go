@@ -53,9 +53,8 @@ type noSharedData struct{ error }
 func (e noSharedData) Unwrap() []error { return []error{e.error, ErrNoSharedData} }
 
 // resolveStacking checks a stacking spec, loads its sequences (a trace of
-// each in s.Traces) and makes its plan (s.stack) replaying them under
-// model inter.
-func (s *Spec) resolveStacking(a at, inter models.Interference) error {
+// each in s.Traces) and makes its plan replaying them under model inter.
+func (s *Spec) resolveStacking(a at, inter models.Interference) (*stackPlan, error) {
 	p := &stackPlan{Spec: s, inter: inter}
 	for _, k := range []struct {
 		key string
@@ -63,17 +62,17 @@ func (s *Spec) resolveStacking(a at, inter models.Interference) error {
 	}{{"traces", len(s.Traces) > 0}, {"configs", len(s.Configs) > 0}, {"normalize", s.Normalize != ""},
 		{"table", s.Table != ""}, {"telemetry", s.Telemetry}} {
 		if k.set {
-			return a.errf([]any{k.key}, "a stacking spec replays sequences; it has no %s", k.key)
+			return nil, a.errf([]any{k.key}, "a stacking spec replays sequences; it has no %s", k.key)
 		}
 	}
 	if s.server.GPUs != 1 {
-		return a.errf([]any{"server"}, "the stacking protocol runs on one GPU; want TYPE:1")
+		return nil, a.errf([]any{"server"}, "the stacking protocol runs on one GPU; want TYPE:1")
 	}
 	dir := s.Stacking.Data
 	if dir == "" {
 		d, ok := stacking.DefaultDir()
 		if !ok {
-			return noSharedData{a.errf([]any{"stacking"}, "needs the measured stacking sequences (calibration/aegis/nway of the shared data folder): %v; or give stacking.data", models.SharedDirError())}
+			return nil, noSharedData{a.errf([]any{"stacking"}, "needs the measured stacking sequences (calibration/aegis/nway of the shared data folder): %v; or give stacking.data", models.SharedDirError())}
 		}
 		dir = d
 	} else {
@@ -81,7 +80,7 @@ func (s *Spec) resolveStacking(a at, inter models.Interference) error {
 	}
 	d, err := stacking.Load(dir)
 	if err != nil {
-		return a.errf([]any{"stacking", "data"}, "%v", err)
+		return nil, a.errf([]any{"stacking", "data"}, "%v", err)
 	}
 	names := s.Stacking.Sequences
 	if len(names) == 0 {
@@ -96,46 +95,48 @@ func (s *Spec) resolveStacking(a at, inter models.Interference) error {
 			for _, q := range d.Sequences {
 				have = append(have, q.Name)
 			}
-			return a.errf([]any{"stacking", "sequences", i}, "unknown sequence %q (have %s)", n, strings.Join(have, ", "))
+			return nil, a.errf([]any{"stacking", "sequences", i}, "unknown sequence %q (have %s)", n, strings.Join(have, ", "))
 		}
 		if j := slices.Index(names, n); j < i {
-			return a.errf([]any{"stacking", "sequences", i}, "%q repeats sequences[%d]", n, j)
+			return nil, a.errf([]any{"stacking", "sequences", i}, "%q repeats sequences[%d]", n, j)
 		}
 		p.seqs = append(p.seqs, q)
 		b, _ := json.Marshal(q)
 		s.Traces = append(s.Traces, TraceSource{Name: q.Name, Trace: "stacking:" + n})
 		p.hashes = append(p.hashes, hashBytes(b))
 	}
-	p.dir, s.stack = dir, p
+	p.dir = dir
 	if len(s.Seeds) == 0 {
-		return a.errf([]any{"seeds"}, "missing: list at least one seed")
+		return nil, a.errf([]any{"seeds"}, "missing: list at least one seed")
 	}
-	if err := s.checkSweep(a); err != nil {
-		return err
+	// A stacking sweep's axes are checked as a trace spec's, swept
+	// hardware included (then refused below), resolving into no plan.
+	if err := (&tracePlan{Spec: s}).checkSweep(a); err != nil {
+		return nil, err
 	}
 	for k, ax := range s.Sweep {
 		switch {
 		case ax.Param == "thresholds", ax.Param == "filter", ax.Param == modelRho, strings.HasPrefix(ax.Param, truthPrefix):
 		default:
-			return a.errf([]any{"sweep", k, "param"}, "%q: a stacking sweep sets thresholds, filter, truth.KEY or %s", ax.Param, modelRho)
+			return nil, a.errf([]any{"sweep", k, "param"}, "%q: a stacking sweep sets thresholds, filter, truth.KEY or %s", ax.Param, modelRho)
 		}
 	}
 	for _, pt := range s.Points() {
-		if _, err := s.stackConfig(pt, 0); err != nil {
+		if _, err := p.stackConfig(pt, 0); err != nil {
 			if k, ok := pt.axisOf(err); ok {
-				return a.errf([]any{"sweep", k}, "%v", err)
+				return nil, a.errf([]any{"sweep", k}, "%v", err)
 			}
-			return a.errf([]any{"sweep"}, "at sweep point %s: %v", pt, err)
+			return nil, a.errf([]any{"sweep"}, "at sweep point %s: %v", pt, err)
 		}
 	}
-	return nil
+	return p, nil
 }
 
 // stackConfig is the replay configuration at a sweep point.
-func (s *Spec) stackConfig(pt Point, seed uint64) (stacking.Config, error) {
+func (s *stackPlan) stackConfig(pt Point, seed uint64) (stacking.Config, error) {
 	cfg := stacking.Config{GPU: s.server.Type, Seed: seed, Thresholds: [3]float64{0.65, 0.35, 0.50}}
 	truth := map[string]string{}
-	inter := s.stack.inter
+	inter := s.inter
 	for _, kv := range pt {
 		switch {
 		case kv.Param == "thresholds":
@@ -194,12 +195,12 @@ func (s *stackPlan) cells() []Cell {
 }
 
 // runStackCell replays cell c and returns its files.
-func (s *Spec) runStackCell(c Cell) (map[string][]byte, error) {
+func (s *stackPlan) runStackCell(c Cell) (map[string][]byte, error) {
 	cfg, err := s.stackConfig(c.Point, c.Seed)
 	if err != nil {
 		return nil, err
 	}
-	res, err := stacking.Replay(s.stack.seqs[c.trace], cfg)
+	res, err := stacking.Replay(s.seqs[c.trace], cfg)
 	if err != nil {
 		return nil, err
 	}

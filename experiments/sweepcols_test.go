@@ -78,11 +78,11 @@ func TestPointDir(t *testing.T) {
 // The example τ1 sweep (written from docs/experiments.md) runs and draws
 // its figure: τ1 on the x axis, makespan and mean JCT, a line per trace.
 func TestTau1SweepExample(t *testing.T) {
-	s, err := LoadSpec(filepath.Join("examples", "tau1-sweep.yaml"))
+	s, err := LoadPlan(filepath.Join("examples", "tau1-sweep.yaml"))
 	require.NoError(t, err)
 	require.Len(t, s.Cells(), 4*2*3)
 	dir := t.TempDir()
-	rep, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+	rep, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 	require.NoError(t, err)
 	require.Contains(t, rep.Files, filepath.Join(dir, "sweep-thresholds.1.svg"))
 	svg, err := os.ReadFile(filepath.Join(dir, "sweep-thresholds.1.svg"))

@@ -31,7 +31,7 @@ func TestSpecTablePrecisionAndBest(t *testing.T) {
 		t.Run(tc.table, func(t *testing.T) {
 			s := loadSmall(t, strings.Replace(smallSpec, "table: normalized", "table: "+tc.table, 1))
 			dir := t.TempDir()
-			_, err := RunSpec(context.Background(), s, RunOptions{Out: dir})
+			_, err := RunPlan(context.Background(), s, RunOptions{Out: dir})
 			require.NoError(t, err)
 			md := mustReadString(t, filepath.Join(dir, "table.md"))
 			cellRE := regexp.MustCompile(`^` + tc.cell + `$`)

@@ -34,9 +34,9 @@ func TestModelUncertainty(t *testing.T) {
 	base, all := plain.Cells(), s.Cells()
 	require.Len(t, all, (1+refits)*len(base))
 	a, b := t.TempDir(), t.TempDir()
-	_, err := RunSpec(context.Background(), plain, RunOptions{Out: a, Build: "test"})
+	_, err := RunPlan(context.Background(), plain, RunOptions{Out: a, Build: "test"})
 	require.NoError(t, err)
-	_, err = RunSpec(context.Background(), s, RunOptions{Out: b, Build: "test"})
+	_, err = RunPlan(context.Background(), s, RunOptions{Out: b, Build: "test"})
 	require.NoError(t, err)
 	ma, err := ReadMeta(a)
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestModelUncertainty(t *testing.T) {
 	var parts []string
 	for i := range 2 {
 		p := filepath.Join(root, "part"+strconv.Itoa(i))
-		_, err := RunSpec(context.Background(), s, RunOptions{Out: p, Build: "test", Shard: i, Shards: 2})
+		_, err := RunPlan(context.Background(), s, RunOptions{Out: p, Build: "test", Shard: i, Shards: 2})
 		require.NoError(t, err)
 		parts = append(parts, p)
 	}
@@ -171,7 +171,7 @@ func TestRefitsCarrySteadySaturation(t *testing.T) {
 	require.Greater(t, slices.Max(set.SteadySaturation[1:refits+1]), slices.Min(set.SteadySaturation[1:refits+1]),
 		"the refits vary u1 (else this test checks nothing)")
 	for _, c := range s.Cells() {
-		r, err := s.runOf(c)
+		r, err := s.p.(*tracePlan).runOf(c)
 		require.NoError(t, err)
 		if c.Refit == 0 {
 			require.Nil(t, r.Combine, c.ID)
@@ -193,8 +193,8 @@ func TestRefitsCarrySteadySaturation(t *testing.T) {
 	c := s.Cells()[len(s.Cells())-1]
 	k1, err := s.cellKey(keys, c)
 	require.NoError(t, err)
-	s.trace.refitSteady = slices.Clone(s.trace.refitSteady)
-	s.trace.refitSteady[c.Refit-1] += 0.5
+	s.p.(*tracePlan).refitSteady = slices.Clone(s.p.(*tracePlan).refitSteady)
+	s.p.(*tracePlan).refitSteady[c.Refit-1] += 0.5
 	k2, err := s.cellKey(keys, c)
 	require.NoError(t, err)
 	require.NotEqual(t, k1, k2)

@@ -35,8 +35,9 @@ func (q *quickRun) flags(c *cobra.Command) {
 	f.StringVar(&q.name, "name", "run", "without a spec: the experiment's name")
 }
 
-// specs are the specs to run: the one the flags make, or the files'.
-func (q *quickRun) specs(paths []string, w io.Writer) ([]*experiments.Spec, error) {
+// specs are the compiled specs to run: the one the flags make, or the
+// files'.
+func (q *quickRun) specs(paths []string, w io.Writer) ([]*experiments.Plan, error) {
 	if !q.asked() {
 		return loadSpecs(paths, w)
 	}
@@ -44,7 +45,7 @@ func (q *quickRun) specs(paths []string, w io.Writer) ([]*experiments.Spec, erro
 	if err != nil {
 		return nil, err
 	}
-	return []*experiments.Spec{s}, nil
+	return []*experiments.Plan{s}, nil
 }
 
 // asked reports whether the quick-run flags were given.
@@ -69,9 +70,9 @@ type quickConfig struct {
 	Truth  map[string]string `yaml:"truth,omitempty"`
 }
 
-// spec makes the flags into a spec and checks it as aegis run checks a
-// spec file; errors name the flag.
-func (q *quickRun) spec() (*experiments.Spec, error) {
+// spec makes the flags into a spec and compiles it as aegis run compiles
+// a spec file; errors name the flag.
+func (q *quickRun) spec() (*experiments.Plan, error) {
 	if len(q.traces) == 0 || len(q.policies) == 0 {
 		return nil, usageError{fmt.Errorf("--trace and --policy: give both")}
 	}
@@ -104,7 +105,7 @@ func (q *quickRun) spec() (*experiments.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := experiments.ParseSpec(b, quickName)
+	spec, err := experiments.ParsePlan(b, quickName)
 	if err != nil {
 		// The lines of the spec made from the flags mean nothing to the user.
 		return nil, errors.New(quickLine.ReplaceAllString(err.Error(), "flags: "))

@@ -114,7 +114,7 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 						}
 					}
 				}
-				rep, err := experiments.RunSpec(ctx, s, o)
+				rep, err := experiments.RunPlan(ctx, s, o)
 				if bar != nil {
 					bar.Finish()
 					fmt.Fprintln(c.OutOrStdout())
@@ -143,15 +143,15 @@ A progress bar (cells done / total, ETA) shows on a terminal.`,
 	return c
 }
 
-// loadSpecs loads the spec files. Among several, a spec that needs the
+// loadSpecs loads and compiles the spec files (experiments.LoadPlan). Among several, a spec that needs the
 // shared data folder where there is none (a fresh clone) is skipped, with a
 // line on w naming it and what it needs; it is an error when no spec is
 // left.
-func loadSpecs(paths []string, w io.Writer) ([]*experiments.Spec, error) {
-	var specs []*experiments.Spec
+func loadSpecs(paths []string, w io.Writer) ([]*experiments.Plan, error) {
+	var specs []*experiments.Plan
 	var skipped error
 	for _, p := range paths {
-		s, err := experiments.LoadSpec(p)
+		s, err := experiments.LoadPlan(p)
 		if errors.Is(err, experiments.ErrNoSharedData) && len(paths) > 1 {
 			fmt.Fprintf(w, "skipped %s (an earlier run of it is left as it is): %v\n", p, err)
 			skipped = err
