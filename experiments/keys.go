@@ -74,7 +74,7 @@ func typeContentOf(t models.GPUType) (typeContent, error) {
 }
 
 // serverContentOf is the spec's server or cluster by content.
-func (s *Spec) serverContentOf() (serverContent, error) { return contentOf(s.server, s.cluster) }
+func (s *resolved) serverContentOf() (serverContent, error) { return contentOf(s.server, s.cluster) }
 
 // contentOf is a server, or a cluster when c is not nil, by content.
 func contentOf(srv models.Server, c *models.Cluster) (serverContent, error) {

@@ -33,7 +33,7 @@ type plan interface {
 // runs: the traces, each config's model, the refits of model_uncertainty
 // and the servers or clusters a sweep runs on.
 type tracePlan struct {
-	*Spec
+	*resolved
 	trs []*traces.Trace
 	// swept are the servers of a server sweep, by value.
 	swept map[string]models.Server
@@ -53,7 +53,7 @@ type tracePlan struct {
 // stackPlan is a stacking spec's plan: the sequences it replays, their
 // content hashes and data folder, and the interference model.
 type stackPlan struct {
-	*Spec
+	*resolved
 	seqs   []stacking.Sequence
 	hashes []string
 	dir    string
@@ -63,8 +63,19 @@ type stackPlan struct {
 // Plan is a compiled spec (Spec.Compile, LoadPlan): its own copy of the
 // spec, resolved, and what runs it. RunPlan runs it.
 type Plan struct {
-	*Spec
+	*resolved
 	p plan
+}
+
+// resolved is a compiled spec's copy of the spec with what every plan
+// resolves first: its server or cluster. Plan and its trace or stacking
+// plan share it.
+type resolved struct {
+	*Spec
+	server models.Server
+	// cluster is the resolved Cluster (nil without one); server is then
+	// its Server().
+	cluster *models.Cluster
 }
 
 // Cells expands the plan into its cells, in a fixed order: trace, config,
@@ -79,8 +90,9 @@ func (p *Plan) ServerSpec() models.Server { return p.server }
 // plan is the plan of a spec read back from run.json (ReadMeta, Merge):
 // its cells combine (Combine); it was not compiled to run them.
 func (s *Spec) plan() plan {
+	r := &resolved{Spec: s}
 	if s.Stacking != nil {
-		return &stackPlan{Spec: s}
+		return &stackPlan{resolved: r}
 	}
-	return &tracePlan{Spec: s}
+	return &tracePlan{resolved: r}
 }

@@ -394,7 +394,7 @@ type CellSetting struct {
 }
 
 // clusterInfo describes the spec's cluster for run.json (sc: its content).
-func (s *Spec) clusterInfo(sc serverContent) *ClusterInfo {
+func (s *resolved) clusterInfo(sc serverContent) *ClusterInfo {
 	c := s.cluster
 	ci := &ClusterInfo{Servers: len(c.Servers)}
 	for i, n := range c.Servers {

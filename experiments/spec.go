@@ -96,13 +96,9 @@ type Spec struct {
 	// every cell's telemetry and events; it needs telemetry.
 	Stability bool `yaml:"stability" json:"stability,omitempty"`
 
-	file   string // the spec file
-	hash   string // sha256 of the spec file's bytes
-	raw    []byte
-	server models.Server
-	// cluster is the resolved Cluster (nil without one); server is then
-	// its Server().
-	cluster *models.Cluster
+	file string // the spec file
+	hash string // sha256 of the spec file's bytes
+	raw  []byte
 	// root is the YAML the spec was decoded from (nil for a spec read
 	// back from run.json, or a Plan's copy): Compile resolves against it
 	// and names its lines in errors.
@@ -295,11 +291,12 @@ func (s *Spec) Compile() (*Plan, error) {
 	cp.Traces = slices.Clone(s.Traces)
 	cp.Configs = slices.Clone(s.Configs)
 	cp.Sweep = slices.Clone(s.Sweep)
-	p, err := cp.compile(at{s.file, s.root})
+	r := &resolved{Spec: &cp}
+	p, err := r.compile(at{s.file, s.root})
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{Spec: &cp, p: p}, nil
+	return &Plan{resolved: r, p: p}, nil
 }
 
 // Hash is the sha256 of the spec file's bytes.
@@ -387,7 +384,7 @@ func (s *Spec) resolve(p string) string {
 // by section, into its plan: its check* functions only check, its
 // resolve* functions also load and set the resolved parts (server, models,
 // refits, swept servers, stacking sequences).
-func (s *Spec) compile(a at) (plan, error) {
+func (s *resolved) compile(a at) (plan, error) {
 	if err := checkName(a, []any{"name"}, s.Name, "give the experiment a name"); err != nil {
 		return nil, err
 	}
@@ -422,7 +419,7 @@ func (s *Spec) compile(a at) (plan, error) {
 		}
 		return sp, nil
 	}
-	t := &tracePlan{Spec: s}
+	t := &tracePlan{resolved: s}
 	if err := t.loadTraces(a, cat); err != nil {
 		return nil, err
 	}
@@ -683,7 +680,7 @@ func (s *tracePlan) checkCells(a at) error {
 
 // checkEnergy checks that a spec asking for energy (energy: true, the
 // energy figure) runs on GPUs with a power model, and not a stacking spec.
-func (s *Spec) checkEnergy(a at, server models.Server) error {
+func (s *resolved) checkEnergy(a at, server models.Server) error {
 	path := []any{"energy"}
 	if i := slices.Index(s.Figures, plots.FigEnergy); i >= 0 {
 		path = []any{"figures", i}
@@ -794,7 +791,7 @@ func (s *Spec) writes() []string {
 }
 
 // types lists the GPU types of the spec's server or cluster.
-func (s *Spec) types() []models.GPUType {
+func (s *resolved) types() []models.GPUType {
 	if s.cluster != nil {
 		return s.cluster.Types
 	}
@@ -802,7 +799,7 @@ func (s *Spec) types() []models.GPUType {
 }
 
 // resolveServer resolves the spec's server or cluster (s.server, s.cluster).
-func (s *Spec) resolveServer(a at) (models.Server, error) {
+func (s *resolved) resolveServer(a at) (models.Server, error) {
 	switch {
 	case s.Server != "" && s.Cluster != "":
 		return models.Server{}, a.errf([]any{"cluster"}, "give server (TYPE:COUNT) or cluster (TYPE:GPUSxSERVERS,...), not both")
@@ -842,7 +839,7 @@ func (s *Spec) parseCluster(v string) (models.Cluster, error) {
 
 // checkTrace checks trace t against the spec's server or cluster (cat: the
 // server's or the cluster's first type's catalog).
-func (s *Spec) checkTrace(t *traces.Trace, cat *models.Catalog) error {
+func (s *resolved) checkTrace(t *traces.Trace, cat *models.Catalog) error {
 	return assemble.CheckOn(t, s.server, s.cluster, cat)
 }
 
@@ -852,7 +849,7 @@ func isYAMLFile(name string) bool {
 }
 
 // loadTrace loads or generates trace i and sets its default name.
-func (s *Spec) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error) {
+func (s *resolved) loadTrace(a at, i int, cat *models.Catalog) (*traces.Trace, error) {
 	ts := &s.Traces[i]
 	p := func(k string) []any { return []any{"traces", i, k} }
 	var t *traces.Trace
@@ -919,7 +916,7 @@ func cmpOr(v, def int) int {
 }
 
 // loadModel reads config i's interference model.
-func (s *Spec) loadModel(a at, i int) (*modelFile, error) {
+func (s *resolved) loadModel(a at, i int) (*modelFile, error) {
 	c := &s.Configs[i]
 	mf := &modelFile{}
 	if c.Model == "" {
@@ -960,7 +957,7 @@ func (s *Spec) loadModel(a at, i int) (*modelFile, error) {
 
 // checkSlowdown checks an interference model against the catalog of every
 // GPU type of the spec's server or cluster (models.CheckSlowdown).
-func (s *Spec) checkSlowdown(m models.Interference) error {
+func (s *resolved) checkSlowdown(m models.Interference) error {
 	for _, t := range s.types() {
 		cat, err := models.CatalogFor(t)
 		if err != nil {

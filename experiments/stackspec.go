@@ -54,8 +54,8 @@ func (e noSharedData) Unwrap() []error { return []error{e.error, ErrNoSharedData
 
 // resolveStacking checks a stacking spec, loads its sequences (a trace of
 // each in s.Traces) and makes its plan replaying them under model inter.
-func (s *Spec) resolveStacking(a at, inter models.Interference) (*stackPlan, error) {
-	p := &stackPlan{Spec: s, inter: inter}
+func (s *resolved) resolveStacking(a at, inter models.Interference) (*stackPlan, error) {
+	p := &stackPlan{resolved: s, inter: inter}
 	for _, k := range []struct {
 		key string
 		set bool
@@ -111,7 +111,7 @@ func (s *Spec) resolveStacking(a at, inter models.Interference) (*stackPlan, err
 	}
 	// A stacking sweep's axes are checked as a trace spec's, swept
 	// hardware included (then refused below), resolving into no plan.
-	if err := (&tracePlan{Spec: s}).checkSweep(a); err != nil {
+	if err := (&tracePlan{resolved: s}).checkSweep(a); err != nil {
 		return nil, err
 	}
 	for k, ax := range s.Sweep {
