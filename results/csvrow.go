@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -131,5 +132,31 @@ func (r *csvRows) jobRow(j *Job) {
 // num appends num(f)'s digits as a field (they may be "NaN" or "+Inf",
 // which need no quoting either).
 func (r *csvRows) num(f float64) {
-	r.buf = strconv.AppendFloat(append(r.buf, ','), f, 'f', 3, 64)
+	r.buf = appendFixed3(append(r.buf, ','), f)
+}
+
+// appendFixed3 appends strconv.FormatFloat(f, 'f', 3, 64) to b, with
+// integer arithmetic where that gives the same digits: f·1000 rounded to the
+// nearest integer, for 0 <= f <= 10⁹. The product m is f·1000 correctly
+// rounded, and rounding is monotone, so m lies on the same side of every
+// halfway point k + ½ as f·1000 (both representable below 2⁵¹), or on it:
+// then (a tie, or too close to tell) FormatFloat decides, as it does for
+// the values out of range (negative, −0, NaN, infinities).
+func appendFixed3(b []byte, f float64) []byte {
+	if !(f >= 0 && f <= 1e9) || math.Signbit(f) {
+		return strconv.AppendFloat(b, f, 'f', 3, 64)
+	}
+	m := f * 1000
+	q := math.Floor(m)
+	switch r := m - q; {
+	case r < 0.5:
+	case r > 0.5:
+		q++
+	default:
+		return strconv.AppendFloat(b, f, 'f', 3, 64)
+	}
+	n := int64(q)
+	b = appendInt(b, n/1000)
+	k := n % 1000
+	return append(b, '.', byte('0'+k/100), byte('0'+k/10%10), byte('0'+k%10))
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"math"
 	"strconv"
 	"testing"
@@ -95,3 +96,35 @@ func TestCSVRowsChunks(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, csv.ErrFieldCount }
+
+// BenchmarkJobRow writes one finished job's jobs.csv row (the row a streamed
+// run writes at each finish), and BenchmarkFixed3 one of its two numbers
+// with three decimals by strconv and by appendFixed3.
+func BenchmarkJobRow(b *testing.B) {
+	r := csvRows{w: io.Discard}
+	j := Job{ID: 12345, Name: "12345", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, State: policies.Done,
+		SoloS: 5321.25, Submit: 81234 * time.Second, Start: 90321500 * time.Millisecond,
+		Finish: 96843250 * time.Millisecond, Exec: 6521750 * time.Millisecond, Attempts: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.jobRow(&j)
+		r.end()
+	}
+}
+
+func BenchmarkFixed3(b *testing.B) {
+	buf := make([]byte, 0, 64)
+	for _, c := range []struct {
+		name string
+		f    func([]byte, float64) []byte
+	}{
+		{"strconv", func(b []byte, f float64) []byte { return strconv.AppendFloat(b, f, 'f', 3, 64) }},
+		{"appendFixed3", appendFixed3},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				buf = c.f(buf[:0], 1+float64(i%4096)/777) // a normalized JCT
+			}
+		})
+	}
+}

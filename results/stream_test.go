@@ -219,3 +219,33 @@ func TestAppendSecs(t *testing.T) {
 		check(half + time.Duration(rng.Int64N(4001)-2000))
 	}
 }
+
+// appendFixed3 writes FormatFloat(f, 'f', 3, 64)'s bytes: random values of
+// every size, whole and halfway thousandths and their neighbours, exact
+// ties (dyadic fractions such as 0.0625, which FormatFloat rounds to even),
+// ratios, and the values it leaves to FormatFloat (negative, -0, NaN,
+// infinities, beyond 10⁹).
+func TestAppendFixed3(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	check := func(f float64) {
+		want := strconv.FormatFloat(f, 'f', 3, 64)
+		require.Equal(t, want, string(appendFixed3([]byte("x"), f))[1:], "%v (%b)", f, f)
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), -0.0004, -1, 0.0005, 0.0015, 0.0025, 1.0005, 2.5e-4, 0.0625, 0.1875, 1.0625, 999999.9995,
+		1e6, 1e6 + 0.0005, 1e9, 1e9 + 0.0625, 123456789.0125, 2 << 51, math.NaN(), math.Inf(1), math.Inf(-1), math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		check(f)
+	}
+	for range 200000 {
+		scale := math.Ldexp(1, rng.IntN(50)-20)
+		f := rng.Float64() * scale
+		check(f)
+		k := math.Round(f * 1000)
+		for _, g := range []float64{k / 1000, (k + 0.5) / 1000} { // whole and halfway thousandths
+			check(g)
+			check(math.Nextafter(g, 0))
+			check(math.Nextafter(g, math.Inf(1)))
+		}
+		check(float64(rng.IntN(100000)) / float64(1+rng.IntN(100000))) // a normalized JCT
+		check(math.Ldexp(float64(rng.Int64N(1<<40)), -rng.IntN(45)))   // ties among them
+	}
+}
