@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -258,4 +260,43 @@ func readDCGM(file, run string, raw []byte, trace string) (*measured.Signals, er
 		return nil, fmt.Errorf("measured: %w", err)
 	}
 	return &s, nil
+}
+
+// measuredDirError is aegis plot's answer for a directory aegis measured
+// --out wrote (recognised by summary.csv's columns): its figure is no run's,
+// so aegis plot draws none; Cmd is the aegis measured command that redraws
+// it, with the flags measured.md records.
+type measuredDirError struct {
+	Dir, Cmd string
+}
+
+func (e *measuredDirError) Error() string {
+	return fmt.Sprintf("%s: an aegis measured --out directory (measured.md, summary.csv: a measured run beside ours), "+
+		"not a run's results: aegis plot draws none of its figures; aegis measured draws its figure, running.FORMAT: %s", e.Dir, e.Cmd)
+}
+
+// ours is measured.md's line naming both runs (WriteMarkdown, with run's what).
+var ours = regexp.MustCompile(`(?m)^Measured: (.+) \(\d+ jobs\)\. Ours: trace (\S+) on (\S+), policy (\S+)((?: \S+=\S+)*), seeds ([0-9, ]+);`)
+
+// checkMeasuredDir returns a *measuredDirError when aegis measured --out
+// wrote dir, nil otherwise.
+func checkMeasuredDir(dir string) error {
+	t, err := runfiles.ReadTable(filepath.Join(dir, "summary.csv"))
+	if err != nil || !slices.Equal(t.Header, measured.SummaryColumns) {
+		return nil
+	}
+	cmd := "aegis measured RUN.csv --trace TRACE --format png --out " + dir
+	md, _ := os.ReadFile(filepath.Join(dir, "measured.md"))
+	if m := ours.FindSubmatch(md); m != nil {
+		cmd = fmt.Sprintf("aegis measured %s --trace %s --server %s --policy %s", m[1], m[2], m[3], m[4])
+		for _, s := range strings.Fields(string(m[5])) {
+			cmd += " --set " + s
+		}
+		cmd += " --seeds " + strings.ReplaceAll(string(m[6]), " ", "")
+		if bytes.Contains(md, []byte("measured (DCGM)")) {
+			cmd += " --dcgm dcgm_run_distributions.csv"
+		}
+		cmd += " --format png --out " + dir + " (" + string(m[1]) + ": the measured run's file, which the directory names but does not hold)"
+	}
+	return &measuredDirError{Dir: dir, Cmd: cmd}
 }

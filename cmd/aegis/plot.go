@@ -158,6 +158,8 @@ func plotDir(dir, format string, size plots.Size, figures []string, extra []plot
 		specName, specFile = m.Spec.Name, m.SpecFile
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
+	} else if err := checkMeasuredDir(dir); err != nil {
+		return nil, err
 	}
 	if len(figures) == 0 && len(extra) == 0 && specFigs != nil {
 		if len(specFigs)+len(specSweeps) == 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/results/plots"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -333,4 +334,33 @@ func TestPlotKeepsCommittedFigure(t *testing.T) {
 			require.Equal(t, want, string(b), f)
 		}
 	}
+}
+
+// A directory aegis measured --out wrote (results/paper/measured's) is no
+// run's results: aegis plot says what it is and the aegis measured command,
+// with the flags its measured.md records, that draws its figure.
+func TestPlotMeasuredDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"measured.md", "summary.csv"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "results", "paper", "measured", "philly-aegis_magm_thresholded", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	jobs := "job,workload,submit_s,start_s,last_start_s,finish_s,span_s,queue_s,failed_attempts,ours_span_s_seed1,ours_failed_seed1,span_ratio_median\n" +
+		"1,resnet,0,10,10,110,100,10,0,90,0,0.9\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte(jobs), 0o644))
+	code, _, errs := aegis("plot", dir, "--figure", "jct-cdf", "--format", "png")
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, dir+": an aegis measured --out directory")
+	require.Contains(t, errs, "aegis measured job_metrics__aegis_magm_thresholded.csv --trace philly --server a100-40gb:3 --policy aegis "+
+		"--set placement=mfm --set filter=pressure --seeds 1,2,3,4,5 --dcgm dcgm_run_distributions.csv --format png --out "+dir)
+	_, err := plotDir(dir, "png", plots.Size{}, nil, nil)
+	var me *measuredDirError
+	require.ErrorAs(t, err, &me)
+
+	// Without its report, the command has no flags to take from it.
+	require.NoError(t, os.Remove(filepath.Join(dir, "measured.md")))
+	code, _, errs = aegis("plot", dir)
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "aegis measured RUN.csv --trace TRACE --format png --out "+dir)
 }

@@ -212,6 +212,10 @@ func (c *Comparison) WriteJobsCSV(w io.Writer) error {
 	return cw.Error()
 }
 
+// SummaryColumns is summary.csv's header (WriteSummaryCSV): aegis plot
+// recognises an aegis measured --out directory by it.
+var SummaryColumns = []string{"measure", "measured", "ours_mean", "ours_ci95", "seeds"}
+
 // WriteSummaryCSV writes the comparison's figures, one row each: key,
 // measured, ours (mean and 95 % CI half-width over the seeds), seeds. The
 // per-job span errors have no measured value (empty).
@@ -219,7 +223,7 @@ func (c *Comparison) WriteSummaryCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 	n := strconv.Itoa(len(c.Seeds))
-	if err := cw.Write([]string{"measure", "measured", "ours_mean", "ours_ci95", "seeds"}); err != nil {
+	if err := cw.Write(SummaryColumns); err != nil {
 		return err
 	}
 	for _, r := range c.rows() {
