@@ -29,7 +29,9 @@ func TestExecExternalPolicy(t *testing.T) {
 
 	// A policy that raises at its first decision with a job running (an
 	// arrival or a finish: when the arrivals come is a matter of the wall
-	// clock at this speed).
+	// clock at this speed). It is asked at every decision (SKIP_EMPTY
+	// off): with bestfit's skip_empty a run whose arrivals all came before
+	// its first start asked it nothing more, and ended with rc 0.
 	script := filepath.Join(t.TempDir(), "mine.py")
 	write := func(body string) {
 		require.NoError(t, os.WriteFile(script, []byte("import sys\nsys.path.insert(0, "+strconvQuote(lib)+")\n"+body), 0o644))
@@ -37,6 +39,7 @@ func TestExecExternalPolicy(t *testing.T) {
 	write(`from bestfit import BestFit
 from aegis_policy import run
 class Broken(BestFit):
+    SKIP_EMPTY = False
     def schedule(self, v):
         if any(g.jobs for g in v.gpus):
             raise RuntimeError("broken on purpose")
