@@ -399,7 +399,7 @@ func (s *resolved) compile(a at) (plan, error) {
 	if err := s.checkOutputs(a); err != nil {
 		return nil, err
 	}
-	if err := s.checkEnergy(a, server); err != nil {
+	if err := s.checkEnergy(a); err != nil {
 		return nil, err
 	}
 	if s.Stacking != nil {
@@ -680,7 +680,7 @@ func (s *tracePlan) checkCells(a at) error {
 
 // checkEnergy checks that a spec asking for energy (energy: true, the
 // energy figure) runs on GPUs with a power model, and not a stacking spec.
-func (s *resolved) checkEnergy(a at, server models.Server) error {
+func (s *resolved) checkEnergy(a at) error {
 	path := []any{"energy"}
 	if i := slices.Index(s.Figures, plots.FigEnergy); i >= 0 {
 		path = []any{"figures", i}
@@ -690,11 +690,7 @@ func (s *resolved) checkEnergy(a at, server models.Server) error {
 	if s.Stacking != nil {
 		return a.errf(path, "a stacking spec meters no energy")
 	}
-	types := []models.GPUType{server.Type}
-	if s.cluster != nil {
-		types = s.cluster.Types
-	}
-	for _, t := range types {
+	for _, t := range s.types() {
 		if _, err := models.PowerFor(t); err != nil {
 			return a.errf(path, "energy: %v", err)
 		}

@@ -182,13 +182,13 @@ type Telemetry interface {
 // SteadyTelemetry is implemented by Telemetry readers (a simulator's) that
 // promise a sample at every whole second, never missed or late, and know
 // how long a GPU's measured memory (GPU.UsedMiB) will stay as it is:
-// UsedMiBUntil returns the earliest time at which it could change if no
+// UsedMiBChangesAt returns the earliest time at which it could change if no
 // event happens before (a time at or before Now: at any time). Policies use
 // it only to skip decisions that could not change; a backend that cannot
 // promise this (a real GPU) does not implement it, and policies then decide
 // at every tick.
 type SteadyTelemetry interface {
-	UsedMiBUntil(gpu int) time.Duration
+	UsedMiBChangesAt(gpu int) time.Duration
 	// SampleRange bounds, field by field, every sample of the GPU from now
 	// until the next event.
 	SampleRange(gpu int) (lo, hi Sample)

@@ -693,7 +693,7 @@ func (s *Sim) View() *policies.View {
 		if !(gp.memVer == gp.tel.version && (gp.memK == k || gp.memSteady)) {
 			s.view.GPUs[g].UsedMiB = s.usedAtSecond(g, k)
 			gp.memK, gp.memVer = k, gp.tel.version
-			gp.memSteady = telemetry{s}.UsedMiBUntil(g) == never
+			gp.memSteady = telemetry{s}.UsedMiBChangesAt(g) == never
 		}
 		if gp.memSteady {
 			s.onUnsteady[g] = false

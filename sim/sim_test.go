@@ -252,7 +252,7 @@ func TestMemoryRamp(t *testing.T) {
 		at := evs[len(evs)-1].At() / sec
 		v := s.View()
 		require.InDelta(t, want[at], v.GPUs[0].UsedMiB, 1e-6, "t=%ds", at)
-		require.Equal(t, until[at], v.Telemetry.(policies.SteadyTelemetry).UsedMiBUntil(0), "t=%ds", at)
+		require.Equal(t, until[at], v.Telemetry.(policies.SteadyTelemetry).UsedMiBChangesAt(0), "t=%ds", at)
 	}
 }
 

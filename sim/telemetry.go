@@ -452,12 +452,12 @@ func mix(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// UsedMiBUntil implements policies.SteadyTelemetry (samples come every
+// UsedMiBChangesAt implements policies.SteadyTelemetry (samples come every
 // whole second): GPU g's measured memory
 // (the last whole second's sample) stays as it is while no job on it is
 // still ramping and no change is newer than that second; otherwise it may
 // change at the next whole second.
-func (tm telemetry) UsedMiBUntil(g int) time.Duration {
+func (tm telemetry) UsedMiBChangesAt(g int) time.Duration {
 	s := tm.s
 	k := s.now.Truncate(time.Second)
 	h := &s.gpus[g].tel

@@ -124,7 +124,7 @@ func (s steady) Samples(dst []policies.Sample, _, n int) []policies.Sample {
 	}
 	return dst
 }
-func (steady) UsedMiBUntil(int) time.Duration { return 0 }
+func (steady) UsedMiBChangesAt(int) time.Duration { return 0 }
 func (steady) SampleRange(int) (lo, hi policies.Sample) {
 	return lo, policies.Sample{SMACT: 1, SMOCC: 1, DRAMA: 1, UtilPct: 100}
 }
@@ -171,9 +171,9 @@ func (f foreseen) Ahead(dst []policies.Sample, _ int, after time.Duration, n int
 	all := steady{&later}.Samples(nil, 0, n)
 	return append(dst, all...)
 }
-func (foreseen) Regime(int) uint64              { return 1 }
-func (foreseen) RegimeSince(int) time.Duration  { return 0 }
-func (foreseen) UsedMiBUntil(int) time.Duration { return colloc.Never }
+func (foreseen) Regime(int) uint64                  { return 1 }
+func (foreseen) RegimeSince(int) time.Duration      { return 0 }
+func (foreseen) UsedMiBChangesAt(int) time.Duration { return colloc.Never }
 
 // bruteVerdict is the pressure filter's verdict on the window rebuilt at
 // time at.
@@ -331,7 +331,7 @@ func (r ranged) Ahead(dst []policies.Sample, _ int, after time.Duration, n int) 
 	}
 	return dst
 }
-func (ranged) UsedMiBUntil(int) time.Duration             { return colloc.Never }
+func (ranged) UsedMiBChangesAt(int) time.Duration         { return colloc.Never }
 func (r ranged) SampleRange(int) (lo, hi policies.Sample) { return r.lo, r.hi }
 func (ranged) Regime(int) uint64                          { return 1 }
 func (r ranged) RegimeSince(int) time.Duration            { return r.since }

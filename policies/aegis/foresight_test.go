@@ -73,7 +73,7 @@ func (w wave) Samples(dst []policies.Sample, _, n int) []policies.Sample {
 	}
 	return dst
 }
-func (wave) UsedMiBUntil(int) time.Duration { return colloc.Never }
+func (wave) UsedMiBChangesAt(int) time.Duration { return colloc.Never }
 func (wave) SampleRange(int) (lo, hi policies.Sample) {
 	return lo, policies.Sample{SMACT: 1, SMOCC: 1, DRAMA: 1, UtilPct: 100}
 }

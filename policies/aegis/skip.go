@@ -41,7 +41,7 @@ func (p *Policy) Refine(v *policies.View, limit time.Duration) time.Duration {
 
 // ChangesAt implements colloc.Horizon: when Admit(v, j, g), asked in this
 // decision, could answer differently if nothing happens. Memory answers
-// change only when the measured memory does (colloc.MemoryUntil); the
+// change only when the measured memory does (colloc.MemoryChangesAt); the
 // filter's as horizon says. It also notes, for Refine, the GPUs whose
 // horizon is a lower bound and the earliest of the other answers'.
 func (p *Policy) ChangesAt(v *policies.View, j *policies.Job, g int) time.Duration {
@@ -51,7 +51,7 @@ func (p *Policy) ChangesAt(v *policies.View, j *policies.Job, g int) time.Durati
 	if _, ok := p.need(j); !ok {
 		return colloc.Never
 	}
-	mem := colloc.MemoryUntil(v, g)
+	mem := colloc.MemoryChangesAt(v, g)
 	p.fixed = min(p.fixed, mem)
 	if _, filtered := p.admit(v, j, g); !filtered {
 		return mem

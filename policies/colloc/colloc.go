@@ -93,12 +93,13 @@ type Stateless interface {
 // Never is a Horizon answer: no change without an event.
 const Never = time.Duration(math.MaxInt64)
 
-// MemoryUntil is how long GPU g's measured memory (GPU.UsedMiB) stays as it
-// is if nothing happens: the backend's answer when its telemetry is
-// policies.SteadyTelemetry, else v.Now (it may change at any time).
-func MemoryUntil(v *policies.View, g int) time.Duration {
+// MemoryChangesAt returns the earliest time at which GPU g's measured
+// memory (GPU.UsedMiB) could change if nothing happens: the backend's answer
+// when its telemetry is policies.SteadyTelemetry, else v.Now (it may change
+// at any time).
+func MemoryChangesAt(v *policies.View, g int) time.Duration {
 	if m, ok := v.Telemetry.(policies.SteadyTelemetry); ok {
-		return m.UsedMiBUntil(g)
+		return m.UsedMiBChangesAt(g)
 	}
 	return v.Now
 }
@@ -471,10 +472,10 @@ func (s *Scheduler) horizon(t time.Duration) {
 	s.other = min(s.other, t)
 }
 
-// heldUntil is when GPU g's observation hold ends if nothing happens: the
+// holdEnds is when GPU g's observation hold ends if nothing happens: the
 // latest first activity plus the hold, or Never while a job on it has not
 // shown activity (that takes an event).
-func heldUntil(v *policies.View, g int, hold time.Duration) time.Duration {
+func holdEnds(v *policies.View, g int, hold time.Duration) time.Duration {
 	var t time.Duration
 	for _, id := range v.GPUs[g].Jobs {
 		j := v.Job(id)
@@ -517,7 +518,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			continue
 		case Held(v, g, s.cfg.Hold):
 			reason = DeferHold
-			s.horizon(heldUntil(v, g, s.cfg.Hold))
+			s.horizon(holdEnds(v, g, s.cfg.Hold))
 		default:
 			reason = s.rule.Admit(v, j, g)
 			if _, ok := s.rule.(Horizon); ok {
@@ -528,7 +529,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			if reason == Admitted && j.OOMs > 0 {
 				reason = s.ladderAdmit(v, j, g)
 				if reason == DeferRecoveryMemory || reason == Admitted {
-					s.horizon(MemoryUntil(v, g))
+					s.horizon(MemoryChangesAt(v, g))
 				}
 			}
 		}

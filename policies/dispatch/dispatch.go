@@ -874,7 +874,9 @@ type steadyShift struct {
 	st policies.SteadyTelemetry
 }
 
-func (s steadyShift) UsedMiBUntil(gpu int) time.Duration { return s.st.UsedMiBUntil(gpu + s.first) }
+func (s steadyShift) UsedMiBChangesAt(gpu int) time.Duration {
+	return s.st.UsedMiBChangesAt(gpu + s.first)
+}
 
 func (s steadyShift) SampleRange(gpu int) (lo, hi policies.Sample) {
 	return s.st.SampleRange(gpu + s.first)
