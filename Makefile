@@ -50,7 +50,9 @@ test: fmtcheck ## run every test (fuzz targets run their seed corpus only); prin
 	if [ $$s -ne 0 ]; then grep -v -E '^ *(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' $$log; rm -f $$log; exit $$s; fi; \
 	grep -E '^(ok|\?) ' $$log; \
 	n=$$(grep -c -E '^ *--- SKIP' $$log); echo "$$n tests skipped$$( [ $$n -gt 0 ] && echo ", by reason:")"; \
-	grep -B1 -E '^ *--- SKIP' $$log | grep -v -E '^ *--- SKIP|^--$$' | sed -E 's/^ *[^ ]+:[0-9]+: //' | sort | uniq -c | sort -rn; \
+	awk '/^(ok|PASS|FAIL)/{ split("", why) } /^=== (RUN|CONT|NAME) /{ cur = $$3 } \
+	  /^[ \t]+[^ ]+_test\.go:[0-9]+: / && !(cur in why) { r = $$0; sub(/^[ \t]+[^ ]+_test\.go:[0-9]+: /, "", r); why[cur] = r } \
+	  /--- SKIP: /{ print (($$3 in why) ? why[$$3] : "(no reason given)") }' $$log | sort | uniq -c | sort -rn; \
 	rm -f $$log
 
 fmtcheck: ## fail if any Go file needs gofmt

@@ -71,7 +71,7 @@ func TestMeasuredTestbedRun(t *testing.T) {
 	shared := os.Getenv("AEGIS_SHARED")
 	dir := filepath.Join(shared, "calibration", "aegis", "testbed_runs")
 	if _, err := os.Stat(dir); shared == "" || err != nil {
-		t.Skip("the testbed's runs are not here (AEGIS_SHARED/calibration/aegis/testbed_runs); skipped")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the testbed's runs (calibration/aegis/testbed_runs) are not here")
 	}
 	code, stdout, errs := aegis("measured", filepath.Join(dir, "saturn", "job_metrics__aegis_lug_no_thresholds.csv"), "--trace", "saturn",
 		"--seeds", "1", "--dcgm", filepath.Join(dir, "dcgm_run_distributions.csv"))

@@ -15,7 +15,7 @@ import (
 func powerFit(t *testing.T, o PowerOptions) *models.PowerFit {
 	t.Helper()
 	if _, ok := models.SharedDir(); !ok {
-		t.Skip("shared calibration data not found: the power model cannot be fitted")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the power model cannot be fitted")
 	}
 	fit, err := FitPowerRuns(o)
 	require.NoError(t, err)

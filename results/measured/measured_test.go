@@ -184,7 +184,7 @@ func TestTestbedRunning(t *testing.T) {
 	shared := os.Getenv("AEGIS_SHARED")
 	dir := filepath.Join(shared, "calibration", "aegis", "testbed_runs")
 	if _, err := os.Stat(dir); shared == "" || err != nil {
-		t.Skip("the testbed's runs are not here (AEGIS_SHARED/calibration/aegis/testbed_runs); skipped")
+		t.Skip("no shared data folder (set AEGIS_SHARED): the testbed's runs (calibration/aegis/testbed_runs) are not here")
 	}
 	for _, tc := range []struct {
 		file string
