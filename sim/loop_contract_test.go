@@ -11,6 +11,7 @@ import (
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/policies/aegis"
+	"github.com/aegis-sched/aegis/policies/exclusive"
 	"github.com/aegis-sched/aegis/policies/loop"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/sim"
@@ -153,4 +154,64 @@ func TestLiveQueueAddAndAdvanceTo(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []policies.Event{{Kind: policies.JobFinished, T: 10*sec + d, Job: 0, Attempt: 1}}, evs)
 	require.Zero(t, s.MemMiB(0, 0))
+}
+
+// mirror decides like its policy after checking that the view it was given
+// (the loop's snapshot) shows every GPU as the simulator's own view does:
+// the simulator reports every GPU it changes (loop.ChangeReporter), so
+// the loop, which compares and copies only those and a few others in turn,
+// misses none.
+type mirror struct {
+	policies.Policy
+	t         *testing.T
+	s         *sim.Sim
+	decisions int
+}
+
+func (p *mirror) Observe(e policies.Event) {
+	if o, ok := p.Policy.(policies.Observer); ok {
+		o.Observe(e)
+	}
+}
+
+func (p *mirror) Wants(e policies.Event) bool {
+	sel, ok := p.Policy.(policies.Selective)
+	return !ok || sel.Wants(e)
+}
+
+func (p *mirror) Schedule(v *policies.View) []policies.Action {
+	p.decisions++
+	require.Equal(p.t, p.s.View().GPUs, v.GPUs, "at t=%v", v.Now)
+	return p.Policy.Schedule(v)
+}
+
+func TestChangedGPUsReported(t *testing.T) {
+	log, err := traces.GenerateLike("venus", 1500, 2, 2)
+	require.NoError(t, err)
+	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100(), traces.Exact)
+	require.NoError(t, err)
+	for i := range tr.Jobs { // a queue on 48 GPUs
+		tr.Jobs[i].Submit /= 40
+	}
+	for _, name := range []string{"exclusive", "aegis"} {
+		t.Run(name, func(t *testing.T) {
+			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:48"), Catalog: models.A100(), Truth: sim.DefaultTruth(), Seed: 3}, tr.Jobs)
+			require.NoError(t, err)
+			var p policies.Policy = &exclusive.Policy{}
+			if name == "aegis" {
+				p = newAegis(t)
+			}
+			m := &mirror{Policy: p, t: t, s: s}
+			col := results.NewCollector(s.Jobs())
+			require.NoError(t, loop.Run(context.Background(), s, m, col))
+			require.Greater(t, m.decisions, 1000)
+			waited := 0
+			for _, j := range col.Jobs() {
+				if j.Start-j.Submit > time.Minute {
+					waited++
+				}
+			}
+			require.Greater(t, waited, 100, "jobs that queued")
+		})
+	}
 }

@@ -302,6 +302,11 @@ type Sim struct {
 	// a job still ramping; onUnsteady marks them.
 	unsteady   []int
 	onUnsteady []bool
+	// viewChanged lists the GPUs whose entry in the view (measured memory,
+	// job list) changed since the last ChangedGPUs; onViewChanged marks
+	// them.
+	viewChanged   []int
+	onViewChanged []bool
 }
 
 // typ is GPU g's type.
@@ -337,6 +342,7 @@ func New(cfg Config, specs []traces.Job) (*Sim, error) {
 	s.gpus = make([]gpu, cfg.Server.GPUs)
 	s.isTouched = make([]bool, cfg.Server.GPUs)
 	s.onUnsteady = make([]bool, cfg.Server.GPUs)
+	s.onViewChanged = make([]bool, cfg.Server.GPUs)
 	s.view.GPUs = make([]policies.GPU, cfg.Server.GPUs)
 	s.view.Pressure = true
 	for i := range s.view.GPUs {
@@ -691,7 +697,11 @@ func (s *Sim) View() *policies.View {
 	for _, g := range s.unsteady {
 		gp := &s.gpus[g]
 		if !(gp.memVer == gp.tel.version && (gp.memK == k || gp.memSteady)) {
-			s.view.GPUs[g].UsedMiB = s.usedAtSecond(g, k)
+			u := s.usedAtSecond(g, k)
+			if math.Float64bits(u) != math.Float64bits(s.view.GPUs[g].UsedMiB) {
+				s.changedInView(g)
+			}
+			s.view.GPUs[g].UsedMiB = u
 			gp.memK, gp.memVer = k, gp.tel.version
 			gp.memSteady = telemetry{s}.UsedMiBChangesAt(g) == never
 		}
@@ -704,6 +714,26 @@ func (s *Sim) View() *policies.View {
 	}
 	s.unsteady = s.unsteady[:n]
 	return &s.view
+}
+
+// changedInView marks GPU g's entry in the view as changed (ChangedGPUs).
+func (s *Sim) changedInView(g int) {
+	if !s.onViewChanged[g] {
+		s.onViewChanged[g] = true
+		s.viewChanged = append(s.viewChanged, g)
+	}
+}
+
+// ChangedGPUs implements loop.ChangeReporter: it appends to dst the GPUs
+// whose entry in the view changed since its last call (their measured
+// memory, as View last read it, or their job list), each once.
+func (s *Sim) ChangedGPUs(dst []int) []int {
+	for _, g := range s.viewChanged {
+		s.onViewChanged[g] = false
+	}
+	dst = append(dst, s.viewChanged...)
+	s.viewChanged = s.viewChanged[:0]
+	return dst
 }
 
 // unsteadied marks GPU g's measured memory as possibly changed (View).
@@ -925,6 +955,9 @@ func (s *Sim) release(id int) []int {
 	on := pj.On
 	s.touch(on)
 	s.books.Release(pj.ID, on)
+	for _, g := range on {
+		s.changedInView(g)
+	}
 	pj.On, pj.Active = nil, false
 	return on
 }
@@ -985,6 +1018,9 @@ func (s *Sim) place(a policies.Action) error {
 		shared = shared || len(s.view.GPUs[g].Jobs) > 0
 	}
 	s.books.Place(pj.ID, a.GPUs)
+	for _, g := range a.GPUs {
+		s.changedInView(g)
+	}
 	s.touch(a.GPUs)
 	j := &s.jobs[id]
 	j.epoch++

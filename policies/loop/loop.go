@@ -29,6 +29,19 @@ type Backend interface {
 	Apply(policies.Action) error
 }
 
+// ChangeReporter is a Backend that tells which GPUs' entries of its view
+// changed: the loop then compares and copies only those into the policy's
+// snapshot at a decision (and a few others in turn, see Snapshot.check),
+// instead of every GPU.
+type ChangeReporter interface {
+	Backend
+	// ChangedGPUs appends to dst every GPU whose entry in the view
+	// (GPU.UsedMiB, GPU.Jobs) changed since the last call, each once, and
+	// returns dst. A view's GPU that changes without being reported here
+	// reaches the policy late (a backend error).
+	ChangedGPUs(dst []int) []int
+}
+
 // ContextBackend is a Backend whose Next may wait (on a wall clock) and
 // can be cancelled; the loop calls NextContext instead of Next.
 type ContextBackend interface {
@@ -108,6 +121,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 	fallible, _ := p.(policies.Fallible)
 	decide := true // the first instant always has a decision
 	var snap Snapshot
+	rep, _ := b.(ChangeReporter)
 	last := time.Duration(-1)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -134,7 +148,10 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		}
 		decide = false
 		v := b.View()
-		if err := snap.check(v); err != nil {
+		if rep != nil {
+			snap.reported = rep.ChangedGPUs(snap.reported[:0])
+		}
+		if err := snap.check(v, rep != nil); err != nil {
 			return fmt.Errorf("loop: at t=%v after %v: %w", v.Now, evs[len(evs)-1].Kind, err)
 		}
 		if dec != nil {
@@ -201,7 +218,14 @@ const (
 // (or, for a large view, every (queue + GPUs) / fullCheckCost-th), so that a
 // queue a backend corrupted is still found. It tells Update which GPUs to
 // copy.
-func (s *Snapshot) check(v *policies.View) error {
+//
+// Which GPUs differ from the snapshot: every GPU is compared, unless the
+// backend reports its changed GPUs (reporting: s.reported, ChangeReporter).
+// Then only those are, and fullCheckCost more in turn, so that a GPU the
+// policy wrote into is restored within len(GPUs)/fullCheckCost decisions
+// (at once on a view of at most fullCheckCost GPUs), and at the next full
+// check at the latest.
+func (s *Snapshot) check(v *policies.View, reporting bool) error {
 	s.checks++
 	if s.checks >= s.nextFull || s.all || len(s.v.Jobs) != len(v.Jobs) || len(s.v.GPUs) != len(v.GPUs) {
 		s.allGPUs = true
@@ -210,9 +234,26 @@ func (s *Snapshot) check(v *policies.View) error {
 	}
 	s.allGPUs = false
 	s.changed = s.changed[:0]
-	for g := range v.GPUs {
-		if !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) {
-			s.changed = append(s.changed, g)
+	if reporting && len(v.GPUs) > fullCheckCost {
+		for _, g := range s.reported {
+			if g >= 0 && g < len(v.GPUs) && !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) {
+				s.changed = append(s.changed, g)
+			}
+		}
+		for range fullCheckCost { // the guard, in turn
+			g := s.turn
+			if s.turn++; s.turn >= len(v.GPUs) {
+				s.turn = 0
+			}
+			if !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) && !slices.Contains(s.changed, g) {
+				s.changed = append(s.changed, g)
+			}
+		}
+	} else {
+		for g := range v.GPUs {
+			if !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) {
+				s.changed = append(s.changed, g)
+			}
 		}
 	}
 	n := len(s.changed)

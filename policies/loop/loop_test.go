@@ -253,3 +253,99 @@ func TestLongQueueCheckedLessOften(t *testing.T) {
 	require.ErrorContains(t, err, "queued job 0 is not pending")
 	require.ErrorContains(t, err, fmt.Sprintf("t=%v ", time.Duration(1+(n+1)/fullCheckCost)*time.Second))
 }
+
+// reporting is a backend of n GPUs that wakes up every second, reports the
+// GPUs whose view entry it changed (ChangeReporter), and moves GPU 1's
+// memory to 40 MiB at its fifth instant; at its eighth it moves GPU 2's to
+// 30 MiB without reporting it when quiet (a backend that breaks the
+// contract), and at its tenth GPU 3's to 140 MiB, reported.
+type reporting struct {
+	memBackend
+	changed []int
+	quiet   bool
+}
+
+func (b *reporting) Next() ([]policies.Event, error) {
+	b.n++
+	b.v.Now = time.Duration(b.n) * time.Second
+	switch b.n {
+	case 5:
+		b.v.GPUs[1].UsedMiB = 40
+		b.changed = append(b.changed, 1)
+	case 8:
+		b.v.GPUs[2].UsedMiB = 30
+		if !b.quiet {
+			b.changed = append(b.changed, 2)
+		}
+	case 10:
+		b.v.GPUs[3].UsedMiB = b.mem
+		b.changed = append(b.changed, 3)
+	}
+	if b.n > 40 {
+		return nil, nil
+	}
+	return []policies.Event{{Kind: policies.Wakeup, T: b.v.Now}}, nil
+}
+
+func (b *reporting) ChangedGPUs(dst []int) []int {
+	dst = append(dst, b.changed...)
+	b.changed = b.changed[:0]
+	return dst
+}
+
+// spoiler records GPUs 1 and 2's memory as each decision sees it and
+// scribbles on GPU 0 of its snapshot at its third decision.
+type spoiler struct {
+	seen    [][2]float64
+	spoiled []float64 // GPU 0's memory as each decision sees it
+}
+
+func (p *spoiler) Name() string { return "spoiler" }
+func (p *spoiler) Schedule(v *policies.View) []policies.Action {
+	p.seen = append(p.seen, [2]float64{v.GPUs[1].UsedMiB, v.GPUs[2].UsedMiB})
+	p.spoiled = append(p.spoiled, v.GPUs[0].UsedMiB)
+	if len(p.seen) == 3 {
+		v.GPUs[0].UsedMiB = 77
+	}
+	return nil
+}
+
+// With a backend that reports the GPUs it changed, the loop compares and
+// copies only those, and fullCheckCost more in turn: a reported change
+// reaches the policy at once, and so does a memory reading out of range; a
+// GPU the policy scribbled on is restored within len(GPUs)/fullCheckCost
+// decisions, and so is a change the backend failed to report.
+func TestReportedGPUs(t *testing.T) {
+	const n = 4 * fullCheckCost
+	view := func() *policies.View {
+		v := &policies.View{Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+		for g := range n {
+			v.GPUs = append(v.GPUs, policies.GPU{Index: g, CapacityMiB: 100})
+		}
+		return v
+	}
+	for _, quiet := range []bool{false, true} {
+		p := &spoiler{}
+		b := &reporting{memBackend: memBackend{v: view(), mem: 50}, quiet: quiet}
+		require.NoError(t, Run(context.Background(), b, p, discard{}))
+		require.Len(t, p.seen, 40)
+		for i, s := range p.seen {
+			require.Equal(t, float64(map[bool]int{true: 40}[i >= 4]), s[0], "GPU 1 at decision %d", i+1)
+			if !quiet || i < 7 {
+				require.Equal(t, float64(map[bool]int{true: 30}[i >= 7]), s[1], "GPU 2 at decision %d", i+1)
+			}
+		}
+		// The first decision checks the whole view; each later one
+		// fullCheckCost GPUs in turn, GPU 0 at the second and the sixth:
+		// the scribble of the third is seen until then.
+		require.Equal(t, []float64{0, 0, 0, 77, 77, 0}, p.spoiled[:6])
+		require.NotContains(t, p.spoiled[6:], 77.0)
+		if quiet { // GPU 2 unreported: within a turn of the guard
+			require.Contains(t, p.seen[7+n/fullCheckCost:], [2]float64{40, 30})
+		}
+	}
+	b := &reporting{memBackend: memBackend{v: view(), mem: 140}}
+	err := Run(context.Background(), b, idle{}, discard{})
+	require.ErrorContains(t, err, "measured memory 140")
+	require.ErrorContains(t, err, "t=10s")
+}

@@ -22,6 +22,10 @@ type Snapshot struct {
 	// snapshot (when !allGPUs): the ones Update copies.
 	changed []int
 	allGPUs bool
+	// reported lists the GPUs the backend reported changed at this
+	// decision (ChangeReporter); turn is the next GPU the guard compares.
+	reported []int
+	turn     int
 	// slab is an arena for the jobs' GPU lists (never reused: a list a
 	// policy kept stays as it was).
 	slab []int
