@@ -139,20 +139,26 @@ func Load(nameOrPath string) (*Trace, error) {
 	if detectFormat(nameOrPath, peek) == FormatJSONL {
 		return ReadJSONL(r, nameOrPath)
 	}
-	return readCSV(r, nameOrPath, rowsIn(f, peek))
+	rows, size := rowsIn(f, peek)
+	return readCSV(r, nameOrPath, rows, size)
 }
 
 // rowsIn estimates the rows of file f from its size and the lines of its
-// start, peek: room for them is made once instead of regrown row by row.
-// It is 0 when unknown, at most a few million.
-func rowsIn(f *os.File, peek []byte) int {
+// start, peek, and returns its size: room for them is made once instead of
+// regrown row by row. Each is 0 when unknown; rows at most a few million,
+// size at most 1 GiB.
+func rowsIn(f *os.File, peek []byte) (rows, size int) {
 	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, 0
+	}
+	size = int(min(st.Size(), 1<<30))
 	lines := bytes.Count(peek, []byte{'\n'})
-	if err != nil || lines < 2 || !st.Mode().IsRegular() {
-		return 0
+	if lines < 2 {
+		return 0, size
 	}
 	est := st.Size() * int64(lines) / int64(len(peek))
-	return int(min(est+est/10+16, 1<<22))
+	return int(min(est+est/10+16, 1<<22)), size
 }
 
 // notATrace recognizes the production logs and the workload-less CSV logs

@@ -28,7 +28,7 @@ const heliosTimeLayout = "2006-01-02 15:04:05"
 // times and negative run times. Malformed values are errors naming the file,
 // line and column.
 func ReadHelios(r io.Reader, name string) (*Log, error) {
-	t, err := openCSV(r, name, "empty log: want a Helios header (job_id,...,gpu_num,...,submit_time,...,duration)", "gpu_num", "submit_time")
+	t, err := openCSV(r, 0, name, "empty log: want a Helios header (job_id,...,gpu_num,...,submit_time,...,duration)", "gpu_num", "submit_time")
 	if err != nil {
 		return nil, err
 	}

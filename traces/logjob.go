@@ -144,7 +144,7 @@ const maxSeconds = 1e9
 // submit time, ties keeping file order. Errors name the file, line and
 // column.
 func ReadLogCSV(r io.Reader, name string) (*Log, error) {
-	t, err := openCSV(r, name, "empty log: want a header with submit_offset_s,duration_s,num_gpus", "submit_offset_s", "duration_s", "num_gpus")
+	t, err := openCSV(r, 0, name, "empty log: want a header with submit_offset_s,duration_s,num_gpus", "submit_offset_s", "duration_s", "num_gpus")
 	if err != nil {
 		return nil, err
 	}
@@ -217,19 +217,16 @@ func (l *Log) finish(jobs []timedJob) (*Log, error) {
 // csvTable is a CSV file with a header row, read row by row.
 type csvTable struct {
 	name string
-	cr   *csv.Reader
+	cr   records
 	head []string
 	col  map[string]int
 }
 
 // openCSV reads the header of a CSV file ('#' comments allowed) and checks
 // that it has the required columns; empty is the error message for a file
-// with no header.
-func openCSV(r io.Reader, name, empty string, required ...string) (*csvTable, error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
+// with no header. size is the input's size when known (else 0).
+func openCSV(r io.Reader, size int, name, empty string, required ...string) (*csvTable, error) {
+	cr := newRecords(r, size)
 	head, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -293,45 +290,72 @@ func (r csvRow) errorf(c, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: column %s: %s", r.name, r.line, c, fmt.Sprintf(format, args...))
 }
 
-// field returns the trimmed value of a column the header has.
-func (r csvRow) field(c string) (string, error) {
-	i := r.col[c]
-	if i >= len(r.rec) {
-		return "", r.errorf(c, "missing (row has %d fields)", len(r.rec))
+// column is a header column: its name and index (-1 when the header lacks
+// it), looked up once for every row (csvTable.column).
+type column struct {
+	name string
+	i    int
+}
+
+// column returns header column c.
+func (t *csvTable) column(c string) column {
+	if i, ok := t.col[c]; ok {
+		return column{c, i}
 	}
-	return strings.TrimSpace(r.rec[i]), nil
+	return column{c, -1}
+}
+
+// field returns the trimmed value of a column the header has.
+func (r csvRow) field(c string) (string, error) { return r.fieldIn(column{c, r.col[c]}) }
+
+func (r csvRow) fieldIn(c column) (string, error) {
+	if c.i >= len(r.rec) {
+		return "", r.errorf(c.name, "missing (row has %d fields)", len(r.rec))
+	}
+	return strings.TrimSpace(r.rec[c.i]), nil
 }
 
 // optional returns the trimmed value of a column, and whether the header and
 // the row have it.
 func (r csvRow) optional(c string) (string, bool) {
 	i, ok := r.col[c]
-	if !ok || i >= len(r.rec) {
-		return "", false
+	if !ok {
+		i = -1
 	}
-	return strings.TrimSpace(r.rec[i]), true
+	return r.optionalIn(column{c, i})
 }
 
-func (r csvRow) seconds(c string) (float64, error) {
-	s, err := r.field(c)
+func (r csvRow) optionalIn(c column) (string, bool) {
+	if c.i < 0 || c.i >= len(r.rec) {
+		return "", false
+	}
+	return strings.TrimSpace(r.rec[c.i]), true
+}
+
+func (r csvRow) seconds(c string) (float64, error) { return r.secondsIn(column{c, r.col[c]}) }
+
+func (r csvRow) secondsIn(c column) (float64, error) {
+	s, err := r.fieldIn(c)
 	if err != nil {
 		return 0, err
 	}
 	v, ok := parseSeconds(s)
 	if !ok {
-		return 0, r.errorf(c, "%q is not a number of seconds in [0, 1e9]", s)
+		return 0, r.errorf(c.name, "%q is not a number of seconds in [0, 1e9]", s)
 	}
 	return v, nil
 }
 
-func (r csvRow) gpus(c string) (int, error) {
-	s, err := r.field(c)
+func (r csvRow) gpus(c string) (int, error) { return r.gpusIn(column{c, r.col[c]}) }
+
+func (r csvRow) gpusIn(c column) (int, error) {
+	s, err := r.fieldIn(c)
 	if err != nil {
 		return 0, err
 	}
 	g, ok := parseGPUs(s)
 	if !ok {
-		return 0, r.errorf(c, "%q is not a whole number in 0..1024", s)
+		return 0, r.errorf(c.name, "%q is not a whole number in 0..1024", s)
 	}
 	return g, nil
 }

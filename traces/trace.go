@@ -53,31 +53,33 @@ func (t *Trace) Where(i int) string {
 // ignored), then one row per job. solo_s, when given and not blank, is the
 // job's length in solo seconds (positive, finite, at most 1e9). Rows may come in any order; the result is sorted by submit
 // time, ties keeping file order. Errors name the file, line and column.
-func ReadCSV(r io.Reader, name string) (*Trace, error) { return readCSV(r, name, 0) }
+func ReadCSV(r io.Reader, name string) (*Trace, error) { return readCSV(r, name, 0, 0) }
 
 // readCSV is ReadCSV with room made for about rows jobs at the start (an
 // estimate; 0 for none), so that a large trace's arrays and index are not
-// regrown row by row.
-func readCSV(r io.Reader, name string, rows int) (*Trace, error) {
-	tab, err := openCSV(r, name, "empty trace: want a header with submit_offset_s,workload_id,num_gpus", "submit_offset_s", "workload_id", "num_gpus")
+// regrown row by row, and for size bytes of input (0: not known).
+func readCSV(r io.Reader, name string, rows, size int) (*Trace, error) {
+	tab, err := openCSV(r, size, name, "empty trace: want a header with submit_offset_s,workload_id,num_gpus", "submit_offset_s", "workload_id", "num_gpus")
 	if err != nil {
 		return nil, err
 	}
 	t := &Trace{Name: name, Jobs: make([]Job, 0, rows), Lines: make([]int, 0, rows)}
 	seen := make(map[string]int, rows)
+	subCol, wlCol, gpusCol := tab.column("submit_offset_s"), tab.column("workload_id"), tab.column("num_gpus")
+	soloCol, idCol := tab.column("solo_s"), tab.column("job_id")
 	err = tab.each(func(row csvRow) error {
-		sub, err := row.seconds("submit_offset_s")
+		sub, err := row.secondsIn(subCol)
 		if err != nil {
 			return err
 		}
-		wl, err := row.field("workload_id")
+		wl, err := row.fieldIn(wlCol)
 		if err != nil {
 			return err
 		}
 		if wl == "" {
 			return row.errorf("workload_id", "empty")
 		}
-		n, err := row.gpus("num_gpus")
+		n, err := row.gpusIn(gpusCol)
 		if err != nil {
 			return err
 		}
@@ -85,14 +87,14 @@ func readCSV(r io.Reader, name string, rows int) (*Trace, error) {
 			return row.errorf("num_gpus", "%d: a job needs at least one GPU", n)
 		}
 		var solo float64
-		if s, ok := row.optional("solo_s"); ok && s != "" {
+		if s, ok := row.optionalIn(soloCol); ok && s != "" {
 			v, ok := parseSoloS(s)
 			if !ok {
 				return row.errorf("solo_s", "%q is not a positive, finite number of seconds up to 1e9", s)
 			}
 			solo = v
 		}
-		id, _ := row.optional("job_id")
+		id, _ := row.optionalIn(idCol)
 		if id == "" {
 			id = strconv.Itoa(len(t.Jobs))
 		}
