@@ -27,6 +27,7 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func main() {
+	delayGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
