@@ -6,8 +6,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -97,5 +99,53 @@ func BenchmarkLoadCSV(b *testing.B) {
 		if _, err := Load(path); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// writeCSVReference is WriteCSV as encoding/csv writes it, record by
+// record.
+func writeCSVReference(w io.Writer, t *Trace) error {
+	cw := csv.NewWriter(w)
+	solo := t.HasSoloS()
+	head := []string{"submit_offset_s", "workload_id", "num_gpus", "job_id"}
+	if solo {
+		head = append(head, "solo_s")
+	}
+	cw.Write(head)
+	for _, j := range t.Jobs {
+		rec := []string{strconv.FormatFloat(j.Submit.Seconds(), 'f', -1, 64), j.Workload, strconv.Itoa(j.GPUs), j.ID}
+		if solo {
+			rec = append(rec, soloField(j.SoloS))
+		}
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// TestWriteCSVIsCSVWriter holds WriteCSV to encoding/csv's bytes on random
+// traces whose ids and workloads need quoting or not, long enough to be
+// written in several pieces.
+func TestWriteCSVIsCSVWriter(t *testing.T) {
+	words := []string{"", "a", "resnet50_bs64", "a,b", "\"q\"", " lead", "\tlead", "\u00a0nbsp", "\u00e9t\u00e9", `\.`, `\.x`, "x\r", "l\nf", "trail ", "#c", "1e5"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 40 {
+		tr := &Trace{Name: "t"}
+		n := 1 + rng.IntN(4000)
+		for i := range n {
+			j := Job{ID: words[rng.IntN(len(words))] + strconv.Itoa(i), Workload: words[rng.IntN(len(words))],
+				Submit: time.Duration(rng.Int64N(1e16)), GPUs: 1 + rng.IntN(8)}
+			if round%2 == 0 && rng.IntN(3) == 0 {
+				j.SoloS = rng.Float64() * 1e5
+			}
+			if rng.IntN(50) == 0 {
+				j.ID = words[rng.IntN(len(words))]
+			}
+			tr.Jobs = append(tr.Jobs, j)
+		}
+		var got, want strings.Builder
+		require.NoError(t, WriteCSV(&got, tr))
+		require.NoError(t, writeCSVReference(&want, tr))
+		require.Equal(t, want.String(), got.String(), "round %d", round)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Job is one submitted training job: a trace's job and the job a backend
@@ -171,26 +172,79 @@ func (t *Trace) HasSoloS() bool {
 }
 
 // WriteCSV writes t in our CSV format; a solo_s column follows when any job
-// has its own length (blank for the jobs that do not).
+// has its own length (blank for the jobs that do not). The bytes are
+// encoding/csv's (TestWriteCSVIsCSVWriter): a row whose workload or id
+// could need quoting is written by it, the others directly.
 func WriteCSV(w io.Writer, t *Trace) error {
-	cw := csv.NewWriter(w)
 	solo := t.HasSoloS()
-	head := []string{"submit_offset_s", "workload_id", "num_gpus", "job_id"}
+	b := make([]byte, 0, 64<<10)
+	b = append(b, "submit_offset_s,workload_id,num_gpus,job_id"...)
 	if solo {
-		head = append(head, "solo_s")
+		b = append(b, ",solo_s"...)
 	}
-	cw.Write(head)
+	b = append(b, '\n')
+	var quoted bytes.Buffer
 	for _, j := range t.Jobs {
-		rec := []string{strconv.FormatFloat(j.Submit.Seconds(), 'f', -1, 64), j.Workload, strconv.Itoa(j.GPUs), j.ID}
-		if solo {
-			s := ""
-			if j.SoloS > 0 {
-				s = strconv.FormatFloat(j.SoloS, 'f', -1, 64)
+		if !plainField(j.Workload) || !plainField(j.ID) {
+			quoted.Reset()
+			cw := csv.NewWriter(&quoted)
+			rec := []string{strconv.FormatFloat(j.Submit.Seconds(), 'f', -1, 64), j.Workload, strconv.Itoa(j.GPUs), j.ID}
+			if solo {
+				rec = append(rec, soloField(j.SoloS))
 			}
-			rec = append(rec, s)
+			cw.Write(rec)
+			cw.Flush()
+			b = append(b, quoted.Bytes()...)
+		} else {
+			b = strconv.AppendFloat(b, j.Submit.Seconds(), 'f', -1, 64)
+			b = append(b, ',')
+			b = append(b, j.Workload...)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(j.GPUs), 10)
+			b = append(b, ',')
+			b = append(b, j.ID...)
+			if solo {
+				b = append(b, ',')
+				if j.SoloS > 0 {
+					b = strconv.AppendFloat(b, j.SoloS, 'f', -1, 64)
+				}
+			}
+			b = append(b, '\n')
 		}
-		cw.Write(rec)
+		if len(b) >= 60<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
 	}
-	cw.Flush()
-	return cw.Error()
+	_, err := w.Write(b)
+	return err
+}
+
+// soloField is a job's solo_s field: blank for the workload's.
+func soloField(s float64) string {
+	if s > 0 {
+		return strconv.FormatFloat(s, 'f', -1, 64)
+	}
+	return ""
+}
+
+// plainField reports whether encoding/csv writes s as it is, unquoted: no
+// comma, quote or line break, not \., and not starting with a space (any
+// first byte outside ASCII is taken as one).
+func plainField(s string) bool {
+	if s == "" {
+		return true
+	}
+	if c := s[0]; c >= utf8.RuneSelf || c == ' ' || (c >= '\t' && c <= '\r') || s == `\.` {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ',', '"', '\r', '\n':
+			return false
+		}
+	}
+	return true
 }
