@@ -431,10 +431,16 @@ func (c *Collector) DeferralDecisions() map[string]int {
 // Summary summarizes the run so far: Summarize over the jobs, with the
 // deferral episodes and the decisions they spanned.
 func (c *Collector) Summary() Summary {
-	a := c.done.clone()
-	a.grow(len(c.jobs))
-	for i := range c.jobs {
-		a.add(&c.jobs[i])
+	// With every job streamed, summary sorts the streamed values where
+	// they are (no copy): that changes no later Summary, which sorts its
+	// values before reading them.
+	a := c.done
+	if len(c.jobs) > 0 {
+		a = c.done.clone()
+		a.grow(len(c.jobs))
+		for i := range c.jobs {
+			a.add(&c.jobs[i])
+		}
 	}
 	s := a.summary(c.Deferrals())
 	s.DeferralDecisions = c.DeferralDecisions()
