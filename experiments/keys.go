@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/aegis-sched/aegis/internal/buildinfo"
 	"github.com/aegis-sched/aegis/models"
@@ -268,8 +269,12 @@ func buildID() string {
 	return executableHash()
 }
 
-// executableHash hashes the running program's file ("" when unreadable).
-func executableHash() string {
+// executableHash hashes the running program's file ("" when unreadable),
+// once per process: the program that runs does not change while it runs
+// (and a test binary, which make build does not stamp, is tens of MB).
+var executableHash = sync.OnceValue(hashExecutable)
+
+func hashExecutable() string {
 	p, err := os.Executable()
 	if err != nil {
 		return ""
