@@ -54,22 +54,71 @@ type PressureModel struct {
 
 // Rate implements Interference.
 func (m *PressureModel) Rate(self Profile, co []Profile) float64 {
+	return m.RateMemo(nil, self, co)
+}
+
+// RateMemo is Rate, bit for bit, with memo remembering the model's power
+// terms (c_ij^(1/ρ) by the bits of c_ij's exponent, and (Σ_j …)^ρ by the
+// bits of the sum): a simulation asks for the rates of the same few
+// workload pairs again and again, and each term is a pure function of one
+// number, so a remembered term is the one computed. A nil memo remembers
+// nothing. A memo is not safe for concurrent use; one memo may serve
+// several models (it is cleared when ρ changes).
+func (m *PressureModel) RateMemo(memo *PressureMemo, self Profile, co []Profile) float64 {
 	if len(co) == 0 {
 		return 1
 	}
-	s0 := m.stretch(0, &self, co)
+	if memo != nil {
+		memo.use(m.P.NWayExponent)
+	}
+	s0 := m.stretch(memo, 0, &self, co)
 	if m.P.Capacity <= 0 {
 		return 1 / s0
 	}
 	load := self.SMACT.Mean / s0
 	for i := range co {
-		load += co[i].SMACT.Mean / m.stretch(i+1, &self, co)
+		load += co[i].SMACT.Mean / m.stretch(memo, i+1, &self, co)
 	}
 	r := 1 / s0
 	if load > m.P.Capacity {
 		r *= m.P.Capacity / load
 	}
 	return r
+}
+
+// PressureMemo is RateMemo's memory of power terms: two direct-mapped
+// tables of memoSize entries each, keyed by their argument's bits. The zero
+// value is empty.
+type PressureMemo struct {
+	rho         float64 // the ρ the entries were computed with
+	ok          bool
+	terms, sums [memoSize]memoEntry
+}
+
+// memoSize is the number of entries of each of PressureMemo's tables.
+const (
+	memoBits = 9
+	memoSize = 1 << memoBits
+)
+
+type memoEntry struct {
+	key uint64 // the argument's bits
+	ok  bool
+	val float64
+}
+
+// use readies memo for a model of exponent rho, clearing it when it held
+// another's terms.
+func (memo *PressureMemo) use(rho float64) {
+	if !memo.ok || math.Float64bits(memo.rho) != math.Float64bits(rho) {
+		*memo = PressureMemo{rho: rho, ok: true}
+	}
+}
+
+// memoSlot is the table entry of argument x, and x's bits.
+func memoSlot(t *[memoSize]memoEntry, x float64) (*memoEntry, uint64) {
+	b := math.Float64bits(x)
+	return &t[(b*0x9e3779b97f4a7c15)>>(64-memoBits)], b
 }
 
 // member is job k of the GPU's jobs: self first, then co.
@@ -80,8 +129,9 @@ func member(k int, self *Profile, co []Profile) *Profile {
 	return &co[k-1]
 }
 
-// stretch is job i's stretch among the jobs self and co.
-func (m *PressureModel) stretch(i int, self *Profile, co []Profile) float64 {
+// stretch is job i's stretch among the jobs self and co, its power terms
+// through memo when it is not nil (RateMemo).
+func (m *PressureModel) stretch(memo *PressureMemo, i int, self *Profile, co []Profile) float64 {
 	p := &m.P
 	v := member(i, self, co)
 	own := p.Intercept + p.SelfSMACT*v.SMACT.Mean + p.SelfDRAMA*v.DRAMA.Mean + p.SelfMem*v.PeakMiB/memUnitMiB
@@ -95,15 +145,30 @@ func (m *PressureModel) stretch(i int, self *Profile, co []Profile) float64 {
 			continue
 		}
 		c := member(j, self, co)
-		x := math.Exp(own + p.CoSMACT*c.SMACT.Mean + p.CoDRAMA*c.DRAMA.Mean + p.CoMem*c.PeakMiB/memUnitMiB)
-		if rho == 1 {
-			sum += x
-		} else {
-			sum += math.Pow(x, 1/rho)
+		a := own + p.CoSMACT*c.SMACT.Mean + p.CoDRAMA*c.DRAMA.Mean + p.CoMem*c.PeakMiB/memUnitMiB
+		switch {
+		case rho == 1:
+			sum += math.Exp(a)
+		case memo == nil:
+			sum += math.Pow(math.Exp(a), 1/rho)
+		default:
+			e, b := memoSlot(&memo.terms, a)
+			if !e.ok || e.key != b {
+				*e = memoEntry{key: b, ok: true, val: math.Pow(math.Exp(a), 1/rho)}
+			}
+			sum += e.val
 		}
 	}
 	if rho != 1 {
-		sum = math.Pow(sum, rho)
+		if memo == nil {
+			sum = math.Pow(sum, rho)
+		} else {
+			e, b := memoSlot(&memo.sums, sum)
+			if !e.ok || e.key != b {
+				*e = memoEntry{key: b, ok: true, val: math.Pow(sum, rho)}
+			}
+			sum = e.val
+		}
 	}
 	return 1 + sum
 }

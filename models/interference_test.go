@@ -3,6 +3,8 @@ package models
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,4 +240,39 @@ func TestCheckSlowdown(t *testing.T) {
 	p := DefaultPressureParams()
 	p.Intercept = 50
 	require.ErrorContains(t, CheckSlowdown(&PressureModel{P: p}, A100()), "of its solo speed")
+}
+
+// TestRateMemoIsRate holds RateMemo to Rate bit for bit: catalog profiles
+// and random ones, one to four co-runners, several exponents (one memo
+// shared by them all, as a simulator of several GPU types does not; it must
+// still answer right), each combination asked twice so that the second
+// answer comes from the memo.
+func TestRateMemoIsRate(t *testing.T) {
+	cat := A100()
+	var profs []Profile
+	for _, id := range cat.IDs() {
+		w, _ := cat.Get(id)
+		profs = append(profs, w.PerGPU...)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		profs = append(profs, Profile{PeakMiB: 40000 * r.Float64(), SMACT: Stat{Mean: r.Float64()}, DRAMA: Stat{Mean: r.Float64()}})
+	}
+	var memo PressureMemo
+	for _, rho := range []float64{0, 1, 0.5, 0.7, 1.3, 2} {
+		m := &PressureModel{P: DefaultPressureParams()}
+		m.P.NWayExponent = rho
+		for range 2000 {
+			self := profs[r.IntN(len(profs))]
+			co := make([]Profile, 1+r.IntN(4))
+			for i := range co {
+				co[i] = profs[r.IntN(len(profs))]
+			}
+			want := m.Rate(self, co)
+			for range 2 {
+				got := m.RateMemo(&memo, self, co)
+				require.Equal(t, math.Float64bits(want), math.Float64bits(got), "ρ %v: %v with %v", rho, self, co)
+			}
+		}
+	}
 }

@@ -294,8 +294,11 @@ type Sim struct {
 	// types holds the GPU types' truth (one entry unless Config.Types
 	// has more), typeOf each GPU's index into it (nil for one type) and
 	// typeGPUs each type's GPU count.
-	types    []TypeTruth
-	typeOf   []uint8
+	types  []TypeTruth
+	typeOf []uint8
+	// memos remember each type's interference terms (rate), made when
+	// first asked.
+	memos    []*models.PressureMemo
 	typeGPUs []int
 	// unsteady lists the GPUs whose measured memory in the view may differ
 	// from the last reading (View): a telemetry segment recorded since, or
@@ -1142,7 +1145,7 @@ func (s *Sim) retime(id int) {
 		}
 		s.co = co
 		tt := s.typ(g)
-		r := tt.Interference.Rate(j.w.PerGPU[k%len(j.w.PerGPU)], co)
+		r := s.rate(g, tt, j.w.PerGPU[k%len(j.w.PerGPU)], co)
 		if tt.Speeds != nil {
 			r /= tt.Speeds.Factor(j.w, s.slot(g))
 		}
@@ -1171,6 +1174,27 @@ func (s *Sim) retime(id int) {
 	done := s.now + time.Duration(d)
 	j.done = done
 	s.push(item{t: done, kind: evFinish, job: id, epoch: j.epoch})
+}
+
+// rate is GPU g's interference model's rate of a job of profile self among
+// co: a PressureModel's through the GPU type's memo (the same rate, bit for
+// bit, without the power terms computed before).
+func (s *Sim) rate(g int, tt *TypeTruth, self models.Profile, co []models.Profile) float64 {
+	pm, ok := tt.Interference.(*models.PressureModel)
+	if !ok {
+		return tt.Interference.Rate(self, co)
+	}
+	k := 0
+	if s.typeOf != nil {
+		k = int(s.typeOf[g])
+	}
+	if s.memos == nil {
+		s.memos = make([]*models.PressureMemo, len(s.types))
+	}
+	if s.memos[k] == nil {
+		s.memos[k] = new(models.PressureMemo)
+	}
+	return pm.RateMemo(s.memos[k], self, co)
 }
 
 // memAt is job id's true memory on GPU g at time t.
