@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -252,4 +253,45 @@ func TestSampleIsCombineTelemetry(t *testing.T) {
 	}
 	require.Positive(t, steady, "the jobs pass their first window")
 	require.Greater(t, three, 300, "seconds with all three jobs active")
+}
+
+// BenchmarkSample is one telemetry sample of a GPU running three jobs (the
+// loaded AEGIS case draws about a million a run).
+func BenchmarkSample(b *testing.B) {
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprint("cached=", cached), func(b *testing.B) { benchSample(b, cached) })
+	}
+}
+
+func benchSample(b *testing.B, cached bool) {
+	srv, err := models.ParseServer("a100-40gb:1")
+	require.NoError(b, err)
+	specs := []traces.Job{
+		{ID: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1},
+		{ID: "b", Workload: "vgg16_imagenet_bs64_1gpu", GPUs: 1},
+		{ID: "c", Workload: "efficientnet_imagenet_bs64_1gpu", GPUs: 1},
+	}
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 5,
+		Telemetry: models.DefaultTelemetry(), Interference: models.DefaultInterference()}, specs)
+	require.NoError(b, err)
+	_, err = s.Next()
+	require.NoError(b, err)
+	for id := range specs {
+		require.NoError(b, s.Apply(policies.Action{Kind: policies.Place, Job: policies.JobID(id), GPUs: []int{0}}))
+	}
+	_, err = s.AdvanceTo(400 * time.Second)
+	require.NoError(b, err)
+	var sum float64
+	k := int64(400)
+	for b.Loop() {
+		var x policies.Sample
+		if cached {
+			x = s.cachedSample(0, k) // a second not cached yet
+		} else {
+			x = s.sample(0, k)
+		}
+		sum += x.SMACT + x.SMOCC + x.DRAMA + x.UtilPct
+		k++
+	}
+	_ = sum
 }
