@@ -141,6 +141,45 @@ func (p TelemetryParams) Add(l *Load, util, rate float64, steady bool) (w float6
 	return w
 }
 
+// Term is a job's part of a Load, prepared once for a job whose duty and
+// rate stay as they are (a telemetry segment's): AddTerm(l, t, steady) is
+// Add(l, util, rate, steady) with t = p.Term(util, rate), bit for bit
+// (TestTermIsAdd), and W is Add's weight.
+type Term struct {
+	W     float64
+	uw    float64    // util·W
+	split [2]float64 // util·W over the saturation of a job not steady, steady
+	has   [2]bool    // whether that saturation is set
+}
+
+// Term prepares a job's Add: its weight and its parts of the load.
+func (p TelemetryParams) Term(util, rate float64) Term {
+	t := Term{W: 1.0}
+	if p.RateWeight != 0 && rate > 0 {
+		t.W = math.Pow(rate, p.RateWeight)
+	}
+	t.uw = util * t.W
+	for i, steady := range []bool{false, true} {
+		if s := p.saturationOf(steady); s > 0 {
+			t.split[i], t.has[i] = util*t.W/s, true
+		}
+	}
+	return t
+}
+
+// AddTerm counts a job of prepared term t and age (steady) into l, as Add.
+func (l *Load) AddTerm(t *Term, steady bool) {
+	l.u += t.uw
+	i := 0
+	if steady {
+		i = 1
+	}
+	if t.has[i] {
+		l.split += t.split[i]
+	}
+	l.steady = l.steady || steady
+}
+
 // Combined is one signal of jobs of load l whose weighted draws sum to
 // sum: divided as the load says and kept within [0, 1].
 func (p TelemetryParams) Combined(l Load, sum float64) float64 {
@@ -151,7 +190,20 @@ func (p TelemetryParams) Combined(l Load, sum float64) float64 {
 	} else if p.Saturation > 0 && l.u > p.Saturation {
 		sum *= p.Saturation / l.u
 	}
-	return min(max(sum, 0), 1)
+	return Within(sum, 1)
+}
+
+// Within is min(max(x, 0), hi) for hi > 0, bit for bit for every x but a
+// NaN (which stays a NaN; -0 becomes +0), in fewer instructions than the
+// built-ins' (TestWithinIsBuiltins).
+func Within(x, hi float64) float64 {
+	if x <= 0 {
+		x = 0
+	}
+	if x > hi {
+		x = hi
+	}
+	return x
 }
 
 // saturationOf is the saturation a job's duty counts against: u1 for a

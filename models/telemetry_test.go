@@ -151,3 +151,47 @@ func TestCombineByLoadIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestWithinIsBuiltins holds Within to min(max(x, 0), hi), bit for bit, on
+// special and ordinary operands (a NaN to a NaN).
+func TestWithinIsBuiltins(t *testing.T) {
+	xs := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, 100, math.Nextafter(1, 2),
+		math.Nextafter(100, 101), 1e-300, -1e-300, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, 1e300, -1e300}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		xs = append(xs, 300*(r.Float64()-0.3))
+	}
+	for _, hi := range []float64{1, 100, 0.5} {
+		for _, x := range xs {
+			if math.IsNaN(x) { // NaNs' bits may differ
+				require.True(t, math.IsNaN(Within(x, hi)))
+				continue
+			}
+			require.Equal(t, math.Float64bits(min(max(x, 0), hi)), math.Float64bits(Within(x, hi)), "Within(%v, %v)", x, hi)
+		}
+	}
+}
+
+// TestTermIsAdd holds AddTerm with prepared terms to Add, bit for bit: the
+// loads after each job and the weights, under parameters with and without
+// a rate weight and either saturation.
+func TestTermIsAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, p := range []TelemetryParams{{}, {Saturation: 1}, {Saturation: 1, SteadySaturation: 1.2},
+		{RateWeight: 0.7, Saturation: 0.9, SteadySaturation: 1.3}, {RateWeight: 1.5, SteadySaturation: 0.8}} {
+		for range 500 {
+			var a, b Load
+			for range 1 + r.IntN(4) {
+				util, rate, steady := r.Float64(), r.Float64()*1.2, r.IntN(2) == 0
+				if r.IntN(5) == 0 {
+					rate = 0
+				}
+				w := p.Add(&a, util, rate, steady)
+				tm := p.Term(util, rate)
+				b.AddTerm(&tm, steady)
+				require.Equal(t, math.Float64bits(w), math.Float64bits(tm.W))
+				require.Equal(t, a, b)
+			}
+		}
+	}
+}

@@ -173,6 +173,25 @@ func TestRegimeFollowsRates(t *testing.T) {
 // signal (constant, bursty, normal, with a low mode) and noise level,
 // at the ends of (0, 1) and at random points; and a sample's noise key
 // is unitPrefix's.
+// TestClampsAreBuiltins holds clamp4 and nonNeg to the built-in min and
+// max they replace, bit for bit, on special and ordinary operands (a NaN
+// to a NaN).
+func TestClampsAreBuiltins(t *testing.T) {
+	xs := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 4, -4, math.Nextafter(4, 5),
+		math.Nextafter(-4, -5), 1e-300, -1e-300, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, 3.9, -3.9, 1e300, -1e300}
+	for i := range 1000 {
+		xs = append(xs, 12*(unitFrom(unitPrefix(3, uint64(i), 1), 1)-0.5))
+	}
+	for _, x := range xs {
+		if math.IsNaN(x) { // NaNs' bits may differ
+			require.True(t, math.IsNaN(clamp4(x)) && math.IsNaN(nonNeg(x)))
+			continue
+		}
+		require.Equal(t, math.Float64bits(max(-4, min(4, x))), math.Float64bits(clamp4(x)), "clamp4(%v)", x)
+		require.Equal(t, math.Float64bits(max(0, x)), math.Float64bits(nonNeg(x)), "nonNeg(%v)", x)
+	}
+}
+
 func TestDistIsDraw(t *testing.T) {
 	stats := []models.Stat{
 		{Mean: 0.4, P95: 0.4},            // constant
@@ -184,7 +203,7 @@ func TestDistIsDraw(t *testing.T) {
 		{Mean: 0.3, P95: 0.2, Idle: 0.2}, // low mode, constant busy level
 	}
 	us := []float64{0.5 / (1 << 53), 1e-300, 0.05, 0.0999999, 0.1, 0.2, 0.4, 0.5, 0.97, 1 - 0.5/(1<<53)}
-	for i := range 1000 {
+	for i := range 20000 {
 		us = append(us, unitFrom(unitPrefix(7, uint64(i), 3), 1))
 	}
 	for _, st := range stats {

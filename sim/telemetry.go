@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/aegis-sched/aegis/models"
@@ -36,6 +37,7 @@ type segJob struct {
 	// that reads no telemetry are never sampled.
 	key                 uint64
 	smact, smocc, drama dist
+	term                models.Term // its part of the load (TelemetryParams.Add)
 }
 
 type segment struct {
@@ -165,10 +167,14 @@ type telemetry struct{ s *Sim }
 
 // Samples implements policies.Telemetry.
 func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
-	last := int64(tm.s.now / time.Second)
-	tm.s.gpus[g].tel.fit(n)
-	for k := max(last-int64(n)+1, 0); k <= last; k++ {
-		dst = append(dst, tm.s.cachedSample(g, k))
+	s := tm.s
+	last := int64(s.now / time.Second)
+	h := &s.gpus[g].tel
+	h.fit(n)
+	first := max(last-int64(n)+1, 0)
+	dst = slices.Grow(dst, int(last-first+1))
+	for k := first; k <= last; k++ {
+		dst = append(dst, *s.cachedAt(h, g, k))
 	}
 	return dst
 }
@@ -177,12 +183,19 @@ func (tm telemetry) Samples(dst []policies.Sample, g, n int) []policies.Sample {
 func (s *Sim) cachedSample(g int, k int64) policies.Sample {
 	h := &s.gpus[g].tel
 	h.fit(minCache)
+	return *s.cachedAt(h, g, k)
+}
+
+// cachedAt is cachedSample's entry in h, GPU g's history, whose cache has
+// room (fit).
+func (s *Sim) cachedAt(h *history, g int, k int64) *policies.Sample {
 	c := h.slot(k)
 	if !c.ok || c.k != k || (c.ahead && !h.holds(c)) {
-		*c = cached{k: k, ok: true, x: s.sample(g, k)}
+		c.k, c.ok, c.ser = k, true, 0
+		s.sampleInto(&c.x, g, k)
 	}
 	c.ahead = false // a second up to now: final
-	return c.x
+	return &c.x
 }
 
 // Ahead implements policies.Foresight: the samples of the n whole seconds
@@ -252,17 +265,28 @@ func (tm telemetry) RegimeSince(g int) time.Duration {
 
 // sample is GPU g's telemetry at whole second k.
 func (s *Sim) sample(g int, k int64) policies.Sample {
+	var x policies.Sample
+	s.sampleInto(&x, g, k)
+	return x
+}
+
+// sampleInto writes sample(g, k) into dst.
+func (s *Sim) sampleInto(dst *policies.Sample, g int, k int64) {
 	t := time.Duration(k) * time.Second
 	seg := s.gpus[g].tel.at(t)
 	x := policies.Sample{At: t}
 	if seg == nil {
-		return x
+		*dst = x
+		return
 	}
+	tt := s.typ(g)
+	tp := &tt.Telemetry
 	if !seg.drawn {
 		noise := s.cfg.Truth.Noise
 		for i := range seg.jobs {
 			j := &seg.jobs[i]
 			j.smact, j.smocc, j.drama = distOf(j.prof.SMACT, noise), distOf(j.prof.SMOCC, noise), distOf(j.prof.DRAMA, noise)
+			j.term = tp.Term(j.prof.UtilPct/100, j.rate)
 		}
 		seg.drawn = true
 	}
@@ -270,8 +294,6 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	// second's part of the hash (unitPrefix) once, the job's per job. The
 	// jobs' draws are combined as they are made (models.Load: the same
 	// arithmetic as CombineTelemetry, without a list of the draws).
-	tt := s.typ(g)
-	tp := &tt.Telemetry
 	var load models.Load
 	var smact, smocc, drama float64
 	at := mix(s.seedMix ^ (uint64(g)<<40 | uint64(k)))
@@ -280,7 +302,8 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 		p := j.prof
 		pre := mix(at ^ j.key)
 		sm := j.smact.at(unitFrom(pre, 1))
-		w := tp.Add(&load, p.UtilPct/100, j.rate, t-j.activeAt >= models.WindowLength)
+		load.AddTerm(&j.term, t-j.activeAt >= models.WindowLength)
+		w := j.term.W
 		smact += sm * w
 		smocc += j.smocc.at(unitFrom(pre, 2)) * w
 		drama += j.drama.at(unitFrom(pre, 3)) * w
@@ -295,11 +318,11 @@ func (s *Sim) sample(g int, k int64) policies.Sample {
 	// Fractions in [0, 1] and percent in [0, 100], as the contract says
 	// (a bursty signal's low level can go negative only with noise > 1).
 	x.SMACT, x.SMOCC, x.DRAMA = tp.Combined(load, smact), tp.Combined(load, smocc), tp.Combined(load, drama)
-	x.UtilPct = min(max(x.UtilPct, 0), 100)
+	x.UtilPct = models.Within(x.UtilPct, 100)
 	if !tt.Type.Pressure {
 		x.SMACT, x.SMOCC, x.DRAMA = 0, 0, 0
 	}
-	return x
+	*dst = x
 }
 
 // usedAtSecond is GPU g's used memory at whole second k, as its telemetry
@@ -320,8 +343,8 @@ func (s *Sim) usedAtSecond(g int, k int64) float64 {
 // ramped is a job's memory a time since its first activity: the CUDA
 // context growing linearly to its peak over the ramp.
 func (s *Sim) ramped(peak float64, since time.Duration) float64 {
-	ctx := min(s.cfg.Truth.ContextMiB, peak)
 	if r := s.cfg.Truth.Ramp; r > 0 && since < r {
+		ctx := min(s.cfg.Truth.ContextMiB, peak)
 		return ctx + (peak-ctx)*float64(since)/float64(r)
 	}
 	return peak
@@ -423,8 +446,28 @@ func (d *dist) at(u float64) float64 {
 		}
 		return d.lo
 	}
-	z := max(-4, min(4, math.Sqrt2*math.Erfinv(2*u-1)))
-	return max(0, d.mean+d.scale*z)
+	return nonNeg(d.mean + d.scale*clamp4(math.Sqrt2*math.Erfinv(2*u-1)))
+}
+
+// clamp4 is max(-4, min(4, z)) and nonNeg max(0, x), written as
+// comparisons that give the built-ins' results, bit for bit, for every
+// operand but a NaN, which stays a NaN (x <= 0 holds for -0, whose max
+// with 0 is +0), in fewer instructions (TestClampsAreBuiltins).
+func clamp4(z float64) float64 {
+	if z > 4 {
+		z = 4
+	}
+	if z < -4 {
+		z = -4
+	}
+	return z
+}
+
+func nonNeg(x float64) float64 {
+	if x <= 0 {
+		x = 0
+	}
+	return x
 }
 
 // unit(seed, a, b, c), written unitFrom(unitPrefix(seed, a, b), c), maps
@@ -442,7 +485,7 @@ func seedMix(seed uint64) uint64 { return mix(seed ^ 0x9e3779b97f4a7c15) }
 
 func unitFrom(prefix, c uint64) float64 {
 	h := mix(prefix ^ c)
-	return (float64(h>>11) + 0.5) / (1 << 53)
+	return (float64(int64(h>>11)) + 0.5) / (1 << 53) // h>>11 < 2⁵³: a signed conversion is exact
 }
 
 func mix(z uint64) uint64 {
