@@ -277,10 +277,27 @@ func ewma(buf *[]float64, win []policies.Sample, sig int) float64 {
 	return policies.EWMA(*buf)
 }
 
-// signals appends one signal of each sample of win to dst.
+// signals appends one signal of each sample of win to dst (signal's
+// choice made once, not per sample).
 func signals(dst []float64, win []policies.Sample, sig int) []float64 {
-	for _, x := range win {
-		dst = append(dst, signal(x, sig))
+	dst = slices.Grow(dst, len(win))
+	switch sig {
+	case smact:
+		for _, x := range win {
+			dst = append(dst, x.SMACT)
+		}
+	case smocc:
+		for _, x := range win {
+			dst = append(dst, x.SMOCC)
+		}
+	case drama:
+		for _, x := range win {
+			dst = append(dst, x.DRAMA)
+		}
+	default:
+		for _, x := range win {
+			dst = append(dst, x.UtilPct)
+		}
 	}
 	return dst
 }

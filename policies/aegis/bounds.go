@@ -24,10 +24,8 @@ type bounds struct {
 }
 
 func (b *bounds) reset(win []policies.Sample, sorted []float64, sig, n int) {
-	b.xs, b.sum, b.drop = b.xs[:0], 0, 0
-	for _, x := range win {
-		v := signal(x, sig)
-		b.xs = append(b.xs, v)
+	b.xs, b.sum, b.drop = signals(b.xs[:0], win, sig), 0, 0
+	for _, v := range b.xs {
 		b.sum += v
 	}
 	b.sorted = append(b.sorted[:0], sorted...)

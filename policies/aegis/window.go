@@ -57,10 +57,7 @@ const resortAbove = 8
 // be one the slider keeps: use).
 func (s *slider) sortedOf(sig int) []float64 {
 	if !s.have[sig] {
-		srt := s.sorted[sig][:0]
-		for _, x := range s.samples {
-			srt = append(srt, signal(x, sig))
-		}
+		srt := signals(s.sorted[sig][:0], s.samples, sig)
 		policies.SortFloats(srt)
 		s.sorted[sig], s.have[sig] = srt, true
 	}
