@@ -510,15 +510,19 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	defer func() { s.cands, s.idleGPUs = cands, idle }()
 	for g := range v.GPUs {
 		reason := Admitted
+		ends := Never // when g's hold ends (holdEnds), for a GPU running jobs not taken now
+		if !busy[g] && len(v.GPUs[g].Jobs) > 0 {
+			ends = holdEnds(v, g, s.cfg.Hold)
+		}
 		switch {
 		case busy[g]:
 			reason = DeferHold
 		case len(v.GPUs[g].Jobs) == 0:
 			idle = append(idle, g)
 			continue
-		case Held(v, g, s.cfg.Hold):
+		case v.Now < ends: // Held
 			reason = DeferHold
-			s.horizon(holdEnds(v, g, s.cfg.Hold))
+			s.horizon(ends)
 		default:
 			reason = s.rule.Admit(v, j, g)
 			if _, ok := s.rule.(Horizon); ok {
@@ -545,21 +549,44 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	if len(cands) == 0 || len(cands)+len(idle) < j.GPUs {
 		return nil, acts
 	}
-	slices.SortStableFunc(cands, func(a, b cand) int {
-		switch {
-		case a.score < b.score:
-			return -1
-		case a.score > b.score:
-			return 1
-		}
-		return a.g - b.g
-	})
 	gpus := slices.Clone(idle[:min(len(idle), j.GPUs-1)])
-	for _, c := range cands[:j.GPUs-len(gpus)] {
+	for _, c := range best(cands, j.GPUs-len(gpus)) {
 		gpus = append(gpus, c.g)
 	}
 	slices.Sort(gpus)
 	return gpus, acts
+}
+
+// better orders candidates: lower score first, ties to the lower GPU.
+func better(a, b cand) int {
+	switch {
+	case a.score < b.score:
+		return -1
+	case a.score > b.score:
+		return 1
+	}
+	return a.g - b.g
+}
+
+// best moves the n best candidates (better) to the front of cands, in
+// order, and returns them: the first n of cands sorted by better, found
+// in one pass for a few (most jobs take one GPU) instead of a sort of
+// every admitted GPU.
+func best(cands []cand, n int) []cand {
+	if n > 4 {
+		slices.SortStableFunc(cands, better)
+		return cands[:n]
+	}
+	for i := range n {
+		m := i
+		for k := i + 1; k < len(cands); k++ {
+			if better(cands[k], cands[m]) < 0 {
+				m = k
+			}
+		}
+		cands[i], cands[m] = cands[m], cands[i]
+	}
+	return cands[:n]
 }
 
 // partner returns the GPU set of the running job with j's GPU count whose

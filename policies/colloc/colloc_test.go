@@ -1,6 +1,8 @@
 package colloc
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -359,4 +361,38 @@ func TestChangesAtAskedWhenAJobWaits(t *testing.T) {
 	require.Empty(t, asked, "placed: no horizon asked")
 	New("t", cfg, countRule{"busy", &asked}).Schedule(v)
 	require.Equal(t, []int{0, 1}, asked)
+}
+
+// best picks the first n candidates of a stable sort by (score, GPU), on
+// random candidates with many ties, for every n.
+func TestBestIsSortedPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		var cands []cand
+		for g := range r.IntN(40) + 1 {
+			if r.IntN(3) > 0 {
+				cands = append(cands, cand{g, float64(r.IntN(6)) - 3})
+			}
+		}
+		want := slices.Clone(cands)
+		slices.SortStableFunc(want, better)
+		for n := 0; n <= len(cands); n++ {
+			require.Equal(t, want[:n], best(slices.Clone(cands), n), "n=%d of %v", n, cands)
+		}
+	}
+}
+
+// A held GPU is one whose hold has not ended (holdEnds), as Held says.
+func TestHeldIsBeforeHoldEnds(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		v := &policies.View{Now: time.Duration(r.IntN(100)) * time.Second, GPUs: []policies.GPU{{}}}
+		for i := range r.IntN(4) + 1 {
+			v.Jobs = append(v.Jobs, policies.Job{ID: policies.JobID(i), Active: r.IntN(4) > 0, ActiveAt: time.Duration(r.IntN(100)) * time.Second})
+			v.GPUs[0].Jobs = append(v.GPUs[0].Jobs, policies.JobID(i))
+		}
+		for _, hold := range []time.Duration{0, 10 * time.Second, 30 * time.Second} {
+			require.Equal(t, Held(v, 0, hold), v.Now < holdEnds(v, 0, hold))
+		}
+	}
 }
