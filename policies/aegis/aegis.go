@@ -235,6 +235,7 @@ func (p *Policy) window(v *policies.View, g int) {
 		if c := &p.verdicts[g]; c.pending && c.at != v.Now {
 			c.pending, c.changesAt = false, v.Now
 		}
+		p.startLookahead(g) // a refining verdict's window, before it moves
 		p.sl[g].update(v, g, p.cfg.Window, p.cfg.Anchored)
 		p.win[g] = p.sl[g].samples
 		p.winDone[g] = true

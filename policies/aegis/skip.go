@@ -83,11 +83,26 @@ type verdict struct {
 	at      time.Duration
 	// While refining, changesAt is a lower bound: the window at second base,
 	// stepped through la.steps more samples without a change of verdict
-	// (none possible before kmin of them), may be stepped further.
+	// (none possible before kmin of them), may be stepped further. Until
+	// it is first stepped (fresh), la is not started: the window is the
+	// one the GPU's slider holds (startLookahead).
 	refining bool
+	fresh    bool
 	base     time.Duration
 	kmin     int
 	la       lookahead
+}
+
+// startLookahead starts GPU g's lookahead from the window its slider holds,
+// that of its refining verdict, unless it is started already: at the first
+// step (refine), or before the slider moves (window). Most refining
+// verdicts are never stepped.
+func (p *Policy) startLookahead(g int) {
+	if c := &p.verdicts[g]; c.refining && c.fresh {
+		sl := &p.sl[g]
+		c.la.reset(sl.samples, sl.sortAll(), sl.use, p.cfg.Window)
+		c.fresh = false
+	}
 }
 
 // filter returns the window filter's answer on GPU g (DeferWindow,
@@ -203,8 +218,7 @@ func (p *Policy) horizon(v *policies.View, g int) {
 	}
 	if _, foresee := v.Telemetry.(policies.Foresight); foresee && k > 0 && k <= aheadMax {
 		// A lower bound that Refine may raise.
-		c.refining, c.base, c.kmin = true, sec, k
-		c.la.reset(sl.samples, sorted, sl.use, p.cfg.Window)
+		c.refining, c.fresh, c.base, c.kmin = true, true, sec, k
 	}
 }
 
@@ -293,6 +307,7 @@ func sampleBounds(st policies.SteadyTelemetry, g int) (lo, hi policies.Sample) {
 // otherwise the second after the last stepped one (or base + kmin) is a
 // lower bound still.
 func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
+	p.startLookahead(g)
 	c := &p.verdicts[g]
 	a := &c.la
 	reject := c.reason == DeferPressure
