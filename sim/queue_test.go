@@ -94,8 +94,8 @@ func TestArrivalListAndHeap(t *testing.T) {
 				} else {
 					at = max(at-time.Duration(rng.IntN(3)), 0) // out of order: to the heap
 				}
-				s.pushArrival(item{t: at, kind: evArrive, job: int(seq)})
-				pending = append(pending, item{t: at, seq: seq, kind: evArrive, job: int(seq)})
+				s.pushArrival(item{t: at, kind: evArrive, job: int32(seq)})
+				pending = append(pending, item{t: at, seq: seq, kind: evArrive, job: int32(seq)})
 			case r < 8:
 				w := time.Duration(rng.IntN(60))
 				s.push(item{t: w, kind: evWake})

@@ -155,10 +155,10 @@ func (k kind) String() string {
 type item struct {
 	t     time.Duration
 	seq   uint64
-	kind  kind
-	job   int
-	gpu   int
+	job   int32 // -1 for none
+	gpu   int32 // -1 for none
 	epoch uint32
+	kind  kind
 }
 
 // queue is a binary min-heap of items by (time, sequence), typed so that
@@ -566,7 +566,7 @@ func (s *Sim) add(sp traces.Job, w *models.Workload, solo float64, mask uint8) p
 	} else {
 		s.view.Jobs = append(s.view.Jobs, policies.Job{ID: policies.JobID(i), State: policies.Waiting})
 	}
-	s.pushArrival(item{t: max(sp.Submit, s.now), kind: evArrive, job: i})
+	s.pushArrival(item{t: max(sp.Submit, s.now), kind: evArrive, job: int32(i)})
 	s.live++
 	s.arriving++
 	return policies.JobID(i)
@@ -851,7 +851,7 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 			return nil, fmt.Errorf("sim: at t=%v: %w", s.now, s.fault)
 		}
 		if len(s.out) > 0 {
-			if err := s.check(last.job); err != nil {
+			if err := s.check(int(last.job)); err != nil {
 				return nil, fmt.Errorf("sim: invariant violated after %s at t=%v (job %d, GPU %d): %w",
 					last.kind, last.t, last.job, last.gpu, err)
 			}
@@ -891,7 +891,7 @@ func (s *Sim) handle(it item) {
 	case evArrive:
 		s.arriving--
 		pj := &s.view.Jobs[it.job]
-		*pj = s.spec(it.job)
+		*pj = s.spec(int(it.job))
 		pj.State = policies.Pending
 		s.books.Enqueue(policies.JobID(it.job))
 		s.emit(policies.Event{Kind: policies.JobArrived, T: s.now, Job: pj.ID})
@@ -917,7 +917,7 @@ func (s *Sim) handle(it item) {
 			return
 		}
 		pj := &s.view.Jobs[it.job]
-		on := s.release(it.job)
+		on := s.release(int(it.job))
 		pj.State = policies.Done
 		s.live--
 		s.changed(on)
@@ -926,9 +926,9 @@ func (s *Sim) handle(it item) {
 		if it.epoch != s.gpus[it.gpu].epoch {
 			return
 		}
-		v := s.oomVictim(it.gpu)
+		v := s.oomVictim(int(it.gpu))
 		if v < 0 {
-			s.scheduleOOM(it.gpu) // rounding: not over yet
+			s.scheduleOOM(int(it.gpu)) // rounding: not over yet
 			return
 		}
 		pj := &s.view.Jobs[v]
@@ -943,7 +943,7 @@ func (s *Sim) handle(it item) {
 		pj.LastFailure, pj.FailedAt = policies.OOM, s.now
 		s.books.Fail(pj.ID)
 		s.changed(on)
-		s.emit(policies.Event{Kind: policies.JobFailed, T: s.now, Job: pj.ID, Attempt: pj.Attempts, Failure: policies.OOM, GPU: it.gpu})
+		s.emit(policies.Event{Kind: policies.JobFailed, T: s.now, Job: pj.ID, Attempt: pj.Attempts, Failure: policies.OOM, GPU: int(it.gpu)})
 	}
 }
 
@@ -1038,7 +1038,7 @@ func (s *Sim) place(a policies.Action) error {
 	if s.cfg.Truth.SpeedJitter > 0 {
 		j.speed += s.cfg.Truth.SpeedJitter * (2*unitFrom(attempt, 0x5bd) - 1)
 	}
-	s.push(item{t: s.now + j.startup, kind: evActive, job: id, epoch: j.epoch})
+	s.push(item{t: s.now + j.startup, kind: evActive, job: int32(id), epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.Event{Kind: policies.JobStarted, T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
 	return nil
@@ -1173,7 +1173,7 @@ func (s *Sim) retime(id int) {
 	}
 	done := s.now + time.Duration(d)
 	j.done = done
-	s.push(item{t: done, kind: evFinish, job: id, epoch: j.epoch})
+	s.push(item{t: done, kind: evFinish, job: int32(id), epoch: j.epoch})
 }
 
 // rate is GPU g's interference model's rate of a job of profile self among
@@ -1264,7 +1264,7 @@ func (s *Sim) scheduleOOM(g int) {
 				at++
 			}
 		}
-		s.push(item{t: at, kind: evOOM, job: -1, gpu: g, epoch: s.gpus[g].epoch})
+		s.push(item{t: at, kind: evOOM, job: -1, gpu: int32(g), epoch: s.gpus[g].epoch})
 		return
 	}
 }
