@@ -149,3 +149,34 @@ func TestWriteCSVIsCSVWriter(t *testing.T) {
 		require.Equal(t, want.String(), got.String(), "round %d", round)
 	}
 }
+
+// TestIDLinesIsAMap holds idLines to a map of every id read: decimal ids
+// below and above the bound, leading zeros, signs and words, repeated in
+// random order.
+func TestIDLinesIsAMap(t *testing.T) {
+	ids := []string{"0", "1", "7", "00", "01", "-1", "+1", "1e3", "a", "", "65535", "65536", "99999", "123456789", "1234567890", "x1", "1 "}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 200 {
+		x, ref := newIDLines(rng.IntN(3)*20000), map[string]int{}
+		for line := 2; line < 200; line++ {
+			id := ids[rng.IntN(len(ids))]
+			if rng.IntN(2) == 0 {
+				id = strconv.Itoa(rng.IntN(300))
+			}
+			prev, dup := x.add(id, line)
+			p, ok := ref[id]
+			require.Equal(t, ok, dup, id)
+			require.Equal(t, p, prev, id)
+			if !ok {
+				ref[id] = line
+			}
+		}
+	}
+	n, ok := decimal("123456789")
+	require.True(t, ok)
+	require.Equal(t, 123456789, n)
+	for _, s := range []string{"", "00", "-1", "1x", "1234567890"} {
+		_, ok := decimal(s)
+		require.False(t, ok, s)
+	}
+}

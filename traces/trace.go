@@ -65,7 +65,7 @@ func readCSV(r io.Reader, name string, rows, size int) (*Trace, error) {
 		return nil, err
 	}
 	t := &Trace{Name: name, Jobs: make([]Job, 0, rows), Lines: make([]int, 0, rows)}
-	seen := make(map[string]int, rows)
+	seen := newIDLines(rows)
 	subCol, wlCol, gpusCol := tab.column("submit_offset_s"), tab.column("workload_id"), tab.column("num_gpus")
 	soloCol, idCol := tab.column("solo_s"), tab.column("job_id")
 	err = tab.each(func(row csvRow) error {
@@ -99,10 +99,9 @@ func readCSV(r io.Reader, name string, rows, size int) (*Trace, error) {
 		if id == "" {
 			id = strconv.Itoa(len(t.Jobs))
 		}
-		if prev, dup := seen[id]; dup {
+		if prev, dup := seen.add(id, row.line); dup {
 			return row.errorf("job_id", "%q repeats line %d", id, prev)
 		}
-		seen[id] = row.line
 		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n, SoloS: solo})
 		t.Lines = append(t.Lines, row.line)
 		return nil
@@ -115,6 +114,60 @@ func readCSV(r io.Reader, name string, rows, size int) (*Trace, error) {
 	}
 	t.sortBySubmit()
 	return t, nil
+}
+
+// idLines remembers the line of each job id read so far, to find a repeated
+// one: an id that is a decimal number below a bound fixed at the start (the
+// usual 0, 1, 2, ...) in an array by its value, any other in a map.
+type idLines struct {
+	bound int
+	num   []int32 // line by number, 0 for none
+	other map[string]int
+}
+
+// newIDLines makes room for the ids of about rows jobs (0: not known).
+func newIDLines(rows int) *idLines {
+	return &idLines{bound: max(2*rows, 1<<16), num: make([]int32, 0, rows)}
+}
+
+// add records id at line and reports the line it was read at before, if
+// it was.
+func (x *idLines) add(id string, line int) (prev int, dup bool) {
+	if n, ok := decimal(id); ok && n < x.bound && line <= math.MaxInt32 {
+		if n >= len(x.num) {
+			x.num = append(x.num, make([]int32, n+1-len(x.num))...)
+		}
+		if p := x.num[n]; p > 0 {
+			return int(p), true
+		}
+		x.num[n] = int32(line)
+		return 0, false
+	}
+	if p, ok := x.other[id]; ok {
+		return p, true
+	}
+	if x.other == nil {
+		x.other = map[string]int{}
+	}
+	x.other[id] = line
+	return 0, false
+}
+
+// decimal returns the number s writes in decimal without a sign or leading
+// zeros (as strconv.Itoa writes it), and whether it is one, up to 9 digits.
+func decimal(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 9 || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n, true
 }
 
 // sortBySubmit orders the jobs (and their lines) by submit time, keeping
