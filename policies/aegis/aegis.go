@@ -256,26 +256,46 @@ func (p *Policy) score(v *policies.View, g, sig int) float64 {
 		p.tmp = slices.Grow(p.tmp[:0], len(p.xs))
 		sc = policies.Score(p.xs, p.tmp)
 	} else {
-		sc = sortedScore(&p.xs, sl.samples, sl.sortedOf(sig), sig)
+		sc = sortedScore(sl.samples, sl.sortedOf(sig), sig)
 	}
 	p.memo[g][sig], p.memoDone[g][sig] = sc, true
 	return sc
 }
 
 // sortedScore is policies.Score of one signal of a window (oldest first)
-// whose values srt holds in ascending order; buf is scratch space.
-func sortedScore(buf *[]float64, win []policies.Sample, srt []float64, sig int) float64 {
+// whose values srt holds in ascending order.
+func sortedScore(win []policies.Sample, srt []float64, sig int) float64 {
 	if len(win) == 0 {
 		return 0
 	}
-	return policies.SortedScore(srt, ewma(buf, win, sig))
+	return policies.SortedScore(srt, ewma(win, sig))
 }
 
 // ewma is policies.EWMA of one signal of a non-empty window (oldest
-// first); buf is scratch space.
-func ewma(buf *[]float64, win []policies.Sample, sig int) float64 {
-	*buf = signals((*buf)[:0], win, sig)
-	return policies.EWMA(*buf)
+// first), read in place: the same operations in the same order
+// (TestSliderMatchesRebuiltWindow holds the scores to policies.Score).
+func ewma(win []policies.Sample, sig int) float64 {
+	alpha := 2 / float64(len(win)+1)
+	e := signal(win[0], sig)
+	switch sig {
+	case smact:
+		for _, x := range win[1:] {
+			e = alpha*x.SMACT + (1-alpha)*e
+		}
+	case smocc:
+		for _, x := range win[1:] {
+			e = alpha*x.SMOCC + (1-alpha)*e
+		}
+	case drama:
+		for _, x := range win[1:] {
+			e = alpha*x.DRAMA + (1-alpha)*e
+		}
+	default:
+		for _, x := range win[1:] {
+			e = alpha*x.UtilPct + (1-alpha)*e
+		}
+	}
+	return e
 }
 
 // signals appends one signal of each sample of win to dst (signal's

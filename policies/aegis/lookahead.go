@@ -29,7 +29,6 @@ type lookahead struct {
 	ewma    [4]float64 // running EWMAs, valid while the window is full
 	alpha   float64    // 2/(n+1)
 	pw      float64    // (1−α)^(n−1): the weight of a full window's oldest value
-	xs      []float64  // scratch space
 }
 
 // aheadMax is how many seconds a window is stepped through at most before
@@ -73,7 +72,7 @@ func (a *lookahead) reset(win []policies.Sample, sorted *[4][]float64, use [4]bo
 }
 
 // fold is the EWMA of one signal over the window, as Score computes it.
-func (a *lookahead) fold(sig int) float64 { return ewma(&a.xs, a.samples[a.start:], sig) }
+func (a *lookahead) fold(sig int) float64 { return ewma(a.samples[a.start:], sig) }
 
 // push appends sample x to the window, dropping its oldest value once full.
 func (a *lookahead) push(x policies.Sample) {
@@ -126,7 +125,7 @@ func (a *lookahead) atLeast(sig int, t float64) bool {
 	case sc < t-m:
 		return false
 	}
-	return sortedScore(&a.xs, win, srt, sig) >= t
+	return sortedScore(win, srt, sig) >= t
 }
 
 // replace replaces one occurrence of old in ascending s by x, keeping s
