@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // gcFloor is the heap below which the command runs no garbage collection.
@@ -21,10 +22,21 @@ type gcSentinel struct{ _ *byte }
 // would otherwise start from a 4 MiB heap on, several times over, each
 // marking the run's live job arrays again; a large run collects as before
 // once past the floor, so its peak memory is what it was. GOGC or
-// GOMEMLIMIT in the environment leave the collector as they set it.
-func delayGC() {
+// GOMEMLIMIT in the environment leave the collector as they set it, and so
+// do the commands that run for long or in many processes (exec and the
+// processes it starts: args is the command line after the program's name),
+// whose garbage would pile up to the floor.
+func delayGC(args []string) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			if a == "exec" || a == "attempt" || a == "fake-train" {
+				return
+			}
+			break
+		}
 	}
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(gcFloor)
