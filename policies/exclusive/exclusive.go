@@ -13,10 +13,13 @@ type Policy struct {
 	// (head-of-line blocking), or -1 when it placed the whole queue.
 	blocked policies.JobID
 	decided bool // Schedule ran at least once
-	// Arenas of the placements' GPU lists and of the returned actions:
-	// never reused, so what Schedule returned stays as it was.
+	// gpuSlab is an arena of the placements' GPU lists, never reused: an
+	// action kept (copied, as policies.Policy asks) stays as it was.
 	gpuSlab []int
-	actSlab []policies.Action
+	// acts is the returned actions' buffer, reused by the next decision
+	// (policies.Policy allows it: the loop carries them out first), so a
+	// run's placements take no new memory each.
+	acts []policies.Action
 }
 
 // New returns the Exclusive policy. It takes no parameters.
@@ -55,10 +58,7 @@ func (p *Policy) Wants(e policies.Event) bool {
 
 // Schedule implements policies.Policy.
 func (p *Policy) Schedule(v *policies.View) []policies.Action {
-	if len(p.actSlab) == 0 {
-		p.actSlab = make([]policies.Action, 256)
-	}
-	acts := p.actSlab[:0]
+	acts := p.acts[:0]
 	if len(p.taken) != len(v.GPUs) {
 		p.taken = make([]bool, len(v.GPUs))
 	}
@@ -92,13 +92,11 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 			}
 		}
 	}
+	p.acts = acts
 	if len(acts) == 0 {
 		return nil
 	}
-	if len(acts) <= len(p.actSlab) && &acts[0] == &p.actSlab[0] {
-		p.actSlab = p.actSlab[len(acts):]
-	}
-	return acts[:len(acts):len(acts)]
+	return acts[:len(acts):len(acts)] // an append by the caller does not write into the buffer
 }
 
 // idle is View.IdleGPUs (the n lowest-indexed GPUs running no job and not

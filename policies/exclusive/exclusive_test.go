@@ -2,6 +2,7 @@ package exclusive
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,15 +51,18 @@ func TestSchedule(t *testing.T) {
 	require.ErrorContains(t, err, `unknown parameter "hold"`)
 }
 
-// What Schedule returns comes from arenas that are never reused: a result
-// kept across decisions stays as it was, and appending to it does not
-// write into the next one's.
+// What Schedule returns is a buffer the next decision reuses, as
+// policies.Policy allows, but the placements' GPU lists come from an arena
+// that is never reused: a result kept across decisions (copied, as the
+// contract asks) stays as it was, and appending to a result or a GPU list
+// does not write into the next one's.
 func TestScheduleResultsStay(t *testing.T) {
 	p := &Policy{}
-	first := p.Schedule(view([]bool{false, false, true, false}, policies.Job{GPUs: 2}, policies.Job{GPUs: 1}))
+	got := p.Schedule(view([]bool{false, false, true, false}, policies.Job{GPUs: 2}, policies.Job{GPUs: 1}))
 	want := []policies.Action{{Kind: policies.Place, Job: 0, GPUs: []int{0, 1}}, {Kind: policies.Place, Job: 1, GPUs: []int{3}}}
-	require.Equal(t, want, first)
-	_ = append(first, policies.Action{Kind: policies.Stop, Job: 7})
+	require.Equal(t, want, got)
+	first := slices.Clone(got)
+	_ = append(got, policies.Action{Kind: policies.Stop, Job: 7})
 	_ = append(first[0].GPUs, 9)
 	for range 300 { // past the arenas' first arrays
 		second := p.Schedule(view([]bool{true, false, false, false}, policies.Job{GPUs: 3}))
