@@ -1,9 +1,11 @@
 package measured
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
@@ -64,6 +66,59 @@ type Metrics struct {
 	P95Queue    float64
 	MeanJCT     float64 // mean completion − submission, s
 	Failed      int     // failed attempts
+	// The dispatch timeline: the gaps between consecutive first launches
+	// (jobs in launch order), s: the least and the 10th percentile (0
+	// with fewer than two jobs), and the hold cycle, the median of those
+	// gaps of at least HoldCycleMin during which a job waited (the later
+	// one was submitted before the earlier launched) and no job completed
+	// (0 when there is none; a completion logged up to CompletionSlack
+	// after the later launch counts): how long a placement kept the next one
+	// waiting (docs/measured.md).
+	LaunchGapMin, LaunchGapP10, HoldCycle float64
+}
+
+// HoldCycleMin is the least gap between consecutive first launches that
+// Metrics.HoldCycle counts: shorter gaps are launches in one round (the
+// testbed's loop placed one job per 2-4 s), not a hold ending.
+const HoldCycleMin = 20.0
+
+// CompletionSlack is how long after a launch a completion may be logged
+// and still count as the one that let it start: the testbed's files log a
+// job's completion up to 0.5 s after its scheduler saw the process exit and
+// launched the next job (its Exclusive runs).
+const CompletionSlack = 2.0
+
+// timeline computes the dispatch timeline's figures of m from r's jobs.
+func (r *Run) timeline(m *Metrics) {
+	if len(r.Jobs) < 2 {
+		return
+	}
+	js := slices.Clone(r.Jobs)
+	slices.SortStableFunc(js, func(a, b Job) int { return cmp.Compare(a.Start, b.Start) })
+	ends := make([]float64, len(r.Jobs))
+	for i, j := range r.Jobs {
+		ends[i] = j.Finish
+	}
+	slices.Sort(ends)
+	var gaps, cycles []float64
+	for i := 1; i < len(js); i++ {
+		a, b := js[i-1], js[i]
+		g := b.Start - a.Start
+		gaps = append(gaps, g)
+		if g < HoldCycleMin || b.Submit >= a.Start {
+			continue
+		}
+		// A completion in (a.Start, b.Start + CompletionSlack] may have
+		// freed what b took.
+		if k := sort.SearchFloat64s(ends, math.Nextafter(a.Start, math.Inf(1))); k < len(ends) && ends[k] <= b.Start+CompletionSlack {
+			continue
+		}
+		cycles = append(cycles, g)
+	}
+	m.LaunchGapMin, m.LaunchGapP10 = slices.Min(gaps), policies.Quantile(gaps, 0.1)
+	if len(cycles) > 0 {
+		m.HoldCycle = policies.Quantile(cycles, 0.5)
+	}
 }
 
 // Metrics computes r's metrics.
@@ -97,6 +152,7 @@ func (r *Run) Metrics() Metrics {
 	if end > 0 {
 		m.MeanRunning = area / end
 	}
+	r.timeline(&m)
 	return m
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
@@ -220,4 +221,29 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("metrics %+v of %d jobs", m, len(r.Jobs))
 		}
 	})
+}
+
+// The dispatch timeline: gaps between consecutive first launches, and the
+// hold cycles among them (at least HoldCycleMin, a job waiting, no
+// completion in between).
+func TestTimeline(t *testing.T) {
+	r := &Run{Jobs: []Job{
+		{Submit: 0, Start: 0, Last: 0, Finish: 1000},
+		{Submit: 0, Start: 2, Last: 2, Finish: 1000},      // gap 2: one round
+		{Submit: 1, Start: 40, Last: 40, Finish: 1000},    // 38: waited, nothing completed: a cycle
+		{Submit: 100, Start: 100, Last: 100, Finish: 200}, // 60: nothing waited
+		{Submit: 50, Start: 250, Last: 250, Finish: 300},  // 150: a completion (200) in between
+		{Submit: 60, Start: 290, Last: 290, Finish: 400},  // 40: a cycle
+	}}
+	m := r.Metrics()
+	require.Equal(t, 2.0, m.LaunchGapMin)
+	require.Equal(t, policies.Quantile([]float64{2, 38, 60, 150, 40}, 0.1), m.LaunchGapP10)
+	require.Equal(t, 39.0, m.HoldCycle)
+	r.Jobs[4].Finish = 290 + CompletionSlack // a completion logged just after the later launch counts
+	require.Equal(t, 38.0, r.Metrics().HoldCycle)
+	one := (&Run{Jobs: r.Jobs[:1]}).Metrics()
+	require.Zero(t, one.LaunchGapMin+one.LaunchGapP10+one.HoldCycle)
+	none := (&Run{Jobs: r.Jobs[:2]}).Metrics()
+	require.Equal(t, 2.0, none.LaunchGapMin)
+	require.Zero(t, none.HoldCycle)
 }
