@@ -18,12 +18,14 @@ func newFidelityCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fidelity DIR",
 		Short: "Set the paper's tables in DIR (make reproduce's results/paper) beside the published values",
-		Long: `Write DIR/fidelity.md: every cell the AEGIS paper prints (Tables 2-6) beside ours
+		Long: `Write DIR/fidelity.md: a one-line verdict on top (conclusions that hold, the headline,
+median errors and failed attempts against issue 31's bars, the testbed's own runs), then
+every cell the AEGIS paper prints (Tables 2-6) beside ours
 (mean ± 95 % CI over seeds, and the model-uncertainty spread where the run measured it)
 with the error, the median |error| per table, and whether the paper's conclusions hold
 (Table 3 PeakMem lowest makespan; Table 5 NF raises mean JCT for MFM and MU; Table 6
 Mem-only worst makespan; AEGIS's headline makespan reductions), with the measured cause
-where they do not.
+where they do not, and the largest gaps explained in a sentence each.
 
 The published values are read at report time from the shared data folder
 (../shared/paper/published_tables.csv, or $AEGIS_SHARED); without it the report says

@@ -2,8 +2,9 @@
 // reproduce's results/paper) beside the values the AEGIS paper prints: every
 // published cell with ours (mean ± 95 % CI over seeds) and the error, the
 // median |error| per table, and whether the paper's conclusions hold, with
-// the measured cause where they do not. The published values are a report
-// target only; they are read at report time and never fitted to.
+// the measured cause where they do not; a one-line verdict on top and the
+// largest gaps explained. The published values are a report target only;
+// they are read at report time and never fitted to.
 package fidelity
 
 import (
