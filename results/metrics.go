@@ -55,14 +55,23 @@ func (j *Job) NormJCT() float64 { return j.JCT().Seconds() / j.SoloS }
 type Collector struct {
 	// jobs[i] and started[i] are job base+i's outcome and current
 	// attempt's launch; jobs below base have been streamed and forgotten.
-	jobs    []Job
-	started []time.Duration
-	base    int
-	stream  *jobStream
-	done    summaryAcc // the streamed jobs
-	stops   int
-	events  int
-	forward []Recorder
+	// A row is made from jobOf when an event first names its job (or one
+	// of a higher id), or when every row is asked for: jobs base+len(jobs)
+	// to n-1 have none yet, and are as jobOf lists them, waiting. The rows
+	// live in rows (streamed: from its start again once most are
+	// forgotten, so that a streamed run touches memory in proportion to
+	// the jobs not yet final, not to all of them).
+	jobs        []Job
+	started     []time.Duration
+	rows        []Job
+	startedRows []time.Duration
+	base, n     int
+	jobOf       func(i int) policies.Job
+	stream      *jobStream
+	done        summaryAcc // the streamed jobs
+	stops       int
+	events      int
+	forward     []Recorder
 
 	// Deferral episodes: a job deferred on a GPU for one reason in
 	// consecutive decisions.
@@ -106,32 +115,45 @@ func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
 
 // NewCollectorOf is NewCollector for n jobs read one at a time: job(i) is
 // job i as the backend lists it (so that no slice of every job is needed).
+// job(i) must list job i as it was submitted, the same at every call until
+// the collector's last use: the rows are made from it when needed.
 func NewCollectorOf(n int, job func(i int) policies.Job, forward ...Recorder) *Collector {
-	c := &Collector{jobs: make([]Job, n), started: make([]time.Duration, n),
+	c := &Collector{rows: make([]Job, n), startedRows: make([]time.Duration, n), n: n, jobOf: job,
 		forward: forward, eps: newDeferIndex[episode](), reasonAt: map[string]int32{}, lastReason: -1,
 		done: newSummaryAcc()}
+	c.jobs, c.started = c.rows[:0], c.startedRows[:0]
 	for _, f := range forward {
 		if d, ok := f.(interface{ Decision(time.Duration) }); ok {
 			c.deciders = append(c.deciders, d)
 		}
 	}
-	for i := range n {
-		j := job(i)
-		c.jobs[i] = Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
-			Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting}
-	}
 	return c
+}
+
+// fill makes the rows of the jobs below upto (at most n) that have none.
+// The rows are made in the arrays' room past the window (jobs is never
+// longer than rows).
+func (c *Collector) fill(upto int) {
+	upto = min(upto, c.n)
+	for i := c.base + len(c.jobs); i < upto; i++ {
+		j := c.jobOf(i)
+		c.jobs = append(c.jobs, Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
+			Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting})
+		c.started = append(c.started, 0)
+	}
 }
 
 // Add registers a job submitted after the run started (a live queue), as
 // the backend lists it; its id must be the next index.
 func (c *Collector) Add(j policies.Job) error {
-	if n := c.base + len(c.jobs); int(j.ID) != n {
-		return fmt.Errorf("results: added job %d (%s), expected id %d", j.ID, j.Name, n)
+	if int(j.ID) != c.n {
+		return fmt.Errorf("results: added job %d (%s), expected id %d", j.ID, j.Name, c.n)
 	}
+	c.fill(c.n)
 	c.jobs = append(c.jobs, Job{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS,
 		Submit: j.Submit, Start: -1, Finish: -1, State: policies.Waiting})
 	c.started = append(c.started, 0)
+	c.n++
 	return nil
 }
 
@@ -139,6 +161,9 @@ func (c *Collector) Add(j policies.Job) error {
 // event concerns a job after its final one) or is unknown.
 func (c *Collector) job(id policies.JobID) *Job {
 	i := int(id) - c.base
+	if i >= len(c.jobs) && int(id) < c.n {
+		c.fill(int(id) + 1)
+	}
 	if i < 0 || i >= len(c.jobs) {
 		return nil
 	}
@@ -231,7 +256,7 @@ func (c *Collector) StreamJobsWith(w io.Writer, names []string, add func(row []s
 		return fmt.Errorf("results: StreamJobsWith: %d extra columns but add is nil: %v", len(names), add == nil)
 	}
 	c.stream = &jobStream{w: csvRows{w: w}, add: add}
-	n := len(c.jobs) // the values of every job known now, allocated once
+	n := c.n // the values of every job known now, allocated once
 	c.done.jct, c.done.queue = make([]float64, 0, n), make([]float64, 0, n)
 	c.done.exec, c.done.norm = make([]float64, 0, n), make([]float64, 0, n)
 	head := JobColumns
@@ -263,15 +288,24 @@ func (c *Collector) flush() {
 		return
 	}
 	c.base += k
-	// Forget the streamed jobs; the backing arrays are reallocated once
-	// most of them are dead, so memory follows the window.
-	if rest := len(c.jobs) - k; k >= 1024 && rest < k {
-		c.jobs = slices.Clone(c.jobs[k:])
-		c.started = slices.Clone(c.started[k:])
-	} else {
-		c.jobs = c.jobs[k:]
-		c.started = c.started[k:]
+	// Forget the streamed jobs; the window moves back to the arrays'
+	// start once most of what lies before it is dead, so memory follows
+	// the window.
+	c.jobs, c.started = c.jobs[k:], c.started[k:]
+	dead := len(c.rows) - cap(c.jobs)
+	if dead >= 1024 && len(c.jobs) < dead && len(c.rows)-cap(c.started) == dead && c.inRows() {
+		c.jobs = c.rows[:copy(c.rows, c.jobs)]
+		c.started = c.startedRows[:copy(c.startedRows, c.started)]
 	}
+}
+
+// inRows reports whether the window still lies at the end of rows and
+// startedRows (Add may have moved it to larger arrays).
+func (c *Collector) inRows() bool {
+	if len(c.jobs) == 0 || cap(c.jobs) > len(c.rows) || cap(c.started) > len(c.startedRows) {
+		return len(c.jobs) == 0
+	}
+	return &c.jobs[0] == &c.rows[len(c.rows)-cap(c.jobs)] && &c.started[0] == &c.startedRows[len(c.startedRows)-cap(c.started)]
 }
 
 // FlushJobs writes out the rows streamed so far (StreamJobs) and reports the
@@ -401,7 +435,10 @@ func (c *Collector) byReason(n []int) map[string]int {
 // Jobs returns the per-job outcomes, by job id: every job's, or after
 // StreamJobs those of the jobs not streamed yet (from the lowest id not
 // final, in id order).
-func (c *Collector) Jobs() []Job { return c.jobs }
+func (c *Collector) Jobs() []Job {
+	c.fill(c.n)
+	return c.jobs
+}
 
 // Events returns how many backend events the run had.
 func (c *Collector) Events() int { return c.events }
@@ -434,6 +471,7 @@ func (c *Collector) Summary() Summary {
 	// With every job streamed, summary sorts the streamed values where
 	// they are (no copy): that changes no later Summary, which sorts its
 	// values before reading them.
+	c.fill(c.n)
 	a := c.done
 	if len(c.jobs) > 0 {
 		a = c.done.clone()
