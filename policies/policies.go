@@ -292,6 +292,15 @@ type Ticker interface{ Tick() time.Duration }
 // Observer is implemented by policies that keep state across decisions.
 type Observer interface{ Observe(e Event) }
 
+// OptionalObserver is an Observer whose decisions do not depend on being
+// given events: observing them only makes its decisions cheaper (Exclusive
+// keeps its idle GPUs from them). A caller that passes no events on (the
+// cluster dispatcher) may run it.
+type OptionalObserver interface {
+	Observer
+	ObservesOptionally()
+}
+
 // Selective is implemented by policies that know which events could change
 // their decision. Wants reports whether e could; when no event of an
 // instant is wanted, the loop does not ask for a decision then (the events

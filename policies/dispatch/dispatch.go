@@ -172,7 +172,7 @@ func New(cfg Config, sizes []int, build func() (policies.Policy, error)) (*Dispa
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := p.(policies.Observer); ok {
+		if _, opt := p.(policies.OptionalObserver); !opt && isObserver(p) {
 			if c, ok := p.(io.Closer); ok {
 				c.Close()
 			}
@@ -894,3 +894,9 @@ func (s foresightShift) Ahead(dst []policies.Sample, gpu int, after time.Duratio
 func (s foresightShift) Regime(gpu int) uint64 { return s.fs.Regime(gpu + s.first) }
 
 func (s foresightShift) RegimeSince(gpu int) time.Duration { return s.fs.RegimeSince(gpu + s.first) }
+
+// isObserver reports whether p keeps state from events.
+func isObserver(p policies.Policy) bool {
+	_, ok := p.(policies.Observer)
+	return ok
+}

@@ -20,6 +20,9 @@ type Policy struct {
 	// (policies.Policy allows it: the loop carries them out first), so a
 	// run's placements take no new memory each.
 	acts []policies.Action
+	// tracker keeps which GPUs are idle from events (Observe), so that a
+	// decision does not read every GPU to find the idle ones.
+	tracker
 }
 
 // New returns the Exclusive policy. It takes no parameters.
@@ -64,6 +67,7 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 	}
 	taken := p.taken
 	p.decided, p.blocked = true, -1
+	tracking := p.observed && p.refresh(v)
 	from := 0 // every idle GPU below from is taken: the search starts there
 	for _, id := range v.Queue.All() {
 		j := v.Job(id)
@@ -72,7 +76,12 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 			acts = append(acts, policies.Action{Kind: policies.Stop, Job: id, Reason: "failed exclusively: " + j.LastFailure.String()})
 			continue
 		}
-		gpus := p.idle(v, taken, from, j.GPUs)
+		var gpus []int
+		if tracking {
+			gpus = p.idleTracked(v, taken, from, j.GPUs)
+		} else {
+			gpus = p.idle(v, taken, from, j.GPUs)
+		}
 		if gpus == nil {
 			p.blocked = id
 			break // head-of-line blocking
@@ -89,6 +98,9 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 		if a.Kind == policies.Place {
 			for _, g := range a.GPUs {
 				taken[g] = false
+			}
+			if tracking { // read again at the next decision: busy by then
+				p.recheck = append(p.recheck, a.GPUs...)
 			}
 		}
 	}

@@ -111,3 +111,89 @@ func TestScheduleSearchesOnce(t *testing.T) {
 		require.Equal(t, want, (&Policy{}).Schedule(v), "busy %v jobs %v", busy, jobs)
 	}
 }
+
+// A policy kept up to date by events decides as one that reads every GPU,
+// on a random world of finishes, failures, stops, failed placements and
+// starts reported late (after the next decision), including a multi-GPU
+// attempt's GPUs freed together. A tracker that misses a release (an
+// event kind not read) places later than the reference and fails this.
+func TestObservedIdleSetMatchesSearch(t *testing.T) {
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		nGPU := 1 + rng.IntN(70)
+		v := &policies.View{GPUs: make([]policies.GPU, nGPU)}
+		for g := range v.GPUs {
+			v.GPUs[g] = policies.GPU{Index: g, CapacityMiB: 40960}
+		}
+		var queue []policies.JobID
+		var late []policies.Event // starts the backend reports after the next decision
+		p := &Policy{}
+		emit := func(e policies.Event) { p.Observe(e) }
+		end := func(id policies.JobID, kind policies.EventKind) {
+			j := &v.Jobs[id]
+			for _, g := range j.On {
+				v.GPUs[g].Jobs = slices.DeleteFunc(v.GPUs[g].Jobs, func(x policies.JobID) bool { return x == id })
+			}
+			if kind == policies.JobFinished {
+				j.State = policies.Done
+			} else {
+				j.State, j.LastFailure = policies.Pending, policies.OOM
+				queue = append(queue, id)
+				slices.Sort(queue)
+			}
+			j.On = nil
+			emit(policies.Event{Kind: kind, Job: id})
+		}
+		for step := range 400 {
+			for range rng.IntN(5) { // arrivals
+				id := policies.JobID(len(v.Jobs))
+				v.Jobs = append(v.Jobs, policies.Job{ID: id, State: policies.Pending, GPUs: 1 + rng.IntN(min(4, nGPU))})
+				queue = append(queue, id)
+				emit(policies.Event{Kind: policies.JobArrived, Job: id})
+			}
+			for _, e := range late {
+				emit(e)
+			}
+			late = late[:0]
+			for id := range v.Jobs { // ends
+				if v.Jobs[id].State == policies.Running && rng.IntN(10) == 0 {
+					kind := policies.JobFinished
+					if rng.IntN(3) == 0 {
+						kind = policies.JobFailed
+					}
+					end(policies.JobID(id), kind)
+				}
+			}
+			v.Queue = policies.ListOf(queue...)
+			want := (&Policy{}).Schedule(v) // reads every GPU
+			got := p.Schedule(v)
+			require.Equal(t, want, got, "seed %d step %d", seed, step)
+			for _, a := range slices.Clone(got) {
+				queue = slices.DeleteFunc(queue, func(x policies.JobID) bool { return x == a.Job })
+				j := &v.Jobs[a.Job]
+				if a.Kind == policies.Stop {
+					j.State = policies.Stopped
+					emit(policies.Event{Kind: policies.JobStopped, Job: a.Job})
+					continue
+				}
+				if rng.IntN(10) == 0 {
+					queue = append(queue, a.Job)
+					slices.Sort(queue)
+					emit(policies.Event{Kind: policies.PlaceFailed, Job: a.Job, GPUs: slices.Clone(a.GPUs)})
+					continue
+				}
+				j.State, j.On, j.Attempts, j.LastFailure = policies.Running, slices.Clone(a.GPUs), j.Attempts+1, policies.NoFailure
+				for _, g := range a.GPUs {
+					v.GPUs[g].Jobs = append(v.GPUs[g].Jobs, a.Job)
+				}
+				e := policies.Event{Kind: policies.JobStarted, Job: a.Job, GPUs: slices.Clone(a.GPUs)}
+				if rng.IntN(3) == 0 {
+					late = append(late, e)
+				} else {
+					emit(e)
+				}
+			}
+		}
+		require.Equal(t, 1, p.reads, "seed %d: the view was read whole again (the set fell out of step)", seed)
+	}
+}
