@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,62 @@ func TestTelemetryChangesNothingElse(t *testing.T) {
 	require.Equal(t, 1+3*(last+1), strings.Count(with[3], "\n"))
 }
 
+// TestTelemetryPower checks telemetry.csv's power_w (results.PowerColumn,
+// last, as aegis exec writes it) against the run's metered energy: each
+// GPU's second is charged what the meter charges it, so the column summed
+// over every row is the summary's energy_j plus the idle power of the GPUs
+// before the first submission and from the last finish to the end of the
+// last row's second (energy_j covers the first submission to the last
+// finish), to the column's rounding (0.05 W a row). A GPU type without a
+// power model (h200-141gb) leaves the cells empty.
+func TestTelemetryPower(t *testing.T) {
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		server string
+		idleW  float64 // 0: no power model
+	}{
+		{"a100-40gb:3", models.A100Power().IdleW},
+		{"h200-141gb:2", 0},
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			srv, err := models.ParseServer(tc.server)
+			require.NoError(t, err)
+			var tel bytes.Buffer
+			o, err := assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: "aegis", Seed: 3, Telemetry: &tel}, nil)
+			require.NoError(t, err)
+			head, _, _ := strings.Cut(tel.String(), "\n")
+			require.Equal(t, strings.Join(append(append([]string(nil), results.TelemetryColumns...), results.PowerColumn), ","), head)
+			tab, err := runfiles.ParseTable("telemetry.csv", &tel, results.PowerColumn)
+			require.NoError(t, err)
+			require.Greater(t, tab.Len(), 100)
+			var sum float64
+			for i := range tab.Len() {
+				w, err := tab.OptFloat(i, results.PowerColumn)
+				require.NoError(t, err)
+				if tc.idleW == 0 {
+					require.True(t, math.IsNaN(w), "row %d: power %v without a power model", i, w)
+					continue
+				}
+				require.False(t, math.IsNaN(w), "row %d: no power", i)
+				sum += w
+			}
+			if tc.idleW == 0 {
+				require.Nil(t, o.Summary.Energy)
+				return
+			}
+			require.NotNil(t, o.Summary.Energy)
+			first := tr.Jobs[0].Submit
+			for _, j := range tr.Jobs {
+				first = min(first, j.Submit)
+			}
+			rows := float64(tab.Len()) / float64(srv.GPUs) // seconds per GPU
+			idle := float64(srv.GPUs) * tc.idleW * (first.Seconds() + rows - (first.Seconds() + o.Summary.MakespanS))
+			require.InDelta(t, o.Summary.Energy.J+idle, sum, 0.05*float64(tab.Len()), "power_w summed vs energy_j")
+		})
+	}
+}
+
 // The telemetry written is the telemetry the policy decides on.
 func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
 	tr, err := traces.Load("demo")
@@ -91,9 +148,9 @@ func TestTelemetryIsWhatPoliciesSee(t *testing.T) {
 		specs[i] = traces.Job{ID: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
 	}
 	var tel bytes.Buffer
-	tw := results.NewTelemetryWriter(&tel, results.TelemetryPlain)
+	tw := results.NewTelemetryWriter(&tel, results.TelemetryPower)
 	s, err := sim.New(sim.Config{Server: srv, Catalog: cat, Interference: models.DefaultInterference(),
-		Truth: sim.DefaultTruth(), Seed: 3, Samples: tw.Sample}, specs)
+		Truth: sim.DefaultTruth(), Seed: 3, Samples: tw.SamplePower}, specs)
 	require.NoError(t, err)
 	p, err := registry.New("aegis", nil)
 	require.NoError(t, err)

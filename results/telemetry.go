@@ -13,18 +13,22 @@ import (
 // it back).
 var TelemetryColumns = []string{"gpu", "t_s", "smact", "smocc", "drama", "util", "used_mib"}
 
-// PowerColumn is telemetry.csv's optional last column, after
-// TelemetryColumns: the GPU's power draw in watts (aegis exec writes it,
-// from NVML or an emulated GPU's power model; empty where not read).
+// PowerColumn is telemetry.csv's last column, after TelemetryColumns: the
+// GPU's power draw in watts (aegis exec: NVML's reading or an emulated
+// GPU's power model, empty where not read; aegis simulate --telemetry: the
+// second's mean power as the energy meter charges it, empty without a power
+// model). A run directory of aegis exec begun before the column existed
+// has none.
 const PowerColumn = "power_w"
 
 // TelemetryColumnSet says whether telemetry.csv has PowerColumn.
 type TelemetryColumnSet int
 
 const (
-	// TelemetryPlain is TelemetryColumns (aegis simulate --telemetry).
+	// TelemetryPlain is TelemetryColumns (an aegis exec run resumed in a
+	// directory begun before PowerColumn existed).
 	TelemetryPlain TelemetryColumnSet = iota
-	// TelemetryPower adds PowerColumn (aegis exec).
+	// TelemetryPower adds PowerColumn (aegis exec, aegis simulate).
 	TelemetryPower
 )
 

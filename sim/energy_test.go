@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -92,4 +93,73 @@ func TestPowerAt(t *testing.T) {
 	require.NoError(t, err)
 	_, ok = s.PowerAt(0, 0)
 	require.False(t, ok, "no power model, no power")
+}
+
+// TestSecondPower checks the power given with each telemetry sample
+// (Config.Samples): a second's power is what the GPU's energy meter
+// charges for it, so a GPU's powers over its seconds sum to its metered
+// energy up to the end of the last one, a second without a change draws
+// the power in force (PowerAt), and a GPU type without a power model gives
+// none (NaN). The demo trace under Exclusive changes GPUs mid-second; with
+// the default truth (noise, memory ramp) and exactly.
+func TestSecondPower(t *testing.T) {
+	tr, err := traces.Load("demo")
+	require.NoError(t, err)
+	specs := make([]traces.Job, len(tr.Jobs))
+	for i, j := range tr.Jobs {
+		specs[i] = traces.Job{ID: j.ID, Workload: j.Workload, GPUs: j.GPUs, Submit: j.Submit}
+	}
+	pm := models.A100Power()
+	for _, tc := range []struct {
+		name  string
+		truth sim.Truth
+		power *models.PowerModel
+	}{
+		{"default truth", sim.DefaultTruth(), pm},
+		{"exact", exact(), pm},
+		{"no power model", sim.DefaultTruth(), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const gpus = 3
+			var got [gpus][]float64
+			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:3"), Catalog: models.A100(), Interference: models.DefaultInterference(),
+				Truth: tc.truth, Seed: 3, Power: tc.power,
+				Samples: func(g int, k int64, _ policies.Sample, w float64) {
+					require.Len(t, got[g], int(k), "GPU %d: seconds in order", g)
+					got[g] = append(got[g], w)
+				}}, specs)
+			require.NoError(t, err)
+			col := results.NewCollector(s.Jobs())
+			require.NoError(t, loop.Run(context.Background(), s, &exclusive.Policy{}, col))
+			mid := 0 // seconds that a change of the GPU's jobs splits
+			for g := range gpus {
+				require.NotEmpty(t, got[g])
+				end := time.Duration(len(got[g])) * sec
+				e, ok := s.GPUEnergyTo(g, end)
+				require.Equal(t, tc.power != nil, ok)
+				if tc.power == nil {
+					for k, w := range got[g] {
+						require.True(t, math.IsNaN(w), "GPU %d second %d: %v without a power model", g, k, w)
+					}
+					continue
+				}
+				var sum float64
+				for k, w := range got[g] {
+					require.GreaterOrEqual(t, w, pm.IdleW, "GPU %d second %d", g, k)
+					require.LessOrEqual(t, w, pm.BoardW, "GPU %d second %d", g, k)
+					at, ok := s.PowerAt(g, time.Duration(k)*sec)
+					require.True(t, ok)
+					if math.Abs(at-w) > 1e-9 {
+						mid++
+					}
+					sum += w
+				}
+				require.InDelta(t, e, sum, 1e-9*e, "GPU %d: powers summed vs metered energy", g)
+				require.Equal(t, pm.IdleW, got[g][0], "GPU %d idles at second 0", g)
+			}
+			if tc.power != nil {
+				require.Greater(t, mid, 10, "seconds split by a change")
+			}
+		})
+	}
 }

@@ -93,9 +93,14 @@ type Config struct {
 	Seed      uint64
 	// Samples, when not nil, receives every GPU's 1 Hz telemetry sample
 	// once it is final, in time order (second, then GPU), from second 0
-	// to the last whole second of the run. Asking for samples changes
-	// nothing else the run produces.
-	Samples func(gpu int, second int64, x policies.Sample)
+	// to the last whole second of the run, with powerW, the GPU's mean
+	// power over that second as its energy meter charges it (the joules
+	// metered from the second's start to the next's, per second; NaN
+	// when the GPU's type has no power model). A GPU's powerW over its
+	// seconds sums to its metered energy up to the end of the last one
+	// (GPUEnergyTo). Asking for samples changes nothing else the run
+	// produces.
+	Samples func(gpu int, second int64, x policies.Sample, powerW float64)
 	// GPUsPerProfile, when true, admits a job of a multiple of its
 	// workload's GPU count (cluster runs: a 64-GPU job on a 1-GPU
 	// workload): GPU k of the job runs the workload's profile of its GPU
@@ -860,20 +865,25 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 			return s.out, nil
 		}
 	}
-	s.emitSamples(s.lastEvent.Truncate(time.Second) + time.Second)
+	s.emitSamples(s.lastEvent.Truncate(time.Second)+time.Second, true)
 	return nil, nil
 }
 
-// emitSamples gives cfg.Samples every whole second before t not given yet.
-// It is called before a GPU's telemetry segment changes at t and at the end
-// of the run: seconds before t are final then, and their history still kept.
-func (s *Sim) emitSamples(t time.Duration) {
+// emitSamples gives cfg.Samples every whole second not given yet that is
+// final at t. It is called before a GPU's telemetry segment changes at t
+// and at the end of the run (end): a second's sample is final once t is
+// past its start, its power once t is at its end, or at the end of the
+// run, after which no GPU changes; its history is still kept then.
+func (s *Sim) emitSamples(t time.Duration, end bool) {
 	if s.cfg.Samples == nil {
 		return
 	}
+	if !end {
+		t = t.Truncate(time.Second) // the seconds that end by t
+	}
 	for ; time.Duration(s.emitted)*time.Second < t; s.emitted++ {
 		for g := range s.gpus {
-			s.cfg.Samples(g, s.emitted, s.cachedSample(g, s.emitted))
+			s.cfg.Samples(g, s.emitted, s.cachedSample(g, s.emitted), s.secondPower(g, s.emitted))
 		}
 	}
 }
@@ -1106,7 +1116,7 @@ func (s *Sim) settle(id int) {
 // re-plans their OOM events and telemetry.
 func (s *Sim) changed(gpus []int) {
 	s.touch(gpus)
-	s.emitSamples(s.now)
+	s.emitSamples(s.now, false)
 	s.lastChange = s.now
 	for _, g := range gpus {
 		s.scheduleOOM(g)

@@ -43,6 +43,9 @@ type segJob struct {
 type segment struct {
 	start time.Duration
 	jobs  []segJob
+	// powerW is the GPU's power while the segment lasts, the rate its
+	// energy meter charges (meter; 0 without a power model).
+	powerW float64
 	// serial is the history's version when the segment was last recorded.
 	serial uint64
 	drawn  bool // the jobs' draws are prepared
@@ -111,12 +114,12 @@ func (h *history) record(s *Sim, g int) {
 				key: noiseKey(int(id), pj.Attempts)})
 		}
 	}
-	s.meter(g, jobs)
+	w := s.meter(g, jobs)
 	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
 		h.recycle(h.segs[n-1].jobs)
-		h.segs[n-1].jobs, h.segs[n-1].serial, h.segs[n-1].drawn = jobs, h.version, false
+		h.segs[n-1].jobs, h.segs[n-1].serial, h.segs[n-1].drawn, h.segs[n-1].powerW = jobs, h.version, false, w
 	} else {
-		h.segs = append(h.segs, segment{start: s.now, jobs: jobs, serial: h.version})
+		h.segs = append(h.segs, segment{start: s.now, jobs: jobs, serial: h.version, powerW: w})
 	}
 	// Drop segments that ended before the retained history.
 	i := 0

@@ -20,7 +20,7 @@ func TestPlotSimulateDir(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	tel, err := os.ReadFile(filepath.Join(dir, "telemetry.csv"))
 	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(string(tel), "gpu,t_s,smact,smocc,drama,util,used_mib\n0,0,"))
+	require.True(t, strings.HasPrefix(string(tel), "gpu,t_s,smact,smocc,drama,util,used_mib,power_w\n0,0,"))
 	for i, format := range []string{"png", "svg"} { // the svg redraws the png beside it
 		code, out, errs := aegis("plot", dir, "--format", format)
 		require.Equal(t, 0, code, errs)

@@ -48,7 +48,9 @@ With --out DIR the run writes DIR/jobs.csv, DIR/summary.csv, DIR/deferrals.csv,
 DIR/events.jsonl, DIR/simulate.json (provenance: build, trace and GPU types by
 content hash, policy, settings, seed) and DIR/README.md (a page of the run: its
 summary, figures, files and provenance); --telemetry adds DIR/telemetry.csv, every
-GPU's 1 Hz sample (gpu,t_s,smact,smocc,drama,util,used_mib). aegis plot DIR draws
+GPU's 1 Hz sample (gpu,t_s,smact,smocc,drama,util,used_mib,power_w; power_w is the
+second's mean power in W as the energy meter charges it, summing to the GPU's
+metered energy in J, empty without a power model). aegis plot DIR draws
 the run (and rewrites the page). On a terminal, a bar on stderr counts the jobs done.
 
 --cluster TYPE:GPUSxSERVERS (e.g. a100-40gb:8x16; groups joined by commas, of
@@ -74,7 +76,7 @@ docs/simulator.md, "Clusters".`,
 	f.StringArrayVar(&fl.sets, "set", nil, "policy parameter key=value (repeatable; see aegis policies)")
 	f.StringArrayVar(&fl.truths, "truth", nil, "simulator truth setting key=value (repeatable; see aegis policies)")
 	f.StringVar(&fl.out, "out", "", "directory for jobs.csv, summary.csv, deferrals.csv and events.jsonl")
-	f.BoolVar(&fl.telemetry, "telemetry", false, "also write telemetry.csv (every GPU's 1 Hz sample) into --out")
+	f.BoolVar(&fl.telemetry, "telemetry", false, "also write telemetry.csv (every GPU's 1 Hz sample and power) into --out")
 	addProfileFlags(c)
 	return c
 }

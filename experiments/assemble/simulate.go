@@ -49,7 +49,9 @@ type Run struct {
 	// a mixed cluster keep their own.
 	Combine *models.TelemetryParams
 	// Telemetry, when not nil, receives the run's telemetry.csv: every
-	// GPU's 1 Hz sample (results.TelemetryWriter). Other outputs do not
+	// GPU's 1 Hz sample (results.TelemetryWriter) with its power_w, the
+	// second's mean power as the energy meter charges it (sim.Config.Samples;
+	// empty on a GPU type without a power model). Other outputs do not
 	// change.
 	Telemetry io.Writer
 	// Jobs, when not nil, receives the run's jobs.csv while the run goes
@@ -224,8 +226,8 @@ func (a *assembly) simulator() error {
 		a.energyNote = a.mixed.energyNote
 	}
 	if r.Telemetry != nil {
-		a.tel = results.NewTelemetryWriter(r.Telemetry, results.TelemetryPlain)
-		cfg.Samples = a.tel.Sample
+		a.tel = results.NewTelemetryWriter(r.Telemetry, results.TelemetryPower)
+		cfg.Samples = a.tel.SamplePower
 	}
 	if a.s, err = sim.New(cfg, r.Trace.Jobs); err != nil {
 		return fmt.Errorf("trace %s: %w", r.Trace.Name, err)
