@@ -239,6 +239,10 @@ type Scheduler struct {
 	// arrivals with a lower id queue ahead of it (the queue is in id order).
 	decided, idle, settled bool
 	stopAt                 policies.JobID
+	// holds keeps the GPUs' hold ends from events; cached: they are used
+	// in this decision.
+	holds
+	cached bool
 }
 
 // ask is one Admit question of a decision.
@@ -294,8 +298,16 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	d.recovery = s.recover
 	s.changesAt, s.other = Never, Never
 	s.asks = s.asks[:0]
+	s.cached = s.observed && s.refresh(v)
 	s.walk(&d)
 	acts = s.wake(&d)
+	if s.cached {
+		for _, a := range acts { // read again at the next decision
+			if a.Kind == policies.Place {
+				s.recheck = append(s.recheck, a.GPUs...)
+			}
+		}
+	}
 	return acts
 }
 
@@ -512,7 +524,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 		reason := Admitted
 		ends := Never // when g's hold ends (holdEnds), for a GPU running jobs not taken now
 		if !busy[g] && len(v.GPUs[g].Jobs) > 0 {
-			ends = holdEnds(v, g, s.cfg.Hold)
+			ends = s.holdEnd(v, g, s.cached)
 		}
 		switch {
 		case busy[g]:

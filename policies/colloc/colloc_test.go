@@ -396,3 +396,75 @@ func TestHeldIsBeforeHoldEnds(t *testing.T) {
 		}
 	}
 }
+
+// The hold ends kept from events are those read from every GPU's jobs, on
+// a random world of collocated starts (some reported after the next
+// decision, whose placements the decision itself marks), first activities,
+// finishes, failures, stops and failed placements; the view is read whole
+// once. A hold end that misses an event (a first activity, an end) fails
+// it.
+func TestHoldEndsKeptFromEvents(t *testing.T) {
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		s := New("t", DefaultConfig(), nil)
+		v := &policies.View{GPUs: make([]policies.GPU, 1+rng.IntN(20))}
+		var late []policies.Event
+		var running []policies.JobID
+		s.Observe(policies.Event{Kind: policies.Wakeup})
+		for step := range 300 {
+			v.Now += time.Duration(1+rng.IntN(20)) * time.Second
+			for _, e := range late {
+				s.Observe(e)
+			}
+			late = late[:0]
+			for k := 0; k < len(running); k++ { // first activity, ends
+				id := running[k]
+				j := &v.Jobs[id]
+				switch r := rng.IntN(10); {
+				case r == 0 && !j.Active:
+					j.Active, j.ActiveAt = true, v.Now-time.Duration(rng.IntN(5))*time.Second
+					s.Observe(policies.Event{Kind: policies.JobActive, Job: id})
+				case r == 1:
+					for _, g := range j.On {
+						v.GPUs[g].Jobs = slices.DeleteFunc(v.GPUs[g].Jobs, func(x policies.JobID) bool { return x == id })
+					}
+					j.State = policies.Done
+					kind := []policies.EventKind{policies.JobFinished, policies.JobFailed, policies.JobStopped}[rng.IntN(3)]
+					s.Observe(policies.Event{Kind: kind, Job: id})
+					running = slices.Delete(running, k, k+1)
+					k--
+				}
+			}
+			// A decision: the cached hold ends against every GPU's jobs.
+			cached := s.refresh(v)
+			require.True(t, cached)
+			for g := range v.GPUs {
+				if len(v.GPUs[g].Jobs) > 0 {
+					require.Equal(t, holdEnds(v, g, s.cfg.Hold), s.holdEnd(v, g, true), "seed %d step %d GPU %d", seed, step, g)
+				}
+			}
+			for range rng.IntN(3) { // its placements
+				id := policies.JobID(len(v.Jobs))
+				gpus := rng.Perm(len(v.GPUs))[:1+rng.IntN(min(3, len(v.GPUs)))]
+				v.Jobs = append(v.Jobs, policies.Job{ID: id, GPUs: len(gpus)})
+				if rng.IntN(8) == 0 {
+					s.Observe(policies.Event{Kind: policies.PlaceFailed, Job: id, GPUs: gpus})
+					continue
+				}
+				v.Jobs[id].State, v.Jobs[id].On = policies.Running, gpus
+				for _, g := range gpus {
+					v.GPUs[g].Jobs = append(v.GPUs[g].Jobs, id)
+				}
+				running = append(running, id)
+				s.recheck = append(s.recheck, gpus...) // as Schedule does
+				e := policies.Event{Kind: policies.JobStarted, Job: id, GPUs: slices.Clone(gpus)}
+				if rng.IntN(3) == 0 {
+					late = append(late, e)
+				} else {
+					s.Observe(e)
+				}
+			}
+		}
+		require.Equal(t, 1, s.reads, "seed %d: the view was read whole again", seed)
+	}
+}
