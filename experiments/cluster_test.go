@@ -165,5 +165,9 @@ func TestClusterAegisSkipsExactly(t *testing.T) {
 	for name := range fOff {
 		require.Equal(t, string(fOff[name]), string(fOn[name]), name)
 	}
-	require.Less(t, 5*on.Events, off.Events, "skipping decides far less often")
+	// 15,580 events against 36,931 (2,690 against 136,604 before
+	// models.DepthOverlapA100): on GPUs with more than 5 jobs the
+	// readings now straddle the pressure rule, where no horizon can
+	// foresee the verdict (docs/crowding.md, "A depth term").
+	require.Less(t, 2*on.Events, off.Events, "skipping decides far less often")
 }

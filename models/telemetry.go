@@ -33,6 +33,14 @@ type TelemetryParams struct {
 	// 200 s only, the testbed's trace runs' DCGM (testbed_runs/) mostly
 	// jobs long past it; 0 keeps u0 for every job (docs/crowding.md).
 	SteadySaturation float64 `yaml:"steady_saturation,omitempty" json:"steady_saturation,omitempty"`
+	// DepthOverlap δ raises the saturation of a GPU holding more than
+	// DepthMeasured jobs: with k jobs the divisor (U/u0, or U' with u1)
+	// is divided by 1 + δ·(k − DepthMeasured) before max(1, ·), as if
+	// the jobs' kernels overlapped more the more of them there are. No
+	// measurement constrains a GPU that deep directly (the threshold
+	// grid and the stacks hold 1-5 jobs); 0, the default, leaves it out
+	// (docs/crowding.md, "A depth term").
+	DepthOverlap float64 `yaml:"depth_overlap,omitempty" json:"depth_overlap,omitempty"`
 	// Scale corrects the telemetry of single workloads, by catalog
 	// workload ID: such a workload shows its solo SMACT, SMOCC and DRAMA
 	// (mean and p95) multiplied by the factors, for example where a
@@ -84,6 +92,23 @@ type TelemetryJob struct {
 // grid cannot see it: its decisions all fall in the jobs' first window.
 const SteadySaturationA100 = 1.2
 
+// DepthOverlapA100 is the A100's depth term δ (TelemetryParams.DepthOverlap):
+// on the grid 0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5 the value with
+// the least joint loss on the testbed's four AEGIS runs of Philly (each
+// figure averaged over seeds 1-10): the mean over the runs of
+// |max jobs at once − the testbed's|/2 and |failed attempts − the
+// testbed's|/2, plus the rise of the mean DCGM error (as for
+// SteadySaturationA100) divided by 0.01. Loss Philly 1.025 → 0.725 (DCGM
+// error 0.048 → 0.045); Saturn, held out, 1.406 → 0.850 (0.028 → 0.026).
+// Fitted on Saturn instead, δ = 0.5, where Philly's DCGM error rises to
+// 0.060 (scripts/fit-depth-overlap.sh, docs/crowding.md).
+const DepthOverlapA100 = 0.2
+
+// DepthMeasured is the deepest stack the telemetry combination was
+// measured on (the threshold grid's and the stacks' 4-5 jobs): the
+// DepthOverlap term counts the jobs beyond it.
+const DepthMeasured = 5
+
 // WindowLength is how long after its first activity a job is in its first
 // window: the 200 s over which the solo windows (Window) were measured, and
 // within which every admission decision of the threshold grid fell.
@@ -123,6 +148,7 @@ func (p TelemetryParams) CombineTelemetry(jobs []TelemetryJob) (smact, smocc, dr
 type Load struct {
 	u, split float64
 	steady   bool
+	n        int // jobs counted
 }
 
 // Add counts a job of solo utilization util (a fraction), progress rate
@@ -138,6 +164,7 @@ func (p TelemetryParams) Add(l *Load, util, rate float64, steady bool) (w float6
 		l.split += util * w / s
 	}
 	l.steady = l.steady || steady
+	l.n++
 	return w
 }
 
@@ -178,17 +205,37 @@ func (l *Load) AddTerm(t *Term, steady bool) {
 		l.split += t.split[i]
 	}
 	l.steady = l.steady || steady
+	l.n++
 }
 
 // Combined is one signal of jobs of load l whose weighted draws sum to
 // sum: divided as the load says and kept within [0, 1].
 func (p TelemetryParams) Combined(l Load, sum float64) float64 {
+	if p.DepthOverlap > 0 && l.n > DepthMeasured {
+		return p.combinedDeep(l, sum)
+	}
 	if l.steady && p.SteadySaturation > 0 {
 		if l.split > 1 {
 			sum /= l.split
 		}
 	} else if p.Saturation > 0 && l.u > p.Saturation {
 		sum *= p.Saturation / l.u
+	}
+	return Within(sum, 1)
+}
+
+// combinedDeep is Combined for a GPU deeper than DepthMeasured with the
+// depth term set: the divisor shrunk by 1 + δ·(k − DepthMeasured).
+func (p TelemetryParams) combinedDeep(l Load, sum float64) float64 {
+	f := 1 + p.DepthOverlap*float64(l.n-DepthMeasured)
+	if l.steady && p.SteadySaturation > 0 {
+		if d := l.split / f; d > 1 {
+			sum /= d
+		}
+	} else if p.Saturation > 0 {
+		if d := l.u / (p.Saturation * f); d > 1 {
+			sum /= d
+		}
 	}
 	return Within(sum, 1)
 }
@@ -225,6 +272,9 @@ func (p TelemetryParams) Check() error {
 	}
 	if !(p.SteadySaturation >= 0 && p.SteadySaturation <= 100) {
 		return fmt.Errorf("steady_saturation %v: want a number in [0, 100] (0: the saturation for every job)", p.SteadySaturation)
+	}
+	if !(p.DepthOverlap >= 0 && p.DepthOverlap <= 10) {
+		return fmt.Errorf("depth_overlap %v: want a number in [0, 10] (0: off)", p.DepthOverlap)
 	}
 	ids := make([]string, 0, len(p.Scale))
 	for id := range p.Scale {

@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -94,6 +95,7 @@ func TestTelemetryInModelFile(t *testing.T) {
 	require.Nil(t, f.Telemetry)
 	require.NoError(t, DefaultTelemetry().Check())
 	require.Equal(t, SteadySaturationA100, DefaultTelemetry().SteadySaturation, "the embedded model's steady_saturation is the fitted one (aegis calibrate --out writes it)")
+	require.Equal(t, DepthOverlapA100, DefaultTelemetry().DepthOverlap, "the embedded model's depth_overlap is the fitted one (aegis calibrate --out writes it)")
 }
 
 // combineReference is CombineTelemetry as the formula reads, all jobs in
@@ -194,4 +196,49 @@ func TestTermIsAdd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDepthOverlap: the depth term changes nothing up to DepthMeasured
+// jobs, and beyond it shrinks the time-shared divisor by 1 + δ·(k − 5), so
+// a GPU stacked with light jobs reads heavier (never above their sum).
+func TestDepthOverlap(t *testing.T) {
+	light := TelemetryJob{SMACT: 0.3, SMOCC: 0.15, DRAMA: 0.2, Util: 0.4, Rate: 1, Steady: true}
+	stack := func(k int) []TelemetryJob { return slices.Repeat([]TelemetryJob{light}, k) }
+	base := TelemetryParams{Saturation: 1, SteadySaturation: 1.2}
+	deep := base
+	deep.DepthOverlap = 0.25
+	for _, tc := range []struct {
+		name   string
+		jobs   []TelemetryJob
+		factor float64 // deep's reading over base's
+	}{
+		{"five jobs: unchanged", stack(5), 1},
+		{"eight jobs: divisor / 1.75", stack(8), 1.75},
+		{"eight jobs in their first window: u0's divisor / 1.75", slices.Repeat([]TelemetryJob{{SMACT: 0.1, SMOCC: 0.05, DRAMA: 0.08, Util: 0.4}}, 8), 1.75},
+		{"eleven jobs: divisor / 2.5", stack(11), 2.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs, bo, bd := base.CombineTelemetry(tc.jobs)
+			ds, do, dd := deep.CombineTelemetry(tc.jobs)
+			require.InDelta(t, min(1, bs*tc.factor), ds, 1e-12)
+			require.InDelta(t, min(1, bo*tc.factor), do, 1e-12)
+			require.InDelta(t, min(1, bd*tc.factor), dd, 1e-12)
+			// Through Load, as the simulator combines: the same values.
+			var l Load
+			var so float64
+			for _, j := range tc.jobs {
+				w := deep.Add(&l, j.Util, j.Rate, j.Steady)
+				so += j.SMOCC * w
+			}
+			require.Equal(t, do, deep.Combined(l, so))
+		})
+	}
+	// Never above the plain sum: a divisor below 1 is 1.
+	sum := TelemetryParams{}
+	huge := TelemetryParams{Saturation: 1, SteadySaturation: 1.2, DepthOverlap: 10}
+	s0, o0, d0 := sum.CombineTelemetry(stack(7))
+	s1, o1, d1 := huge.CombineTelemetry(stack(7))
+	require.Equal(t, [3]float64{s0, o0, d0}, [3]float64{s1, o1, d1})
+	require.Error(t, TelemetryParams{DepthOverlap: -0.1}.Check())
+	require.NoError(t, deep.Check())
 }

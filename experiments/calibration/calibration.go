@@ -222,6 +222,7 @@ func Run(opt Options) (*Result, error) {
 	}
 	res.Telemetry = tt.best(tt.seqs)
 	res.Telemetry.SteadySaturation = models.SteadySaturationA100
+	res.Telemetry.DepthOverlap = models.DepthOverlapA100
 	if res.After, err = Evaluate(d, Model{Interference: final, Telemetry: res.Telemetry}, opt.Seeds); err != nil {
 		return nil, err
 	}
@@ -369,6 +370,7 @@ func validate(name string, folds [][]string, d *stacking.Data, st *speedTable, t
 			}
 			fold.Telemetry = tt.best(train)
 			fold.Telemetry.SteadySaturation = models.SteadySaturationA100
+			fold.Telemetry.DepthOverlap = models.DepthOverlapA100
 			if scales {
 				var err error
 				if fold.Telemetry.Scale, err = fitScales(inter, fold.Telemetry, d, train, seeds); err != nil {

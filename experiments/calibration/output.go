@@ -336,7 +336,10 @@ func (r *Result) File() (*models.InterferenceFile, string) {
 			"admissions = leave-one-sequence-out errors (see docs/nway.md).\n" +
 			"telemetry.steady_saturation (jobs past their first 200 s, which the grid never\n" +
 			"reaches) is fitted on the testbed's Philly runs' DCGM distributions and checked\n" +
-			"on Saturn's (models.SteadySaturationA100, docs/crowding.md).\n"
+			"on Saturn's (models.SteadySaturationA100, docs/crowding.md).\n" +
+			"telemetry.depth_overlap (GPUs with more than 5 jobs, deeper than any measured\n" +
+			"stack) is fitted on the same Philly runs' peaks, failed attempts and DCGM\n" +
+			"distributions and checked on Saturn's (models.DepthOverlapA100).\n"
 	}
 	if r.Options.GPU == LegacyGPU {
 		comment += "Legacy server: the activity feature read as SMACT is nvidia-smi utilization (no DCGM\n" +
