@@ -50,7 +50,7 @@ for u in ${U1:-1 1.1 1.2 1.25 1.3 1.4 1.5 2}; do
 	done
 	echo "$row"
 done | tee "$tmp/table"
-awk -F'|' 'NR > 2 { u = $2 + 0; p = $3 + 0; s = $4 + 0
+awk -F'|' '{ u = $2 + 0; p = $3 + 0; s = $4 + 0
 	if (!np || p < bp) { bp = p; bu = u; sp = s; np = 1 }
 	if (!ns || s < bs) { bs = s; su = u; ps = p; ns = 1 } }
 	END { printf "\nfit on philly: u1 = %g (error %.4f); saturn there %.4f\nfit on saturn: u1 = %g (error %.4f); philly there %.4f\n", bu, bp, sp, su, bs, ps }' "$tmp/table"
