@@ -17,14 +17,8 @@
 # shared data folder, default ../shared), SEEDS (default 1-5). About 1 s of
 # CPU per run and seed.
 set -euo pipefail
-bin=${AEGIS_BIN:-bin/aegis}
-shared=${AEGIS_SHARED:-../shared}
+. "$(dirname "$0")/testbed.sh"
 seeds=${SEEDS:-1-5}
-runs=$shared/calibration/aegis/testbed_runs
-[ -x "$bin" ] || { echo "no aegis binary at $bin: make build, or set AEGIS_BIN" >&2; exit 1; }
-[ -d "$runs" ] || { echo "no testbed runs at $runs: set AEGIS_SHARED" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 labels="aegis_magm_thresholded aegis_lug_thresholded aegis_magm_no_thresholds aegis_lug_no_thresholds"
 for tr in philly saturn; do
 	for l in $labels; do

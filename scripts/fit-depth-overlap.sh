@@ -19,28 +19,18 @@
 # 0.5 0.75 1 1.5"), SEEDS (seed sets, default "1-5 6-10"). About 2 s of CPU
 # per run and seed set: 160 runs for the defaults.
 set -euo pipefail
-bin=${AEGIS_BIN:-bin/aegis}
-shared=${AEGIS_SHARED:-../shared}
-runs=$shared/calibration/aegis/testbed_runs
-model=models/data/interference_a100.yaml
-[ -x "$bin" ] || { echo "no aegis binary at $bin: make build, or set AEGIS_BIN" >&2; exit 1; }
-[ -d "$runs" ] || { echo "no testbed runs at $runs: set AEGIS_SHARED" >&2; exit 1; }
-grep -q '^  depth_overlap: ' "$model" || { echo "$model has no telemetry.depth_overlap line" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/testbed.sh"
 labels="aegis_magm_thresholded aegis_magm_no_thresholds aegis_lug_thresholded aegis_lug_no_thresholds"
 echo "delta,seeds,trace,run,peak_measured,peak_ours,failed_measured,failed_ours,dcgm_error"
 for d in ${DELTA:-0 0.05 0.1 0.2 0.3 0.4 0.5 0.75 1 1.5}; do
-	sed "s/^  depth_overlap: .*/  depth_overlap: $d/" "$model" > "$tmp/model.yaml"
-	printf 'name: a100-depth-%s\nmemory_mib: 40960\npressure: true\ninterference: model.yaml\n' "$d" > "$tmp/gpu.yaml"
+	user_gpu depth_overlap "$d"
 	for s in ${SEEDS:-1-5 6-10}; do
 		for tr in philly saturn; do
 			for l in $labels; do
 				rm -rf "$tmp/out"
 				"$bin" measured "$runs/$tr/job_metrics__$l.csv" --trace "$tr" --server "$tmp/gpu.yaml:3" --seeds "$s" \
 					--dcgm "$runs/dcgm_run_distributions.csv" --out "$tmp/out" > "$tmp/report"
-				e=$(sed -n 's/^Mean |ours − measured| .*: \([0-9.]*\)\.$/\1/p' "$tmp/report")
-				[ -n "$e" ] || { echo "no DCGM error in aegis measured's report ($tr $l)" >&2; exit 1; }
+				e=$(dcgm_error "$tr $l" < "$tmp/report")
 				awk -F, -v pre="$d,$s,$tr,$l" -v e="$e" '
 					$1 == "max_running" { pm = $2; po = $3 }
 					$1 == "failed_attempts" { fm = $2; fo = $3 }

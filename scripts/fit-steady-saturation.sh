@@ -19,30 +19,20 @@
 # which the bootstrap refits of u1 resample, is this file). About 1 s of CPU
 # per run and seed set: 64 runs for the default candidates.
 set -euo pipefail
-bin=${AEGIS_BIN:-bin/aegis}
-shared=${AEGIS_SHARED:-../shared}
-runs=$shared/calibration/aegis/testbed_runs
-model=models/data/interference_a100.yaml
-[ -x "$bin" ] || { echo "no aegis binary at $bin: make build, or set AEGIS_BIN" >&2; exit 1; }
-[ -d "$runs" ] || { echo "no testbed runs at $runs: set AEGIS_SHARED" >&2; exit 1; }
-grep -q '^  steady_saturation: ' "$model" || { echo "$model has no telemetry.steady_saturation line" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/testbed.sh"
 per=${PER_RUN:-/dev/null}
 echo "u1,trace,run,dcgm_error" > "$per"
 labels="aegis_magm_thresholded aegis_magm_no_thresholds aegis_lug_thresholded aegis_lug_no_thresholds"
 echo "| u1 | DCGM error, philly | DCGM error, saturn |"
 echo "|---|---|---|"
 for u in ${U1:-1 1.1 1.2 1.25 1.3 1.4 1.5 2}; do
-	sed "s/^  steady_saturation: .*/  steady_saturation: $u/" "$model" > "$tmp/model.yaml"
-	printf 'name: a100-u1-%s\nmemory_mib: 40960\npressure: true\ninterference: model.yaml\n' "$u" > "$tmp/gpu.yaml"
+	user_gpu steady_saturation "$u"
 	row="| $u |"
 	for tr in philly saturn; do
 		sum=0
 		for l in $labels; do
 			e=$("$bin" measured "$runs/$tr/job_metrics__$l.csv" --trace "$tr" --server "$tmp/gpu.yaml:3" --seeds 1-5 \
-				--dcgm "$runs/dcgm_run_distributions.csv" | sed -n 's/^Mean |ours − measured| .*: \([0-9.]*\)\.$/\1/p')
-			[ -n "$e" ] || { echo "no DCGM error in aegis measured's report ($tr $l)" >&2; exit 1; }
+				--dcgm "$runs/dcgm_run_distributions.csv" | dcgm_error "$tr $l")
 			echo "$u,$tr,$l,$e" >> "$per"
 			sum=$(awk -v a="$sum" -v b="$e" 'BEGIN { print a + b }')
 		done
