@@ -61,7 +61,7 @@ var Descriptions = map[string]string{
 	rundir.Summary:      "the run's summary metrics",
 	rundir.Deferrals:    "the policy's deferrals by reason",
 	rundir.Events:       "every scheduling event, one JSON object a line",
-	rundir.Telemetry:    "every GPU's 1 Hz telemetry sample",
+	rundir.Telemetry:    "every GPU's 1 Hz telemetry sample and its power_w (what the energy meter charges for the second)",
 	rundir.SimulateFile: "provenance: tool and build, trace, server, policy, parameters, truth settings and seed",
 	"fidelity.md":       "the paper's printed values beside ours",
 	"cells":             "each cell's outputs (cells/ID/: what aegis simulate --out writes, and cell.json)",
