@@ -96,6 +96,7 @@ func Simulate(ctx context.Context, r Run, events io.Writer) (*Outcome, error) {
 	if err := a.simulator(); err != nil {
 		return nil, err
 	}
+	defer a.stopLog()
 	if err := a.recorders(events); err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ type assembly struct {
 	mixed *mixedTruth          // a cluster of several GPU types
 	s     *sim.Sim
 	tel   *results.TelemetryWriter
-	log   *results.EventLog
+	log   *results.PipedEventLog
 	where *serverRecorder // a cluster run's
 	col   *results.Collector
 	// energyNote says why the run meters no energy ("" when it does).
@@ -245,7 +246,9 @@ func (a *assembly) recorders(events io.Writer) error {
 	r := &a.r
 	var fwd []results.Recorder
 	if events != nil {
-		a.log = results.NewEventLog(events)
+		// The event log's lines are made and written beside the run (a
+		// second core's work); Simulate flushes it on every return.
+		a.log = results.NewPipedEventLog(events)
 		fwd = append(fwd, a.log)
 	}
 	if a.disp != nil {
@@ -277,6 +280,14 @@ func (a *assembly) recorders(events io.Writer) error {
 		add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id]) }
 	}
 	return a.col.StreamJobsWith(r.Jobs, names, add)
+}
+
+// stopLog stops the event log's goroutine when the run ended early (outcome
+// flushes it otherwise; a second Flush does nothing).
+func (a *assembly) stopLog() {
+	if a.log != nil {
+		a.log.Flush()
+	}
 }
 
 // outcome flushes the run's writers and returns what it produced.
