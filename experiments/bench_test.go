@@ -222,7 +222,9 @@ func BenchmarkMillion(b *testing.B) {
 // of 1,000 A100s (loadedTrace), under Exclusive and AEGIS, jobs.csv and
 // the event log streamed to io.Discard; peak-RSS-MiB as in
 // BenchmarkMillion. BenchmarkMillionLoaded/small is the same at a tenth
-// (100,000 jobs on 100 GPUs), run by make bench; BenchmarkMillionLoaded/wide
+// (100,000 jobs on 100 GPUs), run by make bench, and so is
+// BenchmarkMillionLoaded/mid (30,000 jobs on 300 GPUs: a shorter span,
+// three times the GPUs each decision reads); BenchmarkMillionLoaded/wide
 // the tenth on the million's 1,000 GPUs (a tenth of its span: each
 // decision reads as many GPUs). Wide and the million: opt-in,
 // AEGIS_BENCH_LARGE=1.
@@ -230,9 +232,9 @@ func BenchmarkMillionLoaded(b *testing.B) {
 	cases := []struct {
 		name       string
 		jobs, gpus int
-	}{{"small", 100000, 100}, {"wide", 100000, 1000}, {"million", 1000000, 1000}}
+	}{{"small", 100000, 100}, {"mid", 30000, 300}, {"wide", 100000, 1000}, {"million", 1000000, 1000}}
 	for _, c := range cases {
-		if c.name != "small" && os.Getenv(largeEnv) == "" {
+		if c.name != "small" && c.name != "mid" && os.Getenv(largeEnv) == "" {
 			continue
 		}
 		tr := loadedTrace(b, likeTrace(b, "venus", c.jobs, 1), c.gpus, 1.2)

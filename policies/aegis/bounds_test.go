@@ -80,6 +80,30 @@ func TestBoundsContainEveryFutureScore(t *testing.T) {
 	}
 }
 
+// lower and upper give, bit for bit, the bounds the one function computing
+// both gave (afterRef, after resetRef), on windows growing and full, with ranges inside
+// and outside the window's values.
+func TestLowerUpperAreAfter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 500 {
+		n := 1 + rng.IntN(40)
+		win := make([]float64, 1+rng.IntN(n))
+		for i := range win {
+			win[i] = rng.Float64()
+		}
+		lo, hi := rng.Float64()*0.5, 0.5+rng.Float64()*0.5
+		var b, l, u bounds
+		resetRef(&b, samples(win), sortedCopy(win), smact, n)
+		l.reset(samples(win), sortedCopy(win), smact, n)
+		u.reset(samples(win), sortedCopy(win), smact, n)
+		for k := 1; k <= len(win)+n+2; k += 1 + rng.IntN(3) {
+			wl, wu := afterRef(&b, k, n, lo, hi)
+			require.Equal(t, math.Float64bits(wl), math.Float64bits(l.lower(k, n, lo)), "trial %d k %d", trial, k)
+			require.Equal(t, math.Float64bits(wu), math.Float64bits(u.upper(k, n, hi)), "trial %d k %d", trial, k)
+		}
+	}
+}
+
 // flipAfter is exact where the worst case is obvious: a full window of
 // saturated samples, rejected until enough zero samples arrive.
 func TestFlipAfterExactOnSaturatedWindow(t *testing.T) {
@@ -100,11 +124,11 @@ func TestFlipAfterExactOnSaturatedWindow(t *testing.T) {
 	require.Positive(t, want)
 	p := NewWith(DefaultConfig())
 	setWindow(p, full)
-	require.Equal(t, want, p.flipAfter(nil, 0, p.win[0], &p.sl[0].sorted, true))
+	require.Equal(t, want, p.flipAfter(nil, 0, p.win[0], &p.sl[0].sorted, nil, true))
 	// An admitted empty-looking GPU (all zeros) can be rejected only once
 	// enough saturated samples arrive.
 	setWindow(p, make([]float64, n))
-	k := p.flipAfter(nil, 0, p.win[0], &p.sl[0].sorted, false)
+	k := p.flipAfter(nil, 0, p.win[0], &p.sl[0].sorted, nil, false)
 	require.Positive(t, k)
 	ones := make([]float64, k-1)
 	for i := range ones {
@@ -160,6 +184,38 @@ func TestSliderMatchesRebuiltWindow(t *testing.T) {
 			require.Equal(t, policies.Score(xs, nil), p.score(v, 0, sig), "t=%v signal %d", now, sig)
 		}
 	}
+}
+
+// A window advanced by more samples than it takes one by one but at most
+// mergeAbove keeps its sorted values (merge), and they are the window's
+// values sorted; past mergeAbove they are made again when asked.
+func TestSliderMergeKeepsSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var now time.Duration
+	v := &policies.View{Telemetry: steady{&now}, GPUs: []policies.GPU{{Jobs: []policies.JobID{0}}},
+		Jobs: []policies.Job{{State: policies.Running, On: []int{0}, Active: true}}}
+	var sl slider
+	sl.use = [4]bool{true, true, true, true}
+	merged := 0
+	for range 400 {
+		prev := now
+		now += time.Duration(1+rng.IntN(24))*time.Second + time.Duration(rng.IntN(1000))*time.Millisecond
+		v.Now = now
+		kept := sl.have
+		sl.update(v, 0, 30, true)
+		want := policies.Window(v, 0, 30, true, nil)
+		require.Equal(t, want, sl.samples)
+		for sig := range 4 {
+			if m := int(now/time.Second) - int(prev/time.Second); kept[sig] && m > resortAbove && m <= mergeAbove && len(want) == 30 {
+				require.True(t, sl.have[sig], "merged, not dropped: %d new samples", m)
+				merged++
+			}
+			xs := signals(nil, want, sig)
+			policies.SortFloats(xs)
+			require.Equal(t, xs, sl.sortedOf(sig), "t=%v signal %d", now, sig)
+		}
+	}
+	require.Positive(t, merged)
 }
 
 // foreseen is steady telemetry that also tells its future samples
@@ -457,7 +513,7 @@ func TestFlipWithinWindowUnlessRangeSettles(t *testing.T) {
 			continue
 		}
 		for _, reject := range []bool{false, true} {
-			k := p.flipAfter(v, 0, p.win[0], &p.sl[0].sorted, reject)
+			k := p.flipAfter(v, 0, p.win[0], &p.sl[0].sorted, nil, reject)
 			require.Positive(t, k)
 			require.LessOrEqual(t, k, cfg.Window)
 			checked++
@@ -479,5 +535,92 @@ func TestLowerBound(t *testing.T) {
 		x := float64(rng.IntN(12)-1) / 4
 		want, _ := slices.BinarySearch(s, x)
 		require.Equal(t, want, lowerBound(s, x), "%v in %v", x, s)
+	}
+}
+
+// afterRef is bounds.after as one function computing both bounds
+// together (before lower and upper were split), for
+// TestLowerUpperAreAfter.
+func afterRef(b *bounds, k, n int, lo, hi float64) (float64, float64) {
+	L := len(b.xs)
+	size := min(n, L+k)
+	for d := L + k - size; b.drop < d && b.drop < L; b.drop++ {
+		x := b.xs[b.drop]
+		i := lowerBound(b.sorted, x)
+		b.sorted = slices.Delete(b.sorted, i, i+1)
+		b.sum -= x
+	}
+	r := len(b.sorted)
+	added := size - r
+	if r == 0 {
+		return lo, hi
+	}
+	// Order statistic i of the new window lies between the old remaining
+	// ones at ranks i−added and i (past the ends: the lowest or highest of
+	// the old values and the new samples' range).
+	stat := func(i int) (float64, float64) {
+		l, u := min(lo, b.sorted[0]), max(hi, b.sorted[r-1])
+		if i-added >= 0 {
+			l = b.sorted[i-added]
+		}
+		if i < r {
+			u = b.sorted[i]
+		}
+		return l, u
+	}
+	quant := func(q float64) (float64, float64) {
+		pos := q * float64(size-1)
+		i := int(math.Floor(pos))
+		l0, u0 := stat(i)
+		if i >= size-1 {
+			return l0, u0
+		}
+		f := pos - float64(i)
+		l1, u1 := stat(i + 1)
+		return l0 + f*(l1-l0), u0 + f*(u1-u0)
+	}
+	meanL := (b.sum + float64(added)*lo) / float64(size)
+	meanU := (b.sum + float64(added)*hi) / float64(size)
+	medL, medU := quant(0.5)
+	p95L, p95U := quant(0.95)
+	// EWMA of the remaining old values, then added new ones.
+	var e, w float64
+	if d := L - r; size == n {
+		e = b.pw[L-1-d]*b.xs[d] + b.tail[d]
+		w = b.pw[added]
+	} else { // the window is still growing: α depends on its size
+		alpha := 2 / float64(size+1)
+		e = b.xs[d]
+		for _, x := range b.xs[d+1:] {
+			e = alpha*x + (1-alpha)*e
+		}
+		w = math.Pow(1-alpha, float64(added))
+	}
+	ewL, ewU := w*e+(1-w)*lo, w*e+(1-w)*hi
+	return 0.25 * (meanL + medL + p95L + ewL), 0.25 * (meanU + medU + p95U + ewU)
+}
+
+// resetRef is bounds.reset before its EWMA tails were summed in a
+// register, for TestLowerUpperAreAfter.
+func resetRef(b *bounds, win []policies.Sample, sorted []float64, sig, n int) {
+	b.xs, b.sum, b.drop = signals(b.xs[:0], win, sig), 0, 0
+	for _, v := range b.xs {
+		b.sum += v
+	}
+	b.sorted = append(b.sorted[:0], sorted...)
+	L := len(b.xs)
+	alpha := 2 / float64(n+1)
+	if b.pwN != n || len(b.pw) != max(n, L)+1 { // the powers depend on n alone (L <= n)
+		b.pw, b.pwN = append(b.pw[:0], 1), n
+		for m := 1; m <= max(n, L); m++ {
+			b.pw = append(b.pw, b.pw[m-1]*(1-alpha))
+		}
+	}
+	b.tail = slices.Grow(b.tail[:0], L)[:L]
+	if L > 0 {
+		b.tail[L-1] = 0
+		for d := L - 2; d >= 0; d-- {
+			b.tail[d] = b.tail[d+1] + alpha*b.pw[L-2-d]*b.xs[d+1]
+		}
 	}
 }

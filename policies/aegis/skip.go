@@ -211,8 +211,7 @@ func (p *Policy) horizon(v *policies.View, g int) {
 	}
 	sl := &p.sl[g]
 	c.changesAt = colloc.Never
-	sorted := sl.sortAll()
-	k := p.flipAfter(v, g, sl.samples, sorted, reject)
+	k := p.flipAfter(v, g, sl.samples, &sl.sorted, sl, reject)
 	if k > 0 {
 		c.changesAt = sec + time.Duration(k)*time.Second
 	}
@@ -315,7 +314,7 @@ func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
 	for range aheadChunk {
 		if a.steps >= aheadMax {
 			c.refining, c.changesAt = false, colloc.Never
-			if k := p.flipAfter(v, g, a.samples[a.start:], &a.sorted, reject); k > 0 {
+			if k := p.flipAfter(v, g, a.samples[a.start:], &a.sorted, nil, reject); k > 0 {
 				c.changesAt = at(a.steps + k)
 			}
 			return
@@ -339,11 +338,12 @@ func (p *Policy) refine(v *policies.View, fs policies.Foresight, g int) {
 
 // flipAfter returns the fewest whole seconds after which the verdict
 // (reject) on window win of GPU g (sorted: its used signals' values,
-// ascending) could change, or 0 if it cannot change while nothing happens:
+// ascending; sorted when first read by sl, the slider that holds them,
+// unless nil) could change, or 0 if it cannot change while nothing happens:
 // it bounds every score the window can have after k more samples, and a
 // rejection can end once the rule no longer rejects the lower bounds, an
 // admission once it rejects the upper ones (with settled's margin).
-func (p *Policy) flipAfter(v *policies.View, g int, win []policies.Sample, sorted *[4][]float64, reject bool) int {
+func (p *Policy) flipAfter(v *policies.View, g int, win []policies.Sample, sorted *[4][]float64, sl *slider, reject bool) int {
 	n := p.cfg.Window
 	b := &p.bnd
 	// The range of every future sample: the contract's, or tighter when
@@ -352,22 +352,29 @@ func (p *Policy) flipAfter(v *policies.View, g int, win []policies.Sample, sorte
 	if st, ok := telemetryOf(v).(policies.SteadyTelemetry); ok {
 		lo, hi = p.sampleBounds(st, g)
 	}
-	for sig := range b {
-		if p.rule.reads(sig) {
+	// A signal's bounds are made when the rule first asks for its score
+	// (rejects asks SMOCC and DRAMA only past SMACT's threshold): after
+	// reads a bounds' window from any k on.
+	var made [4]bool
+	at := func(sig, k int) *bounds {
+		if !made[sig] {
+			if sl != nil {
+				sl.sortedOf(sig)
+			}
 			b[sig].reset(win, sorted[sig], sig, n)
+			made[sig] = true
 		}
+		return &b[sig]
 	}
 	strict, lax := p.rule.moved(eps), p.rule.moved(-eps)
 	for k := 1; k <= len(win)+n; k++ {
 		if reject && !strict.rejects(func(sig int, t float64) bool {
-			l, _ := b[sig].after(k, n, signal(lo, sig), signal(hi, sig))
-			return l >= t
+			return at(sig, k).lower(k, n, signal(lo, sig)) >= t
 		}) {
 			return k
 		}
 		if !reject && lax.rejects(func(sig int, t float64) bool {
-			_, u := b[sig].after(k, n, signal(lo, sig), signal(hi, sig))
-			return u >= t
+			return at(sig, k).upper(k, n, signal(hi, sig)) >= t
 		}) {
 			return k
 		}

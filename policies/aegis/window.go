@@ -24,7 +24,10 @@ type slider struct {
 	sorted  [4][]float64      // each signal's values in the window, ascending, where have
 	have    [4]bool
 	buf     []policies.Sample // scratch
-	use     [4]bool           // the signals whose sorted values are kept
+	// merge's scratch: the new and the dropped values, and the next
+	// sorted array.
+	add, gone, spare []float64
+	use              [4]bool // the signals whose sorted values are kept
 }
 
 // lowerBound is slices.BinarySearch's position of x in ascending s (the
@@ -52,6 +55,39 @@ func lowerBound(s []float64, x float64) int {
 // resortAbove is how many new samples a kept window's sorted values take
 // one by one; with more, sorting the window again when asked costs less.
 const resortAbove = 8
+
+// mergeAbove is how many new samples a kept window's sorted values take by
+// a merge (merge); with more, sorting the window again when asked costs
+// less.
+const mergeAbove = 16
+
+// merge brings signal sig's sorted values up to date after s.buf's samples
+// were appended to the window and before its drop oldest ones are removed:
+// the new values and the dropped ones are sorted on their own, and one pass
+// over the kept values leaves out the dropped ones and merges in the new.
+// The result is the window's values in ascending order, as sorting them
+// gives (TestSliderMatchesRebuiltWindow).
+func (s *slider) merge(sig, drop int) {
+	add := signals(s.add[:0], s.buf, sig)
+	policies.SortFloats(add)
+	gone := signals(s.gone[:0], s.samples[:drop], sig)
+	policies.SortFloats(gone)
+	old, out := s.sorted[sig], s.spare[:0]
+	j, k := 0, 0
+	for _, x := range old {
+		if j < len(gone) && gone[j] == x { // one of the dropped values
+			j++
+			continue
+		}
+		for k < len(add) && add[k] < x {
+			out = append(out, add[k])
+			k++
+		}
+		out = append(out, x)
+	}
+	out = append(out, add[k:]...)
+	s.sorted[sig], s.spare, s.add, s.gone = out, old[:0], add, gone
+}
 
 // sortedOf returns signal sig's values in the window, ascending (sig must
 // be one the slider keeps: use).
@@ -102,8 +138,12 @@ func (s *slider) update(v *policies.View, g, n int, anchored bool) {
 		if !s.have[sig] {
 			continue
 		}
-		if len(s.buf) > resortAbove {
+		if len(s.buf) > mergeAbove {
 			s.have[sig] = false // sorted again when asked
+			continue
+		}
+		if len(s.buf) > resortAbove {
+			s.merge(sig, drop)
 			continue
 		}
 		// The i-th new value takes the place of the i-th dropped one,
