@@ -2,6 +2,9 @@ package results
 
 import (
 	"io"
+	"math"
+	"slices"
+	"time"
 
 	"github.com/aegis-sched/aegis/policies"
 )
@@ -28,23 +31,42 @@ type PipedEventLog struct {
 	err     error
 }
 
-// pipedBatch is a run of recorded events and deferrals, gpus holding
-// their events' GPU lists.
+// pipedBatch is a run of recorded events and deferrals: items, and the
+// GPU lists, reasons and events that do not fit an item that they refer to.
 type pipedBatch struct {
-	items []pipedItem
-	gpus  []int
+	items   []pipedItem
+	gpus    []int
+	reasons []string
+	big     []policies.Event
 }
 
-// pipedItem is an event, or (isDefer) a Defer action's Job, GPU and
-// Reason in e's fields of those names: the only actions an EventLog logs.
+// pipedItem is an event or a deferral in 48 bytes (a policies.Event takes
+// 104: the run copies one per event). An event whose numbers do not fit
+// (an attempt beyond int32, more than 65,535 GPUs, a failure kind beyond
+// a byte) is kept whole in the batch's big events (kind bigKind, ref its index).
 type pipedItem struct {
-	e       policies.Event
-	isDefer bool
+	t       time.Duration
+	job     policies.JobID
+	gpu     int
+	attempt int32
+	ref     int32 // the first of the event's GPUs in the batch's gpus, or its big event
+	reason  int32 // the event's or deferral's reason in the batch's reasons
+	ngpus   uint16
+	kind    uint8 // a policies.EventKind, deferKind or bigKind
+	shared  bool
+	failure uint8
 }
 
-// pipedBatchLen is a batch's length: some 100 kB of items, each handed
-// over with two channel operations.
-const pipedBatchLen = 1024
+// Item kinds besides policies.EventKind's.
+const (
+	deferKind = 254 // a Defer action: job, gpu, reason
+	bigKind   = 255 // an event kept whole
+)
+
+// pipedBatchLen is a batch's length: 192 kB of items, each batch handed
+// over with two channel operations (each waking a goroutine: some tens of
+// µs on a virtual machine).
+const pipedBatchLen = 4096
 
 // NewPipedEventLog writes to w from a goroutine it starts; call Flush at
 // the end.
@@ -59,49 +81,93 @@ func NewPipedEventLog(w io.Writer) *PipedEventLog {
 	go func() {
 		for b := range p.full {
 			for i := range b.items {
-				it := &b.items[i]
-				if it.isDefer {
-					l.Action(policies.Action{Kind: policies.Defer, Job: it.e.Job, GPU: it.e.GPU, Reason: it.e.Reason})
-				} else {
-					l.Event(it.e)
-				}
-				it.e = policies.Event{} // drop the references to strings and GPU lists
+				b.log(l, &b.items[i])
 			}
-			p.free <- pipedBatch{items: b.items[:0], gpus: b.gpus[:0]}
+			clear(b.reasons) // drop the references to strings
+			clear(b.big)
+			p.free <- pipedBatch{items: b.items[:0], gpus: b.gpus[:0], reasons: b.reasons[:0], big: b.big[:0]}
 		}
 		p.done <- l.Flush()
 	}()
 	return p
 }
 
-// add appends it to the current batch and hands the batch over when full.
-func (p *PipedEventLog) add(it pipedItem) {
-	if p.flushed {
-		return
+// log hands it to l.
+func (b *pipedBatch) log(l *EventLog, it *pipedItem) {
+	switch it.kind {
+	case bigKind:
+		l.Event(b.big[it.ref])
+	case deferKind:
+		l.Action(policies.Action{Kind: policies.Defer, Job: it.job, GPU: it.gpu, Reason: b.reasons[it.reason]})
+	default:
+		e := policies.Event{Kind: policies.EventKind(it.kind), T: it.t, Job: it.job, Attempt: int(it.attempt),
+			Shared: it.shared, Failure: policies.Failure(it.failure), GPU: it.gpu}
+		if it.ngpus > 0 {
+			e.GPUs = b.gpus[it.ref : it.ref+int32(it.ngpus)]
+		}
+		if it.reason >= 0 {
+			e.Reason = b.reasons[it.reason]
+		}
+		l.Event(e)
 	}
-	p.cur.items = append(p.cur.items, it)
+}
+
+// next returns the current batch's next item, to be filled in.
+func (p *PipedEventLog) next() *pipedItem {
 	if len(p.cur.items) == cap(p.cur.items) {
 		p.full <- p.cur
 		p.cur = <-p.free
 	}
+	p.cur.items = p.cur.items[:len(p.cur.items)+1]
+	return &p.cur.items[len(p.cur.items)-1]
+}
+
+// reasonOf returns reason's index in the current batch's reasons (the
+// same reason as the one before shares its entry).
+func (p *PipedEventLog) reasonOf(reason string) int32 {
+	if n := len(p.cur.reasons); n == 0 || p.cur.reasons[n-1] != reason {
+		p.cur.reasons = append(p.cur.reasons, reason)
+	}
+	return int32(len(p.cur.reasons) - 1)
+}
+
+// fits reports whether e's numbers fit an item.
+func fits(e *policies.Event) bool {
+	return e.Kind > 0 && e.Kind < deferKind && e.Attempt >= math.MinInt32 && e.Attempt <= math.MaxInt32 &&
+		len(e.GPUs) <= math.MaxUint16 && e.Failure >= 0 && e.Failure <= math.MaxUint8
 }
 
 // Event implements the Recorder.
 func (p *PipedEventLog) Event(e policies.Event) {
-	if len(e.GPUs) > 0 {
-		n := len(p.cur.gpus)
-		p.cur.gpus = append(p.cur.gpus, e.GPUs...)
-		e.GPUs = p.cur.gpus[n:len(p.cur.gpus):len(p.cur.gpus)]
+	if p.flushed {
+		return
 	}
-	p.add(pipedItem{e: e})
+	it := p.next()
+	if !fits(&e) || len(p.cur.gpus)+len(e.GPUs) > math.MaxInt32 {
+		e.GPUs = slices.Clone(e.GPUs)
+		*it = pipedItem{kind: bigKind, ref: int32(len(p.cur.big))}
+		p.cur.big = append(p.cur.big, e)
+		return
+	}
+	*it = pipedItem{t: e.T, job: e.Job, attempt: int32(e.Attempt), gpu: e.GPU, kind: uint8(e.Kind),
+		shared: e.Shared, failure: uint8(e.Failure), reason: -1}
+	if len(e.GPUs) > 0 {
+		it.ref, it.ngpus = int32(len(p.cur.gpus)), uint16(len(e.GPUs))
+		p.cur.gpus = append(p.cur.gpus, e.GPUs...)
+	}
+	if e.Reason != "" {
+		it.reason = p.reasonOf(e.Reason)
+	}
 }
 
 // Action implements the Recorder: deferrals are logged, other actions
 // show as events.
 func (p *PipedEventLog) Action(a policies.Action) {
-	if a.Kind == policies.Defer {
-		p.add(pipedItem{e: policies.Event{Job: a.Job, GPU: a.GPU, Reason: a.Reason}, isDefer: true})
+	if a.Kind != policies.Defer || p.flushed {
+		return
 	}
+	it := p.next()
+	*it = pipedItem{job: a.Job, gpu: a.GPU, kind: deferKind, reason: p.reasonOf(a.Reason)}
 }
 
 // Flush hands over the lines not logged yet, waits until they are

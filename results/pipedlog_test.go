@@ -13,7 +13,8 @@ import (
 
 // The piped event log writes an EventLog's bytes: random events and
 // actions (every kind, repeated and changing deferral reasons, GPU lists
-// the caller overwrites after each call) over several batches.
+// the caller overwrites after each call, attempts beyond an item's int32)
+// over several batches.
 func TestPipedEventLogIsEventLog(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 30))
 	var plain, piped bytes.Buffer
@@ -38,6 +39,9 @@ func TestPipedEventLogIsEventLog(t *testing.T) {
 		e := policies.Event{Kind: policies.EventKind(1 + rng.IntN(8)), T: now, Job: job, Attempt: 1 + rng.IntN(3),
 			GPUs: gpus[:n], Shared: rng.IntN(2) == 0, Failure: policies.OOM, GPU: rng.IntN(8),
 			Reason: reasons[rng.IntN(len(reasons))]}
+		if rng.IntN(50) == 0 { // kept whole: numbers beyond an item's
+			e.Attempt = 1<<33 + i
+		}
 		l.Event(e)
 		p.Event(e)
 		for k := range gpus { // the caller reuses its list

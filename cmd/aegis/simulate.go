@@ -143,11 +143,12 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	r := assemble.Run{Trace: tr, Server: srv, Policy: fl.policy, Params: params, Seed: fl.seed, Truth: &truth, Cluster: cl}
+	r := assemble.Run{Trace: tr, Server: srv, Policy: fl.policy, Params: params, Seed: fl.seed, Truth: &truth, Cluster: cl,
+		PipeEvents: true}
 	// The big files stream into the output directory while the
 	// run goes on; summary.csv and deferrals.csv follow at the end.
 	var events io.Writer
-	var files []*os.File
+	var files []io.Closer
 	defer func() {
 		for _, f := range files {
 			f.Close()
@@ -158,8 +159,13 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 		if err != nil {
 			return nil, fmt.Errorf("output: %w", err)
 		}
-		files = append(files, f)
-		return f, nil
+		if name == rundir.Events { // the event log writes from a goroutine of its own
+			files = append(files, f)
+			return f, nil
+		}
+		a := &asyncFile{newAsyncWriter(f), f}
+		files = append(files, a)
+		return a, nil
 	}
 	if od != nil {
 		if events, err = create(rundir.Events); err == nil {
@@ -171,6 +177,24 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 		if err != nil {
 			return err
 		}
+	}
+	// The provenance (the trace's hash above all) is worked out beside
+	// the run: both only read the trace.
+	type metaOf struct {
+		m   *rundir.SimulateMeta
+		err error
+	}
+	var meta chan metaOf
+	if od != nil {
+		tm, err := policies.ParseFlagSets("--truth", fl.truths)
+		if err != nil {
+			return err
+		}
+		meta = make(chan metaOf, 1)
+		go func() {
+			m, err := experiments.NewSimulateMeta(r, fl.trace, tm)
+			meta <- metaOf{m, err}
+		}()
 	}
 	o, err := simulateShown(c, r, events)
 	if err != nil {
@@ -196,15 +220,11 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	if err := writeSummary(od.Path(), o.Summary); err != nil {
 		return err
 	}
-	tm, err := policies.ParseFlagSets("--truth", fl.truths)
-	if err != nil {
-		return err
+	m := <-meta
+	if m.err != nil {
+		return m.err
 	}
-	meta, err := experiments.NewSimulateMeta(r, fl.trace, tm)
-	if err != nil {
-		return err
-	}
-	if err := experiments.WriteSimulate(od.Path(), meta); err != nil {
+	if err := experiments.WriteSimulate(od.Path(), m.m); err != nil {
 		return err
 	}
 	return od.Commit()

@@ -54,6 +54,12 @@ type Run struct {
 	// empty on a GPU type without a power model). Other outputs do not
 	// change.
 	Telemetry io.Writer
+	// PipeEvents makes the event log's lines and their writes on a
+	// goroutine of their own (results.PipedEventLog): the same bytes, in
+	// less wall time where a core would otherwise idle (one `aegis
+	// simulate`), for some 4 % more CPU time (copying each event over).
+	// Runs that share the cores (a sweep's cells) leave it off.
+	PipeEvents bool
 	// Jobs, when not nil, receives the run's jobs.csv while the run goes
 	// on (results.Collector.StreamJobs: the same bytes as Outcome.Files
 	// writes, each row once its job and every earlier one are final), and
@@ -119,7 +125,7 @@ type assembly struct {
 	mixed *mixedTruth          // a cluster of several GPU types
 	s     *sim.Sim
 	tel   *results.TelemetryWriter
-	log   *results.PipedEventLog
+	log   eventLog
 	where *serverRecorder // a cluster run's
 	col   *results.Collector
 	// energyNote says why the run meters no energy ("" when it does).
@@ -246,9 +252,11 @@ func (a *assembly) recorders(events io.Writer) error {
 	r := &a.r
 	var fwd []results.Recorder
 	if events != nil {
-		// The event log's lines are made and written beside the run (a
-		// second core's work); Simulate flushes it on every return.
-		a.log = results.NewPipedEventLog(events)
+		if r.PipeEvents { // Simulate flushes it on every return
+			a.log = results.NewPipedEventLog(events)
+		} else {
+			a.log = results.NewEventLog(events)
+		}
 		fwd = append(fwd, a.log)
 	}
 	if a.disp != nil {
@@ -282,11 +290,17 @@ func (a *assembly) recorders(events io.Writer) error {
 	return a.col.StreamJobsWith(r.Jobs, names, add)
 }
 
-// stopLog stops the event log's goroutine when the run ended early (outcome
-// flushes it otherwise; a second Flush does nothing).
+// eventLog is the run's event log, piped or not.
+type eventLog interface {
+	results.Recorder
+	Flush() error
+}
+
+// stopLog stops a piped event log's goroutine when the run ended early
+// (outcome flushes it otherwise; a second Flush does nothing).
 func (a *assembly) stopLog() {
-	if a.log != nil {
-		a.log.Flush()
+	if p, ok := a.log.(*results.PipedEventLog); ok {
+		p.Flush()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -19,14 +20,16 @@ import (
 	"github.com/aegis-sched/aegis/traces"
 )
 
-// outputs runs the demo trace and returns its three output files.
-func outputs(t testing.TB, policy string, params map[string]string, seed uint64) (jobs, summary, events []byte) {
+// outputs runs the demo trace and returns its three output files, the
+// event log piped when pipe.
+func outputs(t testing.TB, policy string, params map[string]string, seed uint64, pipe ...bool) (jobs, summary, events []byte) {
 	tr, err := traces.Load("demo")
 	require.NoError(t, err)
 	srv, err := models.ParseServer("a100-40gb:3")
 	require.NoError(t, err)
 	var ev, jb, sm bytes.Buffer
-	o, err := Simulate(context.Background(), Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed}, &ev)
+	o, err := Simulate(context.Background(), Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed,
+		PipeEvents: len(pipe) > 0 && pipe[0]}, &ev)
 	require.NoError(t, err)
 	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
 	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))
@@ -51,6 +54,8 @@ func TestSameSeedSameBytes(t *testing.T) {
 			prev := runtime.GOMAXPROCS(1)
 			j2, s2, e2 := outputs(t, c.policy, c.params, 7)
 			runtime.GOMAXPROCS(prev)
+			_, _, e3 := outputs(t, c.policy, c.params, 7, true) // the piped event log's bytes are the log's
+			require.Equal(t, string(e1), string(e3))
 			require.Equal(t, string(j1), string(j2))
 			require.Equal(t, string(s1), string(s2))
 			require.Equal(t, string(e1), string(e2))
@@ -90,8 +95,13 @@ func TestSimulateCancelled(t *testing.T) {
 	require.NoError(t, err)
 	srv, err := models.ParseServer("a100-40gb:8")
 	require.NoError(t, err)
-	for _, at := range []int{0, 1, 100} {
-		t.Run(fmt.Sprint("at decision ", at), func(t *testing.T) {
+	for _, c := range []struct {
+		at   int
+		pipe bool
+	}{{0, false}, {1, false}, {100, false}, {1, true}, {100, true}} {
+		at := c.at
+		t.Run(fmt.Sprint("at decision ", at, " piped ", c.pipe), func(t *testing.T) {
+			goroutines := runtime.NumGoroutine()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if at == 0 {
@@ -99,8 +109,12 @@ func TestSimulateCancelled(t *testing.T) {
 			}
 			p := &cancelAt{n: at, cancel: cancel}
 			wrap := func(in policies.Policy) policies.Policy { p.Policy = in; return p }
-			o, err := Simulate(ctx, Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap}, io.Discard)
+			o, err := Simulate(ctx, Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap, PipeEvents: c.pipe}, io.Discard)
 			require.ErrorIs(t, err, context.Canceled)
+			for end := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
+			require.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "the piped log's goroutine ends with the run")
 			require.ErrorContains(t, err, "policy exclusive")
 			require.Nil(t, o)
 			require.Equal(t, at, p.calls, "no decision after the cancel")
