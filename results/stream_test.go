@@ -17,8 +17,9 @@ import (
 
 // streamRun feeds n jobs whose finishes come in a scrambled order (job i
 // finishes at a time that is not monotonic in i; every 7th is stopped,
-// every 5th fails once) to a collector, streaming when stream is true.
-func streamRun(t *testing.T, n int, stream bool, servers bool) (*Collector, []byte) {
+// every 5th fails once) to a collector, streaming when stream is true
+// (the rows piped when pipe is).
+func streamRun(t *testing.T, n int, stream bool, servers bool, pipe ...bool) (*Collector, []byte) {
 	t.Helper()
 	jobs := make([]policies.Job, n)
 	for i := range jobs {
@@ -33,6 +34,9 @@ func streamRun(t *testing.T, n int, stream bool, servers bool) (*Collector, []by
 			require.NoError(t, c.StreamJobs(&out, server))
 		} else {
 			require.NoError(t, c.StreamJobs(&out, nil))
+		}
+		if len(pipe) > 0 && pipe[0] {
+			require.NoError(t, c.PipeJobs())
 		}
 	}
 	// Finish times: later jobs may finish before earlier ones.
@@ -107,6 +111,33 @@ func TestStreamJobs(t *testing.T) {
 			require.Equal(t, sum, st.Summary())
 		})
 	}
+}
+
+// TestPipedJobsAreStreamedJobs: rows made on the pipe's goroutine are the
+// streamed rows (3,000 jobs: several batches), with the same summary; the
+// pipe is refused with extra columns, after the run began, or twice.
+func TestPipedJobsAreStreamedJobs(t *testing.T) {
+	st, want := streamRun(t, 3000, true, false)
+	pi, got := streamRun(t, 3000, true, false, true)
+	require.Equal(t, string(want), string(got))
+	require.Equal(t, st.Summary(), pi.Summary())
+	require.NoError(t, pi.FlushJobs(), "a second FlushJobs")
+
+	c := NewCollector([]policies.Job{{ID: 0, Name: "a", GPUs: 1}})
+	require.Error(t, c.PipeJobs(), "not streaming")
+	require.NoError(t, c.StreamJobs(&bytes.Buffer{}, func(policies.JobID) string { return "s" }))
+	require.Error(t, c.PipeJobs(), "extra columns")
+	c = NewCollector([]policies.Job{{ID: 0, Name: "a", GPUs: 1}})
+	require.NoError(t, c.StreamJobs(&bytes.Buffer{}, nil))
+	require.NoError(t, c.PipeJobs())
+	require.Error(t, c.PipeJobs(), "twice")
+	require.NoError(t, c.FlushJobs())
+
+	bad := &chunkWriter{failAt: 1}
+	c = NewCollector(nil)
+	require.NoError(t, c.StreamJobs(bad, nil))
+	require.NoError(t, c.PipeJobs())
+	require.EqualError(t, c.FlushJobs(), "jobs.csv: disk full")
 }
 
 // TestStreamJobsPartial: jobs not final at the end are not written, and
@@ -251,5 +282,36 @@ func TestAppendFixed3(t *testing.T) {
 		}
 		check(float64(rng.IntN(100000)) / float64(1+rng.IntN(100000))) // a normalized JCT
 		check(math.Ldexp(float64(rng.Int64N(1<<40)), -rng.IntN(45)))   // ties among them
+	}
+}
+
+// A summary of many jobs (its sorts on two goroutines) has the means and
+// 95th percentiles of the values sorted one by one.
+func TestSummaryParallelSorts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 2))
+	for _, n := range []int{parallelSortMin - 1, parallelSortMin, 3 * parallelSortMin} {
+		jobs := make([]Job, n)
+		var jct, queue, exec, norm []float64
+		for i := range jobs {
+			sub := time.Duration(rng.Int64N(int64(1000 * sec)))
+			start := sub + time.Duration(rng.Int64N(int64(500*sec)))
+			j := Job{ID: policies.JobID(i), Name: "j", SoloS: 1 + rng.Float64()*100, Submit: sub, Start: start,
+				Finish: start + time.Duration(rng.Int64N(int64(900*sec))+1), State: policies.Done}
+			j.Exec = j.Finish - j.Start
+			jobs[i] = j
+			jct, queue = append(jct, j.JCT().Seconds()), append(queue, j.Queue().Seconds())
+			exec, norm = append(exec, j.Exec.Seconds()), append(norm, j.NormJCT())
+		}
+		s := Summarize(jobs, nil)
+		for _, c := range []struct {
+			xs        []float64
+			mean, p95 float64
+		}{{jct, s.MeanJCTS, s.P95JCTS}, {queue, s.MeanQueueS, s.P95QueueS}, {exec, s.MeanExecS, s.P95ExecS}, {norm, s.MeanNormJCT, math.NaN()}} {
+			slices.Sort(c.xs)
+			require.Equal(t, policies.Mean(c.xs), c.mean, n)
+			if !math.IsNaN(c.p95) {
+				require.Equal(t, policies.SortedQuantile(c.xs, 0.95), c.p95, n)
+			}
+		}
 	}
 }

@@ -144,7 +144,7 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 		return err
 	}
 	r := assemble.Run{Trace: tr, Server: srv, Policy: fl.policy, Params: params, Seed: fl.seed, Truth: &truth, Cluster: cl,
-		PipeEvents: true}
+		PipeOutputs: true}
 	// The big files stream into the output directory while the
 	// run goes on; summary.csv and deferrals.csv follow at the end.
 	var events io.Writer

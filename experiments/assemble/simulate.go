@@ -54,12 +54,14 @@ type Run struct {
 	// empty on a GPU type without a power model). Other outputs do not
 	// change.
 	Telemetry io.Writer
-	// PipeEvents makes the event log's lines and their writes on a
-	// goroutine of their own (results.PipedEventLog): the same bytes, in
-	// less wall time where a core would otherwise idle (one `aegis
-	// simulate`), for some 4 % more CPU time (copying each event over).
-	// Runs that share the cores (a sweep's cells) leave it off.
-	PipeEvents bool
+	// PipeOutputs makes the event log's lines and, when streamed without
+	// extra columns, jobs.csv's rows on goroutines of their own
+	// (results.PipedEventLog, results.Collector.PipeJobs): the same bytes,
+	// in less wall time where a core would otherwise idle (one `aegis
+	// simulate`), for some more CPU time (copying each event and job
+	// over, waking the goroutines). Runs that share the cores (a sweep's
+	// cells) leave it off.
+	PipeOutputs bool
 	// Jobs, when not nil, receives the run's jobs.csv while the run goes
 	// on (results.Collector.StreamJobs: the same bytes as Outcome.Files
 	// writes, each row once its job and every earlier one are final), and
@@ -102,7 +104,7 @@ func Simulate(ctx context.Context, r Run, events io.Writer) (*Outcome, error) {
 	if err := a.simulator(); err != nil {
 		return nil, err
 	}
-	defer a.stopLog()
+	defer a.stopPipes()
 	if err := a.recorders(events); err != nil {
 		return nil, err
 	}
@@ -128,6 +130,8 @@ type assembly struct {
 	log   eventLog
 	where *serverRecorder // a cluster run's
 	col   *results.Collector
+	// pipedJobs: the collector's jobs.csv rows are piped (PipeOutputs).
+	pipedJobs bool
 	// energyNote says why the run meters no energy ("" when it does).
 	energyNote string
 }
@@ -252,7 +256,7 @@ func (a *assembly) recorders(events io.Writer) error {
 	r := &a.r
 	var fwd []results.Recorder
 	if events != nil {
-		if r.PipeEvents { // Simulate flushes it on every return
+		if r.PipeOutputs { // Simulate flushes it on every return
 			a.log = results.NewPipedEventLog(events)
 		} else {
 			a.log = results.NewEventLog(events)
@@ -287,7 +291,14 @@ func (a *assembly) recorders(events io.Writer) error {
 		names = []string{"server"}
 		add = func(row []string, id policies.JobID) []string { return append(row, where.servers[id]) }
 	}
-	return a.col.StreamJobsWith(r.Jobs, names, add)
+	if err := a.col.StreamJobsWith(r.Jobs, names, add); err != nil {
+		return err
+	}
+	if r.PipeOutputs && add == nil {
+		a.pipedJobs = true
+		return a.col.PipeJobs()
+	}
+	return nil
 }
 
 // eventLog is the run's event log, piped or not.
@@ -296,11 +307,14 @@ type eventLog interface {
 	Flush() error
 }
 
-// stopLog stops a piped event log's goroutine when the run ended early
-// (outcome flushes it otherwise; a second Flush does nothing).
-func (a *assembly) stopLog() {
+// stopPipes stops the piped outputs' goroutines when the run ended early
+// (outcome flushes them otherwise; a second flush does nothing).
+func (a *assembly) stopPipes() {
 	if p, ok := a.log.(*results.PipedEventLog); ok {
 		p.Flush()
+	}
+	if a.pipedJobs {
+		a.col.FlushJobs()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func outputs(t testing.TB, policy string, params map[string]string, seed uint64,
 	require.NoError(t, err)
 	var ev, jb, sm bytes.Buffer
 	o, err := Simulate(context.Background(), Run{Trace: tr, Server: srv, Policy: policy, Params: params, Seed: seed,
-		PipeEvents: len(pipe) > 0 && pipe[0]}, &ev)
+		PipeOutputs: len(pipe) > 0 && pipe[0]}, &ev)
 	require.NoError(t, err)
 	require.NoError(t, results.WriteJobsCSV(&jb, o.Jobs))
 	require.NoError(t, results.WriteSummaryCSV(&sm, o.Summary))
@@ -109,7 +110,11 @@ func TestSimulateCancelled(t *testing.T) {
 			}
 			p := &cancelAt{n: at, cancel: cancel}
 			wrap := func(in policies.Policy) policies.Policy { p.Policy = in; return p }
-			o, err := Simulate(ctx, Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap, PipeEvents: c.pipe}, io.Discard)
+			r := Run{Trace: tr, Server: srv, Policy: "exclusive", Seed: 1, Wrap: wrap, PipeOutputs: c.pipe}
+			if c.pipe {
+				r.Jobs = io.Discard // rows piped too
+			}
+			o, err := Simulate(ctx, r, io.Discard)
 			require.ErrorIs(t, err, context.Canceled)
 			for end := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(end); {
 				time.Sleep(time.Millisecond)
@@ -120,6 +125,30 @@ func TestSimulateCancelled(t *testing.T) {
 			require.Equal(t, at, p.calls, "no decision after the cancel")
 		})
 	}
+}
+
+// Piped outputs are the outputs: the event log and streamed jobs.csv of a
+// queued 3,000-job run, with and without PipeOutputs.
+func TestPipeOutputsSameBytes(t *testing.T) {
+	log, err := traces.GenerateLike("venus", 3000, 1, 2)
+	require.NoError(t, err)
+	tr, err := traces.MapTrace(log.Name, log.Jobs, models.A100(), traces.Exact)
+	require.NoError(t, err)
+	srv, err := models.ParseServer("a100-40gb:4")
+	require.NoError(t, err)
+	run := func(pipe bool) (jobs, events string, s results.Summary) {
+		var jb, ev bytes.Buffer
+		o, err := Simulate(context.Background(), Run{Trace: tr, Server: srv, Policy: "lucid", Seed: 1, Jobs: &jb, PipeOutputs: pipe}, &ev)
+		require.NoError(t, err)
+		return jb.String(), ev.String(), o.Summary
+	}
+	j1, e1, s1 := run(false)
+	j2, e2, s2 := run(true)
+	require.Equal(t, j1, j2)
+	require.Equal(t, e1, e2)
+	require.Equal(t, s1, s2)
+	require.Contains(t, e1, `"event":"defer"`)
+	require.Greater(t, strings.Count(j1, "\n"), 3000)
 }
 
 // Run.Check refuses what Simulate could not run, before it runs: bad
