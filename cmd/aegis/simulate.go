@@ -148,53 +148,22 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	// The big files stream into the output directory while the
 	// run goes on; summary.csv and deferrals.csv follow at the end.
 	var events io.Writer
-	var files []io.Closer
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	create := func(name string) (io.Writer, error) {
-		f, err := os.Create(filepath.Join(od.Path(), name))
-		if err != nil {
-			return nil, fmt.Errorf("output: %w", err)
-		}
-		if name == rundir.Events { // the event log writes from a goroutine of its own
-			files = append(files, f)
-			return f, nil
-		}
-		a := &asyncFile{newAsyncWriter(f), f}
-		files = append(files, a)
-		return a, nil
-	}
+	var files outFiles
+	defer files.close()
+	var meta <-chan metaOf
 	if od != nil {
-		if events, err = create(rundir.Events); err == nil {
-			r.Jobs, err = create(rundir.Jobs)
+		if events, err = files.create(od.Path(), rundir.Events); err == nil {
+			r.Jobs, err = files.create(od.Path(), rundir.Jobs)
 		}
 		if err == nil && fl.telemetry {
-			r.Telemetry, err = create(rundir.Telemetry)
+			r.Telemetry, err = files.create(od.Path(), rundir.Telemetry)
+		}
+		if err == nil {
+			meta, err = startMeta(r, fl.trace, fl.truths)
 		}
 		if err != nil {
 			return err
 		}
-	}
-	// The provenance (the trace's hash above all) is worked out beside
-	// the run: both only read the trace.
-	type metaOf struct {
-		m   *rundir.SimulateMeta
-		err error
-	}
-	var meta chan metaOf
-	if od != nil {
-		tm, err := policies.ParseFlagSets("--truth", fl.truths)
-		if err != nil {
-			return err
-		}
-		meta = make(chan metaOf, 1)
-		go func() {
-			m, err := experiments.NewSimulateMeta(r, fl.trace, tm)
-			meta <- metaOf{m, err}
-		}()
 	}
 	o, err := simulateShown(c, r, events)
 	if err != nil {
@@ -211,12 +180,9 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	if od == nil {
 		return nil
 	}
-	for _, f := range files {
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("output: %w", err)
-		}
+	if err := files.close(); err != nil {
+		return fmt.Errorf("output: %w", err)
 	}
-	files = nil
 	if err := writeSummary(od.Path(), o.Summary); err != nil {
 		return err
 	}
@@ -228,6 +194,59 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 		return err
 	}
 	return od.Commit()
+}
+
+// outFiles are the files a run streams into its output directory.
+type outFiles []io.Closer
+
+// create makes file name in dir. The event log writes from a goroutine of
+// its own (assemble.Run.PipeOutputs); the other files are written through
+// an asyncWriter.
+func (of *outFiles) create(dir, name string) (io.Writer, error) {
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	if name == rundir.Events {
+		*of = append(*of, f)
+		return f, nil
+	}
+	a := &asyncFile{newAsyncWriter(f), f}
+	*of = append(*of, a)
+	return a, nil
+}
+
+// close closes the files (once) and reports the first error.
+func (of *outFiles) close() error {
+	var first error
+	for _, f := range *of {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	*of = nil
+	return first
+}
+
+// metaOf is a run's provenance, or why there is none.
+type metaOf struct {
+	m   *rundir.SimulateMeta
+	err error
+}
+
+// startMeta works out r's provenance (the trace's hash above all) on a
+// goroutine of its own, beside the run: both only read the trace.
+func startMeta(r assemble.Run, source string, truths []string) (<-chan metaOf, error) {
+	tm, err := policies.ParseFlagSets("--truth", truths)
+	if err != nil {
+		return nil, err
+	}
+	meta := make(chan metaOf, 1)
+	go func() {
+		m, err := experiments.NewSimulateMeta(r, source, tm)
+		meta <- metaOf{m, err}
+	}()
+	return meta, nil
 }
 
 // simulateShown runs r with progress on a terminal (stderr: the summary
