@@ -284,9 +284,12 @@ func modelSpread(m *Meta, t *results.Table, byRefit [][]*cellData) ([]byte, erro
 			}
 		}
 	}
-	if m.Refits != nil && len(m.Refits.SteadySaturation) > 0 {
+	switch {
+	case m.Refits != nil && len(m.Refits.SteadySaturation) > 0 && len(m.Refits.DepthOverlap) > 0:
+		t.Note += fmt.Sprintf(" ± m: model uncertainty, half the range of the mean over the calibrated model and %d bootstrap refits of its speed model, steady saturation u1 and depth term δ.", len(ts)-1)
+	case m.Refits != nil && len(m.Refits.SteadySaturation) > 0:
 		t.Note += fmt.Sprintf(" ± m: model uncertainty, half the range of the mean over the calibrated model and %d bootstrap refits of its speed model and steady saturation u1.", len(ts)-1)
-	} else {
+	default:
 		t.Note += fmt.Sprintf(" ± m: model uncertainty, half the range of the mean over the calibrated speed model and %d bootstrap refits of it.", len(ts)-1)
 	}
 	return b.Bytes(), w.Error()

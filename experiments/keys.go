@@ -194,7 +194,7 @@ func (s *tracePlan) key(k *keyInputs, c Cell) (string, error) {
 		Seed        uint64
 		Telemetry   bool
 		Build       string
-		// Combine: a refit's telemetry combination (its u1); absent
+		// Combine: a refit's telemetry combination (its u1 and δ); absent
 		// otherwise, so other cells' keys are as before.
 		Combine *models.TelemetryParams `json:",omitempty"`
 	}{k.traces[c.trace], server, c.Policy, r.Params, files, r.Truth, mh, c.Seed, s.Telemetry, k.build, r.Combine})

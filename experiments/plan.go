@@ -48,6 +48,9 @@ type tracePlan struct {
 	// refitSteady are the refits' steady saturations u1 (index r-1;
 	// none when the set has none: the GPU type's telemetry).
 	refitSteady []float64
+	// refitDepth are the refits' depth terms δ (index r-1; none when the
+	// set has none: the GPU type's δ).
+	refitDepth []float64
 }
 
 // stackPlan is a stacking spec's plan: the sequences it replays, their

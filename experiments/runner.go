@@ -342,6 +342,9 @@ type RefitInfo struct {
 	// SteadySaturation are the refits' steady saturations u1 (absent
 	// when the set refits the speed model only).
 	SteadySaturation []float64 `json:"steady_saturation,omitempty"`
+	// DepthOverlap are the refits' depth terms δ (absent when the set
+	// does not refit δ).
+	DepthOverlap []float64 `json:"depth_overlap,omitempty"`
 }
 
 // ServerInfo is the simulated server.
@@ -492,6 +495,7 @@ func (s *tracePlan) describe(m *Meta, keys *keyInputs, catalog string) error {
 			m.Refits.Models = append(m.Refits.Models, h)
 		}
 		m.Refits.SteadySaturation = s.refitSteady
+		m.Refits.DepthOverlap = s.refitDepth
 	}
 	for i, c := range s.Configs {
 		mi := ModelInfo{Config: c.Label, File: sourceName(c.Model), FileSHA256: s.models[i].hash, Catalog: catalog}

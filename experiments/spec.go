@@ -592,6 +592,9 @@ func (s *tracePlan) resolveModelUncertainty(a at) error {
 	if len(set.SteadySaturation) > 0 {
 		s.refitSteady = set.SteadySaturation[1 : mu.Refits+1]
 	}
+	if len(set.DepthOverlap) > 0 {
+		s.refitDepth = set.DepthOverlap[1 : mu.Refits+1]
+	}
 	s.refitFile = file
 	return nil
 }
@@ -1549,12 +1552,17 @@ func (s *tracePlan) refitRun(ci int, pt Point, r int) (assemble.Run, error) {
 		return assemble.Run{}, err
 	}
 	run := assemble.Run{Server: server, Cluster: cl, Policy: c.Policy, Params: params, Truth: &tr, Interference: inter}
-	if r > 0 && len(s.refitSteady) > 0 {
+	if r > 0 && (len(s.refitSteady) > 0 || len(s.refitDepth) > 0) {
 		tel, err := models.TelemetryFor(server.Type)
 		if err != nil {
 			return assemble.Run{}, err
 		}
-		tel.SteadySaturation = s.refitSteady[r-1]
+		if len(s.refitSteady) > 0 {
+			tel.SteadySaturation = s.refitSteady[r-1]
+		}
+		if len(s.refitDepth) > 0 {
+			tel.DepthOverlap = s.refitDepth[r-1]
+		}
 		run.Combine = &tel
 	}
 	return run, run.Check()

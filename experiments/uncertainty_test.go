@@ -60,7 +60,7 @@ func TestModelUncertainty(t *testing.T) {
 	for _, f := range []string{"cells.csv", "jobs.csv", "normalized.csv"} {
 		require.Equal(t, fa[f], fb[f], f)
 	}
-	require.Contains(t, fb["table.md"], "bootstrap refits of its speed model and steady saturation u1", "the note says u1 is refitted too")
+	require.Contains(t, fb["table.md"], "bootstrap refits of its speed model, steady saturation u1 and depth term δ", "the note says u1 and δ are refitted too")
 	require.NotContains(t, fa, "refits.csv")
 	require.NotContains(t, fa["table.csv"], "_model")
 
@@ -158,18 +158,23 @@ func TestBadModelUncertainty(t *testing.T) {
 }
 
 // TestRefitsCarrySteadySaturation: a refit's cells combine telemetry at the
-// refit's steady saturation u1 (models.RefitsFile.SteadySaturation), the
-// calibrated model's cells at the GPU type's; run.json lists the u1s and
-// two refits that differ only in u1 get different keys.
+// refit's steady saturation u1 and depth term δ
+// (models.RefitsFile.SteadySaturation, DepthOverlap), the calibrated
+// model's cells at the GPU type's; run.json lists the u1s and δs, and two
+// refits that differ only in u1, or only in δ, get different keys.
 func TestRefitsCarrySteadySaturation(t *testing.T) {
-	const refits = 5
-	s := loadSmall(t, muSpec+"model_uncertainty: {refits: 5}\n")
+	const refits = 15 // through refit 14, the first whose δ differs (0.1)
+	s := loadSmall(t, muSpec+"model_uncertainty: {refits: 15}\n")
 	set, _, err := models.RefitsFor(s.server.Type)
 	require.NoError(t, err)
 	require.Len(t, set.SteadySaturation, len(set.Refits))
 	require.Equal(t, models.SteadySaturationA100, set.SteadySaturation[0], "refit 0: u1 as fitted")
 	require.Greater(t, slices.Max(set.SteadySaturation[1:refits+1]), slices.Min(set.SteadySaturation[1:refits+1]),
 		"the refits vary u1 (else this test checks nothing)")
+	require.Len(t, set.DepthOverlap, len(set.Refits))
+	require.Equal(t, models.DepthOverlapA100, set.DepthOverlap[0], "refit 0: δ as fitted")
+	require.Greater(t, slices.Max(set.DepthOverlap[1:refits+1]), slices.Min(set.DepthOverlap[1:refits+1]),
+		"the refits vary δ (else this test checks nothing)")
 	for _, c := range s.Cells() {
 		r, err := s.p.(*tracePlan).runOf(c)
 		require.NoError(t, err)
@@ -179,15 +184,18 @@ func TestRefitsCarrySteadySaturation(t *testing.T) {
 		}
 		require.NotNil(t, r.Combine, c.ID)
 		require.Equal(t, set.SteadySaturation[c.Refit], r.Combine.SteadySaturation, c.ID)
+		require.Equal(t, set.DepthOverlap[c.Refit], r.Combine.DepthOverlap, c.ID)
 		want := models.DefaultTelemetry()
 		want.SteadySaturation = set.SteadySaturation[c.Refit]
-		require.Equal(t, want, *r.Combine, "%s: only u1 differs from the GPU type's combination", c.ID)
+		want.DepthOverlap = set.DepthOverlap[c.Refit]
+		require.Equal(t, want, *r.Combine, "%s: only u1 and δ differ from the GPU type's combination", c.ID)
 	}
 	keys, err := s.keyInputs("test")
 	require.NoError(t, err)
 	m, err := s.meta(RunOptions{Build: "test"}, keys)
 	require.NoError(t, err)
 	require.Equal(t, set.SteadySaturation[1:refits+1], m.Refits.SteadySaturation)
+	require.Equal(t, set.DepthOverlap[1:refits+1], m.Refits.DepthOverlap)
 
 	// Same speed refit, another u1: another key.
 	c := s.Cells()[len(s.Cells())-1]
@@ -198,4 +206,10 @@ func TestRefitsCarrySteadySaturation(t *testing.T) {
 	k2, err := s.cellKey(keys, c)
 	require.NoError(t, err)
 	require.NotEqual(t, k1, k2)
+	// Same speed refit and u1, another δ: another key.
+	s.p.(*tracePlan).refitDepth = slices.Clone(s.p.(*tracePlan).refitDepth)
+	s.p.(*tracePlan).refitDepth[c.Refit-1] += 0.5
+	k3, err := s.cellKey(keys, c)
+	require.NoError(t, err)
+	require.NotEqual(t, k2, k3)
 }

@@ -37,6 +37,13 @@ type RefitsFile struct {
 	SteadySaturation []float64 `yaml:"steady_saturation,omitempty"`
 	// SteadySource names the runs u1 was refitted on and how.
 	SteadySource string `yaml:"steady_source,omitempty"`
+	// DepthOverlap, when present, is each refit's depth term δ
+	// (TelemetryParams.DepthOverlap), refit 0 first, one per refit: δ
+	// refitted on the same resampled testbed runs as u1 (DepthScanA100).
+	// Absent: every refit runs the GPU type's δ.
+	DepthOverlap []float64 `yaml:"depth_overlap,omitempty"`
+	// DepthSource names the runs δ was refitted on and how.
+	DepthSource string `yaml:"depth_source,omitempty"`
 }
 
 // Embedded refit sets: derived parameters only (the measurements stay in
@@ -96,7 +103,8 @@ func RefitsFor(t GPUType) (*RefitsFile, string, error) {
 
 // ReadRefits parses and validates a refit set: strict keys, at least one
 // refit, every parameter present and valid as in an interference model
-// file (ReadInterference).
+// file (ReadInterference), and the steady saturations and depth terms, when
+// given, one valid value per refit.
 func ReadRefits(data []byte, name string) (*RefitsFile, error) {
 	var f RefitsFile
 	root, err := strictyaml.Decode(data, name, &f)
@@ -138,6 +146,17 @@ func ReadRefits(data []byte, name string) (*RefitsFile, error) {
 		for i, u := range f.SteadySaturation {
 			if err := (TelemetryParams{SteadySaturation: u}).Check(); err != nil {
 				return nil, fmt.Errorf("%s:%d: steady_saturation[%d]: %w", name, line, i, err)
+			}
+		}
+	}
+	if n := len(f.DepthOverlap); n > 0 {
+		line := strictyaml.KeyLine(root, "depth_overlap")
+		if n != len(f.Refits) {
+			return nil, fmt.Errorf("%s:%d: depth_overlap: %d values for %d refits: want one per refit", name, line, n, len(f.Refits))
+		}
+		for i, d := range f.DepthOverlap {
+			if err := (TelemetryParams{DepthOverlap: d}).Check(); err != nil {
+				return nil, fmt.Errorf("%s:%d: depth_overlap[%d]: %w", name, line, i, err)
 			}
 		}
 	}

@@ -59,6 +59,9 @@ func TestReadRefits(t *testing.T) {
 	withU1, err := ReadRefits([]byte(good+"steady_saturation: [1.2, 1.25]\n"), "r.yaml")
 	require.NoError(t, err)
 	require.Equal(t, []float64{1.2, 1.25}, withU1.SteadySaturation)
+	withDelta, err := ReadRefits([]byte(good+"depth_overlap: [0.2, 0]\n"), "r.yaml")
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.2, 0}, withDelta.DepthOverlap)
 	for _, tc := range []struct{ name, text, want string }{
 		{"unknown key", strings.Replace(good, "seed:", "sed:", 1), `r.yaml:2: unknown key "sed"`},
 		{"no gpu", strings.Replace(good, "gpu: a100-40gb\n", "", 1), "r.yaml:1: gpu: missing"},
@@ -69,6 +72,8 @@ func TestReadRefits(t *testing.T) {
 		{"wrong kind", strings.Replace(good, "seed: 1", "seed: one", 1), "r.yaml:2: seed:"},
 		{"u1 per refit", good + "steady_saturation: [1.2]\n", "r.yaml:7: steady_saturation: 1 values for 2 refits"},
 		{"bad u1", good + "steady_saturation: [1.2, -1]\n", "r.yaml:7: steady_saturation[1]: steady_saturation -1"},
+		{"δ per refit", good + "depth_overlap: [0.2, 0.2, 0.2]\n", "r.yaml:7: depth_overlap: 3 values for 2 refits"},
+		{"bad δ", good + "depth_overlap: [0.2, 11]\n", "r.yaml:7: depth_overlap[1]: depth_overlap 11: want a number in [0, 10]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadRefits([]byte(tc.text), "r.yaml")

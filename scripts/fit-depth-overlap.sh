@@ -12,7 +12,10 @@
 # delta,seeds,trace,run,peak_measured,peak_ours,failed_measured,failed_ours,dcgm_error
 # (ours = the mean over the seeds). The fit: per trace, figures averaged over
 # the seed sets, loss = mean over the runs of |peak error|/2 and
-# |failed error|/2, plus (DCGM error − δ = 0's) / 0.01; the least loss.
+# |failed error|/2, plus (DCGM error − δ = 0's) / 0.01; the least loss
+# (models.FitDepthOverlap). models/data/depth_overlap_a100.csv, which the
+# bootstrap refits of δ resample (calibration.BootstrapDepthOverlap), is this
+# output for the defaults: scripts/fit-depth-overlap.sh > that file.
 #
 # Settings (environment): AEGIS_BIN (default bin/aegis), AEGIS_SHARED
 # (default ../shared), DELTA (candidates, default "0 0.05 0.1 0.2 0.3 0.4

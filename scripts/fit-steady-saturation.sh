@@ -16,7 +16,8 @@
 # shared data folder, default ../shared), U1 (the candidates, default
 # "1 1.1 1.2 1.25 1.3 1.4 1.5 2"), PER_RUN (a file: also write each run's
 # error there as CSV u1,trace,run,dcgm_error; models/data/steady_saturation_a100.csv,
-# which the bootstrap refits of u1 resample, is this file). About 1 s of CPU
+# which the bootstrap refits of u1 resample, is this file, made with the
+# shipped model, δ = 0.2). About 1 s of CPU
 # per run and seed set: 64 runs for the default candidates.
 set -euo pipefail
 . "$(dirname "$0")/testbed.sh"

@@ -199,7 +199,7 @@ and the speed classes of its GPUs from its three Exclusive runs (--exclusive);
 	c.AddCommand(newCalibratePowerCmd())
 	c.Flags().StringVar(&speedsOut, "speeds-out", "", "with --gpu legacy-11gb: write the fitted GPU speed classes as YAML to this file")
 	c.Flags().StringVar(&jobsPath, "exclusive", "", "with --gpu legacy-11gb: the measured Exclusive runs' per-job metrics (default: shared legacy/exclusive_jobs_legacy.csv)")
-	c.Flags().IntVar(&bootstrap, "bootstrap", 0, "refit the speed model this many times on resampled pairs (and stacks) instead, and on the A100 the steady saturation u1 on resampled testbed runs (about 20; refit 0 as measured)")
+	c.Flags().IntVar(&bootstrap, "bootstrap", 0, "refit the speed model this many times on resampled pairs (and stacks) instead, and on the A100 the steady saturation u1 and depth term δ on resampled testbed runs (about 20; refit 0 as measured)")
 	c.Flags().Uint64Var(&bootSeed, "bootstrap-seed", 1, "with --bootstrap: the resampling's seed")
 	c.Flags().StringVar(&bootOut, "bootstrap-out", "", "with --bootstrap: write each refit as a model file DIR/refit-NN.yaml (a spec config's model:)")
 	c.Flags().StringVar(&o.GPU, "gpu", "a100-40gb", "GPU type the data were measured on (recorded in --out)")
@@ -222,16 +222,16 @@ func runBootstrap(c *cobra.Command, o calibration.Options, n int, seed uint64, d
 	if err != nil {
 		return err
 	}
-	steady, err := calibration.SteadyRefits(o.GPU, n, seed)
+	steady, delta, err := calibration.TelemetryRefits(o.GPU, n, seed)
 	if err != nil {
 		return err
 	}
 	out := c.OutOrStdout()
-	calibration.WriteRefitsText(out, refits, steady)
+	calibration.WriteRefitsText(out, refits, steady, delta)
 	if dir == "" {
 		return nil
 	}
-	paths, err := calibration.WriteRefits(dir, o.GPU, seed, refits, steady)
+	paths, err := calibration.WriteRefits(dir, o.GPU, seed, refits, steady, delta)
 	for _, p := range paths {
 		fmt.Fprintf(out, "wrote %s\n", p)
 	}

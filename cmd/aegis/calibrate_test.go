@@ -346,6 +346,7 @@ func TestCalibrateBootstrap(t *testing.T) {
 	require.Contains(t, out, "Bootstrap: 2 refits")
 	require.Regexp(t, `co_smact\s+4\.1162`, out)
 	require.Regexp(t, `steady_sat u1\s+1\.2000`, out)
+	require.Regexp(t, `depth δ\s+0\.2000`, out)
 	emb, _, err := models.RefitsFor(models.GPUType{Name: "a100-40gb"})
 	require.NoError(t, err)
 	for i, n := range []string{"refit-00.yaml", "refit-01.yaml"} {
@@ -354,5 +355,6 @@ func TestCalibrateBootstrap(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1.3, f.Params.NWayExponent)
 		require.Equal(t, emb.SteadySaturation[i], f.Telemetry.SteadySaturation, "%s: the refit's u1, as embedded", n)
+		require.Equal(t, emb.DepthOverlap[i], f.Telemetry.DepthOverlap, "%s: the refit's δ, as embedded", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/results/runfiles"
 )
 
@@ -103,5 +104,59 @@ func TestMeasuredErrors(t *testing.T) {
 		code, _, errs := aegis(tc.args...)
 		require.Equal(t, tc.code, code, errs)
 		require.Contains(t, errs, tc.err)
+	}
+}
+
+// TestTestbedScansCurrent: the committed scans behind the refits of u1 and
+// δ (models.SteadyScanA100, models.DepthScanA100, written by
+// scripts/fit-steady-saturation.sh and fit-depth-overlap.sh) are of the
+// shipped model: their rows at the shipped u1 = 1.2 and δ = 0.2 are what
+// `aegis measured` gives today on the built-in A100 (one run per trace,
+// seeds 1-5). A model change that moves these runs fails here until the
+// scans are rerun.
+func TestTestbedScansCurrent(t *testing.T) {
+	shared, ok := models.SharedDir()
+	dir := filepath.Join(shared, "calibration", "aegis", "testbed_runs")
+	if _, err := os.Stat(dir); !ok || err != nil {
+		t.Skip("no shared data folder (set AEGIS_SHARED): the testbed's runs (calibration/aegis/testbed_runs) are not here; the scans are not checked")
+	}
+	steady, err := models.SteadyScanA100()
+	require.NoError(t, err)
+	depth, err := models.DepthScanA100()
+	require.NoError(t, err)
+	for _, tc := range []struct{ trace, run string }{{"philly", "aegis_magm_thresholded"}, {"saturn", "aegis_lug_thresholded"}} {
+		t.Run(tc.trace, func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, errs := aegis("measured", filepath.Join(dir, tc.trace, "job_metrics__"+tc.run+".csv"), "--trace", tc.trace,
+				"--seeds", "1-5", "--dcgm", filepath.Join(dir, "dcgm_run_distributions.csv"), "--out", out)
+			require.Equal(t, 0, code, errs)
+			var dcgm float64
+			_, err := fmt.Sscanf(stdout[strings.Index(stdout, "Mean |ours − measured| over the three signals and statistics: "):],
+				"Mean |ours − measured| over the three signals and statistics: %f.", &dcgm)
+			require.NoError(t, err, "the report's DCGM error")
+			sum, err := runfiles.ReadTable(filepath.Join(out, "summary.csv"), "measure", "measured", "ours_mean")
+			require.NoError(t, err)
+			figures := map[string][2]string{}
+			for i := range sum.Len() {
+				figures[sum.String(i, "measure")] = [2]string{sum.String(i, "measured"), sum.String(i, "ours_mean")}
+			}
+			var found [2]bool
+			for _, s := range steady {
+				if s.U1 == models.SteadySaturationA100 && s.Trace == tc.trace && s.Run == tc.run {
+					require.Equal(t, dcgm, s.Err, "%s at u1 = %g: rerun scripts/fit-steady-saturation.sh", models.SteadyScanFile, s.U1)
+					found[0] = true
+				}
+			}
+			for _, d := range depth {
+				if d.Delta == models.DepthOverlapA100 && d.Seeds == "1-5" && d.Trace == tc.trace && d.Run == tc.run {
+					msg := fmt.Sprintf("%s at δ = %g: rerun scripts/fit-depth-overlap.sh", models.DepthScanFile, d.Delta)
+					require.Equal(t, dcgm, d.Err, msg)
+					require.Equal(t, [2]string{fmt.Sprintf("%.4f", d.PeakMeasured), fmt.Sprintf("%.4f", d.PeakOurs)}, figures["max_running"], msg)
+					require.Equal(t, [2]string{fmt.Sprintf("%.4f", d.FailedMeasured), fmt.Sprintf("%.4f", d.FailedOurs)}, figures["failed_attempts"], msg)
+					found[1] = true
+				}
+			}
+			require.Equal(t, [2]bool{true, true}, found, "both scans hold the run at the shipped values")
+		})
 	}
 }

@@ -48,6 +48,62 @@ func TestBootstrap(t *testing.T) {
 func TestBootstrapNoRefits(t *testing.T) {
 	_, err := Bootstrap(Options{}, 0, 1)
 	require.ErrorContains(t, err, "want at least 1")
+	_, err = BootstrapSteadySaturation(nil, SteadyFitTrace, 0, 1)
+	require.ErrorContains(t, err, "want at least 1")
+	_, err = BootstrapDepthOverlap(nil, SteadyFitTrace, 0, 1)
+	require.ErrorContains(t, err, "want at least 1")
+}
+
+// TestTelemetryRefits: the A100's refits of the telemetry combination
+// refit u1 and δ on the same draws of Philly's four testbed runs (from the
+// embedded scans, no shared data): refit 0 reproduces the shipped u1 = 1.2
+// and δ = 0.2, every refit's δ and u1 are the fits on its own draw, the
+// draws vary δ (not held at 0.2), and the same seed gives the same refits.
+func TestTelemetryRefits(t *testing.T) {
+	const n = 21
+	u1, delta, err := TelemetryRefits("a100-40gb", n, 1)
+	require.NoError(t, err)
+	require.Len(t, u1, n)
+	require.Len(t, delta, n)
+	require.Equal(t, models.SteadySaturationA100, u1[0], "refit 0: u1 as fitted")
+	require.Equal(t, models.DepthOverlapA100, delta[0], "refit 0: δ as fitted")
+
+	steady, err := models.SteadyScanA100()
+	require.NoError(t, err)
+	depth, err := models.DepthScanA100()
+	require.NoError(t, err)
+	runs := models.DepthRuns(depth, SteadyFitTrace)
+	require.Equal(t, models.SteadyRuns(steady, SteadyFitTrace), runs, "both scans list Philly's runs alike")
+	draws := TestbedDraws(runs, n, 1)
+	require.Equal(t, runs, draws[0], "refit 0 does not resample")
+	differ := 0
+	for i, rs := range draws {
+		require.Len(t, rs, len(runs))
+		d, err := models.FitDepthOverlap(depth, SteadyFitTrace, rs)
+		require.NoError(t, err)
+		require.Equal(t, d, delta[i], "refit %d: δ is the fit on its draw %v", i, rs)
+		u, err := models.FitSteadySaturation(steady, SteadyFitTrace, rs)
+		require.NoError(t, err)
+		require.Equal(t, u, u1[i], "refit %d: u1 is the fit on the same draw", i)
+		if delta[i] != models.DepthOverlapA100 {
+			differ++
+		}
+	}
+	require.Positive(t, differ, "the draws refit δ: some differ from 0.2")
+
+	u1b, deltab, err := TelemetryRefits("a100-40gb", n, 1)
+	require.NoError(t, err)
+	require.Equal(t, u1, u1b, "deterministic for a seed")
+	require.Equal(t, delta, deltab, "deterministic for a seed")
+	_, delta2, err := TelemetryRefits("a100-40gb", n, 2)
+	require.NoError(t, err)
+	require.Equal(t, delta[0], delta2[0])
+	require.NotEqual(t, delta, delta2, "another seed draws other runs")
+
+	u1, delta, err = TelemetryRefits(LegacyGPU, n, 1)
+	require.NoError(t, err)
+	require.Nil(t, u1, "no pressure telemetry on the legacy server")
+	require.Nil(t, delta)
 }
 
 // TestBestCountsDraws: a sequence drawn twice weighs twice in the stack

@@ -40,14 +40,19 @@ func TestEmbeddedRefits(t *testing.T) {
 			}
 			got, err := Bootstrap(Options{GPU: tc.gpu}, n, 1)
 			require.NoError(t, err)
-			steady, err := SteadyRefits(tc.gpu, embeddedRefits, 1)
+			steady, delta, err := TelemetryRefits(tc.gpu, embeddedRefits, 1)
 			require.NoError(t, err)
 			path := filepath.Join("..", "..", "models", "data", tc.file)
 			if golden.Update() {
-				f := &models.RefitsFile{GPU: tc.gpu, Seed: 1, Source: tc.source, Refits: got, SteadySaturation: steady}
+				f := &models.RefitsFile{GPU: tc.gpu, Seed: 1, Source: tc.source, Refits: got, SteadySaturation: steady, DepthOverlap: delta}
 				if steady != nil {
 					f.SteadySource = "u1 refitted on Philly's four AEGIS runs drawn with replacement (calibration.BootstrapSteadySaturation), " +
-						"each the candidate with the least DCGM error in " + models.SteadyScanFile + " (scripts/fit-steady-saturation.sh PER_RUN)"
+						"each the candidate with the least DCGM error in " + models.SteadyScanFile + " (scripts/fit-steady-saturation.sh PER_RUN, at δ = 0.2)"
+				}
+				if delta != nil {
+					f.DepthSource = "δ refitted on the same draws of Philly's four AEGIS runs as u1 (calibration.BootstrapDepthOverlap), " +
+						"each the candidate with the least J (peaks and failed attempts against the testbed's, DCGM error over δ = 0's / 0.01) in " +
+						models.DepthScanFile + " (scripts/fit-depth-overlap.sh, at u1 = 1.2, seed sets 1-5 and 6-10)"
 				}
 				var b bytes.Buffer
 				comment := fmt.Sprintf("Bootstrap refits of the %s speed model (calibration.Bootstrap, %d refits, seed 1; refit 0 as measured).\n"+
@@ -63,8 +68,9 @@ func TestEmbeddedRefits(t *testing.T) {
 			for i := range got {
 				requireParamsNear(t, got[i], emb.Refits[i], fmt.Sprintf("refit %d", i))
 			}
-			// u1 with every refit (all of them: no run is simulated).
+			// u1 and δ with every refit (all of them: no run is simulated).
 			require.Equal(t, steady, emb.SteadySaturation)
+			require.Equal(t, delta, emb.DepthOverlap)
 		})
 	}
 }

@@ -257,12 +257,13 @@ func Refits(dir string) (map[int][]Values, error) {
 	return out, nil
 }
 
-// RefitsU1 reports, per table of dir run with model_uncertainty, whether
-// its refits varied the telemetry's steady saturation u1 besides the speed
-// model (run.json's model_refits.steady_saturation, written since the
-// refits carry it); a table without run.json or refits is absent.
-func RefitsU1(dir string) (map[int]bool, error) {
-	out := map[int]bool{}
+// RefitsTelemetry reports, per table of dir run with model_uncertainty,
+// whether its refits varied the telemetry's steady saturation u1 and its
+// depth term δ besides the speed model (run.json's
+// model_refits.steady_saturation and depth_overlap, written since the
+// refits carry them); a table without run.json or refits is absent.
+func RefitsTelemetry(dir string) (u1, delta map[int]bool, err error) {
+	u1, delta = map[int]bool{}, map[int]bool{}
 	for _, t := range Tables {
 		path := filepath.Join(dir, fmt.Sprintf("table%d", t), rundir.RunFile)
 		b, err := os.ReadFile(path)
@@ -270,21 +271,23 @@ func RefitsU1(dir string) (map[int]bool, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var m struct {
 			Refits *struct {
 				SteadySaturation []float64 `json:"steady_saturation"`
+				DepthOverlap     []float64 `json:"depth_overlap"`
 			} `json:"model_refits"`
 		}
 		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if m.Refits != nil {
-			out[t] = len(m.Refits.SteadySaturation) > 0
+			u1[t] = len(m.Refits.SteadySaturation) > 0
+			delta[t] = len(m.Refits.DepthOverlap) > 0
 		}
 	}
-	return out, nil
+	return u1, delta, nil
 }
 
 // readCSV reads the CSV file at path as runfiles reads every table: its

@@ -28,9 +28,10 @@ type Report struct {
 	// Refits are ours under every speed model, per table run with
 	// model_uncertainty (Refits).
 	Refits map[int][]Values
-	// RefitsU1 says, per table with refits, whether they varied the
-	// steady saturation u1 too (RefitsU1).
-	RefitsU1 map[int]bool
+	// RefitsU1 and RefitsDelta say, per table with refits, whether they
+	// varied the steady saturation u1 and the depth term δ too
+	// (RefitsTelemetry).
+	RefitsU1, RefitsDelta map[int]bool
 	// Energy holds the testbed's measured runs beside ours; EnergyNote
 	// says why there are none.
 	Energy     []EnergyRow
@@ -56,7 +57,7 @@ func Load(dir, shared string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	u1, err := RefitsU1(dir)
+	u1, delta, err := RefitsTelemetry(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func Load(dir, shared string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Dir: filepath.ToSlash(dir), Ours: ours, Seeds: seeds, Refits: refits, RefitsU1: u1, Measured: measured, ExecShare: shares}
+	r := &Report{Dir: filepath.ToSlash(dir), Ours: ours, Seeds: seeds, Refits: refits, RefitsU1: u1, RefitsDelta: delta, Measured: measured, ExecShare: shares}
 	if r.Energy, r.EnergyNote, err = loadEnergy(dir, shared); err != nil {
 		return nil, err
 	}
@@ -171,11 +172,12 @@ func (r *Report) writeConclusions(b *strings.Builder) {
 				holds += " (inside the seeds' CI: " + strings.Join(o.Close, ", ") + ")"
 			}
 			if k, n := r.underModels(c); n > 0 {
-				u1 := true
+				u1, delta := true, true
 				for _, t := range c.Tables {
 					u1 = u1 && r.RefitsU1[t]
+					delta = delta && r.RefitsDelta[t]
 				}
-				holds += "; " + modelsText(k, n, u1)
+				holds += "; " + modelsText(k, n, u1, delta)
 			}
 			if !o.Holds && c.WhyMeasured != nil {
 				why = c.WhyMeasured(r.Measured)
@@ -216,11 +218,14 @@ func (r *Report) underModels(c Conclusion) (k, n int) {
 }
 
 // modelsText says under how many of n speed models (the calibrated one
-// and n − 1 refits) a conclusion holds; u1: the refits varied the
-// telemetry's steady saturation too.
-func modelsText(k, n int, u1 bool) string {
+// and n − 1 refits) a conclusion holds; u1, delta: the refits varied the
+// telemetry's steady saturation, and its depth term, too.
+func modelsText(k, n int, u1, delta bool) string {
 	of := fmt.Sprintf("%d speed models (the calibrated one and %d bootstrap refits)", n, n-1)
-	if u1 {
+	switch {
+	case u1 && delta:
+		of = fmt.Sprintf("%d models (the calibrated one and %d bootstrap refits of the speed model, the steady saturation u1 and the depth term δ)", n, n-1)
+	case u1:
 		of = fmt.Sprintf("%d models (the calibrated one and %d bootstrap refits of the speed model and the steady saturation u1)", n, n-1)
 	}
 	switch k {
