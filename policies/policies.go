@@ -16,8 +16,10 @@ import (
 // JobID identifies a job within one run: its index in the trace.
 type JobID int
 
-// State is where a job is in its life.
-type State int
+// State is where a job is in its life. It is one byte, so that Job packs
+// it with the other small fields (a million-job run lists every job in
+// several views).
+type State uint8
 
 // Job states.
 const (
@@ -44,8 +46,9 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", int(s))
 }
 
-// Failure classifies why an attempt ended without finishing.
-type Failure int
+// Failure classifies why an attempt ended without finishing. It is one
+// byte, as State is.
+type Failure uint8
 
 // Failure kinds. Only OOM failures are worth retrying.
 const (
@@ -90,19 +93,21 @@ type Job struct {
 	Submit time.Duration
 	Profile
 
+	// The one-byte fields sit together (one word for the four; Job is
+	// 208 bytes, and a million-job run keeps several lists of every job).
 	State       State
-	Attempts    int           // attempts started so far
-	OOMs        int           // attempts that failed with OOM
-	LastFailure Failure       // why the last attempt failed
-	FailedAt    time.Duration // when the last attempt failed
+	LastFailure Failure // why the last attempt failed
 	// FailedShared reports whether the last failed attempt shared a GPU
 	// with another job when it failed.
 	FailedShared bool
+	Active       bool          // the current attempt has shown GPU activity
+	Attempts     int           // attempts started so far
+	OOMs         int           // attempts that failed with OOM
+	FailedAt     time.Duration // when the last attempt failed
 
 	// The current attempt, while Running.
 	On       []int         // its GPUs
 	Started  time.Duration // launch time
-	Active   bool          // has shown GPU activity
 	ActiveAt time.Duration // first activity, when Active
 }
 

@@ -22,6 +22,8 @@ func TestUnsubmittedCoversJob(t *testing.T) {
 			return []reflect.Value{reflect.ValueOf(true)}
 		case reflect.Int, reflect.Int64:
 			return []reflect.Value{reflect.ValueOf(int64(1)).Convert(f.Type())}
+		case reflect.Uint8:
+			return []reflect.Value{reflect.ValueOf(uint8(1)).Convert(f.Type())}
 		case reflect.Float64:
 			return []reflect.Value{reflect.ValueOf(1.0), reflect.ValueOf(math.Copysign(0, -1))}
 		case reflect.String:
