@@ -131,10 +131,11 @@ func (p *PipedEventLog) reasonOf(reason string) int32 {
 	return int32(len(p.cur.reasons) - 1)
 }
 
-// fits reports whether e's numbers fit an item.
+// fits reports whether e's numbers fit an item (a policies.Failure is one
+// byte, as the item's).
 func fits(e *policies.Event) bool {
 	return e.Kind > 0 && e.Kind < deferKind && e.Attempt >= math.MinInt32 && e.Attempt <= math.MaxInt32 &&
-		len(e.GPUs) <= math.MaxUint16 && e.Failure >= 0 && e.Failure <= math.MaxUint8
+		len(e.GPUs) <= math.MaxUint16
 }
 
 // Event implements the Recorder.
