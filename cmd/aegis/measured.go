@@ -49,7 +49,9 @@ configuration, one run per seed, and set the runs beside the measured one: jobs
 running at once over time (max and time-weighted mean), makespan, execution span
 (first launch to completion) mean and p95, queue mean and p95, JCT mean, failed
 attempts, and per job the execution span ours ÷ measured (median ratio, median and
-90th percentile of |ratio − 1|), the jobs paired in submission order.
+90th percentile of |ratio − 1|), the jobs paired in submission order, beside the
+seed floor: the same median |ratio − 1| between two of our own seeds (jobs matched
+by id), the median over all pairs of --seeds (two seeds at least).
 
 RUN.csv is the measured run's per-job timeline: the testbed's job_metrics file
 (calibration/aegis/testbed_runs; its configuration_label picks the policy and
@@ -66,8 +68,9 @@ file's configuration_label.
 
 --out DIR writes DIR/measured.md (the report), DIR/running.png (or --format svg or
 pdf: both runs' jobs running at once over time; --width, --height and --font-scale as
-in aegis plot), DIR/jobs.csv (each job side by side) and DIR/summary.csv (each figure:
-measured, ours' mean and CI over the seeds).`,
+in aegis plot), DIR/jobs.csv (each job side by side, with its own seed-to-seed error)
+and DIR/summary.csv (each figure: measured, ours' mean and CI over the seeds; the seed
+floor's row last).`,
 		Example: `  aegis measured $AEGIS_SHARED/calibration/aegis/testbed_runs/philly/job_metrics__aegis_lug_thresholded.csv --trace philly
   aegis measured my_cluster_run.csv --trace my_trace.csv --policy aegis --set placement=mu --seeds 1-5 --out cmp/`,
 		Args: exactArgs(1),

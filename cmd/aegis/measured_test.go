@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,14 +57,27 @@ func TestMeasuredAgainstItself(t *testing.T) {
 	require.Contains(t, stdout, "| makespan, s |")
 	require.Regexp(t, `\| jobs running at once, max \| (\d+)\.0 \| (\d+)\.0 \| \+0\.0 \|`, stdout)
 	require.Regexp(t, `\| failed attempts \| \d+\.0 \| \d+\.0 \| \+0\.0 \|`, stdout)
+	require.Contains(t, stdout, "| seed floor: median \\|ratio − 1\\| between two of our seeds | needs two seeds (--seeds) |")
 	for _, f := range []string{"measured.md", "running.png", "jobs.csv", "summary.csv"} {
 		_, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err, f)
 	}
 
-	code, stdout, errs = aegis("measured", csvPath, "--trace", "philly", "--policy", "aegis", "--set", "placement=mu", "--seeds", "3")
+	code, stdout, errs = aegis("measured", csvPath, "--trace", "philly", "--policy", "aegis", "--set", "placement=mu", "--seeds", "3,4", "--out", out)
 	require.Equal(t, 0, code, errs)
-	require.NotContains(t, stdout, "| median \\|ratio − 1\\| | 0.000 |", "another seed differs")
+	require.NotContains(t, stdout, "| median \\|ratio − 1\\| | 0.000", "other seeds differ")
+	// Two seeds: the floor from their one pair, in the report and summary.csv.
+	m := regexp.MustCompile(`median over the 1 pair of seeds \(range\) \| (0\.\d{3}) \(`).FindStringSubmatch(stdout)
+	require.NotNil(t, m, stdout)
+	sum, err := os.ReadFile(filepath.Join(out, "summary.csv"))
+	require.NoError(t, err)
+	row := regexp.MustCompile(`\njob_span_abs_err_seed_floor,,([0-9.]+),,2\n$`).FindStringSubmatch(string(sum))
+	require.NotNil(t, row, string(sum))
+	md, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	csv, err := strconv.ParseFloat(row[1], 64)
+	require.NoError(t, err)
+	require.InDelta(t, md, csv, 0.00051, "the report rounds to 3 digits, summary.csv to 4")
 	require.Contains(t, stdout, "| jobs on the GPU | share | SMACT | SMOCC | DRAMA | over the rule |")
 }
 

@@ -193,6 +193,8 @@ func filterCause(runs []MeasuredRun) string {
 	var n int
 	var peakT, peakO, ratioT, ratioO float64
 	var depths []float64
+	var same, differ []string // pairs whose two testbed runs ran one code version, or two
+	var sameT, sameO float64  // the NF ÷ filter exec ratios of the same pairs, summed
 	for _, r := range runs {
 		base, ok := strings.CutSuffix(r.Name, "_thresholded")
 		if !ok || !measuredAEGIS(r.Name) {
@@ -213,6 +215,14 @@ func filterCause(runs []MeasuredRun) string {
 		ratioT += vals[5] / vals[4]
 		ratioO += vals[7] / vals[6]
 		depths = append(depths, vals[0], vals[1])
+		switch {
+		case r.Version == "" || nf.Version == "":
+		case r.Version == nf.Version:
+			same = append(same, pairName(base))
+			sameT, sameO = sameT+vals[5]/vals[4], sameO+vals[7]/vals[6]
+		default:
+			differ = append(differ, pairName(base))
+		}
 	}
 	if n == 0 {
 		return ""
@@ -229,7 +239,54 @@ func filterCause(runs []MeasuredRun) string {
 	}
 	return fmt.Sprintf("The testbed's own runs (docs/crowding.md, %d trace–placement pairs): turning the filter off let %s jobs run at once at the peak "+
 		"and made execution %.2f× as long (NF ÷ filter exec span mean); here %s and %.2f×. Our filter %s, and %s, at the depths those runs reached "+
-		"(peaks of %.0f–%.0f jobs on 3 GPUs).", n, moreOrFewer(peakT), ratioT, moreOrFewer(peakO), ratioO, holds, costs, slices.Min(depths), slices.Max(depths))
+		"(peaks of %.0f–%.0f jobs on 3 GPUs).", n, moreOrFewer(peakT), ratioT, moreOrFewer(peakO), ratioO, holds, costs, slices.Min(depths), slices.Max(depths)) +
+		versionsText(same, differ, sameT/float64(len(same)), sameO/float64(len(same)))
+}
+
+// versionsText says which trace–placement pairs compare one code version
+// of the testbed's artifact (runs.csv's git_commit) and which do not, with
+// the mean NF ÷ filter exec ratio of the former, there and here, when both
+// kinds are there; "" where no pair's versions are known.
+func versionsText(same, differ []string, ratioT, ratioO float64) string {
+	switch {
+	case len(same) == 0 && len(differ) == 0:
+		return ""
+	case len(differ) == 0:
+		return " On the testbed each pair's two runs ran one code version (runs.csv's git_commit)."
+	case len(same) == 0:
+		return fmt.Sprintf(" On the testbed no pair's two runs ran one code version (runs.csv's git_commit): in %s the filtered and NF runs ran different ones.",
+			joinAnd(differ))
+	}
+	verb := "compare"
+	if len(same) == 1 {
+		verb = "compares"
+	}
+	return fmt.Sprintf(" On the testbed only %s %s one code version (runs.csv's git_commit; NF ÷ filter exec span mean %.2f× there, %.2f× here); "+
+		"in %s the filtered and NF runs ran different ones.", joinAnd(same), verb, ratioT, ratioO, joinAnd(differ))
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// pairName names a trace–placement pair from its runs' folder name without
+// the filter's suffix: "philly-aegis_magm" is "Philly MFM".
+func pairName(base string) string {
+	trace, cfg, _ := strings.Cut(base, "-")
+	if trace != "" {
+		trace = strings.ToUpper(trace[:1]) + trace[1:]
+	}
+	switch cfg {
+	case "aegis_magm":
+		cfg = "MFM"
+	case "aegis_lug":
+		cfg = "MU"
+	}
+	return strings.TrimSpace(trace + " " + cfg)
 }
 
 // moreOrFewer says a change in a count of jobs: "1.8 more", "0.2 fewer".

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +39,26 @@ func TestMeasuredSection(t *testing.T) {
 	require.Contains(t, s, "**Verdict:** peak jobs at once within ±2 in 1 of 1 AEGIS runs; mean exec span within 8 % in 1; "+
 		"failed attempts within ±2 in 0; per-job median exec error ≤ 15 % in 0; Exclusive makespan within 3 % in 1 of 1.")
 	require.Contains(t, s, "| philly-aegis_magm_thresholded | 13 / 14.0 ± 1.5 (+1.0, within noise) | 6.40 / 6.50 ± 0.40 (+0.10, within noise) | +2.9 % ± 7.0, within noise | -4.3 % ± 2.9 | 35 % (84 %) | 3 / 7 (5–9) (+4) | [running](measured/philly-aegis_magm_thresholded/running.png) |")
+
+	require.NotContains(t, s, "seed floor", "no floor in summary.csv (written before it): none in the report")
+
+	// With the seed floor's row (measured.FloorKey; no CI) the per-job
+	// error is read against it, in the table and the verdict.
+	writeSummary(t, dir, "philly-aegis_lug_thresholded", "max_running,14,14.0,1.5,5\nmean_running,5.9,6.2,0.2,5\n"+
+		"span_mean_s,3520,3219,58,5\nmakespan_s,33560,28610,967,5\nfailed_attempts,3,5.8,0.6,5\n"+
+		"job_span_abs_err_median,,0.3297,0.043,5\njob_span_abs_err_p90,,0.663,0.06,5\njob_span_abs_err_seed_floor,,0.1212,,5\n")
+	runs, err = LoadMeasured(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 3)
+	require.Equal(t, "philly-aegis_lug_thresholded", runs[0].Name)
+	require.True(t, math.IsNaN(runs[0].Ours["job_span_abs_err_seed_floor"].CI95), "no CI: NaN")
+	b.Reset()
+	writeMeasured(&b, runs)
+	s = b.String()
+	require.Contains(t, s, "| 33 % (66 %) vs a seed floor of 12 % |")
+	require.Contains(t, s, "| 35 % (84 %) | 3 / 7", "a run without a floor keeps its cell")
+	require.Contains(t, s, "per-job median exec error ≤ 15 % in 0 (errors 33–35 % vs a seed floor of 12 %, the same figure between two of our own seeds);")
+	require.Contains(t, s, "The seed floor beside the per-job error is the same figure between two of our own seeds")
 
 	none, err := LoadMeasured(t.TempDir())
 	require.NoError(t, err)
@@ -90,6 +111,58 @@ func TestFilterCause(t *testing.T) {
 	runs[1] = run("philly-aegis_magm_no_thresholds", 17, 22, 4500, 6000)
 	require.Contains(t, filterCause(runs), "Our filter holds back as many jobs or more, and crowding costs as much or more,")
 	require.Empty(t, filterCause(runs[4:]), "no filtered and NF pair")
+
+	// The testbed's code versions (runs.csv's git_commit): which pairs
+	// compare one.
+	vs := slices.Clone(runs)
+	vs[3] = run("saturn-aegis_lug_no_thresholds", 15, 19.5, 3960, 3465) // NF ÷ filter 1.10 there, 1.05 here
+	for i, v := range []string{"7460bc2", "19425c6", "19425c6", "19425c6", "771cd9b", "a62fbb1"} {
+		vs[i].Version = v
+	}
+	require.Contains(t, filterCause(vs), "(peaks of 13–17 jobs on 3 GPUs). On the testbed only Saturn MU compares one code version (runs.csv's git_commit; "+
+		"NF ÷ filter exec span mean 1.10× there, 1.05× here); in Philly MFM the filtered and NF runs ran different ones.")
+	vs[0].Version = "19425c6"
+	require.True(t, strings.HasSuffix(filterCause(vs), " On the testbed each pair's two runs ran one code version (runs.csv's git_commit)."))
+	vs[0].Version, vs[2].Version = "x", "y"
+	require.True(t, strings.HasSuffix(filterCause(vs), " On the testbed no pair's two runs ran one code version (runs.csv's git_commit): in Philly MFM and Saturn MU the filtered and NF runs ran different ones."))
+	vs[1].Version = ""
+	require.True(t, strings.HasSuffix(filterCause(vs), "in Saturn MU the filtered and NF runs ran different ones."), "a pair of unknown versions is not named")
+	require.NotContains(t, filterCause(runs), "code version", "no versions known: nothing said")
 	runs[1].Measured["span_mean_s"] = math.NaN()
 	require.NotContains(t, filterCause(runs), "2 trace–placement pairs", "a pair without a value is left out")
+}
+
+// Each measured run's code version on the testbed comes from the shared
+// runs.csv's git_commit, by trace and configuration label; without the
+// file or the column nothing is set and nothing fails.
+func TestTestbedVersions(t *testing.T) {
+	runs := func() []MeasuredRun {
+		return []MeasuredRun{{Name: "philly-aegis_magm_thresholded"}, {Name: "philly-aegis_magm_no_thresholds"}, {Name: "venus-exclusive"}}
+	}
+	for _, tc := range []struct {
+		name, csv string
+		want      []string
+	}{
+		{"git_commit", "trace_name,repetition,configuration_label,git_commit\nphilly,1,aegis_magm_thresholded,7460bc2\n" +
+			"philly,1,aegis_magm_no_thresholds,19425c6\nsaturn,1,exclusive,15a2c0c\n", []string{"7460bc2", "19425c6", ""}},
+		{"no git_commit column", "trace_name,configuration_label\nphilly,aegis_magm_thresholded\n", []string{"", "", ""}},
+		{"no runs.csv", "", []string{"", "", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shared := t.TempDir()
+			if tc.csv != "" {
+				p := filepath.Join(shared, TestbedRunsPath)
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, []byte(tc.csv), 0o644))
+			}
+			rs := runs()
+			require.NoError(t, testbedVersions(rs, shared))
+			for i, r := range rs {
+				require.Equal(t, tc.want[i], r.Version, r.Name)
+			}
+		})
+	}
+	rs := runs()
+	require.NoError(t, testbedVersions(rs, ""), "no shared folder")
+	require.Empty(t, rs[0].Version)
 }

@@ -65,6 +65,9 @@ func Load(dir, shared string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := testbedVersions(measured, shared); err != nil {
+		return nil, err
+	}
 	shares, err := ExecShares(dir)
 	if err != nil {
 		return nil, err

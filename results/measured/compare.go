@@ -216,6 +216,9 @@ type Comparison struct {
 	M        Metrics
 	S        []Metrics
 	E        []JobError
+	// Floor is the per-job span error between the seeds' own runs
+	// (Floor): what E's medians are read against.
+	Floor SeedFloor
 	// Readings, when not nil, is what the GPUs read (WriteMarkdown adds
 	// it).
 	Readings *Readings
@@ -234,6 +237,7 @@ func Compare(meas *Run, sims []*Run, seeds []uint64) (*Comparison, error) {
 		}
 		c.S, c.E = append(c.S, s.Metrics()), append(c.E, e)
 	}
+	c.Floor = Floor(sims)
 	return c, nil
 }
 
@@ -253,4 +257,49 @@ func (c *Comparison) ErrStat(f func(JobError) float64) results.Stat {
 		xs[i] = f(e)
 	}
 	return results.StatOf(xs)
+}
+
+// SeedFloor is the per-job execution span error between our own seeds, the
+// floor a per-job error against one measured run cannot go under: for each
+// pair of seeds (a, b), a before b in the order given, N·(N−1)/2 pairs of
+// N seeds, the median over the jobs both ran (matched by id) of
+// |span_b ÷ span_a − 1|; Median is the median over the pairs, Min and Max
+// their range. With fewer than two seeds Pairs is 0 and the figures NaN.
+type SeedFloor struct {
+	Pairs            int
+	Median, Min, Max float64
+}
+
+// Floor computes the seed floor of sims, one run per seed
+// (docs/measured.md): deterministic, from the runs alone.
+func Floor(sims []*Run) SeedFloor {
+	f := SeedFloor{Median: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+	var meds []float64
+	for i, a := range sims {
+		for _, b := range sims[i+1:] {
+			if abs := pairErrors(a, b); len(abs) > 0 {
+				meds = append(meds, policies.Quantile(abs, 0.5))
+			}
+		}
+	}
+	if f.Pairs = len(meds); f.Pairs > 0 {
+		f.Median, f.Min, f.Max = policies.Quantile(meds, 0.5), slices.Min(meds), slices.Max(meds)
+	}
+	return f
+}
+
+// pairErrors is |span_b ÷ span_a − 1| over the jobs of b that a ran too
+// (matched by id, a's span positive), in b's order.
+func pairErrors(a, b *Run) []float64 {
+	spans := make(map[string]float64, len(a.Jobs))
+	for _, j := range a.Jobs {
+		spans[j.ID] = j.Span()
+	}
+	var abs []float64
+	for _, j := range b.Jobs {
+		if s, ok := spans[j.ID]; ok && s > 0 {
+			abs = append(abs, math.Abs(j.Span()/s-1))
+		}
+	}
+	return abs
 }

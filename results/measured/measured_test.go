@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -134,12 +135,13 @@ func TestCompareIdentical(t *testing.T) {
 	require.Contains(t, b.String(), "| median \\|ratio − 1\\| | 0.000 ± 0.000 |")
 	b.Reset()
 	require.NoError(t, c.WriteJobsCSV(&b))
-	require.Equal(t, "job,workload,submit_s,start_s,last_start_s,finish_s,span_s,queue_s,failed_attempts,ours_span_s_seed1,ours_failed_seed1,ours_span_s_seed2,ours_failed_seed2,span_ratio_median\n"+
-		"a,w,0.000,0.000,0.000,100.000,100.000,0.000,1,100.000,1,100.000,1,1.0000\n", strings.SplitAfterN(b.String(), "\n", 3)[0]+strings.SplitAfterN(b.String(), "\n", 3)[1])
+	require.Equal(t, "job,workload,submit_s,start_s,last_start_s,finish_s,span_s,queue_s,failed_attempts,ours_span_s_seed1,ours_failed_seed1,ours_span_s_seed2,ours_failed_seed2,span_ratio_median,seed_pair_abs_err_median\n"+
+		"a,w,0.000,0.000,0.000,100.000,100.000,0.000,1,100.000,1,100.000,1,1.0000,0.0000\n", strings.SplitAfterN(b.String(), "\n", 3)[0]+strings.SplitAfterN(b.String(), "\n", 3)[1])
 	b.Reset()
 	require.NoError(t, c.WriteSummaryCSV(&b))
 	require.Contains(t, b.String(), "measure,measured,ours_mean,ours_ci95,seeds\nmax_running,2.0000,2.0000,0.0000,2\n")
 	require.Contains(t, b.String(), "job_span_abs_err_median,,0.0000,0.0000,2\n")
+	require.True(t, strings.HasSuffix(b.String(), "\njob_span_abs_err_seed_floor,,0.0000,,2\n"), "the seed floor's row, no CI")
 	f, err := c.Figure("t", "aegis")
 	require.NoError(t, err)
 	require.NoError(t, f.WriteTo(&b, "svg"))
@@ -246,4 +248,78 @@ func TestTimeline(t *testing.T) {
 	none := (&Run{Jobs: r.Jobs[:2]}).Metrics()
 	require.Equal(t, 2.0, none.LaunchGapMin)
 	require.Zero(t, none.HoldCycle)
+}
+
+// spans is a run whose jobs (ids in the order given) ran for the spans.
+func spans(ids string, s ...float64) *Run {
+	r := &Run{}
+	for i, id := range strings.Split(ids, ",") {
+		r.Jobs = append(r.Jobs, Job{ID: id, Start: 10, Finish: 10 + s[i]})
+	}
+	return r
+}
+
+// The seed floor: per pair of seeds the median over the jobs (matched by
+// id) of |span_b ÷ span_a − 1|, then the median over the pairs.
+func TestFloor(t *testing.T) {
+	s1 := spans("a,b,c", 100, 100, 100)
+	s2 := spans("a,b,c", 110, 120, 100) // vs s1: 0.1, 0.2, 0 → 0.1
+	s3 := spans("c,a,b", 50, 100, 150)  // vs s1: 0, 0.5, 0.5 → 0.5; vs s2: 1/11, 0.25, 0.5 → 0.25
+	for _, tc := range []struct {
+		name          string
+		sims          []*Run
+		pairs         int
+		med, min, max float64
+	}{
+		{"three seeds, jobs matched by id", []*Run{s1, s2, s3}, 3, 0.25, 0.1, 0.5},
+		{"two seeds, one pair", []*Run{s1, s2}, 1, 0.1, 0.1, 0.1},
+		{"the same run twice", []*Run{s2, s2}, 1, 0, 0, 0},
+		{"a job one seed lacks, one of zero span: left out", []*Run{spans("a,b,z", 100, 0, 5), spans("b,a,d", 7, 130, 1)}, 1, 0.3, 0.3, 0.3},
+		{"one seed: no floor", []*Run{s1}, 0, math.NaN(), math.NaN(), math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Floor(tc.sims)
+			require.Equal(t, tc.pairs, f.Pairs)
+			for _, x := range [][2]float64{{tc.med, f.Median}, {tc.min, f.Min}, {tc.max, f.Max}} {
+				if math.IsNaN(x[0]) {
+					require.True(t, math.IsNaN(x[1]))
+					continue
+				}
+				require.InDelta(t, x[0], x[1], 1e-12)
+			}
+		})
+	}
+}
+
+// The report reads the per-job error against the seed floor, summary.csv
+// and jobs.csv carry it; with one seed the report says the floor needs
+// two.
+func TestFloorReported(t *testing.T) {
+	m := spans("a,b,c", 100, 100, 100)
+	for i := range m.Jobs {
+		m.Jobs[i].Workload = "w"
+	}
+	c, err := Compare(m, []*Run{spans("a,b,c", 100, 100, 100), spans("a,b,c", 110, 120, 100), spans("a,b,c", 100, 150, 50)}, []uint64{1, 2, 3})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, c.WriteMarkdown(&b, "ours"))
+	require.Contains(t, b.String(), "| seed floor: median \\|ratio − 1\\| between two of our seeds, median over the 3 pairs of seeds (range) | 0.250 (0.100–0.500) |")
+	require.Contains(t, b.String(), "Read against the seed floor: a per-job median |error| of 0.200 vs a seed floor of 0.250.")
+	b.Reset()
+	require.NoError(t, c.WriteSummaryCSV(&b))
+	require.Contains(t, b.String(), "\njob_span_abs_err_seed_floor,,0.2500,,3\n")
+	b.Reset()
+	require.NoError(t, c.WriteJobsCSV(&b))
+	// Job b: 120/100, 150/100, 150/120 → 0.2, 0.5, 0.25: median 0.25.
+	require.Contains(t, b.String(), ",span_ratio_median,seed_pair_abs_err_median\n")
+	require.Regexp(t, `\nb,w,[^\n]*,0\.2500\n`, b.String())
+
+	c, err = Compare(m, []*Run{m}, []uint64{1})
+	require.NoError(t, err)
+	b.Reset()
+	require.NoError(t, c.WriteMarkdown(&b, "ours"))
+	require.Contains(t, b.String(), "| seed floor: median \\|ratio − 1\\| between two of our seeds | needs two seeds (--seeds) |")
+	b.Reset()
+	require.NoError(t, c.WriteSummaryCSV(&b))
+	require.Contains(t, b.String(), "\njob_span_abs_err_seed_floor,,,,1\n")
 }

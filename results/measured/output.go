@@ -111,6 +111,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer, what string) error {
 	} {
 		fmt.Fprintf(&b, "| %s | %s |\n", x.name, statText(c.ErrStat(x.f), 3))
 	}
+	b.WriteString(c.floorText())
 	b.WriteString("\nThe jobs furthest off (ratio: median over the seeds):\n\n| job | workload | measured span, s | ratio |\n|---|---|---|---|\n")
 	for _, k := range c.worst(5) {
 		j := c.Measured.Jobs[k.i]
@@ -123,6 +124,27 @@ func (c *Comparison) WriteMarkdown(w io.Writer, what string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// floorText is the seed floor's row of the per-job table and the sentence
+// that reads the per-job error against it.
+func (c *Comparison) floorText() string {
+	f := c.Floor
+	if f.Pairs == 0 {
+		return "| seed floor: median \\|ratio − 1\\| between two of our seeds | needs two seeds (--seeds) |\n"
+	}
+	return fmt.Sprintf("| seed floor: median \\|ratio − 1\\| between two of our seeds, median over the %d %s (range) | %.3f (%.3f–%.3f) |\n\n"+
+		"Read against the seed floor: a per-job median |error| of %.3f vs a seed floor of %.3f. Our own seeds' spans differ per job by "+
+		"the floor, so even a model whose runs were draws of the measured one would score about the floor against a single measured run.\n",
+		f.Pairs, plural(f.Pairs, "pair of seeds", "pairs of seeds"), f.Median, f.Min, f.Max,
+		c.ErrStat(func(e JobError) float64 { return e.MedianAbs }).Mean, f.Median)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // failedPerSeed lists the seeds' failed attempts as integers.
@@ -185,16 +207,35 @@ func (c *Comparison) worst(n int) []jobRatio {
 	return ks[:min(n, len(ks))]
 }
 
+// jobFloor is job i's span error between our seeds: the median over the
+// pairs of seeds (a before b) of |span_b ÷ span_a − 1| (NaN with one seed,
+// or where no pair has a positive span_a).
+func (c *Comparison) jobFloor(i int) float64 {
+	var abs []float64
+	for k, a := range c.Sims {
+		for _, b := range c.Sims[k+1:] {
+			if s := a.Jobs[i].Span(); s > 0 {
+				abs = append(abs, math.Abs(b.Jobs[i].Span()/s-1))
+			}
+		}
+	}
+	if len(abs) == 0 {
+		return math.NaN()
+	}
+	return policies.Quantile(abs, 0.5)
+}
+
 // WriteJobsCSV writes one row per job: its measured submission, launches,
 // completion, span and failed attempts, and ours: span and failed attempts
-// per seed and the median span ratio.
+// per seed, the median span ratio, and the job's span error between our
+// seeds (jobFloor; empty with one seed).
 func (c *Comparison) WriteJobsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"job", "workload", "submit_s", "start_s", "last_start_s", "finish_s", "span_s", "queue_s", "failed_attempts"}
 	for _, s := range c.Seeds {
 		head = append(head, fmt.Sprintf("ours_span_s_seed%d", s), fmt.Sprintf("ours_failed_seed%d", s))
 	}
-	head = append(head, "span_ratio_median")
+	head = append(head, "span_ratio_median", "seed_pair_abs_err_median")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -209,7 +250,11 @@ func (c *Comparison) WriteJobsCSV(w io.Writer) error {
 		if !math.IsNaN(ratios[i]) {
 			r = strconv.FormatFloat(ratios[i], 'f', 4, 64)
 		}
-		if err := cw.Write(append(rec, r)); err != nil {
+		p := ""
+		if x := c.jobFloor(i); !math.IsNaN(x) {
+			p = strconv.FormatFloat(x, 'f', 4, 64)
+		}
+		if err := cw.Write(append(rec, r, p)); err != nil {
 			return err
 		}
 	}
@@ -221,9 +266,15 @@ func (c *Comparison) WriteJobsCSV(w io.Writer) error {
 // recognises an aegis measured --out directory by it.
 var SummaryColumns = []string{"measure", "measured", "ours_mean", "ours_ci95", "seeds"}
 
+// FloorKey is summary.csv's row of the seed floor (Floor): ours_mean the
+// median over the pairs of seeds, ours_ci95 empty; ours_mean empty too with
+// one seed.
+const FloorKey = "job_span_abs_err_seed_floor"
+
 // WriteSummaryCSV writes the comparison's figures, one row each: key,
 // measured, ours (mean and 95 % CI half-width over the seeds), seeds. The
-// per-job span errors have no measured value (empty).
+// per-job span errors have no measured value (empty); the last row is the
+// seed floor (FloorKey).
 func (c *Comparison) WriteSummaryCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
@@ -249,6 +300,15 @@ func (c *Comparison) WriteSummaryCSV(w io.Writer) error {
 		if err := cw.Write([]string{x.key, "", f(st.Mean), f(st.CI95), n}); err != nil {
 			return err
 		}
+	}
+	// The seed floor: a median over the pairs of seeds, no CI; empty with
+	// one seed.
+	floor := ""
+	if c.Floor.Pairs > 0 {
+		floor = f(c.Floor.Median)
+	}
+	if err := cw.Write([]string{FloorKey, "", floor, "", n}); err != nil {
+		return err
 	}
 	cw.Flush()
 	return cw.Error()
