@@ -152,11 +152,14 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	defer files.close()
 	var meta <-chan metaOf
 	if od != nil {
-		if events, err = files.create(od.Path(), rundir.Events); err == nil {
-			r.Jobs, err = files.create(od.Path(), rundir.Jobs)
+		// The event log, and jobs.csv but on a cluster (whose server
+		// column another recorder keeps), write from goroutines of
+		// their own (assemble.Run.PipeOutputs).
+		if events, err = files.create(od.Path(), rundir.Events, true); err == nil {
+			r.Jobs, err = files.create(od.Path(), rundir.Jobs, cl == nil)
 		}
 		if err == nil && fl.telemetry {
-			r.Telemetry, err = files.create(od.Path(), rundir.Telemetry)
+			r.Telemetry, err = files.create(od.Path(), rundir.Telemetry, false)
 		}
 		if err == nil {
 			meta, err = startMeta(r, fl.trace, fl.truths)
@@ -199,15 +202,14 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 // outFiles are the files a run streams into its output directory.
 type outFiles []io.Closer
 
-// create makes file name in dir. The event log writes from a goroutine of
-// its own (assemble.Run.PipeOutputs); the other files are written through
-// an asyncWriter.
-func (of *outFiles) create(dir, name string) (io.Writer, error) {
+// create makes file name in dir, written through an asyncWriter unless
+// piped (its writer writes from a goroutine of its own already).
+func (of *outFiles) create(dir, name string, piped bool) (io.Writer, error) {
 	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
-	if name == rundir.Events {
+	if piped {
 		*of = append(*of, f)
 		return f, nil
 	}
