@@ -218,3 +218,29 @@ func TestRunCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestServerRecorder: the server column of a job's latest attempt, one
+// server held as a number and several as their joined names, as the
+// former string a job gave them.
+func TestServerRecorder(t *testing.T) {
+	d, err := registry.NewDispatcher("exclusive", nil, []int{2, 2, 2})
+	require.NoError(t, err)
+	r := newServerRecorder(d, 5)
+	start := func(id policies.JobID, gpus ...int) {
+		r.Event(policies.Event{Kind: policies.JobStarted, Job: id, GPUs: gpus})
+	}
+	start(0, 4, 5)
+	start(1, 1, 2, 0)
+	start(2, 1, 2)
+	start(2, 3) // a later attempt on one server replaces the span
+	start(3, 0)
+	start(3, 0, 2) // and a span replaces one server
+	start(9, 0)    // past the jobs: ignored
+	r.Event(policies.Event{Kind: policies.JobFinished, Job: 4, GPUs: []int{0}})
+	var got []string
+	for id := range 5 {
+		got = append(got, r.server(policies.JobID(id)))
+	}
+	require.Equal(t, []string{"2", "0+1+0", "1", "0+1", ""}, got)
+	require.Len(t, r.span, 2)
+}
