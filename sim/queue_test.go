@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -94,8 +95,10 @@ func TestArrivalListAndHeap(t *testing.T) {
 				} else {
 					at = max(at-time.Duration(rng.IntN(3)), 0) // out of order: to the heap
 				}
-				s.pushArrival(item{t: at, kind: evArrive, job: int32(seq)})
-				pending = append(pending, item{t: at, seq: seq, kind: evArrive, job: int32(seq)})
+				s.jobs = append(s.jobs, job{submit: at}) // an arrival is due at its job's submit time
+				id := int32(len(s.jobs) - 1)
+				s.pushArrival(item{t: at, kind: evArrive, job: id})
+				pending = append(pending, item{t: at, seq: seq, kind: evArrive, job: id})
 			case r < 8:
 				w := time.Duration(rng.IntN(60))
 				s.push(item{t: w, kind: evWake})
@@ -110,4 +113,10 @@ func TestArrivalListAndHeap(t *testing.T) {
 		_, ok := s.due()
 		require.False(t, ok)
 	}
+}
+
+// TestArrivalSize: an arrival waiting in the list (one a job, all of a
+// trace's at the start) keeps no time of its own, 16 bytes.
+func TestArrivalSize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(arrival{}), uintptr(16))
 }

@@ -166,6 +166,19 @@ type item struct {
 	kind  kind
 }
 
+// arrival is an entry of the arrival list: the evArrive item of job, due
+// at the job's submit time (jobs[job].submit, which add gives the item):
+// 16 bytes a job where the item would take 32.
+type arrival struct {
+	seq uint64
+	job int32
+}
+
+// arrivalItem is a's item.
+func (s *Sim) arrivalItem(a arrival) item {
+	return item{t: s.jobs[a.job].submit, seq: a.seq, job: a.job, kind: evArrive}
+}
+
 // queue is a binary min-heap of items by (time, sequence), typed so that
 // pushing and popping box nothing.
 type queue []item
@@ -263,7 +276,7 @@ type Sim struct {
 	q   queue
 	// arrivals holds the arrivals not yet due, in (time, sequence) order,
 	// from index arrived on (pushArrival).
-	arrivals []item
+	arrivals []arrival
 	arrived  int
 	jobs     []job
 	gpus     []gpu
@@ -364,7 +377,7 @@ func New(cfg Config, specs []traces.Job) (*Sim, error) {
 	s.jobs = make([]job, 0, len(specs))
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
 	s.q = make(queue, 0, 2*cfg.Server.GPUs+16)
-	s.arrivals = make([]item, 0, len(specs))
+	s.arrivals = make([]arrival, 0, len(specs))
 	for _, sp := range specs {
 		if _, err := s.Add(sp); err != nil {
 			return nil, err
@@ -586,25 +599,26 @@ func (s *Sim) push(it item) {
 // pushArrival schedules an arrival: in the arrival list while arrivals come
 // in time order (a trace sorted by submission), so that the heap holds only
 // the events of running jobs; in the heap otherwise. Events come out in
-// (time, sequence) order either way.
+// (time, sequence) order either way. it is job it.job's arrival, at its
+// submit time (jobs[it.job].submit).
 func (s *Sim) pushArrival(it item) {
-	if n := len(s.arrivals); n > s.arrived && s.arrivals[n-1].t > it.t {
+	if n := len(s.arrivals); n > s.arrived && s.jobs[s.arrivals[n-1].job].submit > it.t {
 		s.push(it)
 		return
 	}
-	it.seq = s.seq
+	s.arrivals = append(s.arrivals, arrival{seq: s.seq, job: it.job})
 	s.seq++
-	s.arrivals = append(s.arrivals, it)
 }
 
 // due returns the earliest pending event (time, then sequence) and whether
 // there is one.
 func (s *Sim) due() (item, bool) {
-	a := s.arrived < len(s.arrivals)
-	switch {
-	case a && (len(s.q) == 0 || s.arrivals[s.arrived].before(s.q[0])):
-		return s.arrivals[s.arrived], true
-	case len(s.q) > 0:
+	if s.arrived < len(s.arrivals) {
+		if a := s.arrivalItem(s.arrivals[s.arrived]); len(s.q) == 0 || a.before(s.q[0]) {
+			return a, true
+		}
+	}
+	if len(s.q) > 0 {
 		return s.q[0], true
 	}
 	return item{}, false
@@ -614,11 +628,10 @@ func (s *Sim) due() (item, bool) {
 // comparison of the arrival list with the heap, not two).
 func (s *Sim) popAt(t time.Duration) (item, bool) {
 	if s.arrived < len(s.arrivals) {
-		if a := &s.arrivals[s.arrived]; len(s.q) == 0 || a.before(s.q[0]) {
-			if a.t != t {
+		if it := s.arrivalItem(s.arrivals[s.arrived]); len(s.q) == 0 || it.before(s.q[0]) {
+			if it.t != t {
 				return item{}, false
 			}
-			it := *a
 			s.arrived++
 			if s.arrived == len(s.arrivals) { // all out: reuse the array
 				s.arrivals, s.arrived = s.arrivals[:0], 0
