@@ -2,9 +2,12 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,6 +204,54 @@ func TestEventLogDeferralHistory(t *testing.T) {
 	l.Action(policies.Action{Kind: policies.Defer, Job: 0, GPU: 1, Reason: "pressure"})
 	require.NoError(t, l.Flush())
 	require.Equal(t, 3, bytes.Count(buf.Bytes(), []byte(`"event":"defer"`)), buf.String())
+}
+
+// The deferral history is kept per job whatever its id: ids beyond the
+// dense array (negative, or past maxDenseJob) and one just inside it
+// log a deferral once per reason and again after the job's start.
+func TestEventLogDeferralHistoryAnyID(t *testing.T) {
+	for _, id := range []policies.JobID{-1, 0, 7, maxDenseJob - 1, maxDenseJob, 1 << 40} {
+		var buf bytes.Buffer
+		l := NewEventLog(&buf)
+		other := policies.Action{Kind: policies.Defer, Job: 3, GPU: 0, Reason: "memory"}
+		if id == 3 {
+			other.Job = 4
+		}
+		l.Event(policies.Event{Kind: policies.Wakeup, T: sec})
+		for range 2 {
+			l.Action(other)
+			l.Action(policies.Action{Kind: policies.Defer, Job: id, GPU: 1, Reason: "memory"})
+			l.Action(policies.Action{Kind: policies.Defer, Job: id, GPU: 2, Reason: "memory"})
+		}
+		l.Event(policies.Event{Kind: policies.JobStarted, T: 2 * sec, Job: id, Attempt: 1, GPUs: []int{0}})
+		l.Action(policies.Action{Kind: policies.Defer, Job: id, GPU: 1, Reason: "memory"})
+		l.Action(other)
+		require.NoError(t, l.Flush())
+		require.Equal(t, 3, bytes.Count(buf.Bytes(), []byte(fmt.Sprintf(`"event":"defer","job":%d,`, id))), "id %d: %s", id, buf.String())
+		require.Equal(t, 1, bytes.Count(buf.Bytes(), []byte(fmt.Sprintf(`"event":"defer","job":%d,`, other.Job))), "id %d: %s", id, buf.String())
+	}
+}
+
+// A deferral's reason is quoted as JSON whether or not it was quoted
+// before, for more reasons than are kept quoted.
+func TestEventLogQuotesReasons(t *testing.T) {
+	var buf bytes.Buffer
+	l := NewEventLog(&buf)
+	l.Event(policies.Event{Kind: policies.Wakeup, T: sec})
+	var want []string
+	for i := range 3 * maxQuoted {
+		r := fmt.Sprintf("r\"%d\"", i%(maxQuoted+4))
+		want = append(want, r)
+		l.Action(policies.Action{Kind: policies.Defer, Job: policies.JobID(i), GPU: 0, Reason: r})
+	}
+	require.NoError(t, l.Flush())
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var x struct{ Reason string }
+		require.NoError(t, json.Unmarshal([]byte(line), &x), line)
+		got = append(got, x.Reason)
+	}
+	require.Equal(t, want, got)
 }
 
 // A job added after the start (a live queue) is collected like the others;

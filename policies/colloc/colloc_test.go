@@ -265,8 +265,8 @@ func (onlyGPU) Admit(_ *policies.View, _ *policies.Job, g int) Reason {
 // wanted when the next decision would repeat it less the placements (nor
 // the arrivals behind its blocked job, nor a first activity before the
 // horizon whose hold ends no earlier); they are when a placed job was also
-// deferred, was a retry, or followed a job left waiting (which saw its GPU
-// free), and under a rule that is not Stateless.
+// deferred, was a retry, followed a job left waiting (which saw its GPU
+// free) or came with a job stopped, and under a rule that is not Stateless.
 func TestWantsAfterPlacing(t *testing.T) {
 	const h = time.Hour
 	// GPU 0 is idle, GPUs 1 and 2 run jobs 0 and 1 (active long ago); jobs
@@ -290,6 +290,10 @@ func TestWantsAfterPlacing(t *testing.T) {
 		return v
 	}
 	started := policies.Event{Kind: policies.JobStarted, T: h, Job: 2, Attempt: 1, GPUs: []int{0}}
+	// Job 2 failed for another reason than OOM (stopped), job 3 placed,
+	// job 4 (3 GPUs) left waiting.
+	stopped := view([]int{1, 1, 3}, true, 3, 4)
+	stopped.Jobs[2].OOMs, stopped.Jobs[2].LastFailure = 0, policies.OtherFailure
 	for _, c := range []struct {
 		name      string
 		rule      Rule
@@ -305,6 +309,7 @@ func TestWantsAfterPlacing(t *testing.T) {
 		{"placed after a waiting job", statelessRule{horizonRule{Never}}, 2, view([]int{2, 1}, false, 2, 3), policies.Event{Kind: policies.JobStarted, T: h, Job: 3}, true},
 		{"placed where also deferred", onlyGPU{}, 1, view([]int{1, 1, 1}, false, 2, 3), policies.Event{Kind: policies.JobStarted, T: h, Job: 2}, true},
 		{"a retry placed", statelessRule{horizonRule{Never}}, 1, view([]int{1, 1}, true, 2, 3), started, true},
+		{"a job stopped", statelessRule{horizonRule{Never}}, 1, stopped, policies.Event{Kind: policies.JobStarted, T: h, Job: 3, Attempt: 1, GPUs: []int{0}}, true},
 		{"settled: a first activity before the horizon", statelessRule{horizonRule{h + 10*time.Second}}, 1,
 			view([]int{1, 1}, false, 2, 3), policies.Event{Kind: policies.JobActive, T: h, Job: 2, Attempt: 1}, false},
 		{"settled: a first activity whose hold ends first", statelessRule{horizonRule{h + 40*time.Second}}, 1,
