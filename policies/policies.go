@@ -316,6 +316,14 @@ type OptionalObserver interface {
 // episodes continue, counted in ticks of its decision grid.
 type Selective interface{ Wants(e Event) bool }
 
+// JobsReader is implemented by policies that only read their view's jobs,
+// never writing into a Job or its GPU list (On) nor handing them to code
+// that may: the loop then lists the backend's own jobs in the view a
+// decision gets instead of a copy of every job (which a million-job run
+// pays for with some 200 MB). The cluster dispatcher is one: its servers'
+// policies decide on jobs of its own.
+type JobsReader interface{ ReadsJobsOnly() }
+
 // Fallible is implemented by policies that can fail while deciding (an
 // external process that exits, hangs or answers what cannot be done). The
 // loop asks Err after every decision, before applying any of its actions:

@@ -773,11 +773,19 @@ func (d *Dispatcher) decide(v *policies.View, i int, acts []policies.Action) []p
 	return acts
 }
 
+// ReadsJobsOnly implements policies.JobsReader: the dispatcher writes into
+// no job of the view it is handed (its servers' policies decide on copies,
+// d.jobs, whose GPU lists are its own).
+func (d *Dispatcher) ReadsJobsOnly() {}
+
 // view builds server i's view of this decision (see decide).
 func (d *Dispatcher) view(v *policies.View, i int) *policies.View {
 	s := &d.servers[i]
-	if len(d.jobs) < len(v.Jobs) {
-		d.jobs = append(d.jobs, v.Jobs[len(d.jobs):]...)
+	if n := len(d.jobs); n < len(v.Jobs) {
+		d.jobs = append(d.jobs, v.Jobs[n:]...)
+		for k := n; k < len(d.jobs); k++ {
+			d.jobs[k].On = slices.Clone(d.jobs[k].On) // v's lists are not the servers' to write
+		}
 	}
 	sv := &s.view
 	sv.Now, sv.Pressure = v.Now, v.Pressure
@@ -786,6 +794,7 @@ func (d *Dispatcher) view(v *policies.View, i int) *policies.View {
 	sv.Telemetry = s.restrict(v.Telemetry)
 	for _, id := range s.queue {
 		d.jobs[id] = v.Jobs[id]
+		d.jobs[id].On = slices.Clone(d.jobs[id].On) // nil: a queued job runs nowhere
 	}
 	if d.types != nil {
 		k := d.types.Server[i]

@@ -401,3 +401,32 @@ func TestSpanningJob(t *testing.T) {
 	d.Observe(policies.Event{Kind: policies.JobStarted, Job: 0, GPUs: []int{1}})
 	require.Equal(t, []int{0}, d.serversOf(0), "a new attempt on one server")
 }
+
+// scribbler is greedy that writes into the GPU list of every job of its
+// view.
+type scribbler struct{ *greedy }
+
+func (s scribbler) Schedule(v *policies.View) []policies.Action {
+	for i := range v.Jobs {
+		for k := range v.Jobs[i].On {
+			v.Jobs[i].On[k] = 99
+		}
+	}
+	return s.greedy.Schedule(v)
+}
+
+// TestServersWriteOwnJobs: what the servers' policies write into their
+// views' jobs never reaches the view the dispatcher was handed, whose jobs
+// the loop does not copy for it (ReadsJobsOnly): a job running on another
+// server, listed in a server's view as it was first seen, has a GPU list
+// of the dispatcher's own.
+func TestServersWriteOwnJobs(t *testing.T) {
+	var _ policies.JobsReader = (*Dispatcher)(nil)
+	d, err := New(Config{Strategy: FirstFit, Depth: 16}, []int{2, 3}, func() (policies.Policy, error) {
+		return scribbler{&greedy{}}, nil
+	})
+	require.NoError(t, err)
+	v := view(5, map[policies.JobID][]int{0: {3}}, [][2]int{{1, 1}})
+	require.Equal(t, map[policies.JobID][]int{1: {0}}, places(d.Schedule(v)))
+	require.Equal(t, []int{3}, v.Jobs[0].On)
+}

@@ -120,7 +120,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 	sel, _ := p.(policies.Selective)
 	fallible, _ := p.(policies.Fallible)
 	decide := true // the first instant always has a decision
-	var snap Snapshot
+	snap := Snapshot{shared: readsJobsOnly(p)}
 	rep, _ := b.(ChangeReporter)
 	last := time.Duration(-1)
 	for {
@@ -198,6 +198,13 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		return fmt.Errorf("loop: policy %s left %d job(s) unfinished at t=%v: %v", p.Name(), len(left), v.Now, left)
 	}
 	return nil
+}
+
+// readsJobsOnly reports whether p only reads its view's jobs
+// (policies.JobsReader): its snapshot then lists the backend's.
+func readsJobsOnly(p policies.Policy) bool {
+	_, ok := p.(policies.JobsReader)
+	return ok
 }
 
 // fullCheckEvery is how often (in decisions) the loop checks the whole

@@ -349,3 +349,41 @@ func TestReportedGPUs(t *testing.T) {
 	require.ErrorContains(t, err, "measured memory 140")
 	require.ErrorContains(t, err, "t=10s")
 }
+
+// jobsSeen records where the jobs of each view it decides on lie.
+type jobsSeen struct{ at []*policies.Job }
+
+func (p *jobsSeen) Name() string { return "seen" }
+func (p *jobsSeen) Schedule(v *policies.View) []policies.Action {
+	p.at = append(p.at, &v.Jobs[0])
+	return nil
+}
+
+// readingJobs is a jobsSeen that says it only reads jobs.
+type readingJobs struct{ jobsSeen }
+
+func (*readingJobs) ReadsJobsOnly() {}
+
+// A policy that only reads jobs (policies.JobsReader) decides on the
+// backend's own jobs, every other on copies of them, and both see the
+// same jobs.
+func TestJobsReaderSharesJobs(t *testing.T) {
+	done := func() *policies.View {
+		return &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}, {Index: 1, CapacityMiB: 100}},
+			Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done, Name: "a"}}}
+	}
+	copying, reading := &jobsSeen{}, &readingJobs{}
+	for _, p := range []policies.Policy{copying, reading} {
+		b := &memBackend{v: done(), mem: 40}
+		require.NoError(t, Run(context.Background(), b, p, discard{}))
+		seen := copying
+		if p == policies.Policy(reading) {
+			seen = &reading.jobsSeen
+		}
+		require.Len(t, seen.at, 20)
+		for _, j := range seen.at {
+			require.Equal(t, b.v.Jobs[0], *j)
+			require.Equal(t, p == policies.Policy(reading), j == &b.v.Jobs[0])
+		}
+	}
+}

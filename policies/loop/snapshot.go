@@ -29,6 +29,9 @@ type Snapshot struct {
 	// slab is an arena for the jobs' GPU lists (never reused: a list a
 	// policy kept stays as it was).
 	slab []int
+	// shared: the policy only reads jobs (policies.JobsReader), so the
+	// snapshot lists the backend's jobs instead of copies of them.
+	shared bool
 }
 
 // Touch marks the job an event concerns as changed. An event of an unknown
@@ -87,6 +90,19 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 		}
 	}
 	s.allGPUs = true // until the next check says otherwise
+	if s.shared {
+		v.Jobs, s.all, s.dirty = src.Jobs, false, s.dirty[:0]
+	} else {
+		s.updateJobs(src)
+	}
+	v.Queue = src.Queue // read-only: shared, not copied
+	v.Failed = append(v.Failed[:0], src.Failed...)
+	return v
+}
+
+// updateJobs brings the snapshot's copies of the jobs up to date with src.
+func (s *Snapshot) updateJobs(src *policies.View) {
+	v := &s.v
 	if s.all || len(v.Jobs) > len(src.Jobs) {
 		v.Jobs = v.Jobs[:0]
 		s.all = false
@@ -119,9 +135,6 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 		}
 	}
 	s.dirty = s.dirty[:0]
-	v.Queue = src.Queue // read-only: shared, not copied
-	v.Failed = append(v.Failed[:0], src.Failed...)
-	return v
 }
 
 // unsubmitted reports whether j is the zero Job but for its ID, bit for
