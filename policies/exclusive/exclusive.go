@@ -129,3 +129,7 @@ func (p *Policy) idle(v *policies.View, taken []bool, from, n int) []int {
 	}
 	return nil
 }
+
+// ReadsJobsOnly implements policies.JobsReader: Exclusive writes into no
+// job of its view (TestJobsReadersWriteNoJob).
+func (p *Policy) ReadsJobsOnly() {}

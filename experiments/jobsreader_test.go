@@ -1,0 +1,76 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/experiments/assemble"
+	"github.com/aegis-sched/aegis/models"
+	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/registry"
+	"github.com/aegis-sched/aegis/traces"
+)
+
+// jobsGuard runs a policy and fails the test when a decision wrote into
+// its view's jobs or their GPU lists. It hides every interface of the
+// policy but Schedule (so a decision comes at every instant with events).
+type jobsGuard struct {
+	p      policies.Policy
+	before []policies.Job
+	on     [][]int
+	wrote  []string
+}
+
+func (g *jobsGuard) Name() string { return g.p.Name() }
+
+func (g *jobsGuard) Schedule(v *policies.View) []policies.Action {
+	g.before = append(g.before[:0], v.Jobs...)
+	g.on = g.on[:0]
+	for i := range v.Jobs {
+		g.on = append(g.on, slices.Clone(v.Jobs[i].On))
+	}
+	acts := g.p.Schedule(v)
+	for i := range v.Jobs {
+		j := g.before[i]
+		j.On = g.on[i]
+		if !reflect.DeepEqual(j, v.Jobs[i]) && len(g.wrote) < 3 {
+			g.wrote = append(g.wrote, fmt.Sprintf("t=%v: job %d", v.Now, j.ID))
+		}
+	}
+	return acts
+}
+
+// TestJobsReadersWriteNoJob: every built-in policy that says it only reads
+// jobs (policies.JobsReader, whose view then lists the simulator's own
+// jobs) writes into none at any decision, on every built-in trace on two
+// and three A100s (a backlog and a light load).
+func TestJobsReadersWriteNoJob(t *testing.T) {
+	readers := 0
+	for _, name := range registry.Builtin() {
+		p, err := registry.New(name, nil)
+		require.NoError(t, err)
+		if _, ok := p.(policies.JobsReader); !ok {
+			continue
+		}
+		readers++
+		for _, trace := range []string{"demo", "philly", "saturn", "venus"} {
+			tr, err := traces.Load(trace)
+			require.NoError(t, err)
+			for _, server := range []string{"a100-40gb:2", "a100-40gb:3"} {
+				srv, err := models.ParseServer(server)
+				require.NoError(t, err)
+				var g *jobsGuard
+				_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: name, Seed: 1,
+					Wrap: func(p policies.Policy) policies.Policy { g = &jobsGuard{p: p}; return g }}, nil)
+				require.NoError(t, err)
+				require.Empty(t, g.wrote, "%s, %s on %s", name, trace, server)
+			}
+		}
+	}
+	require.Positive(t, readers, "no built-in policy reads jobs only: the test tests nothing")
+}
