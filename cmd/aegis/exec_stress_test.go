@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -117,8 +118,7 @@ func stressRun(t *testing.T, c stressCase, rng *rand.Rand) (hits map[string]int,
 	ended := false
 	for k := 0; k < c.cycles && !ended; {
 		cmd, stderr := startExec(t, args...)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		done := waitFor(cmd)
 		args = []string{"exec", "--resume", out}
 		if c.refuse {
 			require.True(t, holds(out, cmd.Process.Pid), "the executor takes the lock")
@@ -131,7 +131,8 @@ func stressRun(t *testing.T, c stressCase, rng *rand.Rand) (hits map[string]int,
 		case <-time.After(time.Duration(c.after[0]+rng.IntN(c.after[1]-c.after[0])) * time.Millisecond):
 			f := c.faults[k%len(c.faults)]
 			f.hit(cmd.Process, rng)
-			err := <-done
+			err := waitOrDump(cmd, done, finishLimit)
+			require.NotErrorIs(t, err, errHung, "%s: %s", f.name, stderr.String())
 			var ee *exec.ExitError
 			// A signal before the executor caught signals (it was
 			// starting) ends it as the signal does; a caught SIGTERM or
@@ -150,7 +151,7 @@ func stressRun(t *testing.T, c stressCase, rng *rand.Rand) (hits map[string]int,
 	}
 	if !ended {
 		cmd, stderr := startExec(t, args...)
-		require.NoError(t, cmd.Wait(), stderr.String())
+		require.NoError(t, waitOrDump(cmd, waitFor(cmd), finishLimit), stderr.String())
 	}
 	jobs, err := executor.Audit(out)
 	require.NoError(t, err)
@@ -167,6 +168,41 @@ func stressRun(t *testing.T, c stressCase, rng *rand.Rand) (hits map[string]int,
 		t.Fatalf("%d of %d jobs finished:\n%s", n, c.jobs, strings.Join(why, "\n"))
 	}
 	return hits, strings.Count(string(b), `"failure":"oom"`), time.Since(began)
+}
+
+// finishLimit bounds the last session of a fault test, the resume that runs
+// the trace to its end: minutes past what it needs even on a loaded host
+// (seconds), so that an executor that never ends fails the test with its
+// goroutines instead of hanging it until go test's timeout.
+const finishLimit = 5 * time.Minute
+
+// errHung says an aegis exec session did not end in time.
+var errHung = errors.New("did not end")
+
+// waitFor returns a channel that gets cmd's Wait.
+func waitFor(cmd *exec.Cmd) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done
+}
+
+// waitOrDump waits for cmd's Wait on done, at most limit: past it, cmd (a
+// Go program) gets SIGQUIT, so its goroutines' stacks land in its stderr,
+// and the error says it hung.
+func waitOrDump(cmd *exec.Cmd, done <-chan error, limit time.Duration) error {
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		return fmt.Errorf("aegis %s: %w within %v (its goroutines are in its stderr)", strings.Join(cmd.Args[1:], " "), errHung, limit)
+	}
 }
 
 // stressPolicies are the policies the fault tests run.
@@ -236,4 +272,22 @@ func TestExecResumeNoRunLeavesNoLock(t *testing.T) {
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, ents)
+}
+
+// A session that outlives its limit is ended (SIGQUIT, which dumps a Go
+// program's goroutines) and reported as hung; one that ends in time
+// reports its own exit.
+func TestWaitOrDump(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		hung bool
+	}{{[]string{"60"}, true}, {[]string{"0"}, false}} {
+		cmd := exec.Command("sleep", c.args...)
+		require.NoError(t, cmd.Start())
+		err := waitOrDump(cmd, waitFor(cmd), 500*time.Millisecond)
+		require.Equal(t, c.hung, errors.Is(err, errHung), "sleep %v: %v", c.args, err)
+		if !c.hung {
+			require.NoError(t, err)
+		}
+	}
 }
