@@ -100,6 +100,12 @@ type Mirror interface {
 	// Placed mirrors an attempt, whose shim is process pid, launched on
 	// gpus at run time t.
 	Placed(id policies.JobID, gpus []int, pid int, t time.Duration)
+	// Ended mirrors the end of the job's current attempt at run time t,
+	// however it ended: a mirror whose model did not end the attempt
+	// itself (an attempt interrupted by the executor's shutdown, a
+	// process killed from outside) takes it off its GPUs, so that the
+	// job's next placement finds it pending.
+	Ended(id policies.JobID, t time.Duration)
 }
 
 // Clock converts between the run's time and the wall clock (an Executor).
@@ -987,6 +993,9 @@ func (x *Executor) release(a *attempt) {
 	pj.On, pj.Active = nil, false
 	x.att[a.job] = nil
 	x.lastChange = x.last
+	if x.cfg.Mirror != nil && !x.replaying {
+		x.cfg.Mirror.Ended(a.job, x.last)
+	}
 }
 
 // Apply implements loop.Backend.

@@ -988,6 +988,34 @@ func (s *Sim) release(id int) []int {
 	return on
 }
 
+// Withdraw puts job id back in the queue whatever the model made of its
+// last attempt: a running attempt is taken off its GPUs (its work lost,
+// no failure counted), and a job the model finished is pending again. It
+// is for a model that mirrors real processes (the executor's emulator),
+// whose attempts can end for reasons the model did not make (an executor
+// that stopped them, a process killed from outside): the next placement of
+// the job must find it pending, as the executor has it. A job already
+// pending, or stopped, is left as it is.
+func (s *Sim) Withdraw(id policies.JobID) error {
+	if id < 0 || int(id) >= len(s.jobs) {
+		return fmt.Errorf("sim: withdraw job %d: no such job", id)
+	}
+	pj := &s.view.Jobs[id]
+	switch pj.State {
+	case policies.Running:
+		on := s.release(int(id))
+		pj.State = policies.Pending
+		s.books.Enqueue(id)
+		s.changed(on)
+	case policies.Done:
+		pj.State = policies.Pending
+		s.live++
+		s.books.Enqueue(id)
+		s.lastChange = s.now
+	}
+	return nil
+}
+
 // Apply carries out one policy action.
 func (s *Sim) Apply(a policies.Action) error {
 	switch a.Kind {

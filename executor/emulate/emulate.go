@@ -109,6 +109,13 @@ func (e *Emulator) Placed(id policies.JobID, gpus []int, pid int, t time.Duratio
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advanceTo(max(t, e.s.Now()))
+	// The executor places again a job whose last attempt the model
+	// finished but whose process ended otherwise (a terminating attempt
+	// the model finished as it was interrupted), or, had Ended been
+	// missed, one the model still runs: the model follows the executor.
+	if st := e.s.View().Jobs[id].State; st == policies.Running || st == policies.Done {
+		e.withdraw(id)
+	}
 	if err := e.s.Apply(policies.Action{Kind: policies.Place, Job: id, GPUs: gpus}); err != nil {
 		fmt.Fprintf(e.log, "emulator: %v\n", err)
 		return
@@ -120,6 +127,28 @@ func (e *Emulator) Placed(id policies.JobID, gpus []int, pid int, t time.Duratio
 	}
 	e.pids[id] = pending{pid: pid, start: start}
 	e.shims[attempt{id, e.s.View().Jobs[id].Attempts}] = pid
+}
+
+// Ended implements executor.Mirror: an attempt the model still runs whose
+// process ended otherwise (interrupted by the executor's shutdown, killed
+// from outside) is withdrawn from the model, so that its memory and
+// activity leave the GPUs now and the job's next attempt finds it
+// pending. Attempts the model ended itself are left as they are.
+func (e *Emulator) Ended(id policies.JobID, t time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advanceTo(max(t, e.s.Now()))
+	if e.s.View().Jobs[id].State == policies.Running {
+		e.withdraw(id)
+	}
+	delete(e.pids, id)
+}
+
+// withdraw puts job id back in the model's queue (sim.Withdraw).
+func (e *Emulator) withdraw(id policies.JobID) {
+	if err := e.s.Withdraw(id); err != nil {
+		fmt.Fprintf(e.log, "emulator: %v\n", err)
+	}
 }
 
 // now is the run time.

@@ -379,3 +379,45 @@ func procPIDs(ps []gpu.Proc) []int {
 	}
 	return out
 }
+
+// An attempt whose process ended otherwise than the model said (the
+// executor interrupted it at its shutdown, or it was killed) leaves the
+// model when the executor says it ended (Ended): its GPU reads idle at
+// once. And the job's next attempt is modelled and ended like any other,
+// also when the model had finished the attempt the process did not (a
+// resumed run's terminating attempt): the model follows the executor (a
+// resume under the emulator hung, its next attempt never signalled).
+func TestEndedAttemptLeavesTheModel(t *testing.T) {
+	tests := []struct {
+		name  string
+		ended time.Duration // when the first attempt's process ends
+	}{
+		{"interrupted while running", 10 * time.Second},
+		{"finished in the model, interrupted", 24 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &clock{start: time.Now(), speedup: 1}
+			e := newEmulator(t, "a100-40gb:2", c)
+			e.Submit(traces.Job{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: 40})
+			first := startJob(t)
+			e.Placed(0, []int{0}, first.cmd.Process.Pid, 0)
+			c.now = tt.ended
+			_, err := e.Sample(context.Background())
+			require.NoError(t, err)
+			require.NoError(t, first.cmd.Process.Kill()) // it ends as it was, uncaught signals or not
+			<-first.done
+			e.Ended(0, c.now)
+			c.now += time.Second
+			ss, err := e.Sample(context.Background())
+			require.NoError(t, err)
+			require.Zero(t, ss[0].UsedMiB, "the ended attempt's memory left its GPU")
+			require.Empty(t, ss[0].Procs)
+			second := startJob(t)
+			e.Placed(0, []int{1}, second.cmd.Process.Pid, c.now)
+			c.now += time.Hour
+			second.catch(t)
+			require.Equal(t, 0, second.exitCode(t, e), "the next attempt is ended when the model says it is done: %s", second.stderr.String())
+		})
+	}
+}
