@@ -321,3 +321,17 @@ func TestCount(t *testing.T) {
 	require.Equal(t, "0 episodes", count(0, "episode"))
 	require.Equal(t, "3 decisions", count(3, "decision"))
 }
+
+// Deferral episodes are counted by reason past the reasons the collector
+// compares in turn (scanReasons), alternating between them.
+func TestDeferralReasonsMany(t *testing.T) {
+	c := NewCollector([]policies.Job{{ID: 0}})
+	want := map[string]int{}
+	for d := range 3 * scanReasons {
+		c.Decision(time.Duration(d) * sec)
+		r := fmt.Sprintf("reason %d", (d*5)%(scanReasons+3))
+		c.Action(policies.Action{Kind: policies.Defer, Job: 0, GPU: 0, Reason: r})
+		want[r]++ // another reason each decision: a new episode
+	}
+	require.Equal(t, want, c.Deferrals())
+}
