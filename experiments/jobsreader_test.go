@@ -45,32 +45,53 @@ func (g *jobsGuard) Schedule(v *policies.View) []policies.Action {
 	return acts
 }
 
+// readerParams are the parameters TestJobsReadersWriteNoJob runs a
+// built-in policy under besides its defaults: the variants and the OOM
+// ladder that take other paths through the policy (Lucid's original pairs
+// whole jobs, Horus's looks ahead).
+var readerParams = map[string][]map[string]string{
+	"horus": {{"variant": "original"}, {"recovery": "ladder"}},
+	"lucid": {{"variant": "original"}, {"recovery": "ladder"}},
+}
+
 // TestJobsReadersWriteNoJob: every built-in policy that says it only reads
 // jobs (policies.JobsReader, whose view then lists the simulator's own
 // jobs) writes into none at any decision, on every built-in trace on two
-// and three A100s (a backlog and a light load).
+// and three A100s (a backlog and a light load), under its defaults and
+// readerParams.
 func TestJobsReadersWriteNoJob(t *testing.T) {
-	readers := 0
+	var readers []string
 	for _, name := range registry.Builtin() {
 		p, err := registry.New(name, nil)
 		require.NoError(t, err)
 		if _, ok := p.(policies.JobsReader); !ok {
 			continue
 		}
-		readers++
-		for _, trace := range []string{"demo", "philly", "saturn", "venus"} {
-			tr, err := traces.Load(trace)
-			require.NoError(t, err)
-			for _, server := range []string{"a100-40gb:2", "a100-40gb:3"} {
-				srv, err := models.ParseServer(server)
-				require.NoError(t, err)
-				var g *jobsGuard
-				_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: name, Seed: 1,
-					Wrap: func(p policies.Policy) policies.Policy { g = &jobsGuard{p: p}; return g }}, nil)
-				require.NoError(t, err)
-				require.Empty(t, g.wrote, "%s, %s on %s", name, trace, server)
-			}
+		readers = append(readers, name)
+		for _, params := range append([]map[string]string{nil}, readerParams[name]...) {
+			jobsReaderRuns(t, name, params)
 		}
 	}
-	require.Positive(t, readers, "no built-in policy reads jobs only: the test tests nothing")
+	// The built-in policies that read jobs only (each declaration spares a
+	// million-job run a copy of every job, docs/performance.md).
+	require.Equal(t, []string{"aegis", "bestfit", "exclusive", "horus", "lucid"}, readers)
+}
+
+// jobsReaderRuns runs policy name under params on every built-in trace on
+// two and three A100s and fails at a decision that wrote into a job.
+func jobsReaderRuns(t *testing.T, name string, params map[string]string) {
+	t.Helper()
+	for _, trace := range []string{"demo", "philly", "saturn", "venus"} {
+		tr, err := traces.Load(trace)
+		require.NoError(t, err)
+		for _, server := range []string{"a100-40gb:2", "a100-40gb:3"} {
+			srv, err := models.ParseServer(server)
+			require.NoError(t, err)
+			var g *jobsGuard
+			_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: name, Params: params,
+				Seed: 1, Wrap: func(p policies.Policy) policies.Policy { g = &jobsGuard{p: p}; return g }}, nil)
+			require.NoError(t, err)
+			require.Empty(t, g.wrote, "%s %v, %s on %s", name, params, trace, server)
+		}
+	}
 }

@@ -135,3 +135,9 @@ func (x *Policy) fit(v *policies.View, j *policies.Job) ([]int, []policies.Actio
 }
 
 func resize(xs []float64, n int) []float64 { return slices.Grow(xs[:0], n)[:n] }
+
+// ReadsJobsOnly implements policies.JobsReader: best-fit writes into no job
+// of its view (its placements are GPU lists of its own), so the loop hands
+// it the backend's jobs instead of a copy of every job
+// (TestJobsReadersWriteNoJob).
+func (*Policy) ReadsJobsOnly() {}

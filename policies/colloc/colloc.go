@@ -261,6 +261,19 @@ func New(name string, cfg Config, rule Rule) *Scheduler {
 	return &Scheduler{name: name, cfg: cfg, rule: rule}
 }
 
+// Reader is a Scheduler whose rule only reads the jobs of the views it is
+// given (Admit and Score write into no Job nor its GPU list, nor keep one
+// past a decision): it implements policies.JobsReader, so that the loop
+// hands it the backend's jobs instead of a copy of every job. The machinery
+// itself only reads jobs (it copies the GPU lists it keeps or places on).
+// Horus and Lucid are Readers; TestJobsReadersWriteNoJob holds them to it.
+// A rule that writes into a job (or a Placer that keeps one) needs a plain
+// Scheduler.
+type Reader struct{ *Scheduler }
+
+// ReadsJobsOnly implements policies.JobsReader.
+func (Reader) ReadsJobsOnly() {}
+
 // Name implements policies.Policy.
 func (s *Scheduler) Name() string { return s.name }
 

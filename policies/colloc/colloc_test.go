@@ -473,3 +473,19 @@ func TestHoldEndsKeptFromEvents(t *testing.T) {
 		require.Equal(t, 1, s.reads, "seed %d: the view was read whole again", seed)
 	}
 }
+
+// A Reader is a JobsReader and keeps every interface of its Scheduler; a
+// plain Scheduler (whose rule may write into jobs) is no JobsReader.
+func TestReader(t *testing.T) {
+	var p policies.Policy = &Reader{Scheduler: New("r", DefaultConfig(), byGPU{})}
+	for _, ok := range []bool{
+		is[policies.JobsReader](p), is[policies.OptionalObserver](p),
+		is[policies.Selective](p), is[policies.Ticker](p),
+	} {
+		require.True(t, ok)
+	}
+	require.Equal(t, "r", p.Name())
+	require.False(t, is[policies.JobsReader](New("s", DefaultConfig(), byGPU{})))
+}
+
+func is[T any](p policies.Policy) bool { _, ok := p.(T); return ok }

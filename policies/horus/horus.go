@@ -58,13 +58,14 @@ func DefaultConfig(variant string) Config {
 type Rule struct{ Config }
 
 // New builds the Horus policy from key=value parameters (see ReadConfig):
-// its Rule under the shared machinery.
-func New(params map[string]string) (*colloc.Scheduler, error) {
+// its Rule under the shared machinery, a colloc.Reader (the rule reads
+// profiles and the GPUs' job lists only, and writes into no job).
+func New(params map[string]string) (*colloc.Reader, error) {
 	c, err := ReadConfig(policies.NewParams(params))
 	if err != nil {
 		return nil, err
 	}
-	return colloc.New("horus", c.Config, Rule{c}), nil
+	return &colloc.Reader{Scheduler: colloc.New("horus", c.Config, Rule{c})}, nil
 }
 
 // ReadConfig reads a configuration from p: variant

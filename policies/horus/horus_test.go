@@ -60,7 +60,7 @@ func newHorus(t *testing.T, params map[string]string) (horus.Rule, *colloc.Sched
 	s, err := horus.New(params)
 	require.NoError(t, err)
 	require.Equal(t, c.Config, s.Config())
-	return horus.Rule{Config: c}, s
+	return horus.Rule{Config: c}, s.Scheduler
 }
 
 func rule(t *testing.T, params map[string]string) horus.Rule {
