@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -66,6 +67,12 @@ func readCSV(r io.Reader, name string, rows, size int) (*Trace, error) {
 	}
 	t := &Trace{Name: name, Jobs: make([]Job, 0, rows), Lines: make([]int, 0, rows)}
 	seen := newIDLines(rows)
+	// The jobs' ids and workloads are substrings of the input as read
+	// (plainCSV: the whole file); they are copied out, so that the input
+	// is let go once read: the ids back to back into a few large strings,
+	// the few workloads each once.
+	var ids idArena
+	workloads := map[string]string{}
 	subCol, wlCol, gpusCol := tab.column("submit_offset_s"), tab.column("workload_id"), tab.column("num_gpus")
 	soloCol, idCol := tab.column("solo_s"), tab.column("job_id")
 	err = tab.each(func(row csvRow) error {
@@ -79,6 +86,12 @@ func readCSV(r io.Reader, name string, rows, size int) (*Trace, error) {
 		}
 		if wl == "" {
 			return row.errorf("workload_id", "empty")
+		}
+		if w, ok := workloads[wl]; ok {
+			wl = w
+		} else {
+			wl = strings.Clone(wl)
+			workloads[wl] = wl
 		}
 		n, err := row.gpusIn(gpusCol)
 		if err != nil {
@@ -102,7 +115,7 @@ func readCSV(r io.Reader, name string, rows, size int) (*Trace, error) {
 		if prev, dup := seen.add(id, row.line); dup {
 			return row.errorf("job_id", "%q repeats line %d", id, prev)
 		}
-		t.Jobs = append(t.Jobs, Job{ID: id, Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n, SoloS: solo})
+		t.Jobs = append(t.Jobs, Job{ID: ids.clone(id), Submit: time.Duration(math.Round(sub * 1e9)), Workload: wl, GPUs: n, SoloS: solo})
 		t.Lines = append(t.Lines, row.line)
 		return nil
 	})
@@ -114,6 +127,25 @@ func readCSV(r io.Reader, name string, rows, size int) (*Trace, error) {
 	}
 	t.sortBySubmit()
 	return t, nil
+}
+
+// idArena copies job ids back to back into strings of idChunk bytes (one
+// allocation for thousands of ids, none of them pointing into the input).
+type idArena struct{ b strings.Builder }
+
+const idChunk = 64 << 10
+
+// clone returns a copy of s in the arena.
+func (a *idArena) clone(s string) string {
+	if a.b.Cap()-a.b.Len() < len(s) {
+		// A new chunk: the strings returned so far keep the old one,
+		// whose bytes a Builder never changes.
+		a.b.Reset()
+		a.b.Grow(max(idChunk, len(s)))
+	}
+	n := a.b.Len()
+	a.b.WriteString(s)
+	return a.b.String()[n:]
 }
 
 // idLines remembers the line of each job id read so far, to find a repeated

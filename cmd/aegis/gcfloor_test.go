@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -33,4 +34,22 @@ func TestDelayGC(t *testing.T) {
 	runtime.GC() // the first collection frees the sentinel: its finalizer restores the default
 	require.Eventually(t, func() bool { return debug.SetMemoryLimit(-1) == math.MaxInt64 }, 10*time.Second, time.Millisecond)
 	require.Equal(t, 100, percent())
+}
+
+// TestCollectIfPast: a collection runs only when the heap live at the
+// last one reached the floor.
+func TestCollectIfPast(t *testing.T) {
+	keep := make([]byte, 1<<20)
+	runtime.GC()
+	forced := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	n := forced()
+	collectIfPast(1 << 50)
+	require.Equal(t, n, forced(), "under the floor: no collection")
+	collectIfPast(1 << 10)
+	require.Equal(t, n+1, forced(), "past the floor: one collection")
+	runtime.KeepAlive(keep)
 }

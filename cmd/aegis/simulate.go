@@ -143,8 +143,13 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	// The run lets go of the trace's jobs once the simulator has its
+	// own (ReleaseTrace): the title's name and count are kept here, and
+	// the provenance hashes a copy of the trace (startMeta).
+	name, njobs := tr.Name, len(tr.Jobs)
 	r := assemble.Run{Trace: tr, Server: srv, Policy: fl.policy, Params: params, Seed: fl.seed, Truth: &truth, Cluster: cl,
-		PipeOutputs: true}
+		PipeOutputs: true, ReleaseTrace: true,
+		Released: func() { collectIfPast(gcFloor) }}
 	// The big files stream into the output directory while the
 	// run goes on; summary.csv and deferrals.csv follow at the end.
 	var events io.Writer
@@ -176,7 +181,7 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	if cl != nil {
 		where = fmt.Sprintf("cluster %s (%d servers, %d GPUs)", cl, len(cl.Servers), cl.GPUs())
 	}
-	title := fmt.Sprintf("trace %s (%d jobs) on %s, policy %s, seed %d", tr.Name, len(tr.Jobs), where, fl.policy, fl.seed)
+	title := fmt.Sprintf("trace %s (%d jobs) on %s, policy %s, seed %d", name, njobs, where, fl.policy, fl.seed)
 	if err := results.WriteSummaryTable(c.OutOrStdout(), title, o.Summary); err != nil {
 		return err
 	}
@@ -237,12 +242,16 @@ type metaOf struct {
 }
 
 // startMeta works out r's provenance (the trace's hash above all) on a
-// goroutine of its own, beside the run: both only read the trace.
+// goroutine of its own, beside the run: both only read the trace's jobs.
+// The goroutine hashes a copy of r.Trace (the same jobs), which the run's
+// ReleaseTrace does not empty: the jobs are freed when both are done.
 func startMeta(r assemble.Run, source string, truths []string) (<-chan metaOf, error) {
 	tm, err := policies.ParseFlagSets("--truth", truths)
 	if err != nil {
 		return nil, err
 	}
+	tr := *r.Trace
+	r.Trace = &tr
 	meta := make(chan metaOf, 1)
 	go func() {
 		m, err := experiments.NewSimulateMeta(r, source, tm)

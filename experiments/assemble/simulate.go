@@ -74,6 +74,17 @@ type Run struct {
 	// Server: its GPUs as one pool (server 0's first), one instance of the
 	// policy per server behind a dispatch.Dispatcher (parameter dispatch).
 	Cluster *models.Cluster
+	// ReleaseTrace makes Simulate let go of the trace's jobs once the
+	// simulator holds its own: it sets Trace.Jobs and Trace.Lines to nil
+	// (Trace.Name stays), so that a caller that keeps no other reference
+	// to them has their memory freed while the run goes on (a million
+	// jobs' 64 MB in aegis simulate). Outputs do not change.
+	ReleaseTrace bool
+	// Released, when not nil, is called once ReleaseTrace let go of the
+	// trace's jobs, before the run's first step (aegis simulate collects
+	// garbage there when its heap is past its floor, so that the run's
+	// later allocations reuse the trace's memory instead of new pages).
+	Released func()
 }
 
 // Outcome is what a run produced.
@@ -108,6 +119,12 @@ func Simulate(ctx context.Context, r Run, events io.Writer) (*Outcome, error) {
 	if err := a.recorders(events); err != nil {
 		return nil, err
 	}
+	if r.ReleaseTrace { // the simulator and recorders have what they need
+		r.Trace.Jobs, r.Trace.Lines = nil, nil
+		if r.Released != nil {
+			r.Released()
+		}
+	}
 	p := a.p
 	if r.Wrap != nil {
 		p = r.Wrap(p)
@@ -130,6 +147,9 @@ type assembly struct {
 	log   eventLog
 	where *serverRecorder // a cluster run's
 	col   *results.Collector
+	// first is the trace's first submission (the energy meter's start),
+	// known before the trace may be released.
+	first time.Duration
 	// pipedJobs: the collector's jobs.csv rows are piped (PipeOutputs).
 	pipedJobs bool
 	// energyNote says why the run meters no energy ("" when it does).
@@ -152,17 +172,12 @@ func (a *assembly) energy(s *results.Summary) {
 		s.EnergyNote = a.energyNote
 		return
 	}
-	jobs := a.r.Trace.Jobs
-	if s.Finished == 0 || len(jobs) == 0 {
+	if s.Finished == 0 {
 		s.EnergyNote = "no job finished"
 		return
 	}
-	first := jobs[0].Submit
-	for _, j := range jobs {
-		first = min(first, j.Submit)
-	}
-	end := first + time.Duration(math.Round(s.MakespanS*1e9))
-	if j, ok := a.s.Energy(first, end); ok {
+	end := a.first + time.Duration(math.Round(s.MakespanS*1e9))
+	if j, ok := a.s.Energy(a.first, end); ok {
 		s.Energy = &results.Energy{J: j, GPUs: a.r.Server.GPUs}
 	}
 }
@@ -242,6 +257,12 @@ func (a *assembly) simulator() error {
 	}
 	if a.s, err = sim.New(cfg, r.Trace.Jobs); err != nil {
 		return fmt.Errorf("trace %s: %w", r.Trace.Name, err)
+	}
+	if jobs := r.Trace.Jobs; len(jobs) > 0 {
+		a.first = jobs[0].Submit
+		for _, j := range jobs {
+			a.first = min(a.first, j.Submit)
+		}
 	}
 	if a.mixed != nil {
 		return a.mixed.route(a.disp, a.s, *r.Cluster)

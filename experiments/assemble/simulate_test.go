@@ -244,3 +244,38 @@ func TestServerRecorder(t *testing.T) {
 	require.Equal(t, []string{"2", "0+1+0", "1", "0+1", ""}, got)
 	require.Len(t, r.span, 2)
 }
+
+// TestReleaseTraceChangesNothing: a run that lets go of its trace's jobs
+// once the simulator has its own (Run.ReleaseTrace) empties the trace and
+// writes the same bytes, on a server and on a cluster.
+func TestReleaseTraceChangesNothing(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:3")
+	require.NoError(t, err)
+	cl, err := models.ParseCluster("a100-40gb:2x2")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name, policy string
+		cluster      *models.Cluster
+	}{{"server", "aegis", nil}, {"server", "lucid", nil}, {"cluster", "exclusive", &cl}} {
+		t.Run(c.name+"/"+c.policy, func(t *testing.T) {
+			run := func(release bool) (jobs, events string, s results.Summary, tr *traces.Trace) {
+				tr, err := traces.Load("demo")
+				require.NoError(t, err)
+				var jb, ev bytes.Buffer
+				o, err := Simulate(context.Background(), Run{Trace: tr, Server: srv, Cluster: c.cluster, Policy: c.policy, Seed: 3,
+					Jobs: &jb, PipeOutputs: true, ReleaseTrace: release}, &ev)
+				require.NoError(t, err)
+				return jb.String(), ev.String(), o.Summary, tr
+			}
+			j1, e1, s1, t1 := run(false)
+			j2, e2, s2, t2 := run(true)
+			require.Equal(t, j1, j2)
+			require.Equal(t, e1, e2)
+			require.Equal(t, s1, s2)
+			require.NotNil(t, s1.Energy, "the energy meter's start is kept")
+			require.NotEmpty(t, t1.Jobs)
+			require.True(t, t2.Jobs == nil && t2.Lines == nil, "the trace's jobs released")
+			require.Equal(t, t1.Name, t2.Name)
+		})
+	}
+}
