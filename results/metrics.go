@@ -712,12 +712,12 @@ func (a *summaryAcc) summary(deferrals map[string]int) Summary {
 	n := max(len(a.jct), len(a.queue), len(a.exec), len(a.norm))
 	var scratch []uint64
 	if n >= radixMin {
-		scratch = make([]uint64, 2*n)
+		scratch = make([]uint64, n)
 	}
 	var wg sync.WaitGroup
 	if n >= parallelSortMin {
 		wg.Go(func() {
-			scratch := make([]uint64, 2*n)
+			scratch := make([]uint64, n)
 			s.MeanJCTS, s.P95JCTS = meanP95(a.jct, scratch)
 			s.MeanQueueS, s.P95QueueS = meanP95(a.queue, scratch)
 		})
@@ -754,16 +754,20 @@ const radixMin = 512
 func sortFloats(xs []float64) { sortFloatsIn(xs, nil) }
 
 // sortFloatsIn is sortFloats using scratch as its working memory when it
-// holds 2·len(xs) values (else it allocates).
+// holds len(xs) values (else it allocates). The passes move the keys
+// between scratch and xs itself, whose float64s hold a key's bits as they
+// are (math.Float64frombits and back: memory moves, which keep every bit,
+// a NaN's too), so that a sort of a million values takes 8 MB of scratch,
+// not 16.
 func sortFloatsIn(xs []float64, scratch []uint64) {
 	if len(xs) < radixMin {
 		slices.Sort(xs)
 		return
 	}
-	if len(scratch) < 2*len(xs) {
-		scratch = make([]uint64, 2*len(xs))
+	if len(scratch) < len(xs) {
+		scratch = make([]uint64, len(xs))
 	}
-	keys, tmp := scratch[:len(xs)], scratch[len(xs):2*len(xs)]
+	keys := scratch[:len(xs)]
 	for i, x := range xs {
 		b := math.Float64bits(x)
 		if x != x || b == 1<<63 {
@@ -777,12 +781,23 @@ func sortFloatsIn(xs []float64, scratch []uint64) {
 		}
 		keys[i] = b
 	}
+	inKeys := true // the keys are in keys, else in xs
 	for shift := uint(0); shift < 64; shift += 8 {
 		var count [256]int
-		for _, k := range keys {
-			count[(k>>shift)&0xff]++
+		if inKeys {
+			for _, k := range keys {
+				count[(k>>shift)&0xff]++
+			}
+		} else {
+			for _, x := range xs {
+				count[(math.Float64bits(x)>>shift)&0xff]++
+			}
 		}
-		if count[(keys[0]>>shift)&0xff] == len(keys) {
+		first := keys[0]
+		if !inKeys {
+			first = math.Float64bits(xs[0])
+		}
+		if count[(first>>shift)&0xff] == len(xs) {
 			continue // one digit for all: this pass would change nothing
 		}
 		sum := 0
@@ -790,14 +805,27 @@ func sortFloatsIn(xs []float64, scratch []uint64) {
 			count[d] = sum
 			sum += c
 		}
-		for _, k := range keys {
-			d := (k >> shift) & 0xff
-			tmp[count[d]] = k
-			count[d]++
+		if inKeys {
+			for _, k := range keys {
+				d := (k >> shift) & 0xff
+				xs[count[d]] = math.Float64frombits(k)
+				count[d]++
+			}
+		} else {
+			for _, x := range xs {
+				k := math.Float64bits(x)
+				d := (k >> shift) & 0xff
+				keys[count[d]] = k
+				count[d]++
+			}
 		}
-		keys, tmp = tmp, keys
+		inKeys = !inKeys
 	}
-	for i, k := range keys {
+	for i := range xs {
+		k := keys[i]
+		if !inKeys {
+			k = math.Float64bits(xs[i])
+		}
 		if k>>63 == 1 {
 			k &^= 1 << 63
 		} else {
