@@ -120,3 +120,10 @@ func TestArrivalListAndHeap(t *testing.T) {
 func TestArrivalSize(t *testing.T) {
 	require.LessOrEqual(t, unsafe.Sizeof(arrival{}), uintptr(16))
 }
+
+// TestSimJobSize: the simulator's state of a job (one a job, a million in
+// a million-job run) keeps nothing the view's job holds once it runs (its
+// solo time, its startup), 112 bytes.
+func TestSimJobSize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(job{}), uintptr(112))
+}

@@ -228,28 +228,32 @@ func (q *queue) pop() item {
 	return top
 }
 
-// job is the simulator's private state of a job.
+// job is the simulator's private state of a job, 112 bytes (TestSimJobSize:
+// a million-job run keeps one a job). What the view's job already holds
+// once the job runs is not kept twice: the current attempt's solo time is
+// its view profile's (the spec's, or onType's on a server of several
+// types), its launch-to-activity time the instant of its activity less
+// its view's Started.
 type job struct {
 	// The job as submitted (spec rebuilds its policies.Job): its trace
 	// name, GPUs and submit time, and the workload (with its derived
-	// figures) and solo time it was added with.
-	name    string
-	gpus    int
-	submit  time.Duration
-	info0   *workloadInfo
-	solo0   float64
-	w       *models.Workload
-	startup time.Duration // this attempt's launch-to-activity time
-	peak    float64       // this attempt's true peak as a multiple of the profiled one
-	speed   float64       // this attempt's work as a multiple of the nominal one
-	epoch   uint32        // bumps when the pending finish/active event goes stale
-	own     bool          // solo is the trace's solo_s, on every GPU type
-	types   uint8         // mixed servers: the GPU types it may run on (TypeMask)
-	solo    float64       // the job's solo time, seconds (its own or the workload's)
-	work    float64       // remaining solo-speed seconds of work once active
-	rate    float64       // current progress rate
-	since   time.Duration // when work was last settled
-	done    time.Duration // when it finishes at that rate (its pending finish event)
+	// figures) and solo time it was added with (the trace's solo_s when
+	// own).
+	name   string
+	gpus   int
+	submit time.Duration
+	info0  *workloadInfo
+	solo0  float64
+	w      *models.Workload
+	peak   float64       // this attempt's true peak as a multiple of the profiled one
+	speed  float64       // this attempt's work as a multiple of the nominal one
+	epoch  uint32        // bumps when the pending finish/active event goes stale
+	own    bool          // solo0 is the trace's solo_s, on every GPU type
+	types  uint8         // mixed servers: the GPU types it may run on (TypeMask)
+	work   float64       // remaining solo-speed seconds of work once active
+	rate   float64       // current progress rate
+	since  time.Duration // when work was last settled
+	done   time.Duration // when it finishes at that rate (its pending finish event)
 }
 
 type gpu struct {
@@ -478,7 +482,7 @@ func (s *Sim) ProfileOnType(id policies.JobID, k int) (p policies.Profile, ok bo
 	}
 	p = w.PolicyProfile()
 	if j.own {
-		p.SoloS = j.solo
+		p.SoloS = j.solo0
 	}
 	return p, true
 }
@@ -574,7 +578,7 @@ func (s *Sim) add(sp traces.Job, w *models.Workload, solo float64, mask uint8) p
 	i := len(s.jobs)
 	info := s.workload(w)
 	s.jobs = append(s.jobs, job{name: sp.ID, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
-		w: w, solo: solo, own: sp.SoloS > 0, types: mask})
+		w: w, own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists. The view's
 	// jobs are only ever appended to, so their array past its length is
 	// still zero, a Waiting job: the ID is all there is to write.
@@ -929,7 +933,10 @@ func (s *Sim) handle(it item) {
 		pj.Active, pj.ActiveAt = true, s.now
 		// Alone, the job finishes its solo time after launch: startup
 		// jitter shifts when it becomes active, not when it ends.
-		j.work = max(j.solo-j.startup.Seconds(), 1) * j.speed
+		// The attempt's solo time is its view profile's; its startup,
+		// now less its launch (the activity event is due at launch plus
+		// startup).
+		j.work = max(pj.SoloS-(s.now-pj.Started).Seconds(), 1) * j.speed
 		j.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
@@ -1080,7 +1087,7 @@ func (s *Sim) place(a policies.Action) error {
 	j.epoch++
 	attempt := unitPrefix(s.cfg.Seed, uint64(id), uint64(pj.Attempts)) // unit(seed, id, attempts, ·)
 	u := unitFrom(attempt, 0x57a27)
-	j.startup = time.Duration(float64(j.info0.startup) * (1 + s.cfg.Truth.StartupJitter*(2*u-1))) // nominal startup, jittered
+	startup := time.Duration(float64(j.info0.startup) * (1 + s.cfg.Truth.StartupJitter*(2*u-1))) // nominal startup, jittered
 	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unitFrom(attempt, 0x9ea4)-1)
 	// The variation never lifts a peak above the GPU: a job profiled alone
 	// fits alone (a profiled peak above the capacity stays as it is).
@@ -1089,7 +1096,7 @@ func (s *Sim) place(a policies.Action) error {
 	if s.cfg.Truth.SpeedJitter > 0 {
 		j.speed += s.cfg.Truth.SpeedJitter * (2*unitFrom(attempt, 0x5bd) - 1)
 	}
-	s.push(item{t: s.now + j.startup, kind: evActive, job: int32(id), epoch: j.epoch})
+	s.push(item{t: s.now + startup, kind: evActive, job: int32(id), epoch: j.epoch})
 	s.lastChange = s.now
 	s.emit(policies.Event{Kind: policies.JobStarted, T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
 	return nil
@@ -1113,8 +1120,7 @@ func (s *Sim) onType(id int, gpus []int) error {
 			id, s.types[k].Type.Name, j.info0.w.ID, j.gpus)
 	}
 	j.w, _ = s.types[k].Catalog.Get(j.info0.w.ID)
-	j.solo = p.SoloS
-	s.view.Jobs[id].Profile = p
+	s.view.Jobs[id].Profile = p // the attempt's solo time too (no copy in j)
 	return nil
 }
 
