@@ -319,6 +319,16 @@ func (x *Policy) Tick() time.Duration { return x.tick }
 // declared it never decides on (skip).
 func (x *Policy) Wants(e policies.Event) bool { return !x.skip[e.Kind&15] }
 
+// ReadsJobsOnly implements policies.JobsReader: the bridge writes into no
+// job of its view nor its GPU list. It encodes the jobs an event or action
+// touched (appendJob reads them), compares and copies the GPUs' job lists
+// into its own (changedGPUs), copies the failed list, and checks the
+// process's actions against the view (check, checkOne: the placements'
+// GPU lists are parsed into slices of their own); it keeps no *Job past
+// a decision. The loop then hands it the backend's jobs instead of a copy
+// of every job. TestExternalWritesNoJob holds it to this.
+func (x *Policy) ReadsJobsOnly() {}
+
 // Asked is how many decisions were sent to the process (a decision a
 // skip_empty process is not asked is not counted).
 func (x *Policy) Asked() int { return x.asked }

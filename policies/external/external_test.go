@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -401,4 +403,65 @@ func FuzzParseReply(f *testing.F) {
 			t.Fatalf("accepted a hello of version %d with skip_empty %v, events %v", r.V, r.SkipEmpty, r.Events)
 		}
 	})
+}
+
+// writeGuard runs an external policy and records the decisions that wrote
+// into its view's jobs or their GPU lists, as TestJobsReadersWriteNoJob
+// (experiments) does for the built-in policies. It keeps the policy's
+// Observer (the events name the jobs it sends), Fallible, Ticker and
+// JobsReader (so the view lists the simulator's own jobs) and hides
+// Selective, so that a decision comes at every instant with events.
+type writeGuard struct {
+	x      *external.Policy
+	before []policies.Job
+	on     [][]int
+	wrote  []string
+}
+
+func (g *writeGuard) Name() string             { return g.x.Name() }
+func (g *writeGuard) Observe(e policies.Event) { g.x.Observe(e) }
+func (g *writeGuard) Err() error               { return g.x.Err() }
+func (g *writeGuard) Tick() time.Duration      { return g.x.Tick() }
+func (g *writeGuard) ReadsJobsOnly()           { g.x.ReadsJobsOnly() }
+func (g *writeGuard) Schedule(v *policies.View) []policies.Action {
+	g.before = append(g.before[:0], v.Jobs...)
+	g.on = g.on[:0]
+	for i := range v.Jobs {
+		g.on = append(g.on, slices.Clone(v.Jobs[i].On))
+	}
+	acts := g.x.Schedule(v)
+	for i := range v.Jobs {
+		j := g.before[i]
+		j.On = g.on[i]
+		if !reflect.DeepEqual(j, v.Jobs[i]) && len(g.wrote) < 3 {
+			g.wrote = append(g.wrote, fmt.Sprintf("t=%v: job %d", v.Now, j.ID))
+		}
+	}
+	return acts
+}
+
+// The external policy only reads its view's jobs (policies.JobsReader):
+// the Go best-fit served through it, as it is and declared as bestfit.py
+// declares itself (skip_empty, no events), writes into no job at any
+// decision on every built-in trace on two and three A100s, with the
+// simulator's own jobs in its view. TestServedPolicyIsTheSame holds its
+// outputs to the in-process policy's.
+func TestExternalWritesNoJob(t *testing.T) {
+	var _ policies.JobsReader = (*external.Policy)(nil)
+	for _, mode := range []string{"bestfit", "bestfit-fast"} {
+		for _, trace := range []string{"demo", "philly", "saturn", "venus"} {
+			tr, err := traces.Load(trace)
+			require.NoError(t, err)
+			for _, server := range []string{"a100-40gb:2", "a100-40gb:3"} {
+				srv, err := models.ParseServer(server)
+				require.NoError(t, err)
+				var g *writeGuard
+				_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Seed: 1,
+					Policy: "external", Params: map[string]string{"command": command(mode)},
+					Wrap: func(p policies.Policy) policies.Policy { g = &writeGuard{x: p.(*external.Policy)}; return g }}, io.Discard)
+				require.NoError(t, err, "%s, %s on %s", mode, trace, server)
+				require.Empty(t, g.wrote, "%s, %s on %s", mode, trace, server)
+			}
+		}
+	}
 }
