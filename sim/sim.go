@@ -228,12 +228,13 @@ func (q *queue) pop() item {
 	return top
 }
 
-// job is the simulator's private state of a job, 112 bytes (TestSimJobSize:
+// job is the simulator's private state of a job, 72 bytes (TestSimJobSize:
 // a million-job run keeps one a job). What the view's job already holds
 // once the job runs is not kept twice: the current attempt's solo time is
 // its view profile's (the spec's, or onType's on a server of several
 // types), its launch-to-activity time the instant of its activity less
-// its view's Started.
+// its view's Started. What only a running attempt needs is in its slot of
+// Sim.atts (run), reused once the attempt ends.
 type job struct {
 	// The job as submitted (spec rebuilds its policies.Job): its trace
 	// name, GPUs and submit time, and the workload (with its derived
@@ -244,17 +245,30 @@ type job struct {
 	submit time.Duration
 	info0  *workloadInfo
 	solo0  float64
-	w      *models.Workload
-	peak   float64       // this attempt's true peak as a multiple of the profiled one
-	speed  float64       // this attempt's work as a multiple of the nominal one
-	epoch  uint32        // bumps when the pending finish/active event goes stale
-	own    bool          // solo0 is the trace's solo_s, on every GPU type
-	types  uint8         // mixed servers: the GPU types it may run on (TypeMask)
-	work   float64       // remaining solo-speed seconds of work once active
-	rate   float64       // current progress rate
-	since  time.Duration // when work was last settled
-	done   time.Duration // when it finishes at that rate (its pending finish event)
+	// rate is the current progress rate. It stays after the attempt
+	// ends: the GPUs' last segments compare the rates they recorded with
+	// their jobs' (rateChanged), a finished job's included.
+	rate  float64
+	epoch uint32 // bumps when the pending finish/active event goes stale
+	run   int32  // the running attempt's slot of Sim.atts, while it runs
+	own   bool   // solo0 is the trace's solo_s, on every GPU type
+	types uint8  // mixed servers: the GPU types it may run on (TypeMask)
 }
+
+// runState is the state of a running attempt (Sim.atts, one a running
+// job, not one a job: 48 bytes).
+type runState struct {
+	w     *models.Workload // the workload as profiled on the attempt's GPU type
+	peak  float64          // true peak as a multiple of the profiled one
+	speed float64          // work as a multiple of the nominal one
+	work  float64          // remaining solo-speed seconds of work once active
+	since time.Duration    // when work was last settled
+	done  time.Duration    // when it finishes at its rate (its pending finish event)
+}
+
+// att is running job id's attempt state; the pointer is valid until the
+// next placement.
+func (s *Sim) att(id int) *runState { return &s.atts[s.jobs[id].run] }
 
 type gpu struct {
 	epoch uint32 // bumps when the pending OOM event goes stale
@@ -283,12 +297,16 @@ type Sim struct {
 	arrivals []arrival
 	arrived  int
 	jobs     []job
-	gpus     []gpu
-	view     policies.View
-	books    *policies.Books // view.Queue, view.Failed, each GPU's Jobs
-	out      []policies.Event
-	ret      int // events of out already returned by Next
-	wakes    map[time.Duration]bool
+	// atts holds the running attempts' state (job.run); free lists its
+	// free slots, reused last freed first (deterministic).
+	atts  []runState
+	free  []int32
+	gpus  []gpu
+	view  policies.View
+	books *policies.Books // view.Queue, view.Failed, each GPU's Jobs
+	out   []policies.Event
+	ret   int // events of out already returned by Next
+	wakes map[time.Duration]bool
 	// fault is the first defect of a model the run met (a rate that is not
 	// a positive number); Next reports it.
 	fault error
@@ -365,6 +383,8 @@ func New(cfg Config, specs []traces.Job) (*Sim, error) {
 		return nil, err
 	}
 	s.gpus = make([]gpu, cfg.Server.GPUs)
+	// A running job a GPU before the slots grow (collocation runs more).
+	s.atts, s.free = make([]runState, 0, cfg.Server.GPUs), make([]int32, 0, cfg.Server.GPUs)
 	s.isTouched = make([]bool, cfg.Server.GPUs)
 	s.onUnsteady = make([]bool, cfg.Server.GPUs)
 	s.onViewChanged = make([]bool, cfg.Server.GPUs)
@@ -578,7 +598,7 @@ func (s *Sim) add(sp traces.Job, w *models.Workload, solo float64, mask uint8) p
 	i := len(s.jobs)
 	info := s.workload(w)
 	s.jobs = append(s.jobs, job{name: sp.ID, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
-		w: w, own: sp.SoloS > 0, types: mask})
+		own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists. The view's
 	// jobs are only ever appended to, so their array past its length is
 	// still zero, a Waiting job: the ID is all there is to write.
@@ -936,8 +956,9 @@ func (s *Sim) handle(it item) {
 		// The attempt's solo time is its view profile's; its startup,
 		// now less its launch (the activity event is due at launch plus
 		// startup).
-		j.work = max(pj.SoloS-(s.now-pj.Started).Seconds(), 1) * j.speed
-		j.since = s.now
+		at := s.att(int(it.job))
+		at.work = max(pj.SoloS-(s.now-pj.Started).Seconds(), 1) * at.speed
+		at.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
 		s.emit(policies.Event{Kind: policies.JobActive, T: s.now, Job: pj.ID, Attempt: pj.Attempts})
@@ -985,6 +1006,7 @@ func (s *Sim) release(id int) []int {
 	j := &s.jobs[id]
 	s.settle(id)
 	j.epoch++
+	s.free = append(s.free, j.run)
 	on := pj.On
 	s.touch(on)
 	s.books.Release(pj.ID, on)
@@ -1064,11 +1086,22 @@ func (s *Sim) place(a policies.Action) error {
 	}
 	id := int(a.Job)
 	pj := &s.view.Jobs[id]
+	j := &s.jobs[id]
+	w := j.info0.w
 	if s.mixed() {
-		if err := s.onType(id, a.GPUs); err != nil {
+		var err error
+		if w, err = s.onType(id, a.GPUs); err != nil {
 			return err
 		}
 	}
+	if n := len(s.free); n > 0 {
+		j.run, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		j.run = int32(len(s.atts))
+		s.atts = append(s.atts, runState{})
+	}
+	at := &s.atts[j.run]
+	*at = runState{w: w}
 	s.books.Dequeue(a.Job)
 	pj.State = policies.Running
 	pj.Attempts++
@@ -1083,18 +1116,17 @@ func (s *Sim) place(a policies.Action) error {
 		s.changedInView(g)
 	}
 	s.touch(a.GPUs)
-	j := &s.jobs[id]
 	j.epoch++
 	attempt := unitPrefix(s.cfg.Seed, uint64(id), uint64(pj.Attempts)) // unit(seed, id, attempts, ·)
 	u := unitFrom(attempt, 0x57a27)
 	startup := time.Duration(float64(j.info0.startup) * (1 + s.cfg.Truth.StartupJitter*(2*u-1))) // nominal startup, jittered
-	j.peak = 1 + s.cfg.Truth.PeakJitter*(2*unitFrom(attempt, 0x9ea4)-1)
+	at.peak = 1 + s.cfg.Truth.PeakJitter*(2*unitFrom(attempt, 0x9ea4)-1)
 	// The variation never lifts a peak above the GPU: a job profiled alone
 	// fits alone (a profiled peak above the capacity stays as it is).
-	j.peak = min(j.peak, max(1, s.capacity(a.GPUs[0])/j.w.PeakMiB()))
-	j.speed = 1
+	at.peak = min(at.peak, max(1, s.capacity(a.GPUs[0])/at.w.PeakMiB()))
+	at.speed = 1
 	if s.cfg.Truth.SpeedJitter > 0 {
-		j.speed += s.cfg.Truth.SpeedJitter * (2*unitFrom(attempt, 0x5bd) - 1)
+		at.speed += s.cfg.Truth.SpeedJitter * (2*unitFrom(attempt, 0x5bd) - 1)
 	}
 	s.push(item{t: s.now + startup, kind: evActive, job: int32(id), epoch: j.epoch})
 	s.lastChange = s.now
@@ -1104,31 +1136,32 @@ func (s *Sim) place(a policies.Action) error {
 
 // onType makes job id run its workload as profiled on the GPU type of
 // gpus (all of one type): the catalog's profile and, unless the trace gave
-// it, solo time there. The policies' view of the job shows that profile.
-func (s *Sim) onType(id int, gpus []int) error {
+// it, solo time there. The policies' view of the job shows that profile;
+// it returns the workload as that type's catalog has it.
+func (s *Sim) onType(id int, gpus []int) (*models.Workload, error) {
 	k := s.typeOf[gpus[0]]
 	for _, g := range gpus {
 		if s.typeOf[g] != k {
-			return fmt.Errorf("sim: place job %d: GPUs %v are of types %s and %s: a job runs on GPUs of one type",
+			return nil, fmt.Errorf("sim: place job %d: GPUs %v are of types %s and %s: a job runs on GPUs of one type",
 				id, gpus, s.types[k].Type.Name, s.types[s.typeOf[g]].Type.Name)
 		}
 	}
 	j := &s.jobs[id]
 	p, ok := s.ProfileOnType(policies.JobID(id), int(k))
 	if !ok {
-		return fmt.Errorf("sim: place job %d: the %s catalog does not run workload %s on %d GPUs",
+		return nil, fmt.Errorf("sim: place job %d: the %s catalog does not run workload %s on %d GPUs",
 			id, s.types[k].Type.Name, j.info0.w.ID, j.gpus)
 	}
-	j.w, _ = s.types[k].Catalog.Get(j.info0.w.ID)
+	w, _ := s.types[k].Catalog.Get(j.info0.w.ID)
 	s.view.Jobs[id].Profile = p // the attempt's solo time too (no copy in j)
-	return nil
+	return w, nil
 }
 
 // profileOn is job id's profile on GPU g (the k-th of its GPUs; see
 // Config.GPUsPerProfile).
 func (s *Sim) profileOn(id, g int) *models.Profile {
 	k := slices.Index(s.view.Jobs[id].On, g)
-	pg := s.jobs[id].w.PerGPU
+	pg := s.att(id).w.PerGPU
 	return &pg[k%len(pg)]
 }
 
@@ -1137,26 +1170,27 @@ func (s *Sim) profileOn(id, g int) *models.Profile {
 // made only for a scaled workload, when a segment is recorded).
 func (s *Sim) shownOn(id, g int) *models.Profile {
 	p := s.profileOn(id, g)
-	if sh := s.jobs[id].w.Shown; sh != nil {
+	w := s.att(id).w
+	if sh := w.Shown; sh != nil {
 		p = &sh[slices.Index(s.view.Jobs[id].On, g)%len(sh)]
 	}
 	tel := &s.typ(g).Telemetry
-	if _, ok := tel.Scale[s.jobs[id].w.ID]; !ok {
+	if _, ok := tel.Scale[w.ID]; !ok {
 		return p
 	}
-	sh := tel.Shown(s.jobs[id].w.ID, *p)
+	sh := tel.Shown(w.ID, *p)
 	return &sh
 }
 
 // settle accounts the progress a running, active job made since it was last
 // settled.
 func (s *Sim) settle(id int) {
-	j := &s.jobs[id]
+	j, at := &s.jobs[id], s.att(id)
 	if s.view.Jobs[id].Active && j.rate > 0 {
-		j.work -= j.rate * (s.now - j.since).Seconds()
-		j.work = max(j.work, 0)
+		at.work -= j.rate * (s.now - at.since).Seconds()
+		at.work = max(at.work, 0)
 	}
-	j.since = s.now
+	at.since = s.now
 }
 
 // changed re-times the jobs on GPUs whose set of active jobs changed, and
@@ -1191,7 +1225,7 @@ func (s *Sim) retime(id int) {
 	if !pj.Active {
 		return
 	}
-	j := &s.jobs[id]
+	j, at := &s.jobs[id], s.att(id)
 	rate := math.Inf(1)
 	for k, g := range pj.On {
 		co := s.co[:0]
@@ -1202,15 +1236,15 @@ func (s *Sim) retime(id int) {
 		}
 		s.co = co
 		tt := s.typ(g)
-		r := s.rate(g, tt, j.w.PerGPU[k%len(j.w.PerGPU)], co)
+		r := s.rate(g, tt, at.w.PerGPU[k%len(at.w.PerGPU)], co)
 		if tt.Speeds != nil {
-			r /= tt.Speeds.Factor(j.w, s.slot(g))
+			r /= tt.Speeds.Factor(at.w, s.slot(g))
 		}
 		rate = min(rate, r)
 	}
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
 		if s.fault == nil {
-			s.fault = fmt.Errorf("the interference model gave job %d (%s) a rate of %v on GPUs %v", id, j.w.ID, rate, pj.On)
+			s.fault = fmt.Errorf("the interference model gave job %d (%s) a rate of %v on GPUs %v", id, at.w.ID, rate, pj.On)
 		}
 		rate = 1e-6 // keeps time moving until Next reports the fault
 	}
@@ -1220,16 +1254,16 @@ func (s *Sim) retime(id int) {
 	s.settle(id)
 	j.rate = rate
 	j.epoch++
-	d := math.Ceil(j.work / rate * 1e9)
+	d := math.Ceil(at.work / rate * 1e9)
 	if d > float64(MaxTime-s.now) {
 		if s.fault == nil {
 			s.fault = fmt.Errorf("job %d (%s), %.6g s of work left at rate %.3g on GPUs %v, would finish after %.0f years of simulated time, the simulator's limit (it counts int64 nanoseconds): make the trace shorter or the interference milder",
-				id, j.w.ID, j.work, rate, pj.On, MaxTime.Hours()/24/365)
+				id, at.w.ID, at.work, rate, pj.On, MaxTime.Hours()/24/365)
 		}
 		d = float64(time.Hour) // keeps time moving until Next reports the fault
 	}
 	done := s.now + time.Duration(d)
-	j.done = done
+	at.done = done
 	s.push(item{t: done, kind: evFinish, job: int32(id), epoch: j.epoch})
 }
 
@@ -1260,7 +1294,7 @@ func (s *Sim) memAt(id, g int, t time.Duration) float64 {
 	if !pj.Active || t < pj.ActiveAt {
 		return 0
 	}
-	return s.ramped(s.profileOn(id, g).PeakMiB*s.jobs[id].peak, t-pj.ActiveAt)
+	return s.ramped(s.profileOn(id, g).PeakMiB*s.att(id).peak, t-pj.ActiveAt)
 }
 
 func (s *Sim) usedAt(g int, t time.Duration) float64 {
@@ -1279,7 +1313,7 @@ func (s *Sim) peaksFit(g int) bool {
 	peaks := 0.0
 	for _, id := range s.view.GPUs[g].Jobs {
 		if s.view.Jobs[id].Active {
-			peaks += s.profileOn(int(id), g).PeakMiB * s.jobs[id].peak
+			peaks += s.profileOn(int(id), g).PeakMiB * s.att(int(id)).peak
 		}
 	}
 	return peaks*(1+1e-9) <= s.capacity(g)

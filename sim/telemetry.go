@@ -110,7 +110,7 @@ func (h *history) record(s *Sim, g int) {
 		if pj.Active {
 			prof := s.shownOn(int(id), g)
 			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
-				peakMiB: prof.PeakMiB * s.jobs[id].peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate,
+				peakMiB: prof.PeakMiB * s.att(int(id)).peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate,
 				key: noiseKey(int(id), pj.Attempts)})
 		}
 	}
@@ -226,8 +226,8 @@ func (tm telemetry) Ahead(dst []policies.Sample, g int, after time.Duration, n i
 	}
 	due := never
 	for _, id := range s.view.GPUs[g].Jobs {
-		if j := &s.jobs[id]; s.view.Jobs[id].Active && j.rate > 0 {
-			due = min(due, j.done)
+		if s.view.Jobs[id].Active && s.jobs[id].rate > 0 {
+			due = min(due, s.att(int(id)).done)
 		}
 	}
 	for k := last + 1; k <= last+int64(n) && time.Duration(k)*time.Second < due; k++ {
