@@ -2,9 +2,6 @@ package experiments
 
 import (
 	"context"
-	"fmt"
-	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,6 +9,7 @@ import (
 	"github.com/aegis-sched/aegis/experiments/assemble"
 	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
+	"github.com/aegis-sched/aegis/policies/policytest"
 	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -20,28 +18,16 @@ import (
 // its view's jobs or their GPU lists. It hides every interface of the
 // policy but Schedule (so a decision comes at every instant with events).
 type jobsGuard struct {
-	p      policies.Policy
-	before []policies.Job
-	on     [][]int
-	wrote  []string
+	p policies.Policy
+	policytest.WriteCheck
 }
 
 func (g *jobsGuard) Name() string { return g.p.Name() }
 
 func (g *jobsGuard) Schedule(v *policies.View) []policies.Action {
-	g.before = append(g.before[:0], v.Jobs...)
-	g.on = g.on[:0]
-	for i := range v.Jobs {
-		g.on = append(g.on, slices.Clone(v.Jobs[i].On))
-	}
+	g.Before(v)
 	acts := g.p.Schedule(v)
-	for i := range v.Jobs {
-		j := g.before[i]
-		j.On = g.on[i]
-		if !reflect.DeepEqual(j, v.Jobs[i]) && len(g.wrote) < 3 {
-			g.wrote = append(g.wrote, fmt.Sprintf("t=%v: job %d", v.Now, j.ID))
-		}
-	}
+	g.After(v)
 	return acts
 }
 
@@ -91,7 +77,7 @@ func jobsReaderRuns(t *testing.T, name string, params map[string]string) {
 			_, err = assemble.Simulate(context.Background(), assemble.Run{Trace: tr, Server: srv, Policy: name, Params: params,
 				Seed: 1, Wrap: func(p policies.Policy) policies.Policy { g = &jobsGuard{p: p}; return g }}, nil)
 			require.NoError(t, err)
-			require.Empty(t, g.wrote, "%s %v, %s on %s", name, params, trace, server)
+			require.Empty(t, g.Wrote, "%s %v, %s on %s", name, params, trace, server)
 		}
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +23,7 @@ import (
 	"github.com/aegis-sched/aegis/policies/bestfit"
 	"github.com/aegis-sched/aegis/policies/external"
 	"github.com/aegis-sched/aegis/policies/loop"
+	"github.com/aegis-sched/aegis/policies/policytest"
 	"github.com/aegis-sched/aegis/policies/registry"
 	"github.com/aegis-sched/aegis/traces"
 )
@@ -412,10 +411,8 @@ func FuzzParseReply(f *testing.F) {
 // JobsReader (so the view lists the simulator's own jobs) and hides
 // Selective, so that a decision comes at every instant with events.
 type writeGuard struct {
-	x      *external.Policy
-	before []policies.Job
-	on     [][]int
-	wrote  []string
+	x *external.Policy
+	policytest.WriteCheck
 }
 
 func (g *writeGuard) Name() string             { return g.x.Name() }
@@ -424,19 +421,9 @@ func (g *writeGuard) Err() error               { return g.x.Err() }
 func (g *writeGuard) Tick() time.Duration      { return g.x.Tick() }
 func (g *writeGuard) ReadsJobsOnly()           { g.x.ReadsJobsOnly() }
 func (g *writeGuard) Schedule(v *policies.View) []policies.Action {
-	g.before = append(g.before[:0], v.Jobs...)
-	g.on = g.on[:0]
-	for i := range v.Jobs {
-		g.on = append(g.on, slices.Clone(v.Jobs[i].On))
-	}
+	g.Before(v)
 	acts := g.x.Schedule(v)
-	for i := range v.Jobs {
-		j := g.before[i]
-		j.On = g.on[i]
-		if !reflect.DeepEqual(j, v.Jobs[i]) && len(g.wrote) < 3 {
-			g.wrote = append(g.wrote, fmt.Sprintf("t=%v: job %d", v.Now, j.ID))
-		}
-	}
+	g.After(v)
 	return acts
 }
 
@@ -460,7 +447,7 @@ func TestExternalWritesNoJob(t *testing.T) {
 					Policy: "external", Params: map[string]string{"command": command(mode)},
 					Wrap: func(p policies.Policy) policies.Policy { g = &writeGuard{x: p.(*external.Policy)}; return g }}, io.Discard)
 				require.NoError(t, err, "%s, %s on %s", mode, trace, server)
-				require.Empty(t, g.wrote, "%s, %s on %s", mode, trace, server)
+				require.Empty(t, g.Wrote, "%s, %s on %s", mode, trace, server)
 			}
 		}
 	}
