@@ -26,8 +26,12 @@ func (b *Books) Enqueue(id JobID) {
 		q = b.qbuf[:copy(b.qbuf, q)]
 	}
 	grow := len(q) == cap(q)
-	i, _ := slices.BinarySearch(q, id)
-	q = slices.Insert(q, i, id)
+	if n := len(q); n == 0 || q[n-1] < id {
+		q = append(q, id) // after every queued job: an arrival in order
+	} else {
+		i, _ := slices.BinarySearch(q, id)
+		q = slices.Insert(q, i, id)
+	}
 	if grow { // a new array
 		b.qbuf = q[:cap(q)]
 	}
@@ -45,9 +49,15 @@ func (b *Books) Fail(id JobID) {
 // whether it was queued.
 func (b *Books) Dequeue(id JobID) bool {
 	q := b.queue
-	i, ok := slices.BinarySearch(q, id)
+	var i int
+	var ok bool
+	if len(q) > 0 && q[0] == id { // the head (FIFO): no search, no move
+		i, ok = 0, true
+	} else {
+		i, ok = slices.BinarySearch(q, id)
+	}
 	switch {
-	case ok && i == 0: // the head (FIFO): no need to move the rest
+	case ok && i == 0:
 		b.queue = q[1:]
 	case ok:
 		b.queue = slices.Delete(q, i, i+1)

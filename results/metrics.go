@@ -758,9 +758,14 @@ func sortFloats(xs []float64) { sortFloatsIn(xs, nil) }
 // between scratch and xs itself, whose float64s hold a key's bits as they
 // are (math.Float64frombits and back: memory moves, which keep every bit,
 // a NaN's too), so that a sort of a million values takes 8 MB of scratch,
-// not 16.
+// not 16. The keys are sorted by their eight bytes, least significant
+// first, with every byte's counts taken in the one pass that makes the keys
+// (nine passes over the values, not two for each byte); a byte that is the
+// same in every key is skipped. (Digits of 11 bits, six passes, executed
+// fewer instructions but were slower on a million values: 2,048 places
+// written at once.)
 func sortFloatsIn(xs []float64, scratch []uint64) {
-	if len(xs) < radixMin {
+	if len(xs) < radixMin || uint64(len(xs)) > math.MaxUint32 {
 		slices.Sort(xs)
 		return
 	}
@@ -768,6 +773,7 @@ func sortFloatsIn(xs []float64, scratch []uint64) {
 		scratch = make([]uint64, len(xs))
 	}
 	keys := scratch[:len(xs)]
+	var count [radixPasses][radixSize]uint32
 	for i, x := range xs {
 		b := math.Float64bits(x)
 		if x != x || b == 1<<63 {
@@ -780,43 +786,39 @@ func sortFloatsIn(xs []float64, scratch []uint64) {
 			b |= 1 << 63
 		}
 		keys[i] = b
+		count[0][b&radixMask]++
+		count[1][b>>8&radixMask]++
+		count[2][b>>16&radixMask]++
+		count[3][b>>24&radixMask]++
+		count[4][b>>32&radixMask]++
+		count[5][b>>40&radixMask]++
+		count[6][b>>48&radixMask]++
+		count[7][b>>56]++
 	}
 	inKeys := true // the keys are in keys, else in xs
-	for shift := uint(0); shift < 64; shift += 8 {
-		var count [256]int
-		if inKeys {
-			for _, k := range keys {
-				count[(k>>shift)&0xff]++
-			}
-		} else {
-			for _, x := range xs {
-				count[(math.Float64bits(x)>>shift)&0xff]++
-			}
-		}
-		first := keys[0]
-		if !inKeys {
-			first = math.Float64bits(xs[0])
-		}
-		if count[(first>>shift)&0xff] == len(xs) {
+	for pass := range radixPasses {
+		shift := uint(pass * radixBits)
+		c := &count[pass]
+		if c[keys[0]>>shift&radixMask] == uint32(len(xs)) {
 			continue // one digit for all: this pass would change nothing
 		}
-		sum := 0
-		for d, c := range count {
-			count[d] = sum
-			sum += c
+		sum := uint32(0)
+		for d, n := range c {
+			c[d] = sum
+			sum += n
 		}
 		if inKeys {
 			for _, k := range keys {
-				d := (k >> shift) & 0xff
-				xs[count[d]] = math.Float64frombits(k)
-				count[d]++
+				d := k >> shift & radixMask
+				xs[c[d]] = math.Float64frombits(k)
+				c[d]++
 			}
 		} else {
 			for _, x := range xs {
 				k := math.Float64bits(x)
-				d := (k >> shift) & 0xff
-				keys[count[d]] = k
-				count[d]++
+				d := k >> shift & radixMask
+				keys[c[d]] = k
+				c[d]++
 			}
 		}
 		inKeys = !inKeys
@@ -834,3 +836,11 @@ func sortFloatsIn(xs []float64, scratch []uint64) {
 		xs[i] = math.Float64frombits(k)
 	}
 }
+
+// The radix sort's digits: radixPasses bytes of a key.
+const (
+	radixBits   = 8
+	radixPasses = 64 / radixBits
+	radixSize   = 1 << radixBits
+	radixMask   = radixSize - 1
+)

@@ -256,7 +256,7 @@ type job struct {
 }
 
 // runState is the state of a running attempt (Sim.atts, one a running
-// job, not one a job: 48 bytes).
+// job, not one a job: 56 bytes).
 type runState struct {
 	w     *models.Workload // the workload as profiled on the attempt's GPU type
 	peak  float64          // true peak as a multiple of the profiled one
@@ -264,6 +264,9 @@ type runState struct {
 	work  float64          // remaining solo-speed seconds of work once active
 	since time.Duration    // when work was last settled
 	done  time.Duration    // when it finishes at its rate (its pending finish event)
+	// scaled: the telemetry model of the attempt's GPU type scales its
+	// workload (TelemetryParams.Scale; looked up once, at placement).
+	scaled bool
 }
 
 // att is running job id's attempt state; the pointer is valid until the
@@ -1101,7 +1104,8 @@ func (s *Sim) place(a policies.Action) error {
 		s.atts = append(s.atts, runState{})
 	}
 	at := &s.atts[j.run]
-	*at = runState{w: w}
+	_, scaled := s.typ(a.GPUs[0]).Telemetry.Scale[w.ID] // one type for all of a.GPUs (onType)
+	*at = runState{w: w, scaled: scaled}
 	s.books.Dequeue(a.Job)
 	pj.State = policies.Running
 	pj.Attempts++
@@ -1174,11 +1178,10 @@ func (s *Sim) shownOn(id, g int) *models.Profile {
 	if sh := w.Shown; sh != nil {
 		p = &sh[slices.Index(s.view.Jobs[id].On, g)%len(sh)]
 	}
-	tel := &s.typ(g).Telemetry
-	if _, ok := tel.Scale[w.ID]; !ok {
+	if !s.att(id).scaled {
 		return p
 	}
-	sh := tel.Shown(w.ID, *p)
+	sh := s.typ(g).Telemetry.Shown(w.ID, *p)
 	return &sh
 }
 

@@ -197,3 +197,44 @@ func TestObservedIdleSetMatchesSearch(t *testing.T) {
 		require.Equal(t, 1, p.reads, "seed %d: the view was read whole again (the set fell out of step)", seed)
 	}
 }
+
+// TestFirstGPUsIsAMap holds the running attempts' first GPUs, kept in an
+// array by id with a map for other ids, to a map: random sets, takes and
+// clears of small, negative and very large ids.
+func TestFirstGPUsIsAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var f firstGPUs
+	want := map[policies.JobID]int{}
+	ids := func() policies.JobID {
+		switch rng.IntN(6) {
+		case 0:
+			return -policies.JobID(rng.IntN(5)) - 1
+		case 1:
+			return maxFirstByID - 2 + policies.JobID(rng.IntN(4))
+		default:
+			return policies.JobID(rng.IntN(3000))
+		}
+	}
+	for step := range 20000 {
+		id := ids()
+		switch rng.IntN(10) {
+		case 0, 1, 2, 3:
+			g := rng.IntN(200)
+			f.set(id, g)
+			want[id] = g
+		case 4, 5, 6:
+			g, ok := f.take(id)
+			w, wok := want[id]
+			delete(want, id)
+			require.Equal(t, wok, ok, "step %d id %d", step, id)
+			require.Equal(t, w, g, "step %d id %d", step, id)
+		case 7:
+			if rng.IntN(100) == 0 {
+				f.clear()
+				clear(want)
+			}
+		}
+		_, wok := want[id]
+		require.Equal(t, wok, f.has(id), "step %d id %d", step, id)
+	}
+}

@@ -34,7 +34,7 @@ type tracker struct {
 	recheck []int
 	// first is a running attempt's first GPU, by job; next the attempt's
 	// GPU after g (-1 after its last; noAttempt where none runs).
-	first map[policies.JobID]int
+	first firstGPUs
 	next  []int
 	reads int // times the whole view was read (tests)
 }
@@ -53,8 +53,7 @@ func (p *Policy) Observe(e policies.Event) {
 		t.recheck = append(t.recheck, e.GPUs...)
 		t.link(e.Job, e.GPUs)
 	case policies.JobFinished, policies.JobFailed, policies.JobStopped:
-		if g, ok := t.first[e.Job]; ok {
-			delete(t.first, e.Job)
+		if g, ok := t.first.take(e.Job); ok {
 			for g >= 0 {
 				t.recheck = append(t.recheck, g)
 				g, t.next[g] = t.next[g], noAttempt
@@ -76,7 +75,7 @@ func (*Policy) ObservesOptionally() {}
 // already in an attempt (collocation, which Exclusive never asks for, or a
 // list naming a GPU twice) makes the set stale: it is read from the view.
 func (t *tracker) link(job policies.JobID, gpus []int) bool {
-	if _, ok := t.first[job]; ok || len(gpus) == 0 {
+	if t.first.has(job) || len(gpus) == 0 {
 		t.stale = true
 		return false
 	}
@@ -90,7 +89,7 @@ func (t *tracker) link(job policies.JobID, gpus []int) bool {
 	for i, g := range gpus[:len(gpus)-1] {
 		t.next[g] = gpus[i+1]
 	}
-	t.first[job] = gpus[0]
+	t.first.set(job, gpus[0])
 	return true
 }
 
@@ -115,14 +114,11 @@ func (t *tracker) refresh(v *policies.View) bool {
 	for g := range t.next {
 		t.next[g] = noAttempt
 	}
-	if t.first == nil {
-		t.first = make(map[policies.JobID]int)
-	}
-	clear(t.first)
+	t.first.clear()
 	t.stale = false
 	for g := range v.GPUs {
 		for _, id := range v.GPUs[g].Jobs {
-			if _, ok := t.first[id]; ok {
+			if t.first.has(id) {
 				continue
 			}
 			if int(id) < 0 || int(id) >= len(v.Jobs) || !t.link(id, v.Jobs[id].On) {
@@ -173,4 +169,73 @@ func (p *Policy) idleTracked(v *policies.View, taken []bool, from, n int) []int 
 		}
 	}
 	return nil
+}
+
+// firstGPUs maps the jobs of running attempts to their first GPU: in an
+// array by job id for the ids a backend gives (0, 1, 2, ...), in a map for
+// any other (negative or very large) id. A map alone costs four hashed
+// look-ups and writes an attempt (Observe at every start and end).
+type firstGPUs struct {
+	byID  []int32 // GPU + 1 by job id; 0: none
+	n     int     // entries set in byID
+	other map[policies.JobID]int
+}
+
+// maxFirstByID bounds the ids kept in the array (4 bytes each).
+const maxFirstByID = 1 << 24
+
+func (f *firstGPUs) has(id policies.JobID) bool {
+	_, ok := f.get(id)
+	return ok
+}
+
+func (f *firstGPUs) get(id policies.JobID) (int, bool) {
+	if id >= 0 && id < maxFirstByID {
+		if int(id) < len(f.byID) && f.byID[id] != 0 {
+			return int(f.byID[id]) - 1, true
+		}
+		return 0, false
+	}
+	g, ok := f.other[id]
+	return g, ok
+}
+
+// set records g (a GPU index, below 2³¹ − 1) as job id's first GPU.
+func (f *firstGPUs) set(id policies.JobID, g int) {
+	if id >= 0 && id < maxFirstByID && g >= 0 && g < 1<<31-1 {
+		if int(id) >= len(f.byID) { // grown by doubling, zero (none) past the old end
+			f.byID = append(f.byID, make([]int32, max(int(id)+1, 2*len(f.byID), 64)-len(f.byID))...)
+		}
+		f.byID[id] = int32(g) + 1
+		f.n++
+		return
+	}
+	if f.other == nil {
+		f.other = make(map[policies.JobID]int)
+	}
+	f.other[id] = g
+}
+
+// take removes job id's entry and returns it.
+func (f *firstGPUs) take(id policies.JobID) (int, bool) {
+	if id >= 0 && id < maxFirstByID {
+		if int(id) < len(f.byID) && f.byID[id] != 0 {
+			g := int(f.byID[id]) - 1
+			f.byID[id] = 0
+			f.n--
+			return g, true
+		}
+		return 0, false
+	}
+	g, ok := f.other[id]
+	delete(f.other, id)
+	return g, ok
+}
+
+func (f *firstGPUs) clear() {
+	if f.n > 0 {
+		clear(f.byID)
+		f.n = 0
+	}
+	clear(f.other)
 }
