@@ -127,6 +127,9 @@ func Load(nameOrPath string) (*Trace, error) {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	defer f.Close()
+	if t, ok, err := loadMapped(f, nameOrPath); ok {
+		return t, err
+	}
 	br := bufio.NewReaderSize(f, 1<<16)
 	peek, err := br.Peek(1 << 16)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
@@ -152,13 +155,18 @@ func rowsIn(f *os.File, peek []byte) (rows, size int) {
 	if err != nil || !st.Mode().IsRegular() {
 		return 0, 0
 	}
-	size = int(min(st.Size(), 1<<30))
+	return estimateRows(st.Size(), peek), int(min(st.Size(), 1<<30))
+}
+
+// estimateRows estimates the rows of a file of size bytes from the lines
+// of its start, peek (rowsIn).
+func estimateRows(size int64, peek []byte) int {
 	lines := bytes.Count(peek, []byte{'\n'})
 	if lines < 2 {
-		return 0, size
+		return 0
 	}
-	est := st.Size() * int64(lines) / int64(len(peek))
-	return int(min(est+est/10+16, 1<<22)), size
+	est := size * int64(lines) / int64(len(peek))
+	return int(min(est+est/10+16, 1<<22))
 }
 
 // notATrace recognizes the production logs and the workload-less CSV logs
