@@ -74,6 +74,29 @@ func TestNextChecksInvariantsAfterActions(t *testing.T) {
 	require.ErrorContains(t, err, "sim: invariant violated after the policy's actions at t=0s: job 0 runs on GPU 0, which does not list it")
 }
 
+// At the end of an instant every job its events name is checked, not only
+// the last one's (the loop leaves this to the simulator: ChecksBookkeeping):
+// of two jobs that become active at the same time, the first one's broken
+// bookkeeping is reported.
+func TestInstantChecksEveryEventsJob(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:2")
+	require.NoError(t, err)
+	truth := DefaultTruth()
+	truth.StartupJitter = 0
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: truth, Seed: 1},
+		[]traces.Job{{ID: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1}, {ID: "b", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1}})
+	require.NoError(t, err)
+	_, err = s.Next() // the arrivals
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{1}}))
+	_, err = s.Next() // the starts
+	require.NoError(t, err)
+	s.view.Jobs[0].GPUs = 2 // break job 0's bookkeeping
+	evs, err := s.Next()    // both become active
+	require.ErrorContains(t, err, "job 0 runs on [0], needs 2 GPUs", "%v", evs)
+}
+
 // rateModel is an interference model that returns a fixed rate.
 type rateModel float64
 

@@ -651,12 +651,21 @@ func (s *Sim) due() (item, bool) {
 	return item{}, false
 }
 
+// popFirst removes and returns the event due returns if it is at or
+// before limit: the first of an instant (one comparison of the arrival list
+// with the heap, not one to find it and another to take it).
+func (s *Sim) popFirst(limit time.Duration) (item, bool) { return s.popIn(math.MinInt64, limit) }
+
 // popAt removes and returns the event due returns if it is at time t (one
 // comparison of the arrival list with the heap, not two).
-func (s *Sim) popAt(t time.Duration) (item, bool) {
+func (s *Sim) popAt(t time.Duration) (item, bool) { return s.popIn(t, t) }
+
+// popIn removes and returns the event due returns if its time is in [lo,
+// hi].
+func (s *Sim) popIn(lo, hi time.Duration) (item, bool) {
 	if s.arrived < len(s.arrivals) {
 		if it := s.arrivalItem(s.arrivals[s.arrived]); len(s.q) == 0 || it.before(s.q[0]) {
-			if it.t != t {
+			if it.t < lo || it.t > hi {
 				return item{}, false
 			}
 			s.arrived++
@@ -666,7 +675,7 @@ func (s *Sim) popAt(t time.Duration) (item, bool) {
 			return it, true
 		}
 	}
-	if len(s.q) == 0 || s.q[0].t != t {
+	if len(s.q) == 0 || s.q[0].t < lo || s.q[0].t > hi {
 		return item{}, false
 	}
 	return s.q.pop(), true
@@ -870,10 +879,10 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		return evs, nil
 	}
 	s.out, s.ret = s.out[:0], 0
-	for first, ok := s.due(); ok && first.t <= limit; first, ok = s.due() {
-		t := first.t
+	for it, ok := s.popFirst(limit); ok; it, ok = s.popFirst(limit) {
+		t := it.t
 		var last item
-		for it, ok := s.popAt(t); ok; it, ok = s.popAt(t) {
+		for ; ok; it, ok = s.popAt(t) {
 			if it.kind == evWake {
 				delete(s.wakes, it.t)
 				if s.live == 0 || (s.arriving == 0 && s.running() == 0 && it.t-s.lastChange > s.cfg.Truth.IdleHorizon) {
@@ -896,7 +905,13 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 			return nil, fmt.Errorf("sim: at t=%v: %w", s.now, s.fault)
 		}
 		if len(s.out) > 0 {
-			if err := s.check(int(last.job)); err != nil {
+			err := s.check(int(last.job))
+			for i := 0; i < len(s.out) && err == nil; i++ { // every job the instant's events name
+				if e := &s.out[i]; e.Kind != policies.Wakeup && e.Job != policies.JobID(last.job) {
+					err = s.checkJob(int(e.Job))
+				}
+			}
+			if err != nil {
 				return nil, fmt.Errorf("sim: invariant violated after %s at t=%v (job %d, GPU %d): %w",
 					last.kind, last.t, last.job, last.gpu, err)
 			}
@@ -1473,6 +1488,12 @@ func (s *Sim) check(job int) error {
 	}
 	return nil
 }
+
+// ChecksBookkeeping implements loop.SelfChecker: at the end of every
+// instant the simulator checks the GPUs whose jobs changed and every job
+// the instant's events name (check), and after the policy's actions the
+// jobs they started or stopped (checkActions).
+func (s *Sim) ChecksBookkeeping() {}
 
 // checkJob verifies job i's bookkeeping: a running job is on as many GPUs
 // as it needs and each of them lists it; any other holds no GPU.

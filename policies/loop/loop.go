@@ -42,6 +42,19 @@ type ChangeReporter interface {
 	ChangedGPUs(dst []int) []int
 }
 
+// SelfChecker is a Backend that checks its own bookkeeping at every
+// instant and after every action (the simulator: sim.Sim): a GPU whose job
+// list changed lists only running jobs that run on it, and a job that an
+// event or action concerned holds exactly the GPUs it needs, each listing
+// it. Between its full checks the loop then leaves these cross-checks to
+// the backend: of the GPUs that changed, it checks only their own entries
+// (index, measured memory within the capacity).
+type SelfChecker interface {
+	Backend
+	// ChecksBookkeeping promises the checks above.
+	ChecksBookkeeping()
+}
+
 // ContextBackend is a Backend whose Next may wait (on a wall clock) and
 // can be cancelled; the loop calls NextContext instead of Next.
 type ContextBackend interface {
@@ -122,6 +135,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 	decide := true // the first instant always has a decision
 	snap := Snapshot{shared: readsJobsOnly(p)}
 	rep, _ := b.(ChangeReporter)
+	_, snap.selfChecked = b.(SelfChecker)
 	last := time.Duration(-1)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -226,6 +240,11 @@ const (
 // queue a backend corrupted is still found. It tells Update which GPUs to
 // copy.
 //
+// A backend that checks its own bookkeeping (SelfChecker) has, between the
+// full checks, only the entries of the GPUs that differ from the snapshot
+// checked (checkGPUEntry): the GPUs' job lists and the touched jobs' GPUs
+// are its to check.
+//
 // Which GPUs differ from the snapshot: every GPU is compared, unless the
 // backend reports its changed GPUs (reporting: s.reported, ChangeReporter).
 // Then only those are, and fullCheckCost more in turn, so that a GPU the
@@ -262,6 +281,14 @@ func (s *Snapshot) check(v *policies.View, reporting bool) error {
 				s.changed = append(s.changed, g)
 			}
 		}
+	}
+	if s.selfChecked {
+		for _, g := range s.changed {
+			if err := checkGPUEntry(v, g); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	n := len(s.changed)
 	for _, id := range s.dirty { // the GPUs a touched job was on
@@ -325,13 +352,10 @@ func checkGPUs(v *policies.View) error {
 
 // checkGPU checks GPU g's part of Check.
 func checkGPU(v *policies.View, g int) error {
+	if err := checkGPUEntry(v, g); err != nil {
+		return err
+	}
 	gp := &v.GPUs[g]
-	if gp.Index != g {
-		return fmt.Errorf("GPU %d reports index %d", g, gp.Index)
-	}
-	if gp.UsedMiB < -1e-6 || gp.UsedMiB > gp.CapacityMiB+1e-6 {
-		return fmt.Errorf("GPU %d: measured memory %.0f MiB outside [0, %.0f]", g, gp.UsedMiB, gp.CapacityMiB)
-	}
 	for _, id := range gp.Jobs {
 		if int(id) < 0 || int(id) >= len(v.Jobs) {
 			return fmt.Errorf("GPU %d lists unknown job %d", g, id)
@@ -343,6 +367,19 @@ func checkGPU(v *policies.View, g int) error {
 		if err := checkHolds(v, id); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkGPUEntry checks GPU g's own entry: its index and its measured
+// memory.
+func checkGPUEntry(v *policies.View, g int) error {
+	gp := &v.GPUs[g]
+	if gp.Index != g {
+		return fmt.Errorf("GPU %d reports index %d", g, gp.Index)
+	}
+	if gp.UsedMiB < -1e-6 || gp.UsedMiB > gp.CapacityMiB+1e-6 {
+		return fmt.Errorf("GPU %d: measured memory %.0f MiB outside [0, %.0f]", g, gp.UsedMiB, gp.CapacityMiB)
 	}
 	return nil
 }

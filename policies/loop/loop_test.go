@@ -387,3 +387,60 @@ func TestJobsReaderSharesJobs(t *testing.T) {
 		}
 	}
 }
+
+// listing is a backend of two GPUs that wakes up every second for 100
+// seconds; at its fifth instant GPU 1 lists job 0, which is done (broken
+// bookkeeping), and at its instant memAt (0: never) GPU 0's measured
+// memory goes past its capacity.
+type listing struct {
+	v     *policies.View
+	n     int
+	memAt int
+}
+
+func (b *listing) Next() ([]policies.Event, error) {
+	b.n++
+	b.v.Now = time.Duration(b.n) * time.Second
+	switch b.n {
+	case 5:
+		b.v.GPUs[1].Jobs = []policies.JobID{0}
+	case b.memAt:
+		b.v.GPUs[0].UsedMiB = 500
+	}
+	if b.n > 100 {
+		return nil, nil
+	}
+	return []policies.Event{{Kind: policies.Wakeup, T: b.v.Now}}, nil
+}
+func (b *listing) View() *policies.View        { return b.v }
+func (b *listing) Apply(policies.Action) error { return nil }
+
+// selfChecking is listing declaring that it checks its own bookkeeping.
+type selfChecking struct{ *listing }
+
+func (selfChecking) ChecksBookkeeping() {}
+
+// A backend that checks its own bookkeeping (SelfChecker) has the loop
+// cross-check GPUs and jobs only at its full checks: a GPU listing a job
+// that does not run there is found at the first full check (the 65th
+// decision) instead of at once; a GPU's measured memory out of range is
+// still found at the decision that first sees it.
+func TestSelfCheckerLeavesBookkeeping(t *testing.T) {
+	view := func() *policies.View {
+		return &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}, {Index: 1, CapacityMiB: 100}},
+			Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+	}
+	for _, c := range []struct {
+		name    string
+		b       Backend
+		want, t string
+	}{
+		{"plain", &listing{v: view()}, "GPU 1 lists job 0", "t=5s "},
+		{"self-checking", selfChecking{&listing{v: view()}}, "GPU 1 lists job 0", fmt.Sprintf("t=%v ", time.Duration(1+fullCheckEvery)*time.Second)},
+		{"self-checking, memory", selfChecking{&listing{v: view(), memAt: 3}}, "GPU 0: measured memory 500 MiB", "t=3s "},
+	} {
+		err := Run(context.Background(), c.b, idle{}, discard{})
+		require.ErrorContains(t, err, c.want, c.name)
+		require.ErrorContains(t, err, c.t, c.name)
+	}
+}

@@ -26,6 +26,8 @@ type Snapshot struct {
 	// decision (ChangeReporter); turn is the next GPU the guard compares.
 	reported []int
 	turn     int
+	// selfChecked: the backend checks its own bookkeeping (SelfChecker).
+	selfChecked bool
 	// slab is an arena for the jobs' GPU lists (never reused: a list a
 	// policy kept stays as it was).
 	slab []int
