@@ -133,9 +133,8 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 	sel, _ := p.(policies.Selective)
 	fallible, _ := p.(policies.Fallible)
 	decide := true // the first instant always has a decision
-	snap := Snapshot{shared: readsJobsOnly(p)}
+	snap := Snapshot{shared: readsJobsOnly(p), selfChecked: checksItself(b)}
 	rep, _ := b.(ChangeReporter)
-	_, snap.selfChecked = b.(SelfChecker)
 	last := time.Duration(-1)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -218,6 +217,12 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 // (policies.JobsReader): its snapshot then lists the backend's.
 func readsJobsOnly(p policies.Policy) bool {
 	_, ok := p.(policies.JobsReader)
+	return ok
+}
+
+// checksItself reports whether b checks its own bookkeeping (SelfChecker).
+func checksItself(b Backend) bool {
+	_, ok := b.(SelfChecker)
 	return ok
 }
 
