@@ -312,7 +312,7 @@ func (r csvRow) fieldIn(c column) (string, error) {
 	if c.i >= len(r.rec) {
 		return "", r.errorf(c.name, "missing (row has %d fields)", len(r.rec))
 	}
-	return strings.TrimSpace(r.rec[c.i]), nil
+	return trimSpace(r.rec[c.i]), nil
 }
 
 // optional returns the trimmed value of a column, and whether the header and
@@ -329,7 +329,7 @@ func (r csvRow) optionalIn(c column) (string, bool) {
 	if c.i < 0 || c.i >= len(r.rec) {
 		return "", false
 	}
-	return strings.TrimSpace(r.rec[c.i]), true
+	return trimSpace(r.rec[c.i]), true
 }
 
 func (r csvRow) seconds(c string) (float64, error) { return r.secondsIn(column{c, r.col[c]}) }
@@ -362,6 +362,12 @@ func (r csvRow) gpusIn(c column) (int, error) {
 
 // parseSeconds parses a finite number of seconds in [0, maxSeconds].
 func parseSeconds(s string) (float64, bool) {
+	if v, ok := plainDecimal(s); ok { // most submission times: the same value
+		if v > maxSeconds {
+			return 0, false
+		}
+		return v, true
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || v < 0 || v > maxSeconds {
 		return 0, false
