@@ -164,3 +164,25 @@ func readGPUType(data []byte, name, baseDir string) (GPUType, error) {
 	}
 	return t, nil
 }
+
+// Predecode decodes now, on the caller's goroutine, the embedded models of
+// GPU type t that CatalogFor, InterferenceFor, TelemetryFor, SpeedsFor and
+// PowerFor return, each decoded once, on its first use: aegis simulate
+// calls it on a goroutine of its own, so that they are decoded while it
+// reads its trace. Models read from a type's files are left to those
+// functions (read on every call).
+func Predecode(t GPUType) {
+	if t.CatalogFile == "" {
+		_, _ = CatalogFor(t)
+	}
+	if t.InterferenceFile == "" {
+		_, _ = InterferenceFor(t)
+		_, _ = TelemetryFor(t)
+	}
+	if t.SpeedsFile == "" {
+		_, _ = SpeedsFor(t)
+	}
+	if t.PowerFile == "" {
+		_, _ = PowerFor(t)
+	}
+}

@@ -173,3 +173,25 @@ func TestLoadCatalogFormats(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, A100(), src.WithWindows(A100Windows()))
 }
+
+// TestPredecode: Predecode leaves every built-in type's models as their
+// functions return them (decoded once and shared: the same catalog), and
+// reads no file of a type that names files (here missing ones, which its
+// functions then report).
+func TestPredecode(t *testing.T) {
+	for _, name := range GPUTypeNames() {
+		g, err := LookupGPU(name)
+		require.NoError(t, err)
+		Predecode(g)
+		c1, err := CatalogFor(g)
+		require.NoError(t, err)
+		c2, err := CatalogFor(g)
+		require.NoError(t, err)
+		require.Same(t, c1, c2, name)
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	g := GPUType{Name: "x", MemoryMiB: 1, CatalogFile: missing, InterferenceFile: missing, SpeedsFile: missing, PowerFile: missing}
+	require.NotPanics(t, func() { Predecode(g) })
+	_, err := CatalogFor(g)
+	require.ErrorContains(t, err, "missing")
+}

@@ -122,6 +122,17 @@ func (fl *simulateFlags) run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	// The GPU types' embedded models are decoded beside the checks and
+	// the trace's reading, where a core would idle.
+	types := []models.GPUType{srv.Type}
+	if cl != nil {
+		types = cl.Types
+	}
+	go func() {
+		for _, t := range types {
+			models.Predecode(t)
+		}
+	}()
 	params, truth, err := fl.check(srv, cl)
 	if err != nil {
 		return err
