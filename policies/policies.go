@@ -324,6 +324,29 @@ type Selective interface{ Wants(e Event) bool }
 // policies decide on jobs of its own.
 type JobsReader interface{ ReadsJobsOnly() }
 
+// DeferralChanges is implemented by policies that can list a decision's
+// deferrals as changes from their previous decision's: a loaded run defers
+// the same waiting jobs on the same GPUs for the same reasons decision
+// after decision, and handing each of them on again is most of what
+// recording such a run costs.
+//
+// ReportDeferralChanges is called (by the loop, before the first decision,
+// when its backend and recorder take changes: loop.DeferralIgnorer,
+// loop.DeferralChangeRecorder) to switch the policy to them. From then on
+// each decision returns, besides its other actions:
+//   - a Defer for each deferral the previous decision did not make (a job
+//     and GPU it did not defer, or deferred for another reason), and for
+//     each deferral of a job that has started an attempt (a JobStarted
+//     event) since the previous decision; it may also repeat others;
+//   - an Undefer (Job, GPU) for each deferral of the previous decision
+//     that it does not make again;
+//
+// and every other deferral of the previous decision it makes again without
+// listing it. A decision defers a job on a GPU at most once. A decision the
+// loop skips (Selective) changes nothing, as before. The recorders then
+// count and log exactly what the full lists give them.
+type DeferralChanges interface{ ReportDeferralChanges() }
+
 // Fallible is implemented by policies that can fail while deciding (an
 // external process that exits, hangs or answers what cannot be done). The
 // loop asks Err after every decision, before applying any of its actions:
@@ -368,6 +391,10 @@ const (
 	// (e.g. "memory", "pressure", "hold": colloc's Reason constants). It changes nothing; it is
 	// counted.
 	Defer
+	// Undefer (only from a policy that reports its deferrals as changes,
+	// DeferralChanges) records that the job the previous decision deferred
+	// on GPU is not deferred there now. It changes nothing.
+	Undefer
 )
 
 func (k ActionKind) String() string {
@@ -380,6 +407,8 @@ func (k ActionKind) String() string {
 		return "Wake"
 	case Defer:
 		return "Defer"
+	case Undefer:
+		return "Undefer"
 	}
 	return fmt.Sprintf("ActionKind(%d)", int(k))
 }

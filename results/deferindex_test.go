@@ -152,7 +152,11 @@ func (r *refDeferrals) decisions() map[string]int {
 // random decisions that mostly repeat the previous one's deferrals (in
 // order, with some dropped, added, reordered or given another reason) and
 // random starts, and compares the deferral episodes, the decisions they
-// spanned and the logged deferrals with the plain bookkeeping.
+// spanned and the logged deferrals with the plain bookkeeping; and the
+// same decisions given as changes (TakeDeferralChanges: Defers for the new
+// deferrals and those of jobs started since, Undefers for the ended ones),
+// with and without a decision grid (without: against the collector given
+// every deferral).
 func TestDeferralsMatchReference(t *testing.T) {
 	reasons := []string{"memory", "pressure", "hold"}
 	for seed := range uint64(8) {
@@ -161,10 +165,15 @@ func TestDeferralsMatchReference(t *testing.T) {
 		for i := range jobs {
 			jobs[i].ID = policies.JobID(i)
 		}
-		var log bytes.Buffer
-		el := NewEventLog(&log)
-		c := NewCollector(jobs, el)
+		var log, clog bytes.Buffer
+		el, cel := NewEventLog(&log), NewEventLog(&clog)
+		c, cc := NewCollector(jobs, el), NewCollector(jobs, cel)
 		c.SetDecisionGrid(sec)
+		cc.SetDecisionGrid(sec)
+		ng, ngc := NewCollector(jobs), NewCollector(jobs) // no grid
+		require.True(t, cc.TakeDeferralChanges())
+		require.True(t, ngc.TakeDeferralChanges())
+		all := []*Collector{c, cc, ng, ngc}
 		ref := &refDeferrals{open: map[deferKey]*refEpisode{}, episodes: map[string]int{}, spans: map[string]int{},
 			logged: map[deferKey]string{}}
 		type act struct {
@@ -175,15 +184,21 @@ func TestDeferralsMatchReference(t *testing.T) {
 		now := time.Duration(0)
 		for range 400 {
 			now += time.Duration(1+rng.IntN(1500)) * time.Millisecond
+			started := map[policies.JobID]bool{}
 			if rng.IntN(8) == 0 {
 				e := policies.Event{Kind: policies.JobStarted, T: now, Job: policies.JobID(rng.IntN(len(jobs))),
 					Attempt: 1, GPUs: []int{0}}
-				c.Event(e)
+				for _, x := range all {
+					x.Event(e)
+				}
 				ref.started(e.Job)
+				started[e.Job] = true
 			}
-			c.Event(policies.Event{Kind: policies.Wakeup, T: now})
+			for _, x := range all {
+				x.Event(policies.Event{Kind: policies.Wakeup, T: now})
+				x.Decision(now)
+			}
 			ref.now = now
-			c.Decision(now)
 			ref.decide(now)
 			var cur []act
 			for _, a := range prev {
@@ -205,24 +220,46 @@ func TestDeferralsMatchReference(t *testing.T) {
 					cur = append(cur, act{k, reasons[rng.IntN(len(reasons))]})
 				}
 			}
+			was := map[deferKey]string{}
+			for _, a := range prev {
+				was[a.k] = a.reason
+			}
 			for _, a := range cur {
-				c.Action(policies.Action{Kind: policies.Defer, Job: a.k.job, GPU: a.k.gpu, Reason: a.reason})
+				d := policies.Action{Kind: policies.Defer, Job: a.k.job, GPU: a.k.gpu, Reason: a.reason}
+				c.Action(d)
+				ng.Action(d)
 				ref.deferral(a.k, a.reason)
+				if r, ok := was[a.k]; !ok || r != a.reason || started[a.k.job] || rng.IntN(10) == 0 { // a change, or a repeat
+					cc.Action(d)
+					ngc.Action(d)
+				}
+				delete(was, a.k)
+			}
+			for _, a := range prev {
+				if _, ok := was[a.k]; ok {
+					u := policies.Action{Kind: policies.Undefer, Job: a.k.job, GPU: a.k.gpu}
+					cc.Action(u)
+					ngc.Action(u)
+				}
 			}
 			prev = cur
 		}
-		require.NoError(t, el.Flush())
-		s := c.Summary()
-		require.Equal(t, ref.episodes, s.Deferrals, "seed %d", seed)
-		require.Equal(t, ref.decisions(), s.DeferralDecisions, "seed %d", seed)
-		var got []string
-		for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
-			if strings.Contains(l, `"event":"defer"`) {
-				got = append(got, l)
+		for i, x := range []*EventLog{el, cel} {
+			require.NoError(t, x.Flush())
+			s := []*Collector{c, cc}[i].Summary()
+			require.Equal(t, ref.episodes, s.Deferrals, "seed %d", seed)
+			require.Equal(t, ref.decisions(), s.DeferralDecisions, "seed %d", seed)
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace([]*bytes.Buffer{&log, &clog}[i].String()), "\n") {
+				if strings.Contains(l, `"event":"defer"`) {
+					got = append(got, l)
+				}
 			}
+			require.Equal(t, ref.lines, got, "seed %d", seed)
+			require.NotEmpty(t, got)
 		}
-		require.Equal(t, ref.lines, got, "seed %d", seed)
-		require.NotEmpty(t, got)
+		require.Equal(t, ng.Summary().Deferrals, ngc.Summary().Deferrals, "seed %d", seed)
+		require.Equal(t, ng.Summary().DeferralDecisions, ngc.Summary().DeferralDecisions, "seed %d", seed)
 	}
 }
 

@@ -89,6 +89,10 @@ type Collector struct {
 	episodes   []int
 	spans      []int
 	lastReason int32 // the reason index looked up last, -1 if none
+	// changes: the deferrals come as changes from the previous decision's
+	// (TakeDeferralChanges); open episodes then need no list: each is
+	// repeated by every decision until its Undefer or another reason.
+	changes bool
 
 	deciders []interface{ Decision(time.Duration) } // the forward recorders that take decisions
 }
@@ -97,8 +101,10 @@ type Collector struct {
 type episode struct {
 	reason int32         // index in Collector.reasons
 	start  time.Duration // its first decision
-	last   int           // the latest decision that repeated it
-	seen   int           // decisions that repeated it (used without a grid)
+	// last is the latest decision that repeated it; with changes, its
+	// first decision (every later one repeats it until it ends).
+	last int
+	seen int // decisions that repeated it (used without a grid; not kept with changes)
 }
 
 // Recorder receives a run's events and actions (the loop's Recorder).
@@ -416,7 +422,9 @@ func (c *Collector) SetDecisionGrid(tick time.Duration) { c.grid = tick }
 // Decision implements the loop's DecisionRecorder: a decision is made now.
 // Episodes that the previous decision did not repeat end.
 func (c *Collector) Decision(now time.Duration) {
-	c.closeStale(c.decision)
+	if !c.changes {
+		c.closeStale(c.decision)
+	}
 	c.decision++
 	c.decidedAt = now
 	for _, d := range c.deciders {
@@ -460,14 +468,79 @@ func (c *Collector) span(e episode, end time.Duration) int {
 // Action implements the Recorder. A deferral of a job on a GPU for the same
 // reason as in the previous decision continues that episode; otherwise it
 // begins a new one (ending the job's episode on that GPU with another
-// reason).
+// reason). With changes (TakeDeferralChanges) an Undefer ends the job's
+// episode on the GPU, and an episode no action names continues.
 func (c *Collector) Action(a policies.Action) {
-	if a.Kind == policies.Defer {
-		c.deferral(a)
+	switch a.Kind {
+	case policies.Defer:
+		if c.changes {
+			c.change(a)
+		} else {
+			c.deferral(a)
+		}
+	case policies.Undefer:
+		if c.changes {
+			c.undefer(a)
+		}
 	}
 	for _, f := range c.forward {
 		f.Action(a)
 	}
+}
+
+// TakeDeferralChanges implements the loop's DeferralChangeRecorder: the
+// collector takes deferrals as changes when every recorder it forwards to
+// does (or takes no deferrals: it implements TakeDeferralChanges too).
+// Its episodes and the decisions they span are those of the full lists:
+// an episode that no action names continues (as a repeated deferral
+// does), an Undefer ends it at the decision (as closeStale does at the
+// next one, at the time of the one that did not repeat it), and without a
+// grid its decisions are counted from its first one.
+func (c *Collector) TakeDeferralChanges() bool {
+	if c.decision > 0 {
+		return c.changes
+	}
+	for _, f := range c.forward {
+		if t, ok := f.(interface{ TakeDeferralChanges() bool }); !ok || !t.TakeDeferralChanges() {
+			return false
+		}
+	}
+	c.changes = true
+	return true
+}
+
+// change records a Defer given as a change: a new episode, another reason
+// (ending the old episode now), or a repeat (a job started since).
+func (c *Collector) change(d policies.Action) {
+	k := deferKey{d.Job, d.GPU}
+	if s := c.eps.get(k); s >= 0 {
+		e := c.eps.val(s)
+		if c.reasons[e.reason] == d.Reason {
+			return // repeated
+		}
+		e.seen = c.decision - e.last
+		c.spans[e.reason] += c.span(*e, c.decidedAt)
+		r := c.reason(d.Reason)
+		*e = episode{reason: r, start: c.decidedAt, last: c.decision}
+		c.episodes[r]++
+		return
+	}
+	r := c.reason(d.Reason)
+	c.eps.add(k, episode{reason: r, start: c.decidedAt, last: c.decision})
+	c.episodes[r]++
+}
+
+// undefer ends the episode of an Undefer's job and GPU at this decision,
+// the first that did not repeat it.
+func (c *Collector) undefer(d policies.Action) {
+	s := c.eps.get(deferKey{d.Job, d.GPU})
+	if s < 0 {
+		return
+	}
+	e := c.eps.val(s)
+	e.seen = c.decision - e.last
+	c.spans[e.reason] += c.span(*e, c.decidedAt)
+	c.eps.remove(s)
 }
 
 func (c *Collector) deferral(d policies.Action) {
@@ -556,6 +629,16 @@ func (c *Collector) Deferrals() map[string]int { return c.byReason(c.episodes) }
 // decision, included when it repeated them.
 func (c *Collector) DeferralDecisions() map[string]int {
 	spans := slices.Clone(c.spans)
+	if c.changes { // every open episode was repeated by the last decision
+		for s := range c.eps.slots {
+			if c.eps.slots[s].live {
+				e := c.eps.slots[s].val
+				e.seen = c.decision - e.last + 1
+				spans[e.reason] += c.span(e, c.decidedAt+1)
+			}
+		}
+		return c.byReason(spans)
+	}
 	for _, s := range c.open {
 		e := *c.eps.val(s)
 		end := c.decidedAt

@@ -171,6 +171,10 @@ func (p *PipedEventLog) Action(a policies.Action) {
 	*it = pipedItem{job: a.Job, gpu: a.GPU, kind: deferKind, reason: p.reasonOf(a.Reason)}
 }
 
+// TakeDeferralChanges implements the loop's DeferralChangeRecorder, as
+// EventLog's does.
+func (p *PipedEventLog) TakeDeferralChanges() bool { return true }
+
 // Flush hands over the lines not logged yet, waits until they are
 // written and reports the first write error.
 func (p *PipedEventLog) Flush() error {

@@ -30,3 +30,7 @@ func (p *Progress) Event(e policies.Event) {
 
 // Action implements Recorder.
 func (*Progress) Action(policies.Action) {}
+
+// TakeDeferralChanges implements the loop's DeferralChangeRecorder: the
+// progress line reads no deferral.
+func (*Progress) TakeDeferralChanges() bool { return true }

@@ -470,6 +470,14 @@ func (l *EventLog) Action(a policies.Action) {
 	}
 }
 
+// TakeDeferralChanges implements the loop's DeferralChangeRecorder: the
+// log's lines are the same when it is handed a decision's deferrals as
+// changes (policies.DeferralChanges). A deferral it is not handed repeats
+// the previous decision's for that job and GPU, with no start of the job
+// in between (those are handed on): its reason is the one last logged, and
+// it would write nothing.
+func (l *EventLog) TakeDeferralChanges() bool { return true }
+
 // Flush writes out buffered lines and reports the first write error.
 func (l *EventLog) Flush() error {
 	if l.err == nil && len(l.buf) > 0 {

@@ -1063,6 +1063,10 @@ func (s *Sim) Withdraw(id policies.JobID) error {
 	return nil
 }
 
+// IgnoresDeferrals implements loop.DeferralIgnorer: Apply does nothing
+// with a Defer.
+func (s *Sim) IgnoresDeferrals() {}
+
 // Apply carries out one policy action.
 func (s *Sim) Apply(a policies.Action) error {
 	switch a.Kind {
@@ -1092,7 +1096,7 @@ func (s *Sim) Apply(a policies.Action) error {
 			s.push(item{t: a.At, kind: evWake, job: -1, gpu: -1})
 		}
 		return nil
-	case policies.Defer:
+	case policies.Defer, policies.Undefer:
 		return nil
 	}
 	return fmt.Errorf("sim: unknown action %v", a.Kind)

@@ -573,6 +573,10 @@ func (r *serverRecorder) server(id policies.JobID) string {
 
 func (r *serverRecorder) Action(policies.Action) {}
 
+// TakeDeferralChanges implements the loop's DeferralChangeRecorder: the
+// servers read no deferral.
+func (r *serverRecorder) TakeDeferralChanges() bool { return true }
+
 // WorkloadsCommand is the command that lists GPU type gpuType's workload
 // catalog, for error messages.
 func WorkloadsCommand(gpuType string) string {

@@ -90,6 +90,15 @@ type Stateless interface {
 	Stateless()
 }
 
+// EventsOnly is implemented by Horizon rules whose answers change only with
+// events: ChangesAt always answers Never. The scheduler then does not ask
+// it (nor keep the questions for it).
+type EventsOnly interface {
+	Horizon
+	// EventsOnly marks the rule; it is never called for a result.
+	EventsOnly()
+}
+
 // Never is a Horizon answer: no change without an event.
 const Never = time.Duration(math.MaxInt64)
 
@@ -243,6 +252,14 @@ type Scheduler struct {
 	// in this decision.
 	holds
 	cached bool
+	// changes: the deferrals are reported as changes from the previous
+	// decision's (ReportDeferralChanges), kept in book.
+	changes bool
+	book    deferBook
+	// What the rule implements (asked once, not at each GPU).
+	horizonRule           Horizon
+	refiner               Refiner
+	stateless, eventsOnly bool
 }
 
 // ask is one Admit question of a decision.
@@ -258,7 +275,12 @@ func (s *Scheduler) deferral(job policies.JobID, g int, reason Reason) policies.
 
 // New returns a scheduler named name applying rule under cfg.
 func New(name string, cfg Config, rule Rule) *Scheduler {
-	return &Scheduler{name: name, cfg: cfg, rule: rule}
+	s := &Scheduler{name: name, cfg: cfg, rule: rule}
+	s.horizonRule, _ = rule.(Horizon)
+	s.refiner, _ = rule.(Refiner)
+	_, s.stateless = rule.(Stateless)
+	_, s.eventsOnly = rule.(EventsOnly)
+	return s
 }
 
 // Reader is a Scheduler whose rule only reads the jobs of the views it is
@@ -276,6 +298,13 @@ func (Reader) ReadsJobsOnly() {}
 
 // Name implements policies.Policy.
 func (s *Scheduler) Name() string { return s.name }
+
+// ReportDeferralChanges implements policies.DeferralChanges: from the next
+// decision on, a deferral that repeats the previous decision's (the same
+// job, GPU and reason, the job's Attempts unchanged: no start since) is
+// not listed, and each deferral of the previous decision not made again
+// is ended by an Undefer (deferBook).
+func (s *Scheduler) ReportDeferralChanges() { s.changes = true }
 
 // Tick implements policies.Ticker: the decision grid.
 func (s *Scheduler) Tick() time.Duration { return s.cfg.Tick }
@@ -315,6 +344,9 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	s.cached = s.observed && s.refresh(v)
 	s.walk(&d)
 	acts = s.wake(&d)
+	if s.changes {
+		acts = s.book.finish(acts)
+	}
 	if s.cached {
 		for _, a := range acts { // read again at the next decision
 			if a.Kind == policies.Place {
@@ -388,14 +420,14 @@ func (s *Scheduler) consider(d *pass, j *policies.Job) (blocked bool) {
 	}
 	if (recovering && s.cfg.Recovery == RecoverLadder) || (!recovering && len(d.recovery) == 0) {
 		var gpus []int
-		n := len(d.acts)
-		gpus, d.acts = s.collocate(d.v, d.busy, j, d.acts) // appends Defers only
-		d.deferred = d.deferred || len(d.acts) > n
+		var deferred int
+		gpus, d.acts, deferred = s.collocate(d.v, d.busy, j, d.acts) // appends Defers only
+		d.deferred = d.deferred || deferred > 0
 		if gpus != nil {
 			d.acts = s.place(d.acts, d.busy, j, gpus)
 			// Deferred on some GPUs and placed on others: the episodes
 			// end at the next decision.
-			s.settled = s.settled && !recovering && d.unplaced == 0 && len(d.acts) == n+1
+			s.settled = s.settled && !recovering && d.unplaced == 0 && deferred == 0
 			return false
 		}
 	}
@@ -418,14 +450,12 @@ func (s *Scheduler) wake(d *pass) []policies.Action {
 		// until then, every event is wanted.
 		s.stopAt = -1
 	}
-	if h, ok := s.rule.(Horizon); ok {
-		if _, stateless := s.rule.(Stateless); stateless || unplaced > 0 {
-			for _, a := range s.asks {
-				s.changesAt = min(s.changesAt, h.ChangesAt(v, a.j, a.g))
-			}
+	if h := s.horizonRule; h != nil && (s.stateless || unplaced > 0) {
+		for _, a := range s.asks {
+			s.changesAt = min(s.changesAt, h.ChangesAt(v, a.j, a.g))
 		}
 	}
-	if r, ok := s.rule.(Refiner); ok && unplaced > 0 && s.changesAt < s.other && !s.cfg.EveryTick {
+	if r := s.refiner; r != nil && unplaced > 0 && s.changesAt < s.other && !s.cfg.EveryTick {
 		s.changesAt = min(s.other, r.Refine(v, s.other))
 	}
 	s.idle = !deferred && unplaced == 0
@@ -473,7 +503,7 @@ func (s *Scheduler) Wants(e policies.Event) bool {
 	if s.cfg.EveryTick || !s.decided {
 		return true
 	}
-	_, stateless := s.rule.(Stateless)
+	stateless := s.stateless
 	switch e.Kind {
 	case policies.JobStarted:
 		return !s.idle && !(stateless && s.settled && e.T < s.changesAt)
@@ -530,11 +560,16 @@ type cand struct {
 }
 
 // collocate picks GPUs for j among occupied GPUs, recording a deferral for
-// each GPU it rejects, or returns nil. A multi-GPU job may combine admitted
-// occupied GPUs with idle ones (idle ones first).
-func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, acts []policies.Action) ([]int, []policies.Action) {
+// each GPU it rejects (as a change, with changes), or returns nil; it
+// also returns how many GPUs it rejected. A multi-GPU job may combine
+// admitted occupied GPUs with idle ones (idle ones first).
+func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, acts []policies.Action) ([]int, []policies.Action, int) {
 	cands, idle := s.cands[:0], s.idleGPUs[:0]
 	defer func() { s.cands, s.idleGPUs = cands, idle }()
+	deferred := 0
+	// j's deferral reasons by GPU in this decision and in the previous one
+	// (with changes; was nil: list every deferral).
+	var mine, was []Reason
 	for g := range v.GPUs {
 		reason := Admitted
 		ends := Never // when g's hold ends (holdEnds), for a GPU running jobs not taken now
@@ -552,9 +587,11 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			s.horizon(ends)
 		default:
 			reason = s.rule.Admit(v, j, g)
-			if _, ok := s.rule.(Horizon); ok {
+			switch {
+			case s.eventsOnly: // its horizon is Never
+			case s.horizonRule != nil:
 				s.asks = append(s.asks, ask{j, g}) // asked in wake
-			} else {
+			default:
 				s.horizon(v.Now)
 			}
 			if reason == Admitted && j.OOMs > 0 {
@@ -565,23 +602,32 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			}
 		}
 		if reason != Admitted {
+			deferred++
+			if s.changes {
+				if mine == nil {
+					mine, was = s.book.job(j, len(v.GPUs))
+				}
+				if mine[g] = reason; was != nil && was[g] == reason {
+					continue // the previous decision's
+				}
+			}
 			acts = append(acts, s.deferral(j.ID, g, reason))
 			continue
 		}
 		cands = append(cands, cand{g, s.rule.Score(v, j, g)})
 	}
 	if s.cfg.WholePartners && j.GPUs > 1 {
-		return s.partner(v, j, cands), acts
+		return s.partner(v, j, cands), acts, deferred
 	}
 	if len(cands) == 0 || len(cands)+len(idle) < j.GPUs {
-		return nil, acts
+		return nil, acts, deferred
 	}
 	gpus := slices.Clone(idle[:min(len(idle), j.GPUs-1)])
 	for _, c := range best(cands, j.GPUs-len(gpus)) {
 		gpus = append(gpus, c.g)
 	}
 	slices.Sort(gpus)
-	return gpus, acts
+	return gpus, acts, deferred
 }
 
 // better orders candidates: lower score first, ties to the lower GPU.

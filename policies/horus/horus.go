@@ -137,6 +137,9 @@ func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 // GPUs' job lists, which change only with events.
 func (Rule) ChangesAt(*policies.View, *policies.Job, int) time.Duration { return colloc.Never }
 
+// EventsOnly implements colloc.EventsOnly: ChangesAt is always Never.
+func (Rule) EventsOnly() {}
+
 // Stateless implements colloc.Stateless: the rule keeps no state and reads
 // only the job, the GPUs and their jobs' profiles.
 func (Rule) Stateless() {}

@@ -106,6 +106,29 @@ type DecisionRecorder interface {
 	Decision(now time.Duration)
 }
 
+// DeferralIgnorer is a Backend whose Apply does nothing with a Defer (the
+// simulator): the loop then hands deferrals to the recorder only, and lets
+// a policy that can (policies.DeferralChanges) list them as changes when
+// the recorder takes them (DeferralChangeRecorder). A backend that keeps
+// something of each deferral (the executor: each job's latest) is not one.
+type DeferralIgnorer interface {
+	Backend
+	IgnoresDeferrals()
+}
+
+// DeferralChangeRecorder is a Recorder that can take a decision's
+// deferrals as changes from the previous decision's
+// (policies.DeferralChanges: Defers for the new ones and those of jobs
+// started since, Undefers for the ended ones, nothing for the others) and
+// record exactly what the full lists would have given it.
+// TakeDeferralChanges is called once, before the first decision; it
+// switches the recorder to changes and reports whether it did (false: it
+// needs every deferral, and the policy is not switched).
+type DeferralChangeRecorder interface {
+	Recorder
+	TakeDeferralChanges() bool
+}
+
 // Run drives the policy on the backend until the backend has nothing left to
 // do. It fails on a backend or policy error, on an inconsistent view, and
 // when jobs are left unfinished (naming them). When ctx is done it ends
@@ -130,6 +153,12 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		}
 	}
 	dec, _ := rec.(DecisionRecorder)
+	_, ignoresDeferrals := b.(DeferralIgnorer)
+	if dc, ok := p.(policies.DeferralChanges); ok && ignoresDeferrals {
+		if cr, ok := rec.(DeferralChangeRecorder); ok && cr.TakeDeferralChanges() {
+			dc.ReportDeferralChanges()
+		}
+	}
 	sel, _ := p.(policies.Selective)
 	fallible, _ := p.(policies.Fallible)
 	decide := true // the first instant always has a decision
@@ -176,10 +205,14 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 				return &PolicyError{Policy: p.Name(), T: v.Now, Err: err}
 			}
 		}
-		for _, a := range acts {
-			rec.Action(a)
-			snap.TouchAction(a)
-			if err := b.Apply(a); err != nil {
+		for i := range acts {
+			a := &acts[i]
+			rec.Action(*a)
+			if a.Kind == policies.Undefer || (a.Kind == policies.Defer && ignoresDeferrals) {
+				continue // recorded only
+			}
+			snap.TouchAction(*a)
+			if err := b.Apply(*a); err != nil {
 				var pe *PlaceError
 				if !errors.As(err, &pe) {
 					return fmt.Errorf("loop: policy %s at t=%v: %w", p.Name(), v.Now, err)
@@ -191,7 +224,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 				continue
 			}
 			if a.Kind == policies.Place {
-				if err := checkPlaced(b.View(), a); err != nil {
+				if err := checkPlaced(b.View(), *a); err != nil {
 					return fmt.Errorf("loop: at t=%v: %w", v.Now, err)
 				}
 			}

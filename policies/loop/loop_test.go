@@ -444,3 +444,84 @@ func TestSelfCheckerLeavesBookkeeping(t *testing.T) {
 		require.ErrorContains(t, err, c.t, c.name)
 	}
 }
+
+// deferBackend wakes the policy three times on a view with no job and
+// records the kinds of the actions applied.
+type deferBackend struct {
+	v       policies.View
+	n       int
+	applied []policies.ActionKind
+}
+
+func (b *deferBackend) Next() ([]policies.Event, error) {
+	if b.n++; b.n > 3 {
+		return nil, nil
+	}
+	b.v.Now = time.Duration(b.n) * time.Second
+	return []policies.Event{{Kind: policies.Wakeup, T: b.v.Now}}, nil
+}
+func (b *deferBackend) View() *policies.View { return &b.v }
+func (b *deferBackend) Apply(a policies.Action) error {
+	b.applied = append(b.applied, a.Kind)
+	return nil
+}
+
+type ignoringBackend struct{ *deferBackend }
+
+func (ignoringBackend) IgnoresDeferrals() {}
+
+// changer defers and undefers at every decision and notes whether it was
+// switched to deferral changes.
+type changer struct{ switched bool }
+
+func (*changer) Name() string { return "changer" }
+func (*changer) Schedule(*policies.View) []policies.Action {
+	return []policies.Action{{Kind: policies.Defer, Job: 0, GPU: 0, Reason: "x"}, {Kind: policies.Undefer, Job: 0, GPU: 1}}
+}
+func (c *changer) ReportDeferralChanges() { c.switched = true }
+
+type changeRecorder struct {
+	takes bool
+	asked int
+	kinds []policies.ActionKind
+}
+
+func (*changeRecorder) Event(policies.Event) {}
+func (r *changeRecorder) Action(a policies.Action) {
+	r.kinds = append(r.kinds, a.Kind)
+}
+func (r *changeRecorder) TakeDeferralChanges() bool {
+	r.asked++
+	return r.takes
+}
+
+// TestDeferralChangesNegotiated: the loop switches a policy to deferral
+// changes only when its backend ignores deferrals and its recorder takes
+// them; it records every action, applies no Defer to a backend that
+// ignores them and no Undefer to any backend.
+func TestDeferralChangesNegotiated(t *testing.T) {
+	for _, c := range []struct {
+		ignores, takes, switched bool
+		applied                  []policies.ActionKind
+	}{
+		{true, true, true, nil},
+		{true, false, false, nil},
+		{false, true, false, []policies.ActionKind{policies.Defer, policies.Defer, policies.Defer}},
+	} {
+		t.Run(fmt.Sprintf("ignores=%v/takes=%v", c.ignores, c.takes), func(t *testing.T) {
+			db := &deferBackend{v: policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 1}, {Index: 1, CapacityMiB: 1}}}}
+			var b Backend = db
+			if c.ignores {
+				b = ignoringBackend{db}
+			}
+			p, rec := &changer{}, &changeRecorder{takes: c.takes}
+			require.NoError(t, Run(context.Background(), b, p, rec))
+			require.Equal(t, c.switched, p.switched)
+			require.Equal(t, c.applied, db.applied)
+			require.Len(t, rec.kinds, 6)
+			if !c.ignores {
+				require.Zero(t, rec.asked) // not asked: the policy could not be switched
+			}
+		})
+	}
+}

@@ -1,0 +1,92 @@
+package colloc
+
+import (
+	"slices"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// deferBook keeps a scheduler's deferrals of the previous decision and of
+// the current one, by job, to report them as changes
+// (policies.DeferralChanges): a loaded decision defers the same waiting
+// jobs on the same GPUs for the same reasons as the one before, and only
+// what differs is listed.
+type deferBook struct {
+	// prev and cur are the jobs deferred in the previous decision and in
+	// this one, in the order they were first deferred; each job's reasons
+	// by GPU ("" where not deferred) are in prevR, curR.
+	prev, cur   []bookJob
+	prevR, curR []Reason
+	look        int // where in prev to look for the next job first
+}
+
+// bookJob is one job's deferrals in a decision.
+type bookJob struct {
+	job      policies.JobID
+	attempts int // the job's Attempts then
+	at, n    int // its reasons: R[at : at+n], by GPU
+	// other is its entry in the other decision (prev: cur's, cur: prev's),
+	// -1 if none.
+	other int
+}
+
+// job gives j an entry of n GPUs in cur (j is not in it yet) and returns
+// its reasons by GPU there (none yet) and in the previous decision (nil:
+// its deferrals are all to be listed: it had none then, or an attempt of
+// it started since). The first stays valid until the next call.
+func (b *deferBook) job(j *policies.Job, n int) (mine, was []Reason) {
+	c := len(b.cur)
+	e := bookJob{job: j.ID, attempts: j.Attempts, at: len(b.curR), n: n, other: -1}
+	if p := b.find(j.ID); p >= 0 && b.prev[p].other < 0 {
+		b.prev[p].other, e.other = c, p
+		if q := &b.prev[p]; q.attempts == j.Attempts && q.n == n {
+			was = b.prevR[q.at : q.at+n]
+		}
+	}
+	b.cur = append(b.cur, e)
+	b.curR = slices.Grow(b.curR, n)[:e.at+n]
+	mine = b.curR[e.at:]
+	clear(mine)
+	return mine, was
+}
+
+// find returns job's entry in prev, -1 if none: decisions defer their jobs
+// in the same order, so it looks after the last one found first.
+func (b *deferBook) find(job policies.JobID) int {
+	for i := range b.prev {
+		p := b.look + i
+		if p >= len(b.prev) {
+			p -= len(b.prev)
+		}
+		if b.prev[p].job == job {
+			b.look = p + 1
+			return p
+		}
+	}
+	return -1
+}
+
+// finish appends an Undefer for each deferral of the previous decision that
+// this one did not make, and makes this decision the previous one.
+func (b *deferBook) finish(acts []policies.Action) []policies.Action {
+	for i := range b.prev {
+		p := &b.prev[i]
+		var now []Reason
+		if p.other >= 0 {
+			c := &b.cur[p.other]
+			now = b.curR[c.at : c.at+c.n]
+		}
+		for g, r := range b.prevR[p.at : p.at+p.n] {
+			if r != Admitted && (g >= len(now) || now[g] == Admitted) {
+				acts = append(acts, policies.Action{Kind: policies.Undefer, Job: p.job, GPU: g})
+			}
+		}
+	}
+	b.prev, b.cur = b.cur, b.prev[:0]
+	b.prevR, b.curR = b.curR, b.prevR[:0]
+	for i := range b.prev {
+		b.prev[i].other = -1
+	}
+	b.look = 0
+	return acts
+}

@@ -1,0 +1,98 @@
+package colloc
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
+)
+
+// TestDeferBookListsChanges: over random decisions (jobs deferred on random
+// GPUs for random reasons, some of them given a new attempt between
+// decisions), the previous decision's deferrals with a decision's Defers
+// and Undefers applied are the decision's deferrals; every deferral of a
+// job whose attempt started since is listed, and no other deferral that
+// repeats the previous decision's.
+func TestDeferBookListsChanges(t *testing.T) {
+	type key struct {
+		job policies.JobID
+		gpu int
+	}
+	reasons := []Reason{DeferHold, DeferMemory, DeferJobs}
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		const n = 6
+		jobs := make([]policies.Job, 10)
+		for i := range jobs {
+			jobs[i].ID = policies.JobID(i)
+		}
+		var b deferBook
+		prev := map[key]Reason{}
+		listed, repeats := 0, 0
+		for range 300 {
+			started := map[policies.JobID]bool{}
+			if rng.IntN(4) == 0 {
+				id := rng.IntN(len(jobs))
+				jobs[id].Attempts++
+				started[policies.JobID(id)] = true
+			}
+			cur := map[key]Reason{}
+			var acts []policies.Action
+			for _, id := range rng.Perm(len(jobs))[:rng.IntN(4)] {
+				j := &jobs[id]
+				var mine, was []Reason
+				for g := range n {
+					if rng.IntN(3) == 0 {
+						continue
+					}
+					r := reasons[rng.IntN(len(reasons))]
+					if r2, ok := prev[key{j.ID, g}]; ok && rng.IntN(4) > 0 {
+						r = r2 // mostly the same as before
+					}
+					cur[key{j.ID, g}] = r
+					if mine == nil {
+						mine, was = b.job(j, n)
+					}
+					if mine[g] = r; was == nil || was[g] != r {
+						acts = append(acts, policies.Action{Kind: policies.Defer, Job: j.ID, GPU: g, Reason: string(r)})
+					}
+				}
+			}
+			acts = b.finish(acts)
+			got := map[key]Reason{}
+			for k, r := range prev {
+				got[k] = r
+			}
+			for _, a := range acts {
+				k := key{a.Job, a.GPU}
+				switch a.Kind {
+				case policies.Defer:
+					got[k] = Reason(a.Reason)
+					listed++
+				case policies.Undefer:
+					_, ok := got[k]
+					require.True(t, ok, "undefer of %v, not deferred", k)
+					delete(got, k)
+				}
+			}
+			require.Equal(t, cur, got, "seed %d", seed)
+			for k, r := range cur {
+				listedNow := false
+				for _, a := range acts {
+					listedNow = listedNow || (a.Kind == policies.Defer && a.Job == k.job && a.GPU == k.gpu)
+				}
+				if started[k.job] {
+					require.True(t, listedNow, "seed %d: %v started since, not listed", seed, k)
+				} else if r2, ok := prev[k]; ok && r2 == r {
+					require.False(t, listedNow, "seed %d: %v repeated, listed", seed, k)
+					repeats++
+				}
+			}
+			prev = cur
+		}
+		require.Positive(t, listed)
+		require.Positive(t, repeats)
+	}
+}
