@@ -153,12 +153,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		}
 	}
 	dec, _ := rec.(DecisionRecorder)
-	_, ignoresDeferrals := b.(DeferralIgnorer)
-	if dc, ok := p.(policies.DeferralChanges); ok && ignoresDeferrals {
-		if cr, ok := rec.(DeferralChangeRecorder); ok && cr.TakeDeferralChanges() {
-			dc.ReportDeferralChanges()
-		}
-	}
+	ignoresDeferrals := deferralChanges(b, p, rec)
 	sel, _ := p.(policies.Selective)
 	fallible, _ := p.(policies.Fallible)
 	decide := true // the first instant always has a decision
@@ -244,6 +239,19 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		return fmt.Errorf("loop: policy %s left %d job(s) unfinished at t=%v: %v", p.Name(), len(left), v.Now, left)
 	}
 	return nil
+}
+
+// deferralChanges switches p to deferral changes where b and rec take them
+// (DeferralIgnorer, DeferralChangeRecorder) and reports whether b ignores
+// deferrals.
+func deferralChanges(b Backend, p policies.Policy, rec Recorder) (ignores bool) {
+	_, ignores = b.(DeferralIgnorer)
+	if dc, ok := p.(policies.DeferralChanges); ok && ignores {
+		if cr, ok := rec.(DeferralChangeRecorder); ok && cr.TakeDeferralChanges() {
+			dc.ReportDeferralChanges()
+		}
+	}
+	return ignores
 }
 
 // readsJobsOnly reports whether p only reads its view's jobs
