@@ -225,7 +225,11 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 			}
 		}
 	}
-	v := b.View()
+	return unfinished(b.View(), p)
+}
+
+// unfinished names the jobs of v that are neither done nor stopped, if any.
+func unfinished(v *policies.View, p policies.Policy) error {
 	var left []string
 	for i := range v.Jobs {
 		if s := v.Jobs[i].State; s != policies.Done && s != policies.Stopped {
