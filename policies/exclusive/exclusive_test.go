@@ -199,8 +199,9 @@ func TestObservedIdleSetMatchesSearch(t *testing.T) {
 }
 
 // TestFirstGPUsIsAMap holds the running attempts' first GPUs, kept in an
-// array by id with a map for other ids, to a map: random sets, takes and
-// clears of small, negative and very large ids.
+// open-addressing table, to a map: random sets, takes and clears of small,
+// negative and very large ids (the table grows to hundreds of entries),
+// with stretches of a few ids set and taken again and again.
 func TestFirstGPUsIsAMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var f firstGPUs
@@ -210,13 +211,16 @@ func TestFirstGPUsIsAMap(t *testing.T) {
 		case 0:
 			return -policies.JobID(rng.IntN(5)) - 1
 		case 1:
-			return maxFirstByID - 2 + policies.JobID(rng.IntN(4))
+			return 1<<40 + policies.JobID(rng.IntN(4))<<30
 		default:
 			return policies.JobID(rng.IntN(3000))
 		}
 	}
 	for step := range 20000 {
 		id := ids()
+		if step%5000 >= 2500 {
+			id = policies.JobID(rng.IntN(60))
+		}
 		switch rng.IntN(10) {
 		case 0, 1, 2, 3:
 			g := rng.IntN(200)

@@ -171,71 +171,84 @@ func (p *Policy) idleTracked(v *policies.View, taken []bool, from, n int) []int 
 	return nil
 }
 
-// firstGPUs maps the jobs of running attempts to their first GPU: in an
-// array by job id for the ids a backend gives (0, 1, 2, ...), in a map for
-// any other (negative or very large) id. A map alone costs four hashed
-// look-ups and writes an attempt (Observe at every start and end).
+// firstGPUs maps the jobs of running attempts to their first GPU: an
+// open-addressing table (linear probing, a multiplicative hash of the id,
+// deletion by shifting back) that holds about twice the running attempts,
+// at most one a GPU under Exclusive. A Go map costs four hashed look-ups
+// and writes an attempt (Observe at every start and end); an array by job
+// id would grow with the jobs of the run.
 type firstGPUs struct {
-	byID  []int32 // GPU + 1 by job id; 0: none
-	n     int     // entries set in byID
-	other map[policies.JobID]int
+	slots []firstSlot // a power of two of them, or none
+	n     int         // slots in use
 }
 
-// maxFirstByID bounds the ids kept in the array (4 bytes each).
-const maxFirstByID = 1 << 24
+type firstSlot struct {
+	id   policies.JobID
+	g    int
+	used bool
+}
+
+// home is id's first slot to probe.
+func (f *firstGPUs) home(id policies.JobID) int {
+	return int((uint64(id) * 0x9e3779b97f4a7c15) >> (64 - bits.Len(uint(len(f.slots)-1))))
+}
+
+// find returns id's slot, or the empty slot where it would go.
+func (f *firstGPUs) find(id policies.JobID) int {
+	mask := len(f.slots) - 1
+	i := f.home(id)
+	for f.slots[i].used && f.slots[i].id != id {
+		i = (i + 1) & mask
+	}
+	return i
+}
 
 func (f *firstGPUs) has(id policies.JobID) bool {
-	_, ok := f.get(id)
-	return ok
+	return len(f.slots) > 0 && f.slots[f.find(id)].used
 }
 
-func (f *firstGPUs) get(id policies.JobID) (int, bool) {
-	if id >= 0 && id < maxFirstByID {
-		if int(id) < len(f.byID) && f.byID[id] != 0 {
-			return int(f.byID[id]) - 1, true
-		}
-		return 0, false
-	}
-	g, ok := f.other[id]
-	return g, ok
-}
-
-// set records g (a GPU index, below 2³¹ − 1) as job id's first GPU.
+// set records g as job id's first GPU.
 func (f *firstGPUs) set(id policies.JobID, g int) {
-	if id >= 0 && id < maxFirstByID && g >= 0 && g < 1<<31-1 {
-		if int(id) >= len(f.byID) { // grown by doubling, zero (none) past the old end
-			f.byID = append(f.byID, make([]int32, max(int(id)+1, 2*len(f.byID), 64)-len(f.byID))...)
+	if 2*(f.n+1) > len(f.slots) { // grow: at most half full
+		old := f.slots
+		f.slots, f.n = make([]firstSlot, max(16, 2*len(old))), 0
+		for _, e := range old {
+			if e.used {
+				f.set(e.id, e.g)
+			}
 		}
-		f.byID[id] = int32(g) + 1
+	}
+	i := f.find(id)
+	if !f.slots[i].used {
 		f.n++
-		return
 	}
-	if f.other == nil {
-		f.other = make(map[policies.JobID]int)
-	}
-	f.other[id] = g
+	f.slots[i] = firstSlot{id: id, g: g, used: true}
 }
 
 // take removes job id's entry and returns it.
 func (f *firstGPUs) take(id policies.JobID) (int, bool) {
-	if id >= 0 && id < maxFirstByID {
-		if int(id) < len(f.byID) && f.byID[id] != 0 {
-			g := int(f.byID[id]) - 1
-			f.byID[id] = 0
-			f.n--
-			return g, true
-		}
+	if len(f.slots) == 0 {
 		return 0, false
 	}
-	g, ok := f.other[id]
-	delete(f.other, id)
-	return g, ok
+	i := f.find(id)
+	if !f.slots[i].used {
+		return 0, false
+	}
+	g := f.slots[i].g
+	// Shift back the entries after it that probed past it.
+	mask := len(f.slots) - 1
+	for j := (i + 1) & mask; f.slots[j].used; j = (j + 1) & mask {
+		if h := f.home(f.slots[j].id); (j-h)&mask >= (j-i)&mask {
+			f.slots[i] = f.slots[j]
+			i = j
+		}
+	}
+	f.slots[i] = firstSlot{}
+	f.n--
+	return g, true
 }
 
 func (f *firstGPUs) clear() {
-	if f.n > 0 {
-		clear(f.byID)
-		f.n = 0
-	}
-	clear(f.other)
+	clear(f.slots)
+	f.n = 0
 }
