@@ -347,13 +347,6 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	if s.changes {
 		acts = s.book.finish(acts)
 	}
-	if s.cached {
-		for _, a := range acts { // read again at the next decision
-			if a.Kind == policies.Place {
-				s.recheck = append(s.recheck, a.GPUs...)
-			}
-		}
-	}
 	return acts
 }
 
@@ -547,6 +540,9 @@ func holdEnds(v *policies.View, g int, hold time.Duration) time.Duration {
 func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, gpus []int) []policies.Action {
 	for _, g := range gpus {
 		busy[g] = true
+	}
+	if s.cached { // read again at the next decision
+		s.recheck = append(s.recheck, gpus...)
 	}
 	if p, ok := s.rule.(Placer); ok {
 		p.Placed(j, gpus)

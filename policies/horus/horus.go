@@ -65,7 +65,7 @@ func New(params map[string]string) (*colloc.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &colloc.Reader{Scheduler: colloc.New("horus", c.Config, Rule{c})}, nil
+	return &colloc.Reader{Scheduler: colloc.New("horus", c.Config, &Rule{c})}, nil
 }
 
 // ReadConfig reads a configuration from p: variant
@@ -90,7 +90,7 @@ func ReadConfig(p *policies.Params) (Config, error) {
 // GPU g's jobs and j must be at most UtilCapPct. Original: after placement
 // GPU g holds at most MaxJobs jobs and its summed profiled peaks plus
 // HeadroomMiB fit its capacity.
-func (r Rule) Admit(v *policies.View, j *policies.Job, g int) colloc.Reason {
+func (r *Rule) Admit(v *policies.View, j *policies.Job, g int) colloc.Reason {
 	if r.Variant != Original {
 		if !colloc.AtMost(colloc.Projected(v, j, g, colloc.UtilPct), r.UtilCapPct) {
 			return DeferUtilization
@@ -120,7 +120,7 @@ const DeferUtilization colloc.Reason = "utilization"
 // of capacity, n the number of jobs running on the GPU before placement,
 // and d the distance of the projected utilization u (percent) from 100 %:
 // (100−u)/100 below it and OverWeight·(u−100)/100 above it.
-func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
+func (r *Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 	u := colloc.Projected(v, j, g, colloc.UtilPct)
 	if r.Variant != Original {
 		return u

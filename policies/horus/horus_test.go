@@ -63,9 +63,9 @@ func newHorus(t *testing.T, params map[string]string) (horus.Rule, *colloc.Sched
 	return horus.Rule{Config: c}, s.Scheduler
 }
 
-func rule(t *testing.T, params map[string]string) horus.Rule {
+func rule(t *testing.T, params map[string]string) *horus.Rule {
 	r, _ := newHorus(t, params)
-	return r
+	return &r
 }
 
 func sched(t *testing.T, params map[string]string) *colloc.Scheduler {

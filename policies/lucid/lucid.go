@@ -68,7 +68,7 @@ func New(params map[string]string) (*colloc.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &colloc.Reader{Scheduler: colloc.New("lucid", c.Config, Rule{c})}, nil
+	return &colloc.Reader{Scheduler: colloc.New("lucid", c.Config, &Rule{c})}, nil
 }
 
 // ReadConfig reads a configuration from p: variant
@@ -101,7 +101,7 @@ func Priority(j *policies.Job) float64 { return j.SoloS * float64(j.GPUs) }
 // also: j is tiny or medium (class ≤ JoinClassMax), every job on g needs as
 // many GPUs as j, and Priority(j) ≤ PriorityRatio × Priority(partner) for
 // every job on g.
-func (r Rule) Admit(v *policies.View, j *policies.Job, g int) colloc.Reason {
+func (r *Rule) Admit(v *policies.View, j *policies.Job, g int) colloc.Reason {
 	gpu := &v.GPUs[g]
 	if len(gpu.Jobs)+1 > r.MaxJobs {
 		return colloc.DeferJobs
@@ -149,7 +149,7 @@ const (
 // The score is class + m/2 with m the memory as a fraction of capacity; m
 // is at most 1 on every admitted GPU, so memory only breaks ties between
 // equal class sums.
-func (r Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
+func (r *Rule) Score(v *policies.View, j *policies.Job, g int) float64 {
 	return colloc.Projected(v, j, g, colloc.LucidClass) +
 		colloc.Projected(v, j, g, colloc.PeakMiB)/v.GPUs[g].CapacityMiB/2
 }

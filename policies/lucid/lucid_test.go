@@ -71,11 +71,11 @@ func build(n int, specs ...spec) *policies.View {
 }
 
 // policy returns the rule of a variant with default settings.
-func policy(t *testing.T, variant string) lucid.Rule {
+func policy(t *testing.T, variant string) *lucid.Rule {
 	t.Helper()
 	c, err := lucid.ReadConfig(policies.NewParams(map[string]string{"variant": variant}))
 	require.NoError(t, err)
-	return lucid.Rule{Config: c}
+	return &lucid.Rule{Config: c}
 }
 
 // Each case puts partner jobs on GPU 0 and asks about the pending job.
@@ -119,7 +119,7 @@ func TestPriorityRatioParam(t *testing.T) {
 	v := build(1, spec{class: tiny, peak: 100, solo: 100, at: []int{0}}, spec{class: tiny, peak: 100, solo: 300})
 	c, err := lucid.ReadConfig(policies.NewParams(map[string]string{"variant": "original", "priority_ratio": "3"}))
 	require.NoError(t, err)
-	require.Equal(t, colloc.Admitted, lucid.Rule{Config: c}.Admit(v, v.Job(1), 0))
+	require.Equal(t, colloc.Admitted, (&lucid.Rule{Config: c}).Admit(v, v.Job(1), 0))
 	require.Equal(t, lucid.DeferPriority, policy(t, lucid.Original).Admit(v, v.Job(1), 0))
 	require.Equal(t, 300.0, lucid.Priority(v.Job(1)))
 }
@@ -128,7 +128,7 @@ func TestGuardParam(t *testing.T) {
 	v := build(1, spec{class: tiny, peak: 20000, at: []int{0}}, spec{class: tiny, peak: capMiB - 20000 - 100})
 	c, err := lucid.ReadConfig(policies.NewParams(map[string]string{"guard_mib": "100"}))
 	require.NoError(t, err)
-	require.Equal(t, colloc.Admitted, lucid.Rule{Config: c}.Admit(v, v.Job(1), 0))
+	require.Equal(t, colloc.Admitted, (&lucid.Rule{Config: c}).Admit(v, v.Job(1), 0))
 	require.Equal(t, colloc.DeferMemory, policy(t, lucid.Paper).Admit(v, v.Job(1), 0))
 }
 
