@@ -339,7 +339,8 @@ type JobsReader interface{ ReadsJobsOnly() }
 //     each deferral of a job that has started an attempt (a JobStarted
 //     event) since the previous decision; it may also repeat others;
 //   - an Undefer (Job, GPU) for each deferral of the previous decision
-//     that it does not make again;
+//     that it does not make again, or one (Job, AllGPUs) for a job it
+//     defers on no GPU now;
 //
 // and every other deferral of the previous decision it makes again without
 // listing it. A decision defers a job on a GPU at most once. A decision the
@@ -366,13 +367,18 @@ type Action struct {
 	// GPUs (Place) are the GPUs to launch the attempt on.
 	GPUs []int
 	// GPU (Defer) is the GPU the job could not be placed on, -1 when no
-	// single GPU is meant.
+	// single GPU is meant; (Undefer) the GPU the job is no longer deferred
+	// on, or AllGPUs: every GPU the previous decision deferred it on.
 	GPU int
 	// Reason (Stop, Defer) says why, in words.
 	Reason string
 	// At (Wake) is when to decide.
 	At time.Duration
 }
+
+// AllGPUs is an Undefer's GPU that ends every deferral of the job made by
+// the previous decision.
+const AllGPUs = -2
 
 // ActionKind says what an Action is.
 type ActionKind int

@@ -177,3 +177,53 @@ func (t *slotTable) grow() {
 		}
 	}
 }
+
+// jobSlots holds a slot (int32, -1 for none) per job id: in an array grown
+// to the largest id given one, ids it does not cover (negative, or from
+// maxDenseJob) in a map (a policy's Defer names any id).
+type jobSlots struct {
+	dense []int32 // one more than the slot, 0 for none
+	far   map[policies.JobID]int32
+}
+
+// maxDenseJob bounds the job ids jobSlots.dense covers (64 MiB).
+const maxDenseJob = 1 << 24
+
+// get returns job's slot, -1 for none.
+func (x *jobSlots) get(job policies.JobID) int32 {
+	if id := int(job); id >= 0 && id < len(x.dense) {
+		return x.dense[id] - 1
+	}
+	if v, ok := x.far[job]; ok {
+		return v
+	}
+	return -1
+}
+
+// set makes s job's slot (-1: none).
+func (x *jobSlots) set(job policies.JobID, s int32) {
+	id := int(job)
+	switch {
+	case id >= 0 && id < len(x.dense):
+	case id >= 0 && id < maxDenseJob:
+		if s < 0 {
+			return
+		}
+		if id >= cap(x.dense) { // doubled: each id moved about once
+			grown := make([]int32, id+1, max(id+1, 2*cap(x.dense), 1024))
+			copy(grown, x.dense)
+			x.dense = grown
+		}
+		x.dense = x.dense[:id+1] // zeros past the length
+	case s < 0:
+		delete(x.far, job)
+		return
+	default:
+		if x.far == nil {
+			x.far = map[policies.JobID]int32{}
+		}
+		x.far[job] = s
+		return
+	}
+	x.dense[id] = s + 1
+}

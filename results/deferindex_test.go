@@ -154,7 +154,8 @@ func (r *refDeferrals) decisions() map[string]int {
 // random starts, and compares the deferral episodes, the decisions they
 // spanned and the logged deferrals with the plain bookkeeping; and the
 // same decisions given as changes (TakeDeferralChanges: Defers for the new
-// deferrals and those of jobs started since, Undefers for the ended ones),
+// deferrals and those of jobs started since, Undefers for the ended ones,
+// of one GPU or, for a job no longer deferred, of all its GPUs),
 // with and without a decision grid (without: against the collector given
 // every deferral).
 func TestDeferralsMatchReference(t *testing.T) {
@@ -235,12 +236,24 @@ func TestDeferralsMatchReference(t *testing.T) {
 				}
 				delete(was, a.k)
 			}
+			inCur := map[policies.JobID]bool{}
+			for _, a := range cur {
+				inCur[a.k.job] = true
+			}
+			whole := map[policies.JobID]bool{} // undeferred on all GPUs at once
 			for _, a := range prev {
-				if _, ok := was[a.k]; ok {
-					u := policies.Action{Kind: policies.Undefer, Job: a.k.job, GPU: a.k.gpu}
-					cc.Action(u)
-					ngc.Action(u)
+				if _, ok := was[a.k]; !ok {
+					continue
 				}
+				u := policies.Action{Kind: policies.Undefer, Job: a.k.job, GPU: a.k.gpu}
+				if !inCur[a.k.job] && (whole[a.k.job] || rng.IntN(2) == 0) {
+					if whole[a.k.job] {
+						continue
+					}
+					whole[a.k.job], u.GPU = true, policies.AllGPUs
+				}
+				cc.Action(u)
+				ngc.Action(u)
 			}
 			prev = cur
 		}

@@ -92,7 +92,10 @@ type Collector struct {
 	// changes: the deferrals come as changes from the previous decision's
 	// (TakeDeferralChanges); open episodes then need no list: each is
 	// repeated by every decision until its Undefer or another reason.
+	// jobEps is then each job's first open episode (the others follow
+	// through episode.next), for an Undefer of all its GPUs.
 	changes bool
+	jobEps  jobSlots
 
 	deciders []interface{ Decision(time.Duration) } // the forward recorders that take decisions
 }
@@ -105,6 +108,9 @@ type episode struct {
 	// first decision (every later one repeats it until it ends).
 	last int
 	seen int // decisions that repeated it (used without a grid; not kept with changes)
+	// prev, next (with changes) are the slots of the job's other open
+	// episodes, -1 for none.
+	prev, next int32
 }
 
 // Recorder receives a run's events and actions (the loop's Recorder).
@@ -481,6 +487,7 @@ func (c *Collector) Action(a policies.Action) {
 	case policies.Undefer:
 		if c.changes {
 			c.undefer(a)
+			return // the forwards take changes without Undefers (TakeDeferralChanges)
 		}
 	}
 	for _, f := range c.forward {
@@ -490,7 +497,10 @@ func (c *Collector) Action(a policies.Action) {
 
 // TakeDeferralChanges implements the loop's DeferralChangeRecorder: the
 // collector takes deferrals as changes when every recorder it forwards to
-// does (or takes no deferrals: it implements TakeDeferralChanges too).
+// does (or takes no deferrals: it implements TakeDeferralChanges too). It
+// then forwards the Defers but not the Undefers, which the forwards do not
+// need: the event log writes a deferral only when its reason differs from
+// the one last logged for the job and GPU, which an Undefer does not change.
 // Its episodes and the decisions they span are those of the full lists:
 // an episode that no action names continues (as a repeated deferral
 // does), an Undefer ends it at the decision (as closeStale does at the
@@ -518,28 +528,57 @@ func (c *Collector) change(d policies.Action) {
 		if c.reasons[e.reason] == d.Reason {
 			return // repeated
 		}
-		e.seen = c.decision - e.last
-		c.spans[e.reason] += c.span(*e, c.decidedAt)
+		c.end(e)
 		r := c.reason(d.Reason)
-		*e = episode{reason: r, start: c.decidedAt, last: c.decision}
+		*e = episode{reason: r, start: c.decidedAt, last: c.decision, prev: e.prev, next: e.next}
 		c.episodes[r]++
 		return
 	}
 	r := c.reason(d.Reason)
-	c.eps.add(k, episode{reason: r, start: c.decidedAt, last: c.decision})
+	first := c.jobEps.get(d.Job)
+	s := c.eps.add(k, episode{reason: r, start: c.decidedAt, last: c.decision, prev: -1, next: first})
+	if first >= 0 {
+		c.eps.val(first).prev = s
+	}
+	c.jobEps.set(d.Job, s)
 	c.episodes[r]++
 }
 
-// undefer ends the episode of an Undefer's job and GPU at this decision,
-// the first that did not repeat it.
+// end counts open episode e as ended at this decision, the first that did
+// not repeat it (with changes).
+func (c *Collector) end(e *episode) {
+	e.seen = c.decision - e.last
+	c.spans[e.reason] += c.span(*e, c.decidedAt)
+}
+
+// undefer ends the episode of an Undefer's job and GPU, or all the job's
+// episodes (policies.AllGPUs), at this decision.
 func (c *Collector) undefer(d policies.Action) {
+	if d.GPU == policies.AllGPUs {
+		for s := c.jobEps.get(d.Job); s >= 0; {
+			e := c.eps.val(s)
+			c.end(e)
+			next := e.next
+			c.eps.remove(s)
+			s = next
+		}
+		c.jobEps.set(d.Job, -1)
+		return
+	}
 	s := c.eps.get(deferKey{d.Job, d.GPU})
 	if s < 0 {
 		return
 	}
 	e := c.eps.val(s)
-	e.seen = c.decision - e.last
-	c.spans[e.reason] += c.span(*e, c.decidedAt)
+	c.end(e)
+	if e.prev >= 0 {
+		c.eps.val(e.prev).next = e.next
+	} else {
+		c.jobEps.set(d.Job, e.next)
+	}
+	if e.next >= 0 {
+		c.eps.val(e.next).prev = e.prev
+	}
 	c.eps.remove(s)
 }
 

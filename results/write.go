@@ -254,15 +254,12 @@ type EventLog struct {
 	now    time.Duration
 	err    error
 	defers deferIndex[logged] // last logged reason per job and GPU
-	// jobDefers is, by job id, one more than the first of the job's slots
-	// in defers (the others follow through logged.more), 0 for none: an
-	// array grown to the largest id deferred, not a map (a look-up at each
-	// new deferral, 1.6 % of a loaded Horus run's profile). firstDefer and
-	// setFirstDefer read and write it.
-	jobDefers []int32
-	// farDefers holds the same for ids jobDefers does not cover (negative,
-	// or beyond maxDenseJob: a policy's Defer names any id).
-	farDefers  map[policies.JobID]int32
+	// jobDefers is, by job id, the first of the job's slots in defers
+	// (the others follow through logged.more): an array grown to the
+	// largest id deferred, not a map (a look-up at each new deferral, 1.6 %
+	// of a loaded Horus run's profile). firstDefer and setFirstDefer read
+	// and write it.
+	jobDefers  jobSlots
 	buf, extra []byte // buf: the lines not yet written to w
 	// The latest line's time and a deferral's reason, formatted: lines
 	// come in bursts at one time, deferrals mostly for one reason.
@@ -276,47 +273,11 @@ type EventLog struct {
 	quoted []quotedReason
 }
 
-// maxDenseJob bounds the job ids EventLog.jobDefers covers (64 MiB).
-const maxDenseJob = 1 << 24
-
 // firstDefer returns job's first slot in defers, -1 for none.
-func (l *EventLog) firstDefer(job policies.JobID) int32 {
-	if id := int(job); id >= 0 && id < len(l.jobDefers) {
-		return l.jobDefers[id] - 1
-	}
-	if v, ok := l.farDefers[job]; ok {
-		return v
-	}
-	return -1
-}
+func (l *EventLog) firstDefer(job policies.JobID) int32 { return l.jobDefers.get(job) }
 
 // setFirstDefer makes s job's first slot in defers (-1: none).
-func (l *EventLog) setFirstDefer(job policies.JobID, s int32) {
-	id := int(job)
-	switch {
-	case id >= 0 && id < len(l.jobDefers):
-	case id >= 0 && id < maxDenseJob:
-		if s < 0 {
-			return
-		}
-		if id >= cap(l.jobDefers) { // doubled: each id moved about once
-			grown := make([]int32, id+1, max(id+1, 2*cap(l.jobDefers), 1024))
-			copy(grown, l.jobDefers)
-			l.jobDefers = grown
-		}
-		l.jobDefers = l.jobDefers[:id+1] // zeros past the length
-	case s < 0:
-		delete(l.farDefers, job)
-		return
-	default:
-		if l.farDefers == nil {
-			l.farDefers = map[policies.JobID]int32{}
-		}
-		l.farDefers[job] = s
-		return
-	}
-	l.jobDefers[id] = s + 1
-}
+func (l *EventLog) setFirstDefer(job policies.JobID, s int32) { l.jobDefers.set(job, s) }
 
 // maxQuoted bounds EventLog.quoted: a policy whose reasons vary more
 // quotes the others at each change of reason, as before.

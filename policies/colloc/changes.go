@@ -67,15 +67,17 @@ func (b *deferBook) find(job policies.JobID) int {
 }
 
 // finish appends an Undefer for each deferral of the previous decision that
-// this one did not make, and makes this decision the previous one.
+// this one did not make (one with AllGPUs for a job it did not defer), and
+// makes this decision the previous one.
 func (b *deferBook) finish(acts []policies.Action) []policies.Action {
 	for i := range b.prev {
 		p := &b.prev[i]
-		var now []Reason
-		if p.other >= 0 {
-			c := &b.cur[p.other]
-			now = b.curR[c.at : c.at+c.n]
+		if p.other < 0 {
+			acts = append(acts, policies.Action{Kind: policies.Undefer, Job: p.job, GPU: policies.AllGPUs})
+			continue
 		}
+		c := &b.cur[p.other]
+		now := b.curR[c.at : c.at+c.n]
 		for g, r := range b.prevR[p.at : p.at+p.n] {
 			if r != Admitted && (g >= len(now) || now[g] == Admitted) {
 				acts = append(acts, policies.Action{Kind: policies.Undefer, Job: p.job, GPU: g})

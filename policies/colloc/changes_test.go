@@ -12,9 +12,9 @@ import (
 // TestDeferBookListsChanges: over random decisions (jobs deferred on random
 // GPUs for random reasons, some of them given a new attempt between
 // decisions), the previous decision's deferrals with a decision's Defers
-// and Undefers applied are the decision's deferrals; every deferral of a
-// job whose attempt started since is listed, and no other deferral that
-// repeats the previous decision's.
+// and Undefers (of a GPU, or of all a job's) applied are the decision's
+// deferrals; every deferral of a job whose attempt started since is
+// listed, and no other deferral that repeats the previous decision's.
 func TestDeferBookListsChanges(t *testing.T) {
 	type key struct {
 		job policies.JobID
@@ -30,7 +30,7 @@ func TestDeferBookListsChanges(t *testing.T) {
 		}
 		var b deferBook
 		prev := map[key]Reason{}
-		listed, repeats := 0, 0
+		listed, repeats, whole := 0, 0, 0
 		for range 300 {
 			started := map[policies.JobID]bool{}
 			if rng.IntN(4) == 0 {
@@ -72,6 +72,18 @@ func TestDeferBookListsChanges(t *testing.T) {
 					got[k] = Reason(a.Reason)
 					listed++
 				case policies.Undefer:
+					if a.GPU == policies.AllGPUs {
+						whole++
+						n := 0
+						for k2 := range got {
+							if k2.job == a.Job {
+								delete(got, k2)
+								n++
+							}
+						}
+						require.Positive(t, n, "undefer of job %d, not deferred", a.Job)
+						continue
+					}
 					_, ok := got[k]
 					require.True(t, ok, "undefer of %v, not deferred", k)
 					delete(got, k)
@@ -94,5 +106,6 @@ func TestDeferBookListsChanges(t *testing.T) {
 		}
 		require.Positive(t, listed)
 		require.Positive(t, repeats)
+		require.Positive(t, whole)
 	}
 }
