@@ -1,5 +1,6 @@
 # Sourced by the scripts that replay the testbed's own runs
-# (fit-steady-saturation.sh, fit-depth-overlap.sh, failed-attempts.sh):
+# (fit-steady-saturation.sh, fit-depth-overlap.sh, failed-attempts.sh,
+# head-waits.sh, gpu-energy-spread.sh):
 # the aegis binary, the testbed runs' folder, a scratch folder removed on
 # exit, and a user GPU type whose interference model differs from the
 # A100's in one value.
