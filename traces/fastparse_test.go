@@ -70,3 +70,37 @@ func TestPlainDecimalIsParseFloat(t *testing.T) {
 		check(s, n <= 15)
 	}
 }
+
+// FuzzTrimSpace holds trimSpace to strings.TrimSpace on any field.
+func FuzzTrimSpace(f *testing.F) {
+	for _, s := range []string{"", " a ", "resnet50_bs64", "\u00a0x", "x\u3000", "\x7f", "\xff", "!~"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		require.Equal(t, strings.TrimSpace(s), trimSpace(s), "%q", s)
+	})
+}
+
+// FuzzPlainDecimal: where plainDecimal reads a number from any string,
+// strconv.ParseFloat reads the same bits, and a string of 1-15 digits, or
+// of digits, a point and digits with at most 15 digits in all, is read.
+func FuzzPlainDecimal(f *testing.F) {
+	for _, s := range []string{"0", "007", "0.05", "123456789.012345", "99999999999999.9", ".5", "5.", "1e5", "-1", "1234567890123456", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := plainDecimal(s)
+		if !ok {
+			whole, frac, dot := strings.Cut(s, ".")
+			digits := func(x string) bool {
+				return x != "" && strings.Trim(x, "0123456789") == ""
+			}
+			plain := digits(whole) && (!dot || digits(frac)) && len(whole)+len(frac) <= 15
+			require.False(t, plain, "%q is a plain decimal, not read", s)
+			return
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err, "%q", s)
+		require.Equal(t, math.Float64bits(want), math.Float64bits(v), "%q", s)
+	})
+}

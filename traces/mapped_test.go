@@ -79,3 +79,33 @@ func TestParseMappedFileCutShort(t *testing.T) {
 	require.True(t, ok)
 	require.ErrorContains(t, err, path+" changed while it was read")
 }
+
+// FuzzLoadMapped: whatever a file holds, a trace read from its mapped
+// pages is the one the reader gives for the same bytes, and bytes the
+// reader refuses are never taken as a trace by the mapping (Load then
+// hands them to the reader, which names the error).
+func FuzzLoadMapped(f *testing.F) {
+	head := "submit_offset_s,workload_id,num_gpus,job_id\n"
+	for _, s := range []string{head + "0,w1,1,a\n1.5,w2,2,bb\n", head + "0,\"w1\",1,\" b,c \"\r\n", "# c\n" + head + "\n3,w1,1,x\n1,w1,1,y",
+		"submit_offset_s,workload_id,num_gpus,solo_s\n0,w,1,60\n1,w,1,\n", head + "0,w1,0,a\n", ""} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		path := filepath.Join(dir, "t.csv")
+		require.NoError(t, os.WriteFile(path, in, 0o644))
+		fh, err := os.Open(path)
+		require.NoError(t, err)
+		got, ok, err := loadMapped(fh, path)
+		fh.Close()
+		if !ok {
+			require.Nil(t, got)
+			require.NoError(t, err)
+			return
+		}
+		require.NoError(t, err)
+		read, err := readCSV(limitLines(bytes.NewReader(in)), path, 0, 0)
+		require.NoError(t, err, "the mapping read %q, the reader did not", in)
+		require.Equal(t, read, got)
+	})
+}
