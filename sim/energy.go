@@ -65,7 +65,8 @@ func (s *Sim) segmentPower(g int, pm *models.PowerModel, jobs []segJob) float64 
 	}
 	a := models.Activity{Busy: true}
 	comb := s.comb[:0]
-	for _, j := range jobs {
+	for i := range jobs {
+		j := &jobs[i]
 		p := j.prof
 		comb = append(comb, models.TelemetryJob{SMACT: p.SMACT.Mean, SMOCC: p.SMOCC.Mean, DRAMA: p.DRAMA.Mean,
 			Util: p.UtilPct / 100, Rate: j.rate})

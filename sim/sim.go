@@ -846,7 +846,8 @@ func (s *Sim) JobsAt(dst []JobMem, g int, t time.Duration) []JobMem {
 	if seg == nil {
 		return dst
 	}
-	for _, j := range seg.jobs {
+	for i := range seg.jobs {
+		j := &seg.jobs[i]
 		if m := s.ramped(j.peakMiB, t-j.activeAt); m > 0 {
 			dst = append(dst, JobMem{Job: policies.JobID(j.id), Attempt: j.attempt, MiB: m})
 		}

@@ -148,7 +148,9 @@ func (h *history) rateChanged(s *Sim) bool {
 	if len(h.segs) == 0 {
 		return false
 	}
-	for _, j := range h.segs[len(h.segs)-1].jobs {
+	jobs := h.segs[len(h.segs)-1].jobs
+	for i := range jobs {
+		j := &jobs[i]
 		if s.jobs[j.id].rate != j.rate {
 			return true
 		}
@@ -337,7 +339,8 @@ func (s *Sim) usedAtSecond(g int, k int64) float64 {
 		return 0
 	}
 	var u float64
-	for _, j := range seg.jobs {
+	for i := range seg.jobs {
+		j := &seg.jobs[i]
 		u += s.ramped(j.peakMiB, t-j.activeAt)
 	}
 	return u
@@ -514,7 +517,8 @@ func (tm telemetry) UsedMiBChangesAt(g int) time.Duration {
 	if seg.start > k {
 		return k + time.Second
 	}
-	for _, j := range seg.jobs {
+	for i := range seg.jobs {
+		j := &seg.jobs[i]
 		if r := s.cfg.Truth.Ramp; r > 0 && k-j.activeAt < r {
 			return k + time.Second
 		}
@@ -542,7 +546,8 @@ func (tm telemetry) SampleRange(g int) (lo, hi policies.Sample) {
 	cl, ch := s.combLo[:0], s.combHi[:0]
 	defer func() { s.combLo, s.combHi = cl, ch }()
 	var ulo, uhi float64
-	for _, j := range seg.jobs {
+	for i := range seg.jobs {
+		j := &seg.jobs[i]
 		p := j.prof
 		al, ah := drawRange(p.SMACT, noise)
 		ol, oh := drawRange(p.SMOCC, noise)
