@@ -53,6 +53,9 @@ func appendSecs(b []byte, d time.Duration) []byte {
 // appendInt appends n in decimal, as strconv.AppendInt(b, n, 10) does,
 // writing the digits in place (the event log writes several per line).
 func appendInt(b []byte, n int64) []byte {
+	if uint64(n) < 10 { // an attempt, a GPU: one digit
+		return append(b, byte('0'+n))
+	}
 	if n < 0 {
 		return strconv.AppendInt(b, n, 10)
 	}
@@ -259,8 +262,8 @@ type EventLog struct {
 	// largest id deferred, not a map (a look-up at each new deferral, 1.6 %
 	// of a loaded Horus run's profile). firstDefer and setFirstDefer read
 	// and write it.
-	jobDefers  jobSlots
-	buf, extra []byte // buf: the lines not yet written to w
+	jobDefers jobSlots
+	buf       []byte // the lines not yet written to w
 	// The latest line's time and a deferral's reason, formatted: lines
 	// come in bursts at one time, deferrals mostly for one reason.
 	t       time.Duration
@@ -316,34 +319,33 @@ func NewEventLog(w io.Writer) *EventLog {
 
 }
 
-// attempt returns `,"attempt":N` in the scratch buffer.
-func (l *EventLog) attempt(n int) []byte {
-	l.extra = appendInt(append(l.extra[:0], `,"attempt":`...), int64(n))
-	return l.extra
-}
-
+// line writes one line: head, job and extra (see start).
 func (l *EventLog) line(t time.Duration, head string, job policies.JobID, extra string) {
-	l.extra = append(l.extra[:0], extra...)
-	l.lineBytes(t, head, job, l.extra)
+	l.end(append(l.start(t, head, job), extra...))
 }
 
-// lineBytes writes one line: `{"t":` t head job extra `}`, where head is
-// `,"event":"KIND","job":` (a constant per kind: one copy).
-func (l *EventLog) lineBytes(t time.Duration, head string, job policies.JobID, extra []byte) {
+// start begins a line in the collected lines: `{"t":` t head job, where
+// head is `,"event":"KIND","job":` (a constant per kind: one copy), and
+// returns them; the caller appends the line's other fields to it and hands
+// it to end. The time's text (with its `{"t":`) is kept for the next lines
+// of the instant.
+func (l *EventLog) start(t time.Duration, head string, job policies.JobID) []byte {
+	if t != l.t || l.tText == nil {
+		l.t, l.tText = t, appendSecs(append(l.tText[:0], `{"t":`...), t)
+	}
+	b := append(l.buf, l.tText...)
+	b = append(b, head...)
+	return appendInt(b, int64(job))
+}
+
+// end closes the line start began in b and keeps it, writing the collected
+// lines once they fill a chunk; after a write error it keeps nothing.
+func (l *EventLog) end(b []byte) {
 	if l.err != nil {
 		return
 	}
-	b := append(l.buf, `{"t":`...)
-	if t != l.t || l.tText == nil {
-		l.t, l.tText = t, appendSecs(l.tText[:0], t)
-	}
-	b = append(b, l.tText...)
-	b = append(b, head...)
-	b = appendInt(b, int64(job))
-	b = append(b, extra...)
-	b = append(b, "}\n"...)
-	l.buf = b
-	if len(b) >= logChunk {
+	l.buf = append(b, '}', '\n')
+	if len(l.buf) >= logChunk {
 		l.write()
 	}
 }
@@ -371,7 +373,7 @@ func (l *EventLog) Event(e policies.Event) {
 	l.now = e.At()
 	switch e.Kind {
 	case policies.JobArrived:
-		l.lineBytes(e.T, `,"event":"arrived","job":`, e.Job, nil)
+		l.end(l.start(e.T, `,"event":"arrived","job":`, e.Job))
 	case policies.JobStarted:
 		// A new attempt starts a new deferral history for the job.
 		if s := l.firstDefer(e.Job); s >= 0 {
@@ -382,21 +384,20 @@ func (l *EventLog) Event(e policies.Event) {
 			}
 			l.setFirstDefer(e.Job, -1)
 		}
-		x := append(l.attempt(e.Attempt), `,"gpus":[`...)
+		b := appendInt(append(l.start(e.T, `,"event":"started","job":`, e.Job), `,"attempt":`...), int64(e.Attempt))
+		b = append(b, `,"gpus":[`...)
 		for i, g := range e.GPUs {
 			if i > 0 {
-				x = append(x, ',')
+				b = append(b, ',')
 			}
-			x = appendInt(x, int64(g))
+			b = appendInt(b, int64(g))
 		}
-		x = append(x, `],"shared":`...)
-		x = strconv.AppendBool(x, e.Shared)
-		l.extra = x
-		l.lineBytes(e.T, `,"event":"started","job":`, e.Job, x)
+		b = append(b, `],"shared":`...)
+		l.end(strconv.AppendBool(b, e.Shared))
 	case policies.JobActive:
-		l.lineBytes(e.T, `,"event":"active","job":`, e.Job, l.attempt(e.Attempt))
+		l.end(appendInt(append(l.start(e.T, `,"event":"active","job":`, e.Job), `,"attempt":`...), int64(e.Attempt)))
 	case policies.JobFinished:
-		l.lineBytes(e.T, `,"event":"finished","job":`, e.Job, l.attempt(e.Attempt))
+		l.end(appendInt(append(l.start(e.T, `,"event":"finished","job":`, e.Job), `,"attempt":`...), int64(e.Attempt)))
 	case policies.JobFailed:
 		l.line(e.T, `,"event":"failed","job":`, e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Failure.String(), e.GPU))
 	case policies.JobStopped:
@@ -421,13 +422,11 @@ func (l *EventLog) Action(a policies.Action) {
 		default:
 			return
 		}
-		x := appendInt(append(l.extra[:0], `,"gpu":`...), int64(a.GPU))
 		if a.Reason != l.reason || l.reasonQ == nil {
 			l.reason, l.reasonQ = a.Reason, l.quote(a.Reason)
 		}
-		x = append(append(x, `,"reason":`...), l.reasonQ...)
-		l.extra = x
-		l.lineBytes(l.now, `,"event":"defer","job":`, a.Job, x)
+		b := appendInt(append(l.start(l.now, `,"event":"defer","job":`, a.Job), `,"gpu":`...), int64(a.GPU))
+		l.end(append(append(b, `,"reason":`...), l.reasonQ...))
 	}
 }
 
