@@ -75,9 +75,62 @@ func (s *Sim) segmentPower(g int, pm *models.PowerModel, jobs []segJob) float64 
 	s.comb = comb
 	tt := s.typ(g)
 	if tt.Type.Pressure {
-		a.SMACT, a.SMOCC, a.DRAMA = tt.Telemetry.CombineTelemetry(comb)
+		if len(comb) == 1 {
+			a.SMACT, a.SMOCC, a.DRAMA = s.lone(g).combine(&tt.Telemetry, comb)
+		} else {
+			a.SMACT, a.SMOCC, a.DRAMA = tt.Telemetry.CombineTelemetry(comb)
+		}
 	}
 	return pm.Power(a)
+}
+
+// loneMemo remembers, for one GPU type, the combined mean signals of a
+// segment with one active job (TelemetryParams.CombineTelemetry of that
+// job): a lone job's means, utilization and rate repeat, every segment of
+// a workload at its solo rate, and combining them (a power of the rate for
+// its weight, the saturation, three clamps) gives the same three numbers
+// each time. A direct-mapped table keyed by the job's five numbers, bit
+// for bit: a remembered value is the one computed (TestLoneMemoIsCombine).
+type loneMemo [loneSlots]loneEntry
+
+const loneSlots = 256 // (a catalog has some 50 workloads)
+
+type loneEntry struct {
+	in                  [5]uint64 // the job's SMACT, SMOCC, DRAMA, Util, Rate bits
+	smact, smocc, drama float64
+	ok                  bool
+}
+
+// combine is p.CombineTelemetry(one), through the memo, for one job
+// (len(one) == 1); p must be the memo's type's parameters.
+func (m *loneMemo) combine(p *models.TelemetryParams, one []models.TelemetryJob) (smact, smocc, drama float64) {
+	j := &one[0]
+	in := [5]uint64{math.Float64bits(j.SMACT), math.Float64bits(j.SMOCC), math.Float64bits(j.DRAMA),
+		math.Float64bits(j.Util), math.Float64bits(j.Rate)}
+	e := &m[((in[0]^in[1]>>7)*0x9e3779b97f4a7c15^in[4])*0x94d049bb133111eb>>(64-8)]
+	if e.ok && e.in[0] == in[0] && e.in[1] == in[1] && e.in[2] == in[2] && e.in[3] == in[3] && e.in[4] == in[4] && !j.Steady {
+		return e.smact, e.smocc, e.drama
+	}
+	smact, smocc, drama = p.CombineTelemetry(one)
+	if !j.Steady { // (the meter's jobs are not: Steady is not in the key)
+		*e = loneEntry{in: in, smact: smact, smocc: smocc, drama: drama, ok: true}
+	}
+	return smact, smocc, drama
+}
+
+// lone is the lone-job memo of GPU g's type.
+func (s *Sim) lone(g int) *loneMemo {
+	k := 0
+	if s.typeOf != nil {
+		k = int(s.typeOf[g])
+	}
+	if s.lones == nil {
+		s.lones = make([]*loneMemo, len(s.types))
+	}
+	if s.lones[k] == nil {
+		s.lones[k] = new(loneMemo)
+	}
+	return s.lones[k]
 }
 
 // Energy returns the joules the server's GPUs drew from from to to under

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -336,4 +337,36 @@ func benchSample(b *testing.B, cached bool) {
 		k++
 	}
 	_ = sum
+}
+
+// The lone-job memo gives the energy meter CombineTelemetry's values bit
+// for bit: the catalog's workloads and random jobs at several rates (more
+// than the memo's slots, so entries are replaced), each asked several
+// times, under several telemetry models, one memo for each.
+func TestLoneMemoIsCombine(t *testing.T) {
+	cat := models.A100()
+	var jobs []models.TelemetryJob
+	for _, id := range cat.IDs() {
+		w, _ := cat.Get(id)
+		for _, p := range w.PerGPU {
+			for _, rate := range []float64{1, 0.5, 0.731} {
+				jobs = append(jobs, models.TelemetryJob{SMACT: p.SMACT.Mean, SMOCC: p.SMOCC.Mean, DRAMA: p.DRAMA.Mean, Util: p.UtilPct / 100, Rate: rate})
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 300 {
+		jobs = append(jobs, models.TelemetryJob{SMACT: r.Float64(), SMOCC: r.Float64(), DRAMA: r.Float64(), Util: 1.5 * r.Float64(), Rate: r.Float64()})
+	}
+	jobs = append(jobs, models.TelemetryJob{SMACT: math.Copysign(0, -1), Util: 0.5, Rate: 1}, models.TelemetryJob{Util: 0.5, Rate: 1})
+	for _, p := range []models.TelemetryParams{{}, {RateWeight: 1, Saturation: 1}, {RateWeight: 0.5, Saturation: 0.8, SteadySaturation: 1.3}, {Saturation: 0.3, DepthOverlap: 1}} {
+		var m loneMemo
+		for range 5000 {
+			one := []models.TelemetryJob{jobs[r.IntN(len(jobs))]}
+			a, o, d := p.CombineTelemetry(one)
+			ma, mo, md := m.combine(&p, one)
+			require.Equal(t, [3]uint64{math.Float64bits(a), math.Float64bits(o), math.Float64bits(d)},
+				[3]uint64{math.Float64bits(ma), math.Float64bits(mo), math.Float64bits(md)}, "%+v: %+v", p, one[0])
+		}
+	}
 }

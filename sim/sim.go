@@ -341,7 +341,10 @@ type Sim struct {
 	typeOf []uint8
 	// memos remember each type's interference terms (rate), made when
 	// first asked.
-	memos    []*models.PressureMemo
+	memos []*models.PressureMemo
+	// lones remember each type's combined signals of a lone job (the
+	// energy meter's: loneMemo), made when first needed.
+	lones    []*loneMemo
 	typeGPUs []int
 	// unsteady lists the GPUs whose measured memory in the view may differ
 	// from the last reading (View): a telemetry segment recorded since, or

@@ -52,7 +52,12 @@ type segment struct {
 }
 
 type history struct {
+	// segs is the retained history, buf[off:]: dropped segments stay
+	// before it until buf is full, and the history then moves to the
+	// front (once per cap(buf) − len(segs) segments, not at every drop).
 	segs []segment
+	buf  []segment
+	off  int
 	free [][]segJob // arrays of dropped segments, for reuse
 	// version counts recorded segments (0: none yet).
 	version uint64
@@ -109,9 +114,18 @@ func (h *history) record(s *Sim, g int) {
 		pj := &s.view.Jobs[id]
 		if pj.Active {
 			prof := s.shownOn(int(id), g)
-			jobs = append(jobs, segJob{id: int(id), attempt: pj.Attempts, prof: prof,
-				peakMiB: prof.PeakMiB * s.att(int(id)).peak, activeAt: pj.ActiveAt, rate: s.jobs[id].rate,
-				key: noiseKey(int(id), pj.Attempts)})
+			// Written in place (a segJob is 264 bytes): zeroed, then
+			// its fields.
+			if n := len(jobs); n < cap(jobs) {
+				jobs = jobs[:n+1]
+			} else {
+				jobs = append(jobs, segJob{})
+			}
+			j := &jobs[len(jobs)-1]
+			*j = segJob{}
+			j.id, j.attempt, j.prof = int(id), pj.Attempts, prof
+			j.peakMiB, j.activeAt, j.rate = prof.PeakMiB*s.att(int(id)).peak, pj.ActiveAt, s.jobs[id].rate
+			j.key = noiseKey(int(id), pj.Attempts)
 		}
 	}
 	w := s.meter(g, jobs)
@@ -119,7 +133,12 @@ func (h *history) record(s *Sim, g int) {
 		h.recycle(h.segs[n-1].jobs)
 		h.segs[n-1].jobs, h.segs[n-1].serial, h.segs[n-1].drawn, h.segs[n-1].powerW = jobs, h.version, false, w
 	} else {
-		h.segs = append(h.segs, segment{start: s.now, jobs: jobs, serial: h.version, powerW: w})
+		if len(h.buf) == cap(h.buf) && h.off > 0 { // full: move the history to the front
+			h.buf = h.buf[:copy(h.buf, h.segs)]
+			h.off = 0
+		}
+		h.buf = append(h.buf, segment{start: s.now, jobs: jobs, serial: h.version, powerW: w})
+		h.segs = h.buf[h.off:]
 	}
 	// Drop segments that ended before the retained history.
 	i := 0
@@ -127,10 +146,11 @@ func (h *history) record(s *Sim, g int) {
 		i++
 	}
 	if i > 0 {
-		for _, sg := range h.segs[:i] {
-			h.recycle(sg.jobs)
+		for k := range h.segs[:i] {
+			h.recycle(h.segs[k].jobs) // (the dropped segment is not read again)
 		}
-		h.segs = append(h.segs[:0], h.segs[i:]...)
+		h.off += i
+		h.segs = h.buf[h.off:]
 	}
 }
 
