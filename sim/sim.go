@@ -1418,7 +1418,8 @@ func (s *Sim) oomVictim(g int) int {
 // policy's actions (started, stopped) name; the GPUs they touched are
 // checked at the end of the next instant.
 func (s *Sim) checkActions(evs []policies.Event) error {
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		var err error
 		switch e.Kind {
 		case policies.JobStarted:
@@ -1458,13 +1459,22 @@ func (s *Sim) untouch() {
 // 64th check, so that a memory total that crossed capacity without an
 // event is still found.
 func (s *Sim) check(job int) error {
+	err := s.checkGPUs()
+	s.untouch()
+	if err == nil && job >= 0 {
+		err = s.checkJob(job)
+	}
+	return err
+}
+
+// checkGPUs is check's part on the GPUs.
+func (s *Sim) checkGPUs() error {
 	s.checks++
 	all := s.checks%64 == 1
 	n := len(s.view.GPUs)
 	if !all {
 		n = len(s.touched)
 	}
-	defer s.untouch()
 	for i := range n {
 		g := i
 		if !all {
@@ -1490,9 +1500,6 @@ func (s *Sim) check(job int) error {
 		if u, c := s.usedAt(g, s.now), s.capacity(g); u > c+1e-6 {
 			return fmt.Errorf("GPU %d holds %.0f MiB, over its %.0f MiB capacity", g, u, c)
 		}
-	}
-	if job >= 0 {
-		return s.checkJob(job)
 	}
 	return nil
 }

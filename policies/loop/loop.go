@@ -142,10 +142,8 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 			return fmt.Errorf("loop: policy %s: %w", p.Name(), err)
 		}
 	}
-	next := b.Next
-	if cb, ok := b.(ContextBackend); ok {
-		next = func() ([]policies.Event, error) { return cb.NextContext(ctx) }
-	}
+	cb, _ := b.(ContextBackend)
+	done := ctx.Done() // nil: ctx is never cancelled, and Err need not be asked
 	record := func(e policies.Event) {
 		rec.Event(e)
 		if obs != nil {
@@ -161,24 +159,36 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 	rep, _ := b.(ChangeReporter)
 	last := time.Duration(-1)
 	for {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("loop: %w", err)
+		if done != nil {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("loop: %w", err)
+			}
 		}
-		evs, err := next()
+		var evs []policies.Event
+		var err error
+		if cb != nil {
+			evs, err = cb.NextContext(ctx)
+		} else {
+			evs, err = b.Next()
+		}
 		if err != nil {
 			return err
 		}
 		if len(evs) == 0 {
 			break
 		}
-		for _, e := range evs {
-			if e.At() < last {
-				return fmt.Errorf("loop: backend went back in time: %v at %v after %v", e.Kind, e.At(), last)
+		for i := range evs {
+			e := &evs[i] // not copied but where handed on
+			if e.T < last {
+				return fmt.Errorf("loop: backend went back in time: %v at %v after %v", e.Kind, e.T, last)
 			}
-			last = e.At()
-			record(e)
-			snap.Touch(e)
-			decide = decide || sel == nil || sel.Wants(e)
+			last = e.T
+			rec.Event(*e)
+			if obs != nil {
+				obs.Observe(*e)
+			}
+			snap.touch(e.Kind, e.Job)
+			decide = decide || sel == nil || sel.Wants(*e)
 		}
 		if !decide {
 			continue // no event the policy wants: it would do nothing

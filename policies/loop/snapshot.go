@@ -38,22 +38,15 @@ type Snapshot struct {
 
 // Touch marks the job an event concerns as changed. An event of an unknown
 // type marks every job.
-func (s *Snapshot) Touch(e policies.Event) {
-	switch e.Kind {
-	case policies.JobArrived:
-		s.dirty = append(s.dirty, e.Job)
-	case policies.JobStarted:
-		s.dirty = append(s.dirty, e.Job)
-	case policies.JobActive:
-		s.dirty = append(s.dirty, e.Job)
-	case policies.JobFinished:
-		s.dirty = append(s.dirty, e.Job)
-	case policies.JobFailed:
-		s.dirty = append(s.dirty, e.Job)
-	case policies.JobStopped:
-		s.dirty = append(s.dirty, e.Job)
-	case policies.PlaceFailed:
-		s.dirty = append(s.dirty, e.Job)
+func (s *Snapshot) Touch(e policies.Event) { s.touch(e.Kind, e.Job) }
+
+// touch is Touch for an event of kind k about job (the loop's, without a
+// copy of the event).
+func (s *Snapshot) touch(k policies.EventKind, job policies.JobID) {
+	switch k {
+	case policies.JobArrived, policies.JobStarted, policies.JobActive, policies.JobFinished,
+		policies.JobFailed, policies.JobStopped, policies.PlaceFailed:
+		s.dirty = append(s.dirty, job)
 	case policies.Wakeup:
 	default:
 		s.all = true
