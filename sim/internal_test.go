@@ -370,3 +370,34 @@ func TestLoneMemoIsCombine(t *testing.T) {
 		}
 	}
 }
+
+// View reads the measured memory once per time, and again at the same time
+// once a segment was recorded since: a job withdrawn at a whole second
+// leaves its GPU reading 0 at once.
+func TestViewReadsAgainAfterASegment(t *testing.T) {
+	s := newTestSim(t, nil)
+	_, err := s.Next() // the arrival
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	_, err = s.AdvanceTo(60 * time.Second) // started, active, ramped up
+	require.NoError(t, err)
+	require.Positive(t, s.View().GPUs[0].UsedMiB)
+	require.NoError(t, s.Withdraw(0))
+	require.Zero(t, s.View().GPUs[0].UsedMiB)
+}
+
+// The end-of-instant check reads whether a GPU's jobs fit at their peaks
+// from scheduleOOM only in the instant it was found: at a later time it
+// computes it again, and a GPU over its capacity is reported.
+func TestCheckReadsPeaksAgainLater(t *testing.T) {
+	s := newTestSim(t, nil)
+	_, err := s.Next()
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	_, err = s.AdvanceTo(60 * time.Second)
+	require.NoError(t, err)
+	require.True(t, s.gpus[0].fits, "found to fit at its activity")
+	s.att(0).peak = 100 // break the bookkeeping: far over the capacity
+	s.touch([]int{0})
+	require.ErrorContains(t, s.check(-1), "GPU 0 holds")
+}

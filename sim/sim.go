@@ -275,6 +275,11 @@ func (s *Sim) att(id int) *runState { return &s.atts[s.jobs[id].run] }
 
 type gpu struct {
 	epoch uint32 // bumps when the pending OOM event goes stale
+	// fits: scheduleOOM found the active jobs to fit at their peaks
+	// (peaksFit) at fitAt, for this epoch (the end-of-instant check
+	// reads it instead of computing it again in the same instant).
+	fits  bool
+	fitAt time.Duration
 	tel   history
 	// The energy meter: joules up to meterAt, and the power in force
 	// since (the current telemetry segment's).
@@ -349,7 +354,12 @@ type Sim struct {
 	// unsteady lists the GPUs whose measured memory in the view may differ
 	// from the last reading (View): a telemetry segment recorded since, or
 	// a job still ramping; onUnsteady marks them.
-	unsteady   []int
+	unsteady []int
+	// viewFresh: View read the measured memory at viewAt, and no segment
+	// was recorded since (unsteadied): a View at the same time (the
+	// loop's after each placement) has nothing to read again.
+	viewFresh  bool
+	viewAt     time.Duration
 	onUnsteady []bool
 	// viewChanged lists the GPUs whose entry in the view (measured memory,
 	// job list) changed since the last ChangedGPUs; onViewChanged marks
@@ -749,6 +759,10 @@ func (s *Sim) Jobs() []policies.Job {
 // the simulator and valid until the next call of Next or Apply.
 func (s *Sim) View() *policies.View {
 	s.view.Now = s.now
+	if s.viewFresh && s.viewAt == s.now {
+		return &s.view // read at this time already, and no segment recorded since
+	}
+	s.viewAt, s.viewFresh = s.now, true
 	// Memory is measured at 1 Hz: the last whole second's sample.
 	// Only GPUs with a segment recorded since their last reading, or
 	// still ramping, can read otherwise (a GPU with no segment reads 0).
@@ -798,6 +812,7 @@ func (s *Sim) ChangedGPUs(dst []int) []int {
 
 // unsteadied marks GPU g's measured memory as possibly changed (View).
 func (s *Sim) unsteadied(g int) {
+	s.viewFresh = false
 	if !s.onUnsteady[g] {
 		s.onUnsteady[g] = true
 		s.unsteady = append(s.unsteady, g)
@@ -1348,9 +1363,11 @@ func (s *Sim) peaksFit(g int) bool {
 // scheduleOOM finds the first time GPU g's true memory exceeds its capacity
 // and schedules an OOM event then, replacing any earlier plan.
 func (s *Sim) scheduleOOM(g int) {
-	s.gpus[g].epoch++
+	gp := &s.gpus[g]
+	gp.epoch++
 	capa := s.capacity(g)
-	if s.peaksFit(g) { // no time exceeds the capacity: nothing to search
+	gp.fits, gp.fitAt = s.peaksFit(g), s.now
+	if gp.fits { // no time exceeds the capacity: nothing to search
 		return
 	}
 	// Breakpoints where the piecewise-linear total changes slope.
@@ -1494,7 +1511,7 @@ func (s *Sim) checkGPUs() error {
 				}
 			}
 		}
-		if s.peaksFit(g) {
+		if g < len(s.gpus) && s.gpus[g].fits && s.gpus[g].fitAt == s.now || s.peaksFit(g) {
 			continue // within the capacity at its peaks, so now too
 		}
 		if u, c := s.usedAt(g, s.now), s.capacity(g); u > c+1e-6 {

@@ -320,21 +320,23 @@ func (s *Snapshot) check(v *policies.View, reporting bool) error {
 	}
 	s.allGPUs = false
 	s.changed = s.changed[:0]
-	if reporting && len(v.GPUs) > fullCheckCost {
+	if mine, theirs := s.v.GPUs, v.GPUs; reporting && len(theirs) > fullCheckCost {
 		for _, g := range s.reported {
-			if g >= 0 && g < len(v.GPUs) && !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) {
+			if g >= 0 && g < len(theirs) && !sameGPU(&mine[g], &theirs[g]) {
 				s.changed = append(s.changed, g)
 			}
 		}
+		turn := s.turn
 		for range fullCheckCost { // the guard, in turn
-			g := s.turn
-			if s.turn++; s.turn >= len(v.GPUs) {
-				s.turn = 0
+			g := turn
+			if turn++; turn >= len(theirs) {
+				turn = 0
 			}
-			if !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) && !slices.Contains(s.changed, g) {
+			if !sameGPU(&mine[g], &theirs[g]) && !slices.Contains(s.changed, g) {
 				s.changed = append(s.changed, g)
 			}
 		}
+		s.turn = turn
 	} else {
 		for g := range v.GPUs {
 			if !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) {

@@ -91,7 +91,9 @@ func (s *Snapshot) Update(src *policies.View) *policies.View {
 		s.updateJobs(src)
 	}
 	v.Queue = src.Queue // read-only: shared, not copied
-	v.Failed = append(v.Failed[:0], src.Failed...)
+	if len(v.Failed) > 0 || len(src.Failed) > 0 {
+		v.Failed = append(v.Failed[:0], src.Failed...)
+	}
 	return v
 }
 
@@ -150,6 +152,10 @@ func unsubmitted(j *policies.Job) bool {
 func copyGPU(dst, src *policies.GPU) {
 	jobs := dst.Jobs
 	*dst = *src
+	if len(src.Jobs) == 1 && cap(jobs) > 0 { // most GPUs hold a job or none: no copy call
+		dst.Jobs = append(jobs[:0], src.Jobs[0])
+		return
+	}
 	dst.Jobs = append(jobs[:0], src.Jobs...)
 }
 
