@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -321,5 +322,34 @@ func TestSummaryParallelSorts(t *testing.T) {
 				require.Equal(t, policies.SortedQuantile(c.xs, 0.95), c.p95, n)
 			}
 		}
+	}
+}
+
+// The event log's time text is appendSecs's at every line, written in
+// part when only a time's last seconds changed: times in order with steps
+// of milliseconds to hours, across hundreds and powers of ten, around the
+// halfway points between milliseconds (FormatFloat's, which the next line
+// writes in full), and back in time.
+func TestEventLogTimeText(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	l := NewEventLog(io.Discard)
+	at := time.Duration(0)
+	for i := range 200000 {
+		switch r := rng.IntN(100); {
+		case r < 60:
+			at += time.Duration(rng.Int64N(int64(30 * time.Second)))
+		case r < 80:
+			at += time.Duration(rng.Int64N(int64(time.Second)))
+		case r < 90:
+			at = at.Truncate(time.Millisecond) + time.Millisecond/2 + time.Duration(rng.Int64N(3000)) - 1500
+		case r < 95:
+			at += time.Duration(rng.Int64N(int64(10 * time.Hour)))
+		case r < 98:
+			at = time.Duration(rng.Int64N(int64(200 * time.Second)))
+		default:
+			at = time.Duration(1e18 - 100*time.Second + time.Duration(rng.Int64N(int64(200*time.Second))))
+		}
+		l.timeText(at)
+		require.Equal(t, `{"t":`+strconv.FormatFloat(at.Seconds(), 'f', 3, 64), string(l.tText), "line %d: %d ns", i, int64(at))
 	}
 }

@@ -32,10 +32,22 @@ func secs(d time.Duration) string { return string(appendSecs(nil, d)) }
 // two milliseconds (where the float's rounding error could decide) or is
 // negative or beyond 10⁹ s; then by FormatFloat.
 func appendSecs(b []byte, d time.Duration) []byte {
+	q, ok := millis(d)
+	if !ok {
+		return strconv.AppendFloat(b, d.Seconds(), 'f', 3, 64)
+	}
+	b = appendInt(b, q/1000)
+	f := q % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+}
+
+// millis is d rounded to the millisecond, and whether appendSecs writes
+// it with integer arithmetic (false: by FormatFloat).
+func millis(d time.Duration) (int64, bool) {
 	const ms, slack = int64(time.Millisecond), int64(time.Microsecond)
 	n := int64(d)
 	if n < 0 || n > 1e18 {
-		return strconv.AppendFloat(b, d.Seconds(), 'f', 3, 64)
+		return 0, false
 	}
 	q, r := n/ms, n%ms
 	switch {
@@ -43,11 +55,9 @@ func appendSecs(b []byte, d time.Duration) []byte {
 	case r > ms/2+slack:
 		q++
 	default:
-		return strconv.AppendFloat(b, d.Seconds(), 'f', 3, 64)
+		return 0, false
 	}
-	b = appendInt(b, q/1000)
-	f := q % 1000
-	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	return q, true
 }
 
 // appendInt appends n in decimal, as strconv.AppendInt(b, n, 10) does,
@@ -268,6 +278,7 @@ type EventLog struct {
 	// come in bursts at one time, deferrals mostly for one reason.
 	t       time.Duration
 	tText   []byte
+	tSecs   int64 // the whole seconds tText shows, -1 when FormatFloat wrote it
 	reason  string
 	reasonQ []byte
 	// quoted are the reasons quoted so far: a run has a handful, and a
@@ -331,11 +342,36 @@ func (l *EventLog) line(t time.Duration, head string, job policies.JobID, extra 
 // of the instant.
 func (l *EventLog) start(t time.Duration, head string, job policies.JobID) []byte {
 	if t != l.t || l.tText == nil {
-		l.t, l.tText = t, appendSecs(append(l.tText[:0], `{"t":`...), t)
+		l.t = t
+		l.timeText(t)
 	}
 	b := append(l.buf, l.tText...)
 	b = append(b, head...)
 	return appendInt(b, int64(job))
+}
+
+// timeText makes l.tText `{"t":` and t in seconds as appendSecs writes
+// them. Lines come in time order, mostly seconds apart: when t's whole
+// seconds (of at least 1,000) differ from the text's only below their
+// thousands, only its last three digits and its milliseconds are written.
+func (l *EventLog) timeText(t time.Duration) {
+	q, ok := millis(t)
+	if s := uint64(q) / 1000; ok && l.tSecs >= 1000 && s/1000 == uint64(l.tSecs)/1000 {
+		b := l.tText
+		n := len(b)
+		h, f := s%1000, uint64(q)-1000*s
+		ps, pf := 2*(h%100), 2*(f/10)
+		b[n-7] = byte('0' + h/100)
+		b[n-6], b[n-5] = digitPairs[ps], digitPairs[ps+1]
+		b[n-3], b[n-2], b[n-1] = digitPairs[pf], digitPairs[pf+1], byte('0'+f%10)
+		l.tSecs = int64(s)
+		return
+	}
+	l.tText = appendSecs(append(l.tText[:0], `{"t":`...), t)
+	l.tSecs = -1 // not from the integer digits
+	if ok {
+		l.tSecs = q / 1000
+	}
 }
 
 // end closes the line start began in b and keeps it, writing the collected
