@@ -144,12 +144,6 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 	}
 	cb, _ := b.(ContextBackend)
 	done := ctx.Done() // nil: ctx is never cancelled, and Err need not be asked
-	record := func(e policies.Event) {
-		rec.Event(e)
-		if obs != nil {
-			obs.Observe(e)
-		}
-	}
 	dec, _ := rec.(DecisionRecorder)
 	ignoresDeferrals := deferralChanges(b, p, rec)
 	sel, _ := p.(policies.Selective)
@@ -224,7 +218,10 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 				}
 				e := policies.Event{Kind: policies.PlaceFailed, T: max(pe.T, last), Job: pe.Job, GPUs: slices.Clone(pe.GPUs), Reason: pe.Err.Error()}
 				last = e.T
-				record(e)
+				rec.Event(e)
+				if obs != nil {
+					obs.Observe(e)
+				}
 				decide = decide || sel == nil || sel.Wants(e)
 				continue
 			}
