@@ -29,9 +29,8 @@ type holds struct {
 	ends     []time.Duration
 	known    []bool // ends[g] is holdEnds of GPU g
 	recheck  []int  // GPUs to read again at the next decision
-	on       map[policies.JobID][]int
-	free     [][]int // GPU lists of attempts that ended, for reuse
-	reads    int     // times the whole view was read (tests)
+	on       jobGPUs
+	reads    int // times the whole view was read (tests)
 }
 
 // Observe implements policies.Observer.
@@ -50,17 +49,16 @@ func (s *Scheduler) Observe(e policies.Event) {
 			h.stale = true
 		}
 	case policies.JobActive:
-		gpus, ok := h.on[e.Job]
-		if !ok {
+		i := h.on.get(e.Job)
+		if i < 0 {
 			h.stale = true
 			return
 		}
-		h.recheck = append(h.recheck, gpus...)
+		h.recheck = append(h.recheck, h.on.lists[i].gpus...)
 	case policies.JobFinished, policies.JobFailed, policies.JobStopped:
-		if gpus, ok := h.on[e.Job]; ok {
-			h.recheck = append(h.recheck, gpus...)
-			delete(h.on, e.Job)
-			h.free = append(h.free, gpus[:0])
+		if i := h.on.get(e.Job); i >= 0 {
+			h.recheck = append(h.recheck, h.on.lists[i].gpus...)
+			h.on.drop(e.Job, i)
 		}
 	case policies.PlaceFailed:
 		h.recheck = append(h.recheck, e.GPUs...)
@@ -77,14 +75,10 @@ func (*Scheduler) ObservesOptionally() {}
 // link records that job's attempt runs on gpus (copied); false when the
 // job already has one or gpus is empty.
 func (h *holds) link(job policies.JobID, gpus []int) bool {
-	if _, ok := h.on[job]; ok || len(gpus) == 0 {
+	if h.on.get(job) >= 0 || len(gpus) == 0 {
 		return false
 	}
-	var l []int
-	if n := len(h.free); n > 0 {
-		l, h.free = h.free[n-1], h.free[:n-1]
-	}
-	h.on[job] = append(l, gpus...)
+	h.on.add(job, gpus)
 	return true
 }
 
@@ -106,13 +100,7 @@ func (h *holds) refresh(v *policies.View) bool {
 	h.ends = slices.Grow(h.ends[:0], len(v.GPUs))[:len(v.GPUs)]
 	h.known = slices.Grow(h.known[:0], len(v.GPUs))[:len(v.GPUs)]
 	clear(h.known)
-	if h.on == nil {
-		h.on = make(map[policies.JobID][]int)
-	}
-	for id, gpus := range h.on {
-		h.free = append(h.free, gpus[:0])
-		delete(h.on, id)
-	}
+	h.on.reset()
 	h.stale = false
 	for g := range v.GPUs {
 		for _, id := range v.GPUs[g].Jobs {
@@ -120,10 +108,11 @@ func (h *holds) refresh(v *policies.View) bool {
 				h.stale = true
 				return false
 			}
-			if _, ok := h.on[id]; !ok {
-				h.link(id, v.Jobs[id].On)
+			i := h.on.get(id)
+			if i < 0 && h.link(id, v.Jobs[id].On) {
+				i = h.on.get(id)
 			}
-			if !slices.Contains(h.on[id], g) {
+			if i < 0 || !slices.Contains(h.on.lists[i].gpus, g) {
 				h.stale = true
 				return false
 			}
@@ -143,4 +132,93 @@ func (s *Scheduler) holdEnd(v *policies.View, g int, cached bool) time.Duration 
 		h.ends[g], h.known[g] = holdEnds(v, g, s.cfg.Hold), true
 	}
 	return h.ends[g]
+}
+
+// jobGPUs holds the GPU lists of the attempts running, by job: found
+// through an array by job id (a job's index in lists, plus one), ids it
+// does not cover (negative, or from maxDenseJob) through a map. A Go map
+// by job had been 2 % of a loaded Horus run's instructions (a look-up at
+// each first activity and end, an insertion at each start).
+type jobGPUs struct {
+	dense []int32 // by job id: 1 + the job's index in lists, 0 for none
+	far   map[policies.JobID]int32
+	lists []jobList
+	free  []int32 // indices in lists not in use
+}
+
+// jobList is one attempt's GPUs.
+type jobList struct {
+	job  policies.JobID
+	live bool
+	gpus []int
+}
+
+// maxDenseJob bounds the job ids jobGPUs.dense covers (64 MiB).
+const maxDenseJob = 1 << 24
+
+// get returns job's index in lists, -1 for none.
+func (x *jobGPUs) get(job policies.JobID) int32 {
+	if id := int(job); id >= 0 && id < len(x.dense) {
+		return x.dense[id] - 1
+	}
+	if i, ok := x.far[job]; ok {
+		return i
+	}
+	return -1
+}
+
+// add gives job, which has none, a copy of gpus.
+func (x *jobGPUs) add(job policies.JobID, gpus []int) {
+	var i int32
+	if n := len(x.free); n > 0 {
+		i, x.free = x.free[n-1], x.free[:n-1]
+	} else {
+		i = int32(len(x.lists))
+		x.lists = append(x.lists, jobList{})
+	}
+	l := &x.lists[i]
+	l.job, l.live, l.gpus = job, true, append(l.gpus[:0], gpus...)
+	x.set(job, i)
+}
+
+// drop forgets job, whose index in lists is i.
+func (x *jobGPUs) drop(job policies.JobID, i int32) {
+	x.lists[i].live = false
+	x.free = append(x.free, i)
+	if id := int(job); id >= 0 && id < len(x.dense) {
+		x.dense[id] = 0
+		return
+	}
+	delete(x.far, job)
+}
+
+// set makes i job's index in lists.
+func (x *jobGPUs) set(job policies.JobID, i int32) {
+	id := int(job)
+	switch {
+	case id >= 0 && id < len(x.dense):
+	case id >= 0 && id < maxDenseJob:
+		if id >= cap(x.dense) { // doubled: each id moved about once
+			grown := make([]int32, id+1, max(id+1, 2*cap(x.dense), 1024))
+			copy(grown, x.dense)
+			x.dense = grown
+		}
+		x.dense = x.dense[:id+1] // zeros past the length
+	default:
+		if x.far == nil {
+			x.far = make(map[policies.JobID]int32)
+		}
+		x.far[job] = i
+		return
+	}
+	x.dense[id] = i + 1
+}
+
+// reset forgets every job.
+func (x *jobGPUs) reset() {
+	for i := range x.lists {
+		if l := &x.lists[i]; l.live {
+			x.drop(l.job, int32(i))
+		}
+	}
 }
