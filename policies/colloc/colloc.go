@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/aegis-sched/aegis/policies"
 )
@@ -97,6 +98,21 @@ type EventsOnly interface {
 	Horizon
 	// EventsOnly marks the rule; it is never called for a result.
 	EventsOnly()
+}
+
+// GPULocal is implemented by EventsOnly rules whose Admit(v, j, g) reads
+// only job j and GPU g: g's capacity, its job list and the fields of the
+// jobs on it (never the time, measured memory, other GPUs or the queue).
+// When the scheduler sees the backend's events, it then keeps each GPU's
+// latest answer and gives it again without asking for the same job (with
+// the same Attempts) while nothing happened on the GPU: no job started on
+// it, showed its first activity or ended there, no placement on it failed,
+// and no decision placed a job on it. A loaded decision otherwise asks the
+// same questions as the one before and gets the same answers.
+type GPULocal interface {
+	EventsOnly
+	// GPULocal marks the rule; it is never called for a result.
+	GPULocal()
 }
 
 // Never is a Horizon answer: no change without an event.
@@ -225,10 +241,9 @@ type Scheduler struct {
 	cfg  Config
 	rule Rule
 	// Scratch space reused across decisions.
-	busy     []bool
-	recover  []policies.JobID
-	cands    []cand
-	idleGPUs []int
+	busy    []bool
+	recover []policies.JobID
+	gw      gpuWalk
 	// changesAt is the earliest time at which this decision's answers could
 	// change without an event (Never: only an event changes them), the
 	// rule's Horizon answers counted from wake on, where they are asked;
@@ -260,6 +275,19 @@ type Scheduler struct {
 	horizonRule           Horizon
 	refiner               Refiner
 	stateless, eventsOnly bool
+	gpuLocal              bool
+	// verdicts are each GPU's latest Admit answer (GPULocal rules, when
+	// the hold ends are kept from events).
+	verdicts []verdict
+}
+
+// verdict is a GPULocal rule's latest answer for a GPU: for job, at the
+// job's attempts, while the GPU's generation (holds.gen) is gen.
+type verdict struct {
+	job      policies.JobID
+	attempts int
+	gen      uint32
+	reason   Reason
 }
 
 // ask is one Admit question of a decision.
@@ -280,6 +308,7 @@ func New(name string, cfg Config, rule Rule) *Scheduler {
 	s.refiner, _ = rule.(Refiner)
 	_, s.stateless = rule.(Stateless)
 	_, s.eventsOnly = rule.(EventsOnly)
+	_, s.gpuLocal = rule.(GPULocal)
 	return s
 }
 
@@ -560,58 +589,46 @@ type cand struct {
 // also returns how many GPUs it rejected. A multi-GPU job may combine
 // admitted occupied GPUs with idle ones (idle ones first).
 func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, acts []policies.Action) ([]int, []policies.Action, int) {
-	cands, idle := s.cands[:0], s.idleGPUs[:0]
-	defer func() { s.cands, s.idleGPUs = cands, idle }()
-	deferred := 0
-	// j's deferral reasons by GPU in this decision and in the previous one
-	// (with changes; was nil: list every deferral).
-	var mine, was []Reason
-	for g := range v.GPUs {
-		reason := Admitted
-		ends := Never // when g's hold ends (holdEnds), for a GPU running jobs not taken now
-		if !busy[g] && len(v.GPUs[g].Jobs) > 0 {
-			ends = s.holdEnd(v, g, s.cached)
+	// The walk's state is kept in s.gw, not in local variables: a loop
+	// carrying a dozen values in registers restored them all after each
+	// call it made (Admit, holdEnd), some 30 instructions a GPU.
+	w := &s.gw
+	w.acts, w.cands, w.idle, w.mine, w.was, w.deferred = acts, w.cands[:0], w.idle[:0], nil, nil, 0
+	w.verdicts = nil
+	if s.gpuLocal && s.cached {
+		if len(s.verdicts) != len(v.GPUs) {
+			s.verdicts = make([]verdict, len(v.GPUs)) // generation 0: no answer
 		}
+		w.verdicts = s.verdicts
+	}
+	for g := range v.GPUs {
+		var reason Reason
 		switch {
 		case busy[g]:
 			reason = DeferHold
 		case len(v.GPUs[g].Jobs) == 0:
-			idle = append(idle, g)
+			w.idle = append(w.idle, g)
 			continue
-		case v.Now < ends: // Held
-			reason = DeferHold
-			s.horizon(ends)
 		default:
-			reason = s.rule.Admit(v, j, g)
-			switch {
-			case s.eventsOnly: // its horizon is Never
-			case s.horizonRule != nil:
-				s.asks = append(s.asks, ask{j, g}) // asked in wake
-			default:
-				s.horizon(v.Now)
-			}
-			if reason == Admitted && j.OOMs > 0 {
-				reason = s.ladderAdmit(v, j, g)
-				if reason == DeferRecoveryMemory || reason == Admitted {
-					s.horizon(MemoryChangesAt(v, g))
-				}
-			}
+			reason = s.answer(v, j, g)
 		}
-		if reason != Admitted {
-			deferred++
-			if s.changes {
-				if mine == nil {
-					mine, was = s.book.job(j, len(v.GPUs))
-				}
-				if mine[g] = reason; was != nil && was[g] == reason {
-					continue // the previous decision's
-				}
-			}
-			acts = append(acts, s.deferral(j.ID, g, reason))
+		if reason == Admitted {
+			w.cands = append(w.cands, cand{g, s.rule.Score(v, j, g)})
 			continue
 		}
-		cands = append(cands, cand{g, s.rule.Score(v, j, g)})
+		w.deferred++
+		if s.changes {
+			if w.mine == nil {
+				w.mine, w.was = s.book.job(j, len(v.GPUs))
+			}
+			if w.mine[g] = reason; w.was != nil && sameReason(w.was[g], reason) {
+				continue // the previous decision's
+			}
+		}
+		w.acts = append(w.acts, s.deferral(j.ID, g, reason))
 	}
+	acts, cands, idle, deferred := w.acts, w.cands, w.idle, w.deferred
+	w.acts, w.mine, w.was, w.verdicts = nil, nil, nil, nil
 	if s.cfg.WholePartners && j.GPUs > 1 {
 		return s.partner(v, j, cands), acts, deferred
 	}
@@ -624,6 +641,74 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	}
 	slices.Sort(gpus)
 	return gpus, acts, deferred
+}
+
+// gpuWalk is collocate's state while it walks the GPUs for a job.
+type gpuWalk struct {
+	acts     []policies.Action
+	cands    []cand
+	idle     []int
+	deferred int
+	// j's deferral reasons by GPU in this decision and in the previous one
+	// (with changes; was nil: list every deferral).
+	mine, was []Reason
+	// verdicts: GPU g's latest answer is Admit's for j while verdicts[g]
+	// matches j and g's generation (GPULocal rules, hold ends from events).
+	verdicts []verdict
+}
+
+// answer is why GPU g, which runs jobs and is not taken in this decision,
+// may not take j now (Admitted: it may): its hold, the rule's Admit (or
+// its kept verdict), the ladder level of a retry; it lowers the decision's
+// horizon as the answers say.
+func (s *Scheduler) answer(v *policies.View, j *policies.Job, g int) Reason {
+	var ends time.Duration                     // when g's hold ends (holdEnds)
+	if h := &s.holds; s.cached && h.known[g] { // holdEnd's kept answer, without the call
+		ends = h.ends[g]
+	} else {
+		ends = s.holdEnd(v, g, s.cached)
+	}
+	if v.Now < ends { // Held
+		s.horizon(ends)
+		return DeferHold
+	}
+	var reason Reason
+	if vs := s.gw.verdicts; vs != nil {
+		if m := &vs[g]; m.gen == s.gen[g] && m.job == j.ID && m.attempts == j.Attempts {
+			reason = m.reason
+		} else {
+			reason = s.rule.Admit(v, j, g)
+			*m = verdict{job: j.ID, attempts: j.Attempts, gen: s.gen[g], reason: reason}
+		}
+	} else {
+		reason = s.rule.Admit(v, j, g)
+	}
+	switch {
+	case s.eventsOnly: // its horizon is Never
+	case s.horizonRule != nil:
+		s.asks = append(s.asks, ask{j, g}) // asked in wake
+	default:
+		s.horizon(v.Now)
+	}
+	if reason == Admitted && j.OOMs > 0 {
+		reason = s.ladderAdmit(v, j, g)
+		if reason == DeferRecoveryMemory || reason == Admitted {
+			s.horizon(MemoryChangesAt(v, g))
+		}
+	}
+	return reason
+}
+
+// sameReason reports whether a == b, comparing the strings' bytes only
+// when they are not the same bytes: a rule's reasons are its constants, and
+// a loaded decision compares each deferral's reason with the previous
+// decision's (string ==, a call of runtime.memequal each time, was 1 % of
+// a loaded Horus run's instructions with the spills around it).
+func sameReason(a, b Reason) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return unsafe.StringData(string(a)) == unsafe.StringData(string(b)) || a == b
 }
 
 // better orders candidates: lower score first, ties to the lower GPU.

@@ -28,9 +28,13 @@ type holds struct {
 	stale    bool // read the whole view at the next decision
 	ends     []time.Duration
 	known    []bool // ends[g] is holdEnds of GPU g
-	recheck  []int  // GPUs to read again at the next decision
-	on       jobGPUs
-	reads    int // times the whole view was read (tests)
+	// gen is each GPU's generation: raised whenever the GPU is read again
+	// (from 1 at the first read), so that an answer kept for a generation
+	// (Scheduler.verdicts) is one given since nothing happened on the GPU.
+	gen     []uint32
+	recheck []int // GPUs to read again at the next decision
+	on      jobGPUs
+	reads   int // times the whole view was read (tests)
 }
 
 // Observe implements policies.Observer.
@@ -89,6 +93,7 @@ func (h *holds) refresh(v *policies.View) bool {
 		for _, g := range h.recheck {
 			if g >= 0 && g < len(h.known) {
 				h.known[g] = false
+				h.gen[g]++
 			}
 		}
 		h.recheck = h.recheck[:0]
@@ -100,6 +105,12 @@ func (h *holds) refresh(v *policies.View) bool {
 	h.ends = slices.Grow(h.ends[:0], len(v.GPUs))[:len(v.GPUs)]
 	h.known = slices.Grow(h.known[:0], len(v.GPUs))[:len(v.GPUs)]
 	clear(h.known)
+	if len(h.gen) != len(v.GPUs) {
+		h.gen = make([]uint32, len(v.GPUs))
+	}
+	for g := range h.gen {
+		h.gen[g]++
+	}
 	h.on.reset()
 	h.stale = false
 	for g := range v.GPUs {

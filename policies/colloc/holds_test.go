@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -48,5 +49,105 @@ func TestJobGPUsAnyID(t *testing.T) {
 			}
 		}
 		require.LessOrEqual(t, len(x.lists), len(ids), "seed %d: lists not reused", seed)
+	}
+}
+
+// localRule defers every job on every GPU and records the GPUs Admit was
+// asked about (gpuLocalRule is the same, GPULocal).
+type localRule struct {
+	asked *[]int
+}
+
+func (r localRule) Admit(_ *policies.View, _ *policies.Job, g int) Reason {
+	*r.asked = append(*r.asked, g)
+	return DeferMemory
+}
+func (localRule) Score(*policies.View, *policies.Job, int) float64           { return 0 }
+func (localRule) ChangesAt(*policies.View, *policies.Job, int) time.Duration { return Never }
+func (localRule) EventsOnly()                                                {}
+
+// gpuLocalRule is a localRule that is GPULocal.
+type gpuLocalRule struct{ localRule }
+
+func (gpuLocalRule) GPULocal() {}
+
+// A GPULocal rule is asked about a GPU again only when something happened
+// on it (a start, a first activity, an end) or for another job or attempt;
+// other rules, and a scheduler that sees no events, are asked at every
+// decision. Every decision defers the same jobs for the same reasons.
+func TestVerdictsKeptUntilTheGPUChanges(t *testing.T) {
+	const h = time.Hour
+	// GPUs 0, 1 and 2 run jobs 0, 1 and 2 (active long ago: out of hold);
+	// jobs 3 and 4 wait.
+	view := func() *policies.View {
+		v := &policies.View{Now: h, Queue: policies.ListOf(3, 4)}
+		for g := range 3 {
+			v.GPUs = append(v.GPUs, policies.GPU{Index: g, CapacityMiB: 40960, Jobs: []policies.JobID{policies.JobID(g)}})
+			v.Jobs = append(v.Jobs, policies.Job{ID: policies.JobID(g), GPUs: 1, State: policies.Running, On: []int{g}, Attempts: 1, Active: true})
+		}
+		v.Jobs = append(v.Jobs, policies.Job{ID: 3, GPUs: 1, State: policies.Pending}, policies.Job{ID: 4, GPUs: 1, State: policies.Pending})
+		return v
+	}
+	for _, c := range []struct {
+		name    string
+		local   bool
+		observe bool
+		// want: the GPUs asked about in each of the five decisions.
+		want [][]int
+	}{
+		{"GPULocal", true, true, [][]int{{0, 1, 2}, {}, {1}, {}, {0, 1, 2}}},
+		{"not GPULocal", false, true, [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}},
+		{"no events", true, false, [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var asked []int
+			var rule Rule = localRule{asked: &asked}
+			if c.local {
+				rule = gpuLocalRule{localRule{asked: &asked}}
+			}
+			s := New("t", DefaultConfig(), rule)
+			observe := func(e policies.Event) {
+				if c.observe {
+					s.Observe(e)
+				}
+			}
+			v := view()
+			var defers []policies.Action
+			decide := func() {
+				asked = asked[:0]
+				defers = defers[:0]
+				for _, a := range s.Schedule(v) {
+					if a.Kind == policies.Defer {
+						defers = append(defers, a)
+					}
+				}
+			}
+			observe(policies.Event{Kind: policies.Wakeup, T: h})
+			var got [][]int
+			decide() // job 3 waits: asked about every GPU
+			got = append(got, slices.Clone(asked))
+			require.Len(t, defers, 3)
+			decide() // nothing happened
+			got = append(got, slices.Clone(asked))
+			// Job 5 starts beside job 1 on GPU 1.
+			v.Jobs = append(v.Jobs, policies.Job{ID: 5, GPUs: 1, State: policies.Running, On: []int{1}, Attempts: 1, Active: true, ActiveAt: 0})
+			v.GPUs[1].Jobs = append(v.GPUs[1].Jobs, 5)
+			observe(policies.Event{Kind: policies.JobStarted, T: h, Job: 5, Attempt: 1, GPUs: []int{1}})
+			observe(policies.Event{Kind: policies.JobActive, T: h, Job: 5, Attempt: 1})
+			decide()
+			got = append(got, slices.Clone(asked))
+			decide()
+			got = append(got, slices.Clone(asked))
+			// Job 4 comes first now: another job.
+			v.Queue = policies.ListOf(4, 3)
+			decide()
+			got = append(got, slices.Clone(asked))
+			for i := range got {
+				if got[i] == nil {
+					got[i] = []int{}
+				}
+			}
+			require.Equal(t, c.want, got)
+		})
 	}
 }

@@ -140,6 +140,10 @@ func (Rule) ChangesAt(*policies.View, *policies.Job, int) time.Duration { return
 // EventsOnly implements colloc.EventsOnly: ChangesAt is always Never.
 func (Rule) EventsOnly() {}
 
+// GPULocal implements colloc.GPULocal: Admit(v, j, g) reads only j and
+// GPU g: profiles (utilization, peak memory), the GPU's capacity and its job list.
+func (Rule) GPULocal() {}
+
 // Stateless implements colloc.Stateless: the rule keeps no state and reads
 // only the job, the GPUs and their jobs' profiles.
 func (Rule) Stateless() {}
