@@ -24,6 +24,9 @@ type deferIndex[T any] struct {
 	slots []deferSlot[T]
 	free  []int32
 	prev  int32 // the slot looked up or added last, -1 if none
+	// noGuess: look up in the table only (and keep no guesses), for
+	// look-ups that rarely repeat a sequence (deferrals as changes).
+	noGuess bool
 	// hashed counts the look-ups that went to the map (the guess failed).
 	hashed int
 }
@@ -41,6 +44,9 @@ func newDeferIndex[T any]() deferIndex[T] {
 
 // get returns the slot of k, or -1 if it has none.
 func (x *deferIndex[T]) get(k deferKey) int32 {
+	if x.noGuess {
+		return x.at.get(k)
+	}
 	s := int32(-1)
 	if x.prev >= 0 {
 		if n := x.slots[x.prev].next; n >= 0 {
@@ -79,7 +85,9 @@ func (x *deferIndex[T]) add(k deferKey, v T) int32 {
 	}
 	x.slots[s] = deferSlot[T]{key: k, live: true, next: -1, val: v}
 	x.at.put(k, s)
-	x.follow(s)
+	if !x.noGuess {
+		x.follow(s)
+	}
 	return s
 }
 

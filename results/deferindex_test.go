@@ -15,35 +15,38 @@ import (
 )
 
 // TestDeferIndex checks the index against a map under random look-ups,
-// additions and removals (slots reused), and that a repeated sequence of
-// look-ups is served by the guesses, not the map.
+// additions and removals (slots reused), guessing and not, and that a
+// repeated sequence of look-ups is served by the guesses, not the map.
 func TestDeferIndex(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	x := newDeferIndex[int]()
-	ref := map[deferKey]int{}
-	slot := map[deferKey]int32{}
-	for i := range 20000 {
-		k := deferKey{policies.JobID(rng.IntN(6)), rng.IntN(8) - 1}
-		s := x.get(k)
-		v, ok := ref[k]
-		require.Equal(t, ok, s >= 0, "step %d key %v", i, k)
-		switch {
-		case !ok:
-			slot[k] = x.add(k, i)
-			ref[k] = i
-		case rng.IntN(3) == 0:
-			require.Equal(t, v, *x.val(s), "step %d key %v", i, k)
-			require.Equal(t, slot[k], s)
-			x.remove(s)
-			delete(ref, k)
-			delete(slot, k)
-		default:
-			require.Equal(t, v, *x.val(s), "step %d key %v", i, k)
-			*x.val(s) = i
-			ref[k] = i
+	for _, noGuess := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		x := newDeferIndex[int]()
+		x.noGuess = noGuess
+		ref := map[deferKey]int{}
+		slot := map[deferKey]int32{}
+		for i := range 20000 {
+			k := deferKey{policies.JobID(rng.IntN(6)), rng.IntN(8) - 1}
+			s := x.get(k)
+			v, ok := ref[k]
+			require.Equal(t, ok, s >= 0, "noGuess %v step %d key %v", noGuess, i, k)
+			switch {
+			case !ok:
+				slot[k] = x.add(k, i)
+				ref[k] = i
+			case rng.IntN(3) == 0:
+				require.Equal(t, v, *x.val(s), "noGuess %v step %d key %v", noGuess, i, k)
+				require.Equal(t, slot[k], s)
+				x.remove(s)
+				delete(ref, k)
+				delete(slot, k)
+			default:
+				require.Equal(t, v, *x.val(s), "noGuess %v step %d key %v", noGuess, i, k)
+				*x.val(s) = i
+				ref[k] = i
+			}
 		}
+		require.Equal(t, len(ref), x.at.n)
 	}
-	require.Equal(t, len(ref), x.at.n)
 
 	y := newDeferIndex[int]()
 	var keys []deferKey
@@ -350,3 +353,30 @@ func TestSlotTable(t *testing.T) {
 		require.Equal(t, s, tb.get(k))
 	}
 }
+
+// A collector that takes deferrals as changes has its own index and its
+// event log's look up in their tables only (no guesses: handed changes,
+// their look-ups rarely repeat); without changes both guess.
+func TestDeferralChangesIndexesDoNotGuess(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		forward []Recorder
+		changes bool
+	}{
+		{"changes", []Recorder{NewEventLog(io.Discard)}, true},
+		{"a forward without changes", []Recorder{NewEventLog(io.Discard), everyDeferral{}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			col := NewCollector(nil, c.forward...)
+			require.Equal(t, c.changes, col.TakeDeferralChanges())
+			require.Equal(t, c.changes, col.eps.noGuess)
+			require.Equal(t, c.changes, c.forward[0].(*EventLog).defers.noGuess)
+		})
+	}
+}
+
+// everyDeferral is a recorder that takes every deferral (no changes).
+type everyDeferral struct{}
+
+func (everyDeferral) Event(policies.Event)   {}
+func (everyDeferral) Action(policies.Action) {}
