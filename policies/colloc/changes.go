@@ -25,6 +25,10 @@ type bookJob struct {
 	job      policies.JobID
 	attempts int // the job's Attempts then
 	at, n    int // its reasons: R[at : at+n], by GPU
+	// deferred counts its deferrals, -1 until told (deferBook.deferred):
+	// an entry given before the walk over its GPUs (Scheduler.keepFrom)
+	// may have none, and is then as if the job had no entry.
+	deferred int
 	// other is its entry in the other decision (prev: cur's, cur: prev's),
 	// -1 if none.
 	other int
@@ -36,7 +40,7 @@ type bookJob struct {
 // it started since). The first stays valid until the next call.
 func (b *deferBook) job(j *policies.Job, n int) (mine, was []Reason) {
 	c := len(b.cur)
-	e := bookJob{job: j.ID, attempts: j.Attempts, at: len(b.curR), n: n, other: -1}
+	e := bookJob{job: j.ID, attempts: j.Attempts, at: len(b.curR), n: n, other: -1, deferred: -1}
 	if p := b.find(j.ID); p >= 0 && b.prev[p].other < 0 {
 		b.prev[p].other, e.other = c, p
 		if q := &b.prev[p]; q.attempts == j.Attempts && q.n == n {
@@ -49,6 +53,10 @@ func (b *deferBook) job(j *policies.Job, n int) (mine, was []Reason) {
 	clear(mine)
 	return mine, was
 }
+
+// deferred records that the job last given an entry (job) was deferred
+// on n of its GPUs in this decision.
+func (b *deferBook) deferred(n int) { b.cur[len(b.cur)-1].deferred = n }
 
 // find returns job's entry in prev, -1 if none: decisions defer their jobs
 // in the same order, so it looks after the last one found first.
@@ -72,7 +80,10 @@ func (b *deferBook) find(job policies.JobID) int {
 func (b *deferBook) finish(acts []policies.Action) []policies.Action {
 	for i := range b.prev {
 		p := &b.prev[i]
-		if p.other < 0 {
+		if p.deferred == 0 {
+			continue // nothing to end
+		}
+		if p.other < 0 || b.cur[p.other].deferred == 0 {
 			acts = append(acts, policies.Action{Kind: policies.Undefer, Job: p.job, GPU: policies.AllGPUs})
 			continue
 		}

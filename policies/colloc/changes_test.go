@@ -109,3 +109,21 @@ func TestDeferBookListsChanges(t *testing.T) {
 		require.Positive(t, whole)
 	}
 }
+
+// An entry given to a job that the decision then defers nowhere (told
+// deferred(0)) is as if the job had none: its previous deferrals end with
+// one Undefer of all its GPUs, and the next decision has nothing of it to
+// end.
+func TestDeferBookEntryWithoutDeferrals(t *testing.T) {
+	var b deferBook
+	j := &policies.Job{ID: 4, Attempts: 1}
+	mine, _ := b.job(j, 3)
+	mine[0], mine[2] = DeferMemory, DeferHold
+	b.deferred(2)
+	require.Empty(t, b.finish(nil))
+	_, was := b.job(j, 3) // the next decision: nothing deferred
+	require.Equal(t, []Reason{DeferMemory, "", DeferHold}, was)
+	b.deferred(0)
+	require.Equal(t, []policies.Action{{Kind: policies.Undefer, Job: 4, GPU: policies.AllGPUs}}, b.finish(nil))
+	require.Empty(t, b.finish(nil))
+}

@@ -279,6 +279,9 @@ type Scheduler struct {
 	// verdicts are each GPU's latest Admit answer (GPULocal rules, when
 	// the hold ends are kept from events).
 	verdicts []verdict
+	// keptAnswers counts the previous decision's answers a walk kept
+	// without asking (keepFrom; tests).
+	keptAnswers int
 }
 
 // verdict is a GPULocal rule's latest answer for a GPU: for job, at the
@@ -601,7 +604,16 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 		}
 		w.verdicts = s.verdicts
 	}
+	was := s.keepFrom(v, j)
 	for g := range v.GPUs {
+		if was != nil {
+			if r := was[g]; r != Admitted && !busy[g] && s.readAt[g] != s.refreshes && !sameReason(r, DeferHold) {
+				w.mine[g] = r // the previous decision's answer
+				w.deferred++
+				s.keptAnswers++
+				continue
+			}
+		}
 		var reason Reason
 		switch {
 		case busy[g]:
@@ -627,6 +639,9 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 		}
 		w.acts = append(w.acts, s.deferral(j.ID, g, reason))
 	}
+	if w.mine != nil {
+		s.book.deferred(w.deferred)
+	}
 	acts, cands, idle, deferred := w.acts, w.cands, w.idle, w.deferred
 	w.acts, w.mine, w.was, w.verdicts = nil, nil, nil, nil
 	if s.cfg.WholePartners && j.GPUs > 1 {
@@ -641,6 +656,25 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	}
 	slices.Sort(gpus)
 	return gpus, acts, deferred
+}
+
+// keepFrom returns j's answers in the previous decision when this decision
+// may keep some of them without asking (and gives j its entry in the book,
+// gw.mine and gw.was, now): the rule is GPULocal and its answers are kept
+// from events (verdicts), j is no retry and has the same Attempts, and
+// the last refresh did not read every GPU; else nil. The walk then keeps
+// each of them that is a deferral of the rule's (not a hold's) on a GPU
+// not read again since (no event on it, no placement on it then) that
+// takes no job in this decision: a loaded decision mostly repeats the one
+// before, and only the GPUs an event touched (and those in their hold) can
+// answer otherwise.
+func (s *Scheduler) keepFrom(v *policies.View, j *policies.Job) []Reason {
+	w := &s.gw
+	if w.verdicts == nil || !s.changes || j.OOMs > 0 || s.sinceAll {
+		return nil
+	}
+	w.mine, w.was = s.book.job(j, len(v.GPUs))
+	return w.was
 }
 
 // gpuWalk is collocate's state while it walks the GPUs for a job.

@@ -31,10 +31,15 @@ type holds struct {
 	// gen is each GPU's generation: raised whenever the GPU is read again
 	// (from 1 at the first read), so that an answer kept for a generation
 	// (Scheduler.verdicts) is one given since nothing happened on the GPU.
-	gen     []uint32
-	recheck []int // GPUs to read again at the next decision
-	on      jobGPUs
-	reads   int // times the whole view was read (tests)
+	gen []uint32
+	// readAt is, by GPU, the refresh (counted in refreshes) that last read
+	// it again; sinceAll: the last refresh read every GPU.
+	readAt    []uint64
+	refreshes uint64
+	sinceAll  bool
+	recheck   []int // GPUs to read again at the next decision
+	on        jobGPUs
+	reads     int // times the whole view was read (tests)
 }
 
 // Observe implements policies.Observer.
@@ -89,24 +94,28 @@ func (h *holds) link(job policies.JobID, gpus []int) bool {
 // refresh forgets the hold ends that may have changed since the last
 // decision and reports whether the others can be used in this one.
 func (h *holds) refresh(v *policies.View) bool {
+	h.refreshes++
 	if !h.stale && len(h.known) == len(v.GPUs) {
 		for _, g := range h.recheck {
 			if g >= 0 && g < len(h.known) {
 				h.known[g] = false
 				h.gen[g]++
+				h.readAt[g] = h.refreshes
 			}
 		}
+		h.sinceAll = false
 		h.recheck = h.recheck[:0]
 		return true
 	}
 	// Read everything from the view.
 	h.reads++
+	h.sinceAll = true
 	h.recheck = h.recheck[:0]
 	h.ends = slices.Grow(h.ends[:0], len(v.GPUs))[:len(v.GPUs)]
 	h.known = slices.Grow(h.known[:0], len(v.GPUs))[:len(v.GPUs)]
 	clear(h.known)
 	if len(h.gen) != len(v.GPUs) {
-		h.gen = make([]uint32, len(v.GPUs))
+		h.gen, h.readAt = make([]uint32, len(v.GPUs)), make([]uint64, len(v.GPUs))
 	}
 	for g := range h.gen {
 		h.gen[g]++

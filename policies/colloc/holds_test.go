@@ -74,7 +74,10 @@ func (gpuLocalRule) GPULocal() {}
 // A GPULocal rule is asked about a GPU again only when something happened
 // on it (a start, a first activity, an end) or for another job or attempt;
 // other rules, and a scheduler that sees no events, are asked at every
-// decision. Every decision defers the same jobs for the same reasons.
+// decision. Every decision defers the same jobs for the same reasons
+// (reported as changes); the previous decision's deferrals are kept
+// without a look at the GPU (under a GPULocal rule, with events) but on
+// the GPUs read again since.
 func TestVerdictsKeptUntilTheGPUChanges(t *testing.T) {
 	const h = time.Hour
 	// GPUs 0, 1 and 2 run jobs 0, 1 and 2 (active long ago: out of hold);
@@ -92,12 +95,15 @@ func TestVerdictsKeptUntilTheGPUChanges(t *testing.T) {
 		name    string
 		local   bool
 		observe bool
-		// want: the GPUs asked about in each of the five decisions.
+		// want: the GPUs asked about in each of the five decisions; kept:
+		// how many of the previous decision's answers each kept without
+		// a look at the GPU (keepFrom).
 		want [][]int
+		kept []int
 	}{
-		{"GPULocal", true, true, [][]int{{0, 1, 2}, {}, {1}, {}, {0, 1, 2}}},
-		{"not GPULocal", false, true, [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}},
-		{"no events", true, false, [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}},
+		{"GPULocal", true, true, [][]int{{0, 1, 2}, {}, {1}, {}, {0, 1, 2}}, []int{0, 3, 2, 3, 0}},
+		{"not GPULocal", false, true, [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}, []int{0, 0, 0, 0, 0}},
+		{"no events", true, false, [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}, []int{0, 0, 0, 0, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var asked []int
@@ -106,6 +112,7 @@ func TestVerdictsKeptUntilTheGPUChanges(t *testing.T) {
 				rule = gpuLocalRule{localRule{asked: &asked}}
 			}
 			s := New("t", DefaultConfig(), rule)
+			s.ReportDeferralChanges()
 			observe := func(e policies.Event) {
 				if c.observe {
 					s.Observe(e)
@@ -113,9 +120,12 @@ func TestVerdictsKeptUntilTheGPUChanges(t *testing.T) {
 			}
 			v := view()
 			var defers []policies.Action
+			var kept []int
 			decide := func() {
 				asked = asked[:0]
 				defers = defers[:0]
+				k := s.keptAnswers
+				defer func() { kept = append(kept, s.keptAnswers-k) }()
 				for _, a := range s.Schedule(v) {
 					if a.Kind == policies.Defer {
 						defers = append(defers, a)
@@ -148,6 +158,7 @@ func TestVerdictsKeptUntilTheGPUChanges(t *testing.T) {
 				}
 			}
 			require.Equal(t, c.want, got)
+			require.Equal(t, c.kept, kept)
 		})
 	}
 }
