@@ -34,8 +34,11 @@ type deferIndex[T any] struct {
 type deferSlot[T any] struct {
 	key  deferKey
 	live bool
-	next int32 // the slot looked up or added right after this one last time, -1 if none
-	val  T
+	// indexed: the key is in the table (addUnindexed leaves it out, for a
+	// user that finds the slot its own way until it calls index).
+	indexed bool
+	next    int32 // the slot looked up or added right after this one last time, -1 if none
+	val     T
 }
 
 func newDeferIndex[T any]() deferIndex[T] {
@@ -83,7 +86,7 @@ func (x *deferIndex[T]) add(k deferKey, v T) int32 {
 		s = int32(len(x.slots))
 		x.slots = append(x.slots, deferSlot[T]{})
 	}
-	x.slots[s] = deferSlot[T]{key: k, live: true, next: -1, val: v}
+	x.slots[s] = deferSlot[T]{key: k, live: true, indexed: true, next: -1, val: v}
 	x.at.put(k, s)
 	if !x.noGuess {
 		x.follow(s)
@@ -91,13 +94,41 @@ func (x *deferIndex[T]) add(k deferKey, v T) int32 {
 	return s
 }
 
+// addUnindexed gives k (which has no slot) a slot holding v, not in the
+// table (get does not find it until index), and returns it.
+func (x *deferIndex[T]) addUnindexed(k deferKey, v T) int32 {
+	var s int32
+	if n := len(x.free); n > 0 {
+		s = x.free[n-1]
+		x.free = x.free[:n-1]
+	} else {
+		s = int32(len(x.slots))
+		x.slots = append(x.slots, deferSlot[T]{})
+	}
+	x.slots[s] = deferSlot[T]{key: k, live: true, next: -1, val: v}
+	return s
+}
+
+// index puts slot s's key in the table, if it is not.
+func (x *deferIndex[T]) index(s int32) {
+	if t := &x.slots[s]; !t.indexed {
+		t.indexed = true
+		x.at.put(t.key, s)
+	}
+}
+
+// key returns slot s's key.
+func (x *deferIndex[T]) key(s int32) deferKey { return x.slots[s].key }
+
 // val returns slot s's value.
 func (x *deferIndex[T]) val(s int32) *T { return &x.slots[s].val }
 
 // remove frees slot s.
 func (x *deferIndex[T]) remove(s int32) {
 	t := &x.slots[s]
-	x.at.remove(t.key)
+	if t.indexed {
+		x.at.remove(t.key)
+	}
 	var zero T
 	t.live, t.val = false, zero
 	x.free = append(x.free, s)

@@ -163,6 +163,13 @@ func (r *refDeferrals) decisions() map[string]int {
 // every deferral).
 func TestDeferralsMatchReference(t *testing.T) {
 	reasons := []string{"memory", "pressure", "hold"}
+	for _, gpus := range []int{9, 48} { // 48: jobs with more open episodes than walkEpisodes
+		t.Run(fmt.Sprint("gpus=", gpus), func(t *testing.T) { deferralsMatchReference(t, reasons, gpus) })
+	}
+}
+
+func deferralsMatchReference(t *testing.T, reasons []string, gpus int) {
+	longest := 0 // the most open episodes of a job, with changes
 	for seed := range uint64(8) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		jobs := make([]policies.Job, 6)
@@ -218,8 +225,8 @@ func TestDeferralsMatchReference(t *testing.T) {
 				i, j := rng.IntN(len(cur)), rng.IntN(len(cur))
 				cur[i], cur[j] = cur[j], cur[i]
 			}
-			for range rng.IntN(3) {
-				k := deferKey{policies.JobID(rng.IntN(len(jobs))), rng.IntN(9) - 1}
+			for range rng.IntN(3 + gpus/6) {
+				k := deferKey{policies.JobID(rng.IntN(len(jobs))), rng.IntN(gpus) - 1}
 				if !containsKey(cur, func(a act) bool { return a.k == k }) {
 					cur = append(cur, act{k, reasons[rng.IntN(len(reasons))]})
 				}
@@ -259,6 +266,19 @@ func TestDeferralsMatchReference(t *testing.T) {
 				ngc.Action(u)
 			}
 			prev = cur
+			for _, x := range []*Collector{cc, ngc} { // each job's list and its count
+				for _, j := range jobs {
+					first, n := x.jobEps.get(j.ID), 0
+					for s := first; s >= 0; s = x.eps.val(s).next {
+						require.Equal(t, j.ID, x.eps.key(s).job)
+						n++
+					}
+					if first >= 0 {
+						require.Equal(t, int32(n), x.eps.val(first).n, "seed %d job %d", seed, j.ID)
+					}
+					longest = max(longest, n)
+				}
+			}
 		}
 		for i, x := range []*EventLog{el, cel} {
 			require.NoError(t, x.Flush())
@@ -276,6 +296,9 @@ func TestDeferralsMatchReference(t *testing.T) {
 		}
 		require.Equal(t, ng.Summary().Deferrals, ngc.Summary().Deferrals, "seed %d", seed)
 		require.Equal(t, ng.Summary().DeferralDecisions, ngc.Summary().DeferralDecisions, "seed %d", seed)
+	}
+	if gpus > walkEpisodes {
+		require.Greater(t, longest, walkEpisodes)
 	}
 }
 

@@ -109,8 +109,36 @@ type episode struct {
 	last int
 	seen int // decisions that repeated it (used without a grid; not kept with changes)
 	// prev, next (with changes) are the slots of the job's other open
-	// episodes, -1 for none.
+	// episodes, -1 for none; n (with changes, in the job's first) counts
+	// them.
 	prev, next int32
+	n          int32
+}
+
+// walkEpisodes bounds the open episodes of a job (with changes) that the
+// collector finds by walking the job's list: beyond, their keys are put in
+// the index's table. A loaded decision opens a job's episodes on a few
+// GPUs at a time, and ends them all at once when it is placed: walking a
+// short list is cheaper than keeping the table.
+const walkEpisodes = 16
+
+// episodeOf returns the slot of the open episode of job on gpu, -1 if none
+// (with changes): through the job's list while it is short, else the
+// table.
+func (c *Collector) episodeOf(job policies.JobID, gpu int) int32 {
+	first := c.jobEps.get(job)
+	if first < 0 {
+		return -1
+	}
+	if c.eps.val(first).n > walkEpisodes {
+		return c.eps.get(deferKey{job, gpu})
+	}
+	for s := first; s >= 0; s = c.eps.val(s).next {
+		if c.eps.key(s).gpu == gpu {
+			return s
+		}
+	}
+	return -1
 }
 
 // Recorder receives a run's events and actions (the loop's Recorder).
@@ -531,26 +559,37 @@ func (c *Collector) TakeDeferralChanges() bool {
 // change records a Defer given as a change: a new episode, another reason
 // (ending the old episode now), or a repeat (a job started since).
 func (c *Collector) change(d policies.Action) {
-	k := deferKey{d.Job, d.GPU}
-	if s := c.eps.get(k); s >= 0 {
+	if s := c.episodeOf(d.Job, d.GPU); s >= 0 {
 		e := c.eps.val(s)
 		if c.reasons[e.reason] == d.Reason {
 			return // repeated
 		}
 		c.end(e)
 		r := c.reason(d.Reason)
-		*e = episode{reason: r, start: c.decidedAt, last: c.decision, prev: e.prev, next: e.next}
+		*e = episode{reason: r, start: c.decidedAt, last: c.decision, prev: e.prev, next: e.next, n: e.n}
 		c.episodes[r]++
 		return
 	}
 	r := c.reason(d.Reason)
 	first := c.jobEps.get(d.Job)
-	s := c.eps.add(k, episode{reason: r, start: c.decidedAt, last: c.decision, prev: -1, next: first})
+	n := int32(1)
+	if first >= 0 {
+		n += c.eps.val(first).n
+	}
+	s := c.eps.addUnindexed(deferKey{d.Job, d.GPU}, episode{reason: r, start: c.decidedAt, last: c.decision, prev: -1, next: first, n: n})
 	if first >= 0 {
 		c.eps.val(first).prev = s
 	}
 	c.jobEps.set(d.Job, s)
 	c.episodes[r]++
+	switch {
+	case n == walkEpisodes+1: // from now on in the table
+		for x := s; x >= 0; x = c.eps.val(x).next {
+			c.eps.index(x)
+		}
+	case n > walkEpisodes+1:
+		c.eps.index(s)
+	}
 }
 
 // end counts open episode e as ended at this decision, the first that did
@@ -574,7 +613,7 @@ func (c *Collector) undefer(d policies.Action) {
 		c.jobEps.set(d.Job, -1)
 		return
 	}
-	s := c.eps.get(deferKey{d.Job, d.GPU})
+	s := c.episodeOf(d.Job, d.GPU)
 	if s < 0 {
 		return
 	}
@@ -582,8 +621,12 @@ func (c *Collector) undefer(d policies.Action) {
 	c.end(e)
 	if e.prev >= 0 {
 		c.eps.val(e.prev).next = e.next
+		c.eps.val(c.jobEps.get(d.Job)).n--
 	} else {
 		c.jobEps.set(d.Job, e.next)
+		if e.next >= 0 {
+			c.eps.val(e.next).n = e.n - 1
+		}
 	}
 	if e.next >= 0 {
 		c.eps.val(e.next).prev = e.prev
