@@ -67,7 +67,7 @@ type Collector struct {
 	rows        []Job
 	startedRows []time.Duration
 	base, n     int
-	jobOf       func(i int) policies.Job
+	jobOf       func(i int) Spec
 	stream      *jobStream
 	done        summaryAcc // the streamed jobs
 	stops       int
@@ -147,18 +147,33 @@ type Recorder interface {
 	Action(policies.Action)
 }
 
+// Spec is what a job's row takes from the job as submitted.
+type Spec struct {
+	ID             policies.JobID
+	Name, Workload string
+	GPUs           int
+	SoloS          float64
+	Submit         time.Duration
+}
+
+// SpecOf is j's Spec.
+func SpecOf(j *policies.Job) Spec {
+	return Spec{ID: j.ID, Name: j.Name, Workload: j.Workload, GPUs: j.GPUs, SoloS: j.SoloS, Submit: j.Submit}
+}
+
 // NewCollector prepares a collector for the jobs of a run (as the backend's
 // initial view lists them). Events and actions are forwarded to the extra
 // recorders, in order.
 func NewCollector(jobs []policies.Job, forward ...Recorder) *Collector {
-	return NewCollectorOf(len(jobs), func(i int) policies.Job { return jobs[i] }, forward...)
+	return NewCollectorOf(len(jobs), func(i int) Spec { return SpecOf(&jobs[i]) }, forward...)
 }
 
 // NewCollectorOf is NewCollector for n jobs read one at a time: job(i) is
-// job i as the backend lists it (so that no slice of every job is needed).
-// job(i) must list job i as it was submitted, the same at every call until
+// what job i's row takes from the job as the backend lists it (so that no
+// slice of every job is needed, nor a whole policies.Job built for a row).
+// job(i) must give job i as it was submitted, the same at every call until
 // the collector's last use: the rows are made from it when needed.
-func NewCollectorOf(n int, job func(i int) policies.Job, forward ...Recorder) *Collector {
+func NewCollectorOf(n int, job func(i int) Spec, forward ...Recorder) *Collector {
 	c := &Collector{rows: make([]Job, n), startedRows: make([]time.Duration, n), n: n, jobOf: job,
 		forward: forward, eps: newDeferIndex[episode](), reasonAt: map[string]int32{}, lastReason: -1,
 		done: newSummaryAcc()}

@@ -704,6 +704,14 @@ func (s *Sim) Now() time.Duration { return s.now }
 // every job.
 func (s *Sim) Job(i int) policies.Job { return s.spec(i) }
 
+// Submitted returns job i's trace name, workload, GPUs, solo time and
+// submit time as Job(i) lists them, without building the whole job (a
+// collector's row takes no more).
+func (s *Sim) Submitted(i int) (name, workload string, gpus int, soloS float64, submit time.Duration) {
+	j := &s.jobs[i]
+	return j.name, j.info0.profile.Workload, j.gpus, j.solo0, j.submit
+}
+
 // workloadInfo is what the simulator derives from a workload, once.
 type workloadInfo struct {
 	w       *models.Workload

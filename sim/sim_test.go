@@ -120,6 +120,29 @@ func TestPerJobSoloS(t *testing.T) {
 	require.InDelta(t, 1.0, jobs[1].NormJCT(), 1e-9)
 }
 
+// Submitted gives what Job lists of a job as submitted (a collector's row
+// is made from it), before the run and after it, for jobs with and
+// without their own length, on more than one GPU and submitted late.
+func TestSubmittedIsJob(t *testing.T) {
+	specs := []traces.Job{
+		{ID: "own", Workload: "resnet18_cifar100_bs128_20e_1gpu", GPUs: 1, SoloS: 45, Submit: 3 * sec},
+		{ID: "pair", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2, Submit: 7 * sec},
+		{ID: "catalog", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 11 * sec},
+	}
+	s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:3"), Catalog: models.A100(), Truth: exact(), Seed: 1}, specs)
+	require.NoError(t, err)
+	same := func() {
+		for i := range specs {
+			j := s.Job(i)
+			name, workload, gpus, soloS, submit := s.Submitted(i)
+			require.Equal(t, []any{j.Name, j.Workload, j.GPUs, j.SoloS, j.Submit}, []any{name, workload, gpus, soloS, submit}, specs[i].ID)
+		}
+	}
+	same()
+	require.NoError(t, loop.Run(context.Background(), s, &exclusive.Policy{}, results.NewCollector(s.Jobs())))
+	same()
+}
+
 // TestRunPastMaxTimeIsAnError: twelve jobs of 1e9 solo seconds (each
 // valid) on one GPU would run 380 years, past what int64 nanoseconds hold:
 // the run stops with an error naming the limit instead of overflowing.

@@ -295,7 +295,11 @@ func (a *assembly) recorders(events io.Writer) error {
 	if r.Progress != nil {
 		fwd = append(fwd, results.NewProgress(len(r.Trace.Jobs), r.Progress))
 	}
-	a.col = results.NewCollectorOf(len(r.Trace.Jobs), a.s.Job, fwd...)
+	s := a.s
+	a.col = results.NewCollectorOf(len(r.Trace.Jobs), func(i int) results.Spec {
+		name, workload, gpus, solo, submit := s.Submitted(i)
+		return results.Spec{ID: policies.JobID(i), Name: name, Workload: workload, GPUs: gpus, SoloS: solo, Submit: submit}
+	}, fwd...)
 	if t, ok := a.p.(policies.Ticker); ok {
 		a.col.SetDecisionGrid(t.Tick())
 	}
