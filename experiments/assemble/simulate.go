@@ -200,6 +200,12 @@ func (a *assembly) policy() error {
 
 // simulator checks the trace and builds the simulator with the server's
 // (or each GPU type's) truth.
+//
+// On a server of one GPU type the trace is checked (check) only when the
+// simulator cannot be built: sim.New refuses every job check refuses
+// (TestSimRefusesWhatCheckRefuses), and check's error, which names the
+// trace's file and line, is then the one returned. A run that builds
+// looks each job's workload up once, in sim.New, not twice.
 func (a *assembly) simulator() error {
 	r := &a.r
 	cat, err := models.CatalogFor(r.Server.Type)
@@ -220,12 +226,21 @@ func (a *assembly) simulator() error {
 		if a.mixed, err = newMixedTruth(*r); err == nil {
 			err = checkMixed(r.Trace, *r.Cluster, a.mixed.cats)
 		}
-	} else {
-		err = check(r.Trace, r.Server, cat, r.Cluster != nil)
+		if err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
+	if err = a.build(cat, inter, truth); err != nil && a.mixed == nil {
+		if cerr := check(r.Trace, r.Server, cat, r.Cluster != nil); cerr != nil {
+			return cerr
+		}
 	}
+	return err
+}
+
+// build builds the simulator of a checked run (simulator).
+func (a *assembly) build(cat *models.Catalog, inter models.Interference, truth sim.Truth) error {
+	r := &a.r
 	combine, err := models.TelemetryFor(r.Server.Type)
 	if err != nil {
 		return err

@@ -279,3 +279,46 @@ func TestReleaseTraceChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestSimRefusesWhatCheckRefuses: Simulate checks a trace on a server of
+// one GPU type only when the simulator cannot be built, so sim.New must
+// refuse every job check refuses; Simulate then returns check's error
+// (the trace's file and line), on a server and on a cluster.
+func TestSimRefusesWhatCheckRefuses(t *testing.T) {
+	const one, two = "mnist_bs32_1gpu", "xlnet_base_cased_wiki_bs8_2gpu"
+	cl, err := models.ParseCluster("a100-40gb:2x2")
+	require.NoError(t, err)
+	for _, srvName := range []string{"a100-40gb:3", "a100-40gb:1", "cluster"} {
+		for _, tc := range []struct {
+			name     string
+			workload string
+			gpus     int
+		}{
+			{"fine", one, 1}, {"unknown workload", "nosuch", 1}, {"twice its GPUs", one, 2}, {"a multiple", two, 4},
+			{"not a multiple", two, 3}, {"fewer GPUs", two, 1}, {"wider than the server", one, 5}, {"its own GPUs", two, 2},
+		} {
+			t.Run(srvName+"/"+tc.name, func(t *testing.T) {
+				tr, err := traces.Load("demo")
+				require.NoError(t, err)
+				tr.Jobs = append([]traces.Job(nil), tr.Jobs...)
+				tr.Jobs[1].Workload, tr.Jobs[1].GPUs = tc.workload, tc.gpus
+				r := Run{Trace: tr, Policy: "exclusive"}
+				if srvName == "cluster" {
+					r.Cluster = &cl
+					r.Server = cl.Server()
+				} else if r.Server, err = models.ParseServer(srvName); err != nil {
+					require.NoError(t, err)
+				}
+				cat, err := models.CatalogFor(r.Server.Type)
+				require.NoError(t, err)
+				want := check(tr, r.Server, cat, r.Cluster != nil)
+				_, err = Simulate(context.Background(), r, io.Discard)
+				if want == nil {
+					require.NoError(t, err)
+					return
+				}
+				require.EqualError(t, err, want.Error())
+			})
+		}
+	}
+}
