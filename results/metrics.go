@@ -73,6 +73,7 @@ type Collector struct {
 	stops       int
 	events      int
 	forward     []Recorder
+	inPlace     []InPlaceRecorder // forward, each read in place (byValue for those that take an event by value)
 
 	// Deferral episodes: a job deferred on a GPU for one reason in
 	// consecutive decisions.
@@ -147,6 +148,19 @@ type Recorder interface {
 	Action(policies.Action)
 }
 
+// InPlaceRecorder is a Recorder that also reads an event in place (the
+// loop's InPlaceRecorder): EventAt(e) is Event(*e), without the copy of
+// the event a call by value makes. It neither keeps e nor changes it.
+type InPlaceRecorder interface {
+	Recorder
+	EventAt(e *policies.Event)
+}
+
+// byValue is an InPlaceRecorder of a Recorder that takes events by value.
+type byValue struct{ Recorder }
+
+func (b byValue) EventAt(e *policies.Event) { b.Event(*e) }
+
 // Spec is what a job's row takes from the job as submitted.
 type Spec struct {
 	ID             policies.JobID
@@ -179,6 +193,11 @@ func NewCollectorOf(n int, job func(i int) Spec, forward ...Recorder) *Collector
 		done: newSummaryAcc()}
 	c.jobs, c.started = c.rows[:0], c.startedRows[:0]
 	for _, f := range forward {
+		in, ok := f.(InPlaceRecorder)
+		if !ok {
+			in = byValue{f}
+		}
+		c.inPlace = append(c.inPlace, in)
 		if d, ok := f.(interface{ Decision(time.Duration) }); ok {
 			c.deciders = append(c.deciders, d)
 		}
@@ -227,7 +246,11 @@ func (c *Collector) job(id policies.JobID) *Job {
 }
 
 // Event implements the Recorder.
-func (c *Collector) Event(e policies.Event) {
+func (c *Collector) Event(e policies.Event) { c.EventAt(&e) }
+
+// EventAt implements InPlaceRecorder: Event, e read in place (and handed on
+// in place to the forward recorders that read events so).
+func (c *Collector) EventAt(e *policies.Event) {
 	c.events++
 	switch e.Kind {
 	case policies.JobArrived:
@@ -268,8 +291,8 @@ func (c *Collector) Event(e policies.Event) {
 		}
 		c.stops++
 	}
-	for _, f := range c.forward {
-		f.Event(e)
+	for _, f := range c.inPlace {
+		f.EventAt(e)
 	}
 	if c.stream != nil {
 		switch e.Kind {

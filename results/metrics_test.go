@@ -335,3 +335,47 @@ func TestDeferralReasonsMany(t *testing.T) {
 	}
 	require.Equal(t, want, c.Deferrals())
 }
+
+// byValueSeen keeps the events it was handed (by value).
+type byValueSeen struct{ val []policies.Event }
+
+func (s *byValueSeen) Event(e policies.Event) { s.val = append(s.val, e) }
+func (s *byValueSeen) Action(policies.Action) {}
+
+// seenAt also keeps where each event it read in place was.
+type seenAt struct {
+	byValueSeen
+	at []*policies.Event
+}
+
+func (s *seenAt) EventAt(e *policies.Event) { s.at = append(s.at, e) }
+
+// The collector hands an event it reads in place (EventAt) on in place to
+// the forward recorders that read events so, and by value to the others;
+// the event log writes the same line either way.
+func TestCollectorForwardsInPlace(t *testing.T) {
+	in, plain := &seenAt{}, &byValueSeen{}
+	var viaAt, viaValue bytes.Buffer
+	logAt, logValue := NewEventLog(&viaAt), NewEventLog(&viaValue)
+	c := NewCollector([]policies.Job{{ID: 0, GPUs: 1}}, in, plain, logAt)
+	evs := []policies.Event{
+		{Kind: policies.JobArrived, T: 1 * sec, Job: 0},
+		{Kind: policies.JobStarted, T: 2 * sec, Job: 0, Attempt: 1, GPUs: []int{3}},
+		{Kind: policies.JobFinished, T: 5 * sec, Job: 0, Attempt: 1},
+	}
+	for i := range evs {
+		c.EventAt(&evs[i])
+		logValue.Event(evs[i])
+	}
+	require.Len(t, in.at, len(evs))
+	for i := range evs {
+		require.Same(t, &evs[i], in.at[i], "event %d read in place", i)
+	}
+	require.Empty(t, in.val)
+	require.Equal(t, evs, plain.val)
+	require.NoError(t, logAt.Flush())
+	require.NoError(t, logValue.Flush())
+	require.Equal(t, viaValue.String(), viaAt.String())
+	require.Equal(t, 3, c.Events())
+	require.Equal(t, 3*sec, c.Jobs()[0].Exec)
+}

@@ -139,15 +139,19 @@ func fits(e *policies.Event) bool {
 }
 
 // Event implements the Recorder.
-func (p *PipedEventLog) Event(e policies.Event) {
+func (p *PipedEventLog) Event(e policies.Event) { p.EventAt(&e) }
+
+// EventAt implements InPlaceRecorder: Event, e read in place.
+func (p *PipedEventLog) EventAt(e *policies.Event) {
 	if p.flushed {
 		return
 	}
 	it := p.next()
-	if !fits(&e) || len(p.cur.gpus)+len(e.GPUs) > math.MaxInt32 {
-		e.GPUs = slices.Clone(e.GPUs)
+	if !fits(e) || len(p.cur.gpus)+len(e.GPUs) > math.MaxInt32 {
+		big := *e
+		big.GPUs = slices.Clone(e.GPUs)
 		*it = pipedItem{kind: bigKind, ref: int32(len(p.cur.big))}
-		p.cur.big = append(p.cur.big, e)
+		p.cur.big = append(p.cur.big, big)
 		return
 	}
 	*it = pipedItem{t: e.T, job: e.Job, attempt: int32(e.Attempt), gpu: e.GPU, kind: uint8(e.Kind),

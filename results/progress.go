@@ -21,7 +21,10 @@ func NewProgress(total int, report func(done, total int)) *Progress {
 func (p *Progress) Add() { p.total++ }
 
 // Event implements Recorder.
-func (p *Progress) Event(e policies.Event) {
+func (p *Progress) Event(e policies.Event) { p.EventAt(&e) }
+
+// EventAt implements InPlaceRecorder: Event, e read in place.
+func (p *Progress) EventAt(e *policies.Event) {
 	if e.Kind == policies.JobFinished {
 		p.done++
 		p.Report(p.done, p.total)

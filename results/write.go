@@ -405,8 +405,11 @@ func ints(xs []int) string {
 }
 
 // Event implements the Recorder.
-func (l *EventLog) Event(e policies.Event) {
-	l.now = e.At()
+func (l *EventLog) Event(e policies.Event) { l.EventAt(&e) }
+
+// EventAt implements InPlaceRecorder: Event, e read in place.
+func (l *EventLog) EventAt(e *policies.Event) {
+	l.now = e.T
 	switch e.Kind {
 	case policies.JobArrived:
 		l.end(l.start(e.T, `,"event":"arrived","job":`, e.Job))

@@ -236,6 +236,43 @@ func TestSelectiveSkipsDecisions(t *testing.T) {
 	require.Equal(t, 8, rec.n)
 }
 
+// inPlaceCounter is an InPlaceRecorder that keeps where each event it read
+// in place was, and counts those it was handed by value.
+type inPlaceCounter struct {
+	counter
+	at []*policies.Event
+}
+
+func (c *inPlaceCounter) EventAt(e *policies.Event) { c.at = append(c.at, e) }
+
+// An InPlaceRecorder reads each of the backend's events where the backend
+// returned it (EventAt, no copy); a failed placement, the loop's own event,
+// comes by value (Event). A plain Recorder gets every event by value.
+func TestInPlaceRecorderReadsBackendsEvents(t *testing.T) {
+	instants := func() [][]policies.Event {
+		return [][]policies.Event{
+			{{Kind: policies.Wakeup, T: 1 * time.Second}},
+			{{Kind: policies.JobArrived, T: 2 * time.Second, Job: 0}, {Kind: policies.JobFinished, T: 2 * time.Second, Job: 0}},
+		}
+	}
+	view := func() *policies.View {
+		return &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
+			Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+	}
+	evs := instants()
+	in := &inPlaceCounter{}
+	require.NoError(t, Run(context.Background(), &script{v: view(), instant: evs}, &picky{}, in))
+	want := []*policies.Event{&evs[0][0], &evs[1][0], &evs[1][1]}
+	require.Len(t, in.at, len(want))
+	for i := range want {
+		require.Same(t, want[i], in.at[i], "event %d read in place", i)
+	}
+	require.Equal(t, 1, in.n, "the failed placement")
+	plain := &counter{}
+	require.NoError(t, Run(context.Background(), &script{v: view(), instant: instants()}, &picky{}, plain))
+	require.Equal(t, 4, plain.n)
+}
+
 // A long queue is checked in full less often, in proportion to its length
 // (fullCheckCost entries per decision on average), and an entry a backend
 // corrupted is still found: here at the first full check after the tenth
