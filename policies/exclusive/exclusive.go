@@ -44,7 +44,10 @@ func (*Policy) Name() string { return "exclusive" }
 // the blocked head (job ids follow submission order, so a later arrival
 // queues behind it). A finish while nothing waits, its own placements
 // coming back as starts, and jobs' first activity change nothing.
-func (p *Policy) Wants(e policies.Event) bool {
+func (p *Policy) Wants(e policies.Event) bool { return p.WantsAt(&e) }
+
+// WantsAt implements policies.InPlaceSelective: Wants, e read in place.
+func (p *Policy) WantsAt(e *policies.Event) bool {
 	if !p.decided {
 		return true
 	}

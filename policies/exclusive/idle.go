@@ -40,7 +40,10 @@ type tracker struct {
 }
 
 // Observe implements policies.Observer.
-func (p *Policy) Observe(e policies.Event) {
+func (p *Policy) Observe(e policies.Event) { p.ObserveAt(&e) }
+
+// ObserveAt implements policies.InPlaceObserver: Observe, e read in place.
+func (p *Policy) ObserveAt(e *policies.Event) {
 	t := &p.tracker
 	if !t.observed {
 		t.observed, t.stale = true, true

@@ -120,6 +120,41 @@ func inPlace(rec Recorder) InPlaceRecorder {
 	return byValue{rec}
 }
 
+// takers are who an event is handed to: the recorder, and the policy's
+// Observe and Wants when it has them, each reading the backend's events in
+// place where it can (InPlaceRecorder, policies.InPlaceObserver,
+// policies.InPlaceSelective).
+type takers struct {
+	rec   InPlaceRecorder
+	obs   policies.Observer
+	obsAt policies.InPlaceObserver
+	sel   policies.Selective
+	selAt policies.InPlaceSelective
+}
+
+func newTakers(p policies.Policy, rec Recorder) takers {
+	t := takers{rec: inPlace(rec)}
+	t.obs, _ = p.(policies.Observer)
+	t.obsAt, _ = p.(policies.InPlaceObserver)
+	t.sel, _ = p.(policies.Selective)
+	t.selAt, _ = p.(policies.InPlaceSelective)
+	return t
+}
+
+// placeFailed hands on the loop's own event for a placement the backend
+// could not carry out (by value: it is not the backend's), at the latest
+// event's time last or later, and reports whether a decision is wanted:
+// already (wanted), for every event, or for this one.
+func (t *takers) placeFailed(pe *PlaceError, last *time.Duration, wanted bool) bool {
+	e := policies.Event{Kind: policies.PlaceFailed, T: max(pe.T, *last), Job: pe.Job, GPUs: slices.Clone(pe.GPUs), Reason: pe.Err.Error()}
+	*last = e.T
+	t.rec.Event(e)
+	if t.obs != nil {
+		t.obs.Observe(e)
+	}
+	return wanted || t.sel == nil || t.sel.Wants(e)
+}
+
 // DecisionRecorder is a Recorder that also wants to know when the policy
 // decides: Decision is called just before each call of the policy's
 // Schedule, with the decision's time. Recorders use it to tell which
@@ -158,18 +193,14 @@ type DeferralChangeRecorder interface {
 // promptly. The policy decides on a snapshot of the backend's view that it
 // cannot corrupt: the backend's own state is never handed out.
 func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error {
-	obs, _ := p.(policies.Observer)
-	recAt := inPlace(rec)
-	if val, ok := p.(policies.Validator); ok {
-		if err := val.Validate(b.View()); err != nil {
-			return fmt.Errorf("loop: policy %s: %w", p.Name(), err)
-		}
+	take := newTakers(p, rec)
+	if err := validate(p, b); err != nil {
+		return err
 	}
 	cb, _ := b.(ContextBackend)
 	done := ctx.Done() // nil: ctx is never cancelled, and Err need not be asked
 	dec, _ := rec.(DecisionRecorder)
 	ignoresDeferrals := deferralChanges(b, p, rec)
-	sel, _ := p.(policies.Selective)
 	fallible, _ := p.(policies.Fallible)
 	decide := true // the first instant always has a decision
 	snap := Snapshot{shared: readsJobsOnly(p), selfChecked: checksItself(b)}
@@ -200,12 +231,22 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 				return fmt.Errorf("loop: backend went back in time: %v at %v after %v", e.Kind, e.T, last)
 			}
 			last = e.T
-			recAt.EventAt(e)
-			if obs != nil {
-				obs.Observe(*e)
+			take.rec.EventAt(e)
+			switch {
+			case take.obsAt != nil:
+				take.obsAt.ObserveAt(e)
+			case take.obs != nil:
+				take.obs.Observe(*e)
 			}
 			snap.touch(e.Kind, e.Job)
-			decide = decide || sel == nil || sel.Wants(*e)
+			switch {
+			case decide || take.sel == nil:
+				decide = true
+			case take.selAt != nil:
+				decide = take.selAt.WantsAt(e)
+			default:
+				decide = take.sel.Wants(*e)
+			}
 		}
 		if !decide {
 			continue // no event the policy wants: it would do nothing
@@ -239,13 +280,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 				if !errors.As(err, &pe) {
 					return fmt.Errorf("loop: policy %s at t=%v: %w", p.Name(), v.Now, err)
 				}
-				e := policies.Event{Kind: policies.PlaceFailed, T: max(pe.T, last), Job: pe.Job, GPUs: slices.Clone(pe.GPUs), Reason: pe.Err.Error()}
-				last = e.T
-				rec.Event(e)
-				if obs != nil {
-					obs.Observe(e)
-				}
-				decide = decide || sel == nil || sel.Wants(e)
+				decide = take.placeFailed(pe, &last, decide)
 				continue
 			}
 			if a.Kind == policies.Place {
@@ -256,6 +291,16 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		}
 	}
 	return unfinished(b.View(), p)
+}
+
+// validate has a policies.Validator check b's view.
+func validate(p policies.Policy, b Backend) error {
+	if val, ok := p.(policies.Validator); ok {
+		if err := val.Validate(b.View()); err != nil {
+			return fmt.Errorf("loop: policy %s: %w", p.Name(), err)
+		}
+	}
+	return nil
 }
 
 // unfinished names the jobs of v that are neither done nor stopped, if any.

@@ -273,6 +273,57 @@ func TestInPlaceRecorderReadsBackendsEvents(t *testing.T) {
 	require.Equal(t, 4, plain.n)
 }
 
+// inPlacePicky is picky reading events in place: it keeps where each
+// event it observed or was asked about in place was, and counts those
+// handed by value.
+type inPlacePicky struct {
+	picky
+	observedAt, wantsAt []*policies.Event
+	byValue             int
+}
+
+func (p *inPlacePicky) Observe(policies.Event) { p.byValue++ }
+func (p *inPlacePicky) Wants(e policies.Event) bool {
+	p.byValue++
+	return p.picky.Wants(e)
+}
+func (p *inPlacePicky) ObserveAt(e *policies.Event) { p.observedAt = append(p.observedAt, e) }
+func (p *inPlacePicky) WantsAt(e *policies.Event) bool {
+	p.wantsAt = append(p.wantsAt, e)
+	return p.picky.Wants(*e)
+}
+
+// A policy that reads events in place (policies.InPlaceObserver,
+// policies.InPlaceSelective) observes each of the backend's events where
+// the backend returned it, and is asked whether it wants them so until one
+// is wanted; a failed placement, the loop's own event, comes by value. It
+// decides when picky would.
+func TestInPlacePolicyReadsBackendsEvents(t *testing.T) {
+	evs := [][]policies.Event{
+		{{Kind: policies.Wakeup, T: 1 * time.Second}}, // decides: the first instant
+		{{Kind: policies.Wakeup, T: 2 * time.Second}}, // after the failed placement
+		{{Kind: policies.Wakeup, T: 3 * time.Second}, {Kind: policies.JobFinished, T: 3 * time.Second, Job: 0}, {Kind: policies.Wakeup, T: 3 * time.Second}},
+	}
+	v := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
+		Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+	p := &inPlacePicky{}
+	require.NoError(t, Run(context.Background(), &script{v: v, instant: evs}, p, discard{}))
+	require.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 3 * time.Second}, p.decided)
+	same := func(want, got []*policies.Event) {
+		t.Helper()
+		require.Len(t, got, len(want))
+		for i := range want {
+			require.Same(t, want[i], got[i], "event %d read in place", i)
+		}
+	}
+	same([]*policies.Event{&evs[0][0], &evs[1][0], &evs[2][0], &evs[2][1], &evs[2][2]}, p.observedAt)
+	// Not asked about the first two instants' events (the first instant
+	// always has a decision, and the failed placement was wanted), nor
+	// about the third's last event (its finish was wanted).
+	same([]*policies.Event{&evs[2][0], &evs[2][1]}, p.wantsAt)
+	require.Equal(t, 2, p.byValue, "the failed placement, observed and asked about")
+}
+
 // A long queue is checked in full less often, in proportion to its length
 // (fullCheckCost entries per decision on average), and an entry a backend
 // corrupted is still found: here at the first full check after the tenth
