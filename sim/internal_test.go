@@ -401,3 +401,60 @@ func TestCheckReadsPeaksAgainLater(t *testing.T) {
 	s.touch([]int{0})
 	require.ErrorContains(t, s.check(-1), "GPU 0 holds")
 }
+
+// Add finds a workload by name in the memo (nameMemo) once the name was
+// added: after the catalog's workloads, the memo holds most of their names
+// (those whose slot no later name took), and every job, added in a
+// shuffled order ten times over with names whose bytes are not the
+// catalog's strings, runs the catalog's workload with its derived figures.
+// A name the catalog lacks fails, and a name takes the slot of another.
+func TestAddFindsWorkloadsByName(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:8")
+	require.NoError(t, err)
+	cat := models.A100()
+	var specs []traces.Job
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 10 {
+		for _, k := range rng.Perm(cat.Len()) {
+			id := cat.IDs()[k]
+			w, _ := cat.Get(id)
+			specs = append(specs, traces.Job{ID: fmt.Sprint(round, id), Workload: string([]byte(id)), GPUs: w.GPUs})
+		}
+	}
+	s, err := New(Config{Server: srv, Catalog: cat, Truth: DefaultTruth(), Seed: 1}, specs[:cat.Len()])
+	require.NoError(t, err)
+	held := 0
+	for _, id := range cat.IDs() {
+		if x := s.named.get(id); x != nil {
+			w, _ := cat.Get(id)
+			require.Same(t, s.workloads[w], x, id)
+			held++
+		}
+	}
+	require.Greater(t, held, cat.Len()*3/4, "the memo holds most of the catalog's names")
+	for _, sp := range specs[cat.Len():] {
+		_, err := s.Add(sp)
+		require.NoError(t, err)
+	}
+	for i, sp := range specs {
+		w, _ := cat.Get(sp.Workload)
+		require.Same(t, w, s.jobs[i].info0.w, sp.ID)
+		require.Same(t, s.workloads[w], s.jobs[i].info0, sp.ID)
+	}
+	_, err = s.Add(traces.Job{ID: "x", Workload: "nosuch", GPUs: 1})
+	require.ErrorContains(t, err, `workload "nosuch" is not in the a100-40gb catalog`)
+
+	var m *nameMemo
+	require.Nil(t, m.get("a"))
+	a, b := &workloadInfo{}, &workloadInfo{}
+	m = m.put("a", a)
+	require.Same(t, a, m.get("a"))
+	require.Nil(t, m.get("b"))
+	other := "b"
+	for nameSlot(other) != nameSlot("a") {
+		other += "b"
+	}
+	m.put(other, b)
+	require.Same(t, b, m.get(other))
+	require.Nil(t, m.get("a"), "its slot taken by a name of the same slot")
+}

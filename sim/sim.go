@@ -332,6 +332,7 @@ type Sim struct {
 	combLo, combHi []models.TelemetryJob              // scratch of SampleRange
 	ts             []time.Duration                    // scratch of scheduleOOM
 	workloads      map[*models.Workload]*workloadInfo // derived once per workload
+	named          *nameMemo                          // Add's workloads by name (single GPU type)
 	slab           []int                              // cloneGPUs's arena
 	emitted        int64                              // whole seconds already given to cfg.Samples
 	lastEvent      time.Duration                      // the last instant that had events
@@ -557,10 +558,17 @@ func (s *Sim) Add(sp traces.Job) (policies.JobID, error) {
 	if s.mixed() {
 		return s.addMixed(sp)
 	}
-	w, ok := cfg.Catalog.Get(sp.Workload)
+	info := s.named.get(sp.Workload)
+	if info == nil {
+		w, ok := cfg.Catalog.Get(sp.Workload)
+		if !ok {
+			return 0, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.ID, sp.Workload, cfg.Server.Type.Name)
+		}
+		info = s.workload(w)
+		s.named = s.named.put(sp.Workload, info)
+	}
+	w := info.w
 	switch {
-	case !ok:
-		return 0, fmt.Errorf("sim: job %s: workload %q is not in the %s catalog", sp.ID, sp.Workload, cfg.Server.Type.Name)
 	case w.GPUs != sp.GPUs && !(cfg.GPUsPerProfile && sp.GPUs > w.GPUs && sp.GPUs%w.GPUs == 0):
 		return 0, fmt.Errorf("sim: job %s: workload %s needs %d GPUs, the trace says %d", sp.ID, sp.Workload, w.GPUs, sp.GPUs)
 	case sp.GPUs > cfg.Server.GPUs:
@@ -574,7 +582,7 @@ func (s *Sim) Add(sp traces.Job) (policies.JobID, error) {
 	if sp.SoloS > 0 {
 		solo = sp.SoloS
 	}
-	return s.add(sp, w, solo, 0), nil
+	return s.add(sp, info, solo, 0), nil
 }
 
 // addMixed is Add on a server of several GPU types: the job's profile is
@@ -606,13 +614,12 @@ func (s *Sim) addMixed(sp traces.Job) (policies.JobID, error) {
 			}
 		}
 	}
-	return s.add(sp, w, solo, mask), nil
+	return s.add(sp, s.workload(w), solo, mask), nil
 }
 
 // add appends a checked job.
-func (s *Sim) add(sp traces.Job, w *models.Workload, solo float64, mask uint8) policies.JobID {
+func (s *Sim) add(sp traces.Job, info *workloadInfo, solo float64, mask uint8) policies.JobID {
 	i := len(s.jobs)
-	info := s.workload(w)
 	s.jobs = append(s.jobs, job{name: sp.ID, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
 		own: sp.SoloS > 0, types: mask})
 	// Until it arrives, a policy sees only that the job exists. The view's
@@ -730,6 +737,69 @@ func (s *Sim) workload(w *models.Workload) *workloadInfo {
 	x := &workloadInfo{w: w, startup: models.Startup(w.ID), profile: w.PolicyProfile()}
 	s.workloads[w] = x
 	return x
+}
+
+// nameMemo is a direct-mapped memo of workload names to their derived
+// figures, in front of the catalog's map and Sim.workloads: a trace names
+// a few dozen workloads for thousands of jobs, and a slot found by a hash
+// of a name's length and 24 of its bytes, then one comparison
+// of the name, costs a third of the two maps' look-ups. A name whose slot
+// holds another is looked up in the maps (and takes the slot).
+type nameMemo [nameSlots]struct {
+	name string
+	x    *workloadInfo
+}
+
+const nameSlots = 256
+
+// get returns name's figures, or nil when the memo (nil: empty) does not
+// hold them.
+func (m *nameMemo) get(name string) *workloadInfo {
+	if m == nil {
+		return nil
+	}
+	if e := &m[nameSlot(name)]; e.x != nil && e.name == name {
+		return e.x
+	}
+	return nil
+}
+
+// put records name's figures in m, made when m is nil, and returns m.
+func (m *nameMemo) put(name string, x *workloadInfo) *nameMemo {
+	if m == nil {
+		m = new(nameMemo)
+	}
+	e := &m[nameSlot(name)]
+	e.name, e.x = name, x
+	return m
+}
+
+// nameSlot is name's slot: a multiplicative hash of its length and its
+// first eight and last sixteen bytes (of the bytes it has, when fewer),
+// where a catalog's workload ids differ (the model, the batch size, the
+// epochs and GPUs).
+func nameSlot(name string) int {
+	h, n := uint64(len(name)), len(name)
+	switch {
+	case n >= 16:
+		h ^= le64(name[n-16:]) * 0x9e3779b97f4a7c15
+		fallthrough
+	case n >= 8:
+		h ^= (le64(name) ^ le64(name[n-8:])*0xbf58476d1ce4e5b9) * 0xc2b2ae3d27d4eb4f
+	default:
+		for i := 0; i < n; i++ {
+			h = h<<8 | uint64(name[i])
+		}
+		h *= 0xc2b2ae3d27d4eb4f
+	}
+	return int((h ^ h>>29) * 0x94d049bb133111eb >> 56)
+}
+
+// le64 is s's first eight bytes, little-endian.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // cloneGPUs returns a copy of gpus from an arena that is never reused (so
