@@ -345,9 +345,13 @@ type Sim struct {
 	// typeGPUs each type's GPU count.
 	types  []TypeTruth
 	typeOf []uint8
-	// memos remember each type's interference terms (rate), made when
+	// memos remember each type's interference terms (rateOn), made when
 	// first asked.
 	memos []*models.PressureMemo
+	// rates remember each type's rates of a job beside one or two
+	// co-runners (rateOn), made with memos.
+	rates []*rateMemo
+	coOf  []*models.Profile // scratch of rateOn
 	// lones remember each type's combined signals of a lone job (the
 	// energy meter's: loneMemo), made when first needed.
 	lones    []*loneMemo
@@ -1347,15 +1351,8 @@ func (s *Sim) retime(id int) {
 	j, at := &s.jobs[id], s.att(id)
 	rate := math.Inf(1)
 	for k, g := range pj.On {
-		co := s.co[:0]
-		for _, o := range s.view.GPUs[g].Jobs {
-			if int(o) != id && s.view.Jobs[o].Active {
-				co = append(co, *s.profileOn(int(o), g))
-			}
-		}
-		s.co = co
 		tt := s.typ(g)
-		r := s.rate(g, tt, at.w.PerGPU[k%len(at.w.PerGPU)], co)
+		r := s.rateOn(g, tt, id, &at.w.PerGPU[k%len(at.w.PerGPU)])
 		if tt.Speeds != nil {
 			r /= tt.Speeds.Factor(at.w, s.slot(g))
 		}
@@ -1384,27 +1381,6 @@ func (s *Sim) retime(id int) {
 	done := s.now + time.Duration(d)
 	at.done = done
 	s.push(item{t: done, kind: evFinish, job: int32(id), epoch: j.epoch})
-}
-
-// rate is GPU g's interference model's rate of a job of profile self among
-// co: a PressureModel's through the GPU type's memo (the same rate, bit for
-// bit, without the power terms computed before).
-func (s *Sim) rate(g int, tt *TypeTruth, self models.Profile, co []models.Profile) float64 {
-	pm, ok := tt.Interference.(*models.PressureModel)
-	if !ok {
-		return tt.Interference.Rate(self, co)
-	}
-	k := 0
-	if s.typeOf != nil {
-		k = int(s.typeOf[g])
-	}
-	if s.memos == nil {
-		s.memos = make([]*models.PressureMemo, len(s.types))
-	}
-	if s.memos[k] == nil {
-		s.memos[k] = new(models.PressureMemo)
-	}
-	return pm.RateMemo(s.memos[k], self, co)
 }
 
 // memAt is job id's true memory on GPU g at time t.
