@@ -524,7 +524,10 @@ func (s *Scheduler) wake(d *pass) []policies.Action {
 // held and stay so; the horizon stays) are not wanted: the decision would
 // repeat the last one's deferrals and wake-up, which record nothing new
 // (the deferral episodes continue; the Wake is already due).
-func (s *Scheduler) Wants(e policies.Event) bool {
+func (s *Scheduler) Wants(e policies.Event) bool { return s.WantsAt(&e) }
+
+// WantsAt implements policies.InPlaceSelective: Wants, e read in place.
+func (s *Scheduler) WantsAt(e *policies.Event) bool {
 	if s.cfg.EveryTick || !s.decided {
 		return true
 	}

@@ -43,7 +43,10 @@ type holds struct {
 }
 
 // Observe implements policies.Observer.
-func (s *Scheduler) Observe(e policies.Event) {
+func (s *Scheduler) Observe(e policies.Event) { s.ObserveAt(&e) }
+
+// ObserveAt implements policies.InPlaceObserver: Observe, e read in place.
+func (s *Scheduler) ObserveAt(e *policies.Event) {
 	h := &s.holds
 	if !h.observed {
 		h.observed, h.stale = true, true

@@ -279,7 +279,10 @@ func (d *Dispatcher) Validate(v *policies.View) error {
 // before the time it asked for (its policy would decide the same: its
 // Defer actions are repeated for it). It forwards nothing: the per-server
 // policies of this package's contract are pure.
-func (d *Dispatcher) Observe(e policies.Event) {
+func (d *Dispatcher) Observe(e policies.Event) { d.ObserveAt(&e) }
+
+// ObserveAt implements policies.InPlaceObserver: Observe, e read in place.
+func (d *Dispatcher) ObserveAt(e *policies.Event) {
 	d.observed = true
 	if e.Kind != policies.Wakeup {
 		d.stale = true
@@ -468,7 +471,10 @@ func (d *Dispatcher) Schedule(v *policies.View) []policies.Action {
 // first activity changes no routing: it is wanted unless declined (see
 // declined). A wake-up is wanted when a server's requested decision time
 // has come. Wants changes nothing.
-func (d *Dispatcher) Wants(e policies.Event) bool {
+func (d *Dispatcher) Wants(e policies.Event) bool { return d.WantsAt(&e) }
+
+// WantsAt implements policies.InPlaceSelective: Wants, e read in place.
+func (d *Dispatcher) WantsAt(e *policies.Event) bool {
 	if !d.decided || !d.observed {
 		return true
 	}
@@ -499,7 +505,7 @@ func (d *Dispatcher) Wants(e policies.Event) bool {
 // were: clean if they were clean, so that a later decision repeats them as
 // one now would have, instead of asking them at a later time (which could
 // see, e.g., a hold that ended between ticks).
-func (d *Dispatcher) declined(e policies.Event) bool {
+func (d *Dispatcher) declined(e *policies.Event) bool {
 	if !d.decided || !(d.pending || d.deferred) || int(e.Job) >= len(d.jobSrv) {
 		return false
 	}
@@ -508,9 +514,22 @@ func (d *Dispatcher) declined(e policies.Event) bool {
 		if len(s.lastQueue) == 0 {
 			continue // nothing routed to it: it decides nothing
 		}
-		if sel, ok := s.p.(policies.Selective); !ok || sel.Wants(e) {
+		if wantsAt(s.p, e) {
 			return false
 		}
+	}
+	return true
+}
+
+// wantsAt reports whether policy p wants event e: in place when p is a
+// policies.InPlaceSelective, by value when it is only Selective, and yes
+// when it is neither.
+func wantsAt(p policies.Policy, e *policies.Event) bool {
+	switch sel := p.(type) {
+	case policies.InPlaceSelective:
+		return sel.WantsAt(e)
+	case policies.Selective:
+		return sel.Wants(*e)
 	}
 	return true
 }

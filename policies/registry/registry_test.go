@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/policies"
 )
 
 func TestNewErrors(t *testing.T) {
@@ -30,4 +32,25 @@ func TestNames(t *testing.T) {
 	}
 	// The dispatcher's keys are not the servers' policies'.
 	require.Equal(t, map[string]string{"hold": "5s"}, ServerParams(map[string]string{"dispatch": "firstfit", "route_depth": "2", "hold": "5s"}))
+}
+
+// The built-in policies that observe events, on a server and behind the
+// cluster's dispatcher, read them in place (policies.InPlaceObserver,
+// policies.InPlaceSelective): the loop then hands them the backend's
+// events without a copy of each.
+func TestObserversReadInPlace(t *testing.T) {
+	for _, n := range []string{"aegis", "exclusive", "horus", "lucid"} {
+		p, err := New(n, nil)
+		require.NoError(t, err, n)
+		d, err := NewDispatcher(n, nil, []int{2, 2})
+		require.NoError(t, err, n)
+		for _, p := range []policies.Policy{p, d} {
+			_, ok := p.(policies.InPlaceObserver)
+			require.True(t, ok, "%s (%T) observes in place", n, p)
+			_, ok = p.(policies.InPlaceSelective)
+			require.True(t, ok, "%s (%T) is asked in place", n, p)
+		}
+		require.NoError(t, Close(p))
+		require.NoError(t, Close(d))
+	}
 }
