@@ -254,6 +254,42 @@ func TestEventLogQuotesReasons(t *testing.T) {
 	require.Equal(t, want, got)
 }
 
+// A defer line is the one written field by field, whether its head comes
+// from the previous defer line's (the same time and job) or not, and its
+// end from those made per reason and GPU or not (a GPU from maxTailGPU, a
+// reason past maxQuoted, a negative GPU); the kept head and ends are what
+// the lines are made of (a hand-changed one is what is written).
+func TestEventLogDeferLines(t *testing.T) {
+	var buf bytes.Buffer
+	l := NewEventLog(&buf)
+	var want strings.Builder
+	deferAt := func(at time.Duration, job policies.JobID, gpu int, reason string) {
+		l.Event(policies.Event{Kind: policies.Wakeup, T: at})
+		l.Action(policies.Action{Kind: policies.Defer, Job: job, GPU: gpu, Reason: reason})
+		fmt.Fprintf(&want, `{"t":%.3f,"event":"defer","job":%d,"gpu":%d,"reason":%q}`+"\n", at.Seconds(), job, gpu, reason)
+	}
+	for _, at := range []time.Duration{sec, sec, 2 * sec} {
+		for _, job := range []policies.JobID{3, 3, 12345, 3} {
+			for _, gpu := range []int{0, 1, 7, maxTailGPU - 1, maxTailGPU, 1000, -1} {
+				for i := range maxQuoted + 2 {
+					deferAt(at, job, gpu, fmt.Sprintf("reason %d of %s", i, at))
+				}
+			}
+		}
+	}
+	require.NoError(t, l.Flush())
+	require.Equal(t, want.String(), buf.String())
+	require.Equal(t, `{"t":2.000,"event":"defer","job":3,"gpu":`, string(l.deferHead))
+	require.Equal(t, "7,\"reason\":\"reason 0 of 1s\"}\n", string(l.quoted[0].tails[7]))
+
+	buf.Reset()
+	l.deferHead = []byte(`{"t":2.000,"event":"defer","job":4,"gpu":`)
+	l.quoted[0].tails[7] = []byte("7,\"reason\":\"kept\"}\n")
+	l.Action(policies.Action{Kind: policies.Defer, Job: 3, GPU: 7, Reason: "reason 0 of 1s"})
+	require.NoError(t, l.Flush())
+	require.Equal(t, `{"t":2.000,"event":"defer","job":4,"gpu":7,"reason":"kept"}`+"\n", buf.String())
+}
+
 // A job added after the start (a live queue) is collected like the others;
 // ids must come in order.
 func TestCollectorAdd(t *testing.T) {

@@ -281,10 +281,19 @@ type EventLog struct {
 	tSecs   int64 // the whole seconds tText shows, -1 when FormatFloat wrote it
 	reason  string
 	reasonQ []byte
+	reasonI int // reason's entry in quoted, -1 when it has none
 	// quoted are the reasons quoted so far: a run has a handful, and a
 	// loaded one alternates between them (quoting again each time was 1 %
 	// of a loaded Horus run's profile).
 	quoted []quotedReason
+	// deferHead is the latest defer line's text up to its GPU,
+	// `{"t":T,"event":"defer","job":J,"gpu":`, for time deferT and job
+	// deferJob (nil: none yet): a decision defers a waiting job on GPU
+	// after GPU, and four in five of a loaded run's defer lines begin as
+	// the one before.
+	deferHead []byte
+	deferT    time.Duration
+	deferJob  policies.JobID
 }
 
 // firstDefer returns job's first slot in defers, -1 for none.
@@ -297,24 +306,53 @@ func (l *EventLog) setFirstDefer(job policies.JobID, s int32) { l.jobDefers.set(
 // quotes the others at each change of reason, as before.
 const maxQuoted = 16
 
-// quotedReason is a deferral reason and its JSON string.
+// quotedReason is a deferral reason, its JSON string and the ends of
+// defer lines with it.
 type quotedReason struct {
 	reason string
 	q      []byte
+	// tails are, by GPU below maxTailGPU, the end of a defer line on the
+	// GPU for the reason, `G,"reason":R}` and a newline (nil: not made
+	// yet).
+	tails [][]byte
 }
 
-// quote returns reason as a JSON string, quoted once per reason.
-func (l *EventLog) quote(reason string) []byte {
+// maxTailGPU bounds the GPUs whose defer lines' ends are kept
+// (quotedReason.tails); a line on a GPU from it on is written in parts.
+const maxTailGPU = 64
+
+// quote returns reason as a JSON string, quoted once per reason, and its
+// entry in l.quoted (-1: none, past maxQuoted).
+func (l *EventLog) quote(reason string) ([]byte, int) {
 	for i := range l.quoted {
 		if l.quoted[i].reason == reason {
-			return l.quoted[i].q
+			return l.quoted[i].q, i
 		}
 	}
 	q := strconv.AppendQuote(nil, reason)
 	if len(l.quoted) < maxQuoted {
-		l.quoted = append(l.quoted, quotedReason{reason, q})
+		l.quoted = append(l.quoted, quotedReason{reason: reason, q: q})
+		return q, len(l.quoted) - 1
 	}
-	return q
+	return q, -1
+}
+
+// tail returns the end of a defer line on gpu for the current reason
+// (l.reasonI), `G,"reason":R}` and a newline, made once; nil when it is
+// not kept (a reason past maxQuoted, a GPU past maxTailGPU).
+func (l *EventLog) tail(gpu int) []byte {
+	if l.reasonI < 0 || gpu < 0 || gpu >= maxTailGPU {
+		return nil
+	}
+	r := &l.quoted[l.reasonI]
+	if r.tails == nil {
+		r.tails = make([][]byte, maxTailGPU)
+	}
+	if r.tails[gpu] == nil {
+		b := append(appendInt(nil, int64(gpu)), `,"reason":`...)
+		r.tails[gpu] = append(append(b, r.q...), '}', '\n')
+	}
+	return r.tails[gpu]
 }
 
 // logged is the reason last logged for a deferral of a job on a GPU.
@@ -376,11 +414,15 @@ func (l *EventLog) timeText(t time.Duration) {
 
 // end closes the line start began in b and keeps it, writing the collected
 // lines once they fill a chunk; after a write error it keeps nothing.
-func (l *EventLog) end(b []byte) {
+func (l *EventLog) end(b []byte) { l.keep(append(b, '}', '\n')) }
+
+// keep keeps b, the collected lines and a new whole line, writing them
+// once they fill a chunk; after a write error it keeps nothing.
+func (l *EventLog) keep(b []byte) {
 	if l.err != nil {
 		return
 	}
-	l.buf = append(b, '}', '\n')
+	l.buf = b
 	if len(l.buf) >= logChunk {
 		l.write()
 	}
@@ -462,11 +504,31 @@ func (l *EventLog) Action(a policies.Action) {
 			return
 		}
 		if a.Reason != l.reason || l.reasonQ == nil {
-			l.reason, l.reasonQ = a.Reason, l.quote(a.Reason)
+			l.reason = a.Reason
+			l.reasonQ, l.reasonI = l.quote(a.Reason)
 		}
-		b := appendInt(append(l.start(l.now, `,"event":"defer","job":`, a.Job), `,"gpu":`...), int64(a.GPU))
-		l.end(append(append(b, `,"reason":`...), l.reasonQ...))
+		l.deferLine(a.Job, a.GPU)
 	}
+}
+
+// deferLine writes the line of job's deferral on gpu for the current
+// reason at the current time: the head from the previous defer line's when
+// it has the same time and job (deferHead), the end made once per reason
+// and GPU (tail).
+func (l *EventLog) deferLine(job policies.JobID, gpu int) {
+	var b []byte
+	if l.deferHead != nil && l.now == l.deferT && job == l.deferJob {
+		b = append(l.buf, l.deferHead...)
+	} else {
+		b = append(l.start(l.now, `,"event":"defer","job":`, job), `,"gpu":`...)
+		l.deferHead = append(l.deferHead[:0], b[len(l.buf):]...)
+		l.deferT, l.deferJob = l.now, job
+	}
+	if t := l.tail(gpu); t != nil {
+		l.keep(append(b, t...))
+		return
+	}
+	l.end(append(append(appendInt(b, int64(gpu)), `,"reason":`...), l.reasonQ...))
 }
 
 // TakeDeferralChanges implements the loop's DeferralChangeRecorder: the
