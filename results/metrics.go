@@ -73,7 +73,8 @@ type Collector struct {
 	stops       int
 	events      int
 	forward     []Recorder
-	inPlace     []InPlaceRecorder // forward, each read in place (byValue for those that take an event by value)
+	inPlace     []InPlaceRecorder       // forward, each read in place (byValue for those that take an event by value)
+	actAt       []InPlaceActionRecorder // forward, each reading actions in place (actionsByValue for the others)
 
 	// Deferral episodes: a job deferred on a GPU for one reason in
 	// consecutive decisions.
@@ -161,6 +162,21 @@ type byValue struct{ Recorder }
 
 func (b byValue) EventAt(e *policies.Event) { b.Event(*e) }
 
+// InPlaceActionRecorder is a Recorder that also reads an action in place
+// (the loop's InPlaceActionRecorder): ActionAt(a) is Action(*a), without
+// the copy of the action a call by value makes. It neither keeps a nor
+// changes it.
+type InPlaceActionRecorder interface {
+	Recorder
+	ActionAt(a *policies.Action)
+}
+
+// actionsByValue is an InPlaceActionRecorder of a Recorder that takes
+// actions by value.
+type actionsByValue struct{ Recorder }
+
+func (b actionsByValue) ActionAt(a *policies.Action) { b.Action(*a) }
+
 // Spec is what a job's row takes from the job as submitted.
 type Spec struct {
 	ID             policies.JobID
@@ -198,6 +214,11 @@ func NewCollectorOf(n int, job func(i int) Spec, forward ...Recorder) *Collector
 			in = byValue{f}
 		}
 		c.inPlace = append(c.inPlace, in)
+		act, ok := f.(InPlaceActionRecorder)
+		if !ok {
+			act = actionsByValue{f}
+		}
+		c.actAt = append(c.actAt, act)
 		if d, ok := f.(interface{ Decision(time.Duration) }); ok {
 			c.deciders = append(c.deciders, d)
 		}
@@ -542,7 +563,11 @@ func (c *Collector) span(e episode, end time.Duration) int {
 // begins a new one (ending the job's episode on that GPU with another
 // reason). With changes (TakeDeferralChanges) an Undefer ends the job's
 // episode on the GPU, and an episode no action names continues.
-func (c *Collector) Action(a policies.Action) {
+func (c *Collector) Action(a policies.Action) { c.ActionAt(&a) }
+
+// ActionAt implements InPlaceActionRecorder: Action, a read in place (and
+// handed on in place to the forward recorders that read actions so).
+func (c *Collector) ActionAt(a *policies.Action) {
 	switch a.Kind {
 	case policies.Defer:
 		if c.changes {
@@ -556,8 +581,8 @@ func (c *Collector) Action(a policies.Action) {
 			return // the forwards take changes without Undefers (TakeDeferralChanges)
 		}
 	}
-	for _, f := range c.forward {
-		f.Action(a)
+	for _, f := range c.actAt {
+		f.ActionAt(a)
 	}
 }
 
@@ -596,7 +621,7 @@ func (c *Collector) TakeDeferralChanges() bool {
 
 // change records a Defer given as a change: a new episode, another reason
 // (ending the old episode now), or a repeat (a job started since).
-func (c *Collector) change(d policies.Action) {
+func (c *Collector) change(d *policies.Action) {
 	if s := c.episodeOf(d.Job, d.GPU); s >= 0 {
 		e := c.eps.val(s)
 		if c.reasons[e.reason] == d.Reason {
@@ -639,7 +664,7 @@ func (c *Collector) end(e *episode) {
 
 // undefer ends the episode of an Undefer's job and GPU, or all the job's
 // episodes (policies.AllGPUs), at this decision.
-func (c *Collector) undefer(d policies.Action) {
+func (c *Collector) undefer(d *policies.Action) {
 	if d.GPU == policies.AllGPUs {
 		for s := c.jobEps.get(d.Job); s >= 0; {
 			e := c.eps.val(s)
@@ -672,7 +697,7 @@ func (c *Collector) undefer(d policies.Action) {
 	c.eps.remove(s)
 }
 
-func (c *Collector) deferral(d policies.Action) {
+func (c *Collector) deferral(d *policies.Action) {
 	k := deferKey{d.Job, d.GPU}
 	if s := c.eps.get(k); s >= 0 {
 		e := c.eps.val(s)

@@ -386,6 +386,54 @@ type seenAt struct {
 
 func (s *seenAt) EventAt(e *policies.Event) { s.at = append(s.at, e) }
 
+// actionsAt also keeps where each action it read in place was, and the
+// actions it was handed by value.
+type actionsAt struct {
+	byValueSeen
+	at  []*policies.Action
+	val []policies.Action
+}
+
+func (s *actionsAt) Action(a policies.Action)    { s.val = append(s.val, a) }
+func (s *actionsAt) ActionAt(a *policies.Action) { s.at = append(s.at, a) }
+
+// valueActions keeps the actions it was handed (by value only).
+type valueActions struct {
+	byValueSeen
+	val []policies.Action
+}
+
+func (s *valueActions) Action(a policies.Action) { s.val = append(s.val, a) }
+
+// The collector hands an action it reads in place (ActionAt) on in place
+// to the forward recorders that read actions so, and by value to the
+// others; the event log writes the same lines either way.
+func TestCollectorForwardsActionsInPlace(t *testing.T) {
+	in, plain := &actionsAt{}, &valueActions{}
+	var viaAt, viaValue bytes.Buffer
+	logAt, logValue := NewEventLog(&viaAt), NewEventLog(&viaValue)
+	c := NewCollector([]policies.Job{{ID: 0, GPUs: 1}}, in, plain, logAt)
+	acts := []policies.Action{
+		{Kind: policies.Defer, Job: 0, GPU: 1, Reason: "memory"},
+		{Kind: policies.Defer, Job: 0, GPU: 2, Reason: "memory"},
+		{Kind: policies.Place, Job: 0, GPUs: []int{3}},
+	}
+	for i := range acts {
+		c.ActionAt(&acts[i])
+		logValue.Action(acts[i])
+	}
+	require.Len(t, in.at, len(acts))
+	for i := range acts {
+		require.Same(t, &acts[i], in.at[i], "action %d read in place", i)
+	}
+	require.Empty(t, in.val)
+	require.Equal(t, acts, plain.val)
+	require.NoError(t, logAt.Flush())
+	require.NoError(t, logValue.Flush())
+	require.NotEmpty(t, viaAt.String())
+	require.Equal(t, viaValue.String(), viaAt.String())
+}
+
 // The collector hands an event it reads in place (EventAt) on in place to
 // the forward recorders that read events so, and by value to the others;
 // the event log writes the same line either way.

@@ -491,7 +491,10 @@ func (l *EventLog) EventAt(e *policies.Event) {
 // Action implements the Recorder. A deferral is logged when its reason for
 // that job and GPU differs from the last one logged (the summary counts
 // every decision's deferrals); it carries the decision's time.
-func (l *EventLog) Action(a policies.Action) {
+func (l *EventLog) Action(a policies.Action) { l.ActionAt(&a) }
+
+// ActionAt implements InPlaceActionRecorder: Action, a read in place.
+func (l *EventLog) ActionAt(a *policies.Action) {
 	if a.Kind == policies.Defer {
 		k := deferKey{a.Job, a.GPU}
 		s := l.defers.get(k)

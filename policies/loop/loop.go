@@ -112,6 +112,29 @@ type byValue struct{ Recorder }
 
 func (b byValue) EventAt(e *policies.Event) { b.Event(*e) }
 
+// InPlaceActionRecorder is a Recorder that also reads an action in place:
+// ActionAt(a) is Action(*a), without the copy of the action (72 bytes) a
+// call by value makes; the loop calls ActionAt instead of Action. It must
+// neither keep a nor change it.
+type InPlaceActionRecorder interface {
+	Recorder
+	ActionAt(a *policies.Action)
+}
+
+// actionsByValue is an InPlaceActionRecorder of a Recorder that takes
+// actions by value.
+type actionsByValue struct{ Recorder }
+
+func (b actionsByValue) ActionAt(a *policies.Action) { b.Action(*a) }
+
+// actionsInPlace is rec as an InPlaceActionRecorder.
+func actionsInPlace(rec Recorder) InPlaceActionRecorder {
+	if in, ok := rec.(InPlaceActionRecorder); ok {
+		return in
+	}
+	return actionsByValue{rec}
+}
+
 // inPlace is rec as an InPlaceRecorder.
 func inPlace(rec Recorder) InPlaceRecorder {
 	if in, ok := rec.(InPlaceRecorder); ok {
@@ -126,6 +149,7 @@ func inPlace(rec Recorder) InPlaceRecorder {
 // policies.InPlaceSelective).
 type takers struct {
 	rec   InPlaceRecorder
+	act   InPlaceActionRecorder // rec, for the policy's actions
 	obs   policies.Observer
 	obsAt policies.InPlaceObserver
 	sel   policies.Selective
@@ -133,7 +157,7 @@ type takers struct {
 }
 
 func newTakers(p policies.Policy, rec Recorder) takers {
-	t := takers{rec: inPlace(rec)}
+	t := takers{rec: inPlace(rec), act: actionsInPlace(rec)}
 	t.obs, _ = p.(policies.Observer)
 	t.obsAt, _ = p.(policies.InPlaceObserver)
 	t.sel, _ = p.(policies.Selective)
@@ -270,7 +294,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		}
 		for i := range acts {
 			a := &acts[i]
-			rec.Action(*a)
+			take.act.ActionAt(a)
 			if a.Kind == policies.Undefer || (a.Kind == policies.Defer && ignoresDeferrals) {
 				continue // recorded only
 			}

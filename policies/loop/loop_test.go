@@ -273,6 +273,50 @@ func TestInPlaceRecorderReadsBackendsEvents(t *testing.T) {
 	require.Equal(t, 4, plain.n)
 }
 
+// keptActs is picky whose first decision returns acts, kept so that where
+// the loop hands them on can be checked.
+type keptActs struct {
+	picky
+	acts []policies.Action
+}
+
+func (p *keptActs) Schedule(v *policies.View) []policies.Action {
+	if p.picky.Schedule(v) == nil {
+		return nil
+	}
+	return p.acts
+}
+
+// inPlaceActions is an InPlaceActionRecorder that keeps where each action
+// it read in place was, and counts those it was handed by value.
+type inPlaceActions struct {
+	counter
+	at      []*policies.Action
+	byValue int
+}
+
+func (c *inPlaceActions) Action(policies.Action)      { c.byValue++ }
+func (c *inPlaceActions) ActionAt(a *policies.Action) { c.at = append(c.at, a) }
+
+// An InPlaceActionRecorder reads each of the policy's actions where the
+// policy returned it (ActionAt, no copy); a plain Recorder gets them by
+// value.
+func TestInPlaceActionRecorderReadsPolicysActions(t *testing.T) {
+	view := func() *policies.View {
+		return &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
+			Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+	}
+	instants := [][]policies.Event{{{Kind: policies.Wakeup, T: 1 * time.Second}}}
+	p := &keptActs{acts: []policies.Action{{Kind: policies.Defer, Job: 0, GPU: 0, Reason: "r"}, {Kind: policies.Place, Job: 0, GPUs: []int{0}}}}
+	in := &inPlaceActions{}
+	require.NoError(t, Run(context.Background(), &script{v: view(), instant: instants}, p, in))
+	require.Len(t, in.at, len(p.acts))
+	for i := range p.acts {
+		require.Same(t, &p.acts[i], in.at[i], "action %d read in place", i)
+	}
+	require.Zero(t, in.byValue)
+}
+
 // inPlacePicky is picky reading events in place: it keeps where each
 // event it observed or was asked about in place was, and counts those
 // handed by value.
