@@ -688,15 +688,18 @@ func (s *Sim) popAt(t time.Duration) (item, bool) { return s.popIn(t, t) }
 // hi].
 func (s *Sim) popIn(lo, hi time.Duration) (item, bool) {
 	if s.arrived < len(s.arrivals) {
-		if it := s.arrivalItem(s.arrivals[s.arrived]); len(s.q) == 0 || it.before(s.q[0]) {
-			if it.t < lo || it.t > hi {
+		// The arrival's time and sequence against the heap's first, its
+		// item built only when it is the one taken.
+		a := s.arrivals[s.arrived]
+		if t := s.jobs[a.job].submit; len(s.q) == 0 || t < s.q[0].t || t == s.q[0].t && a.seq < s.q[0].seq {
+			if t < lo || t > hi {
 				return item{}, false
 			}
 			s.arrived++
 			if s.arrived == len(s.arrivals) { // all out: reuse the array
 				s.arrivals, s.arrived = s.arrivals[:0], 0
 			}
-			return it, true
+			return item{t: t, seq: a.seq, job: a.job, kind: evArrive}, true
 		}
 	}
 	if len(s.q) == 0 || s.q[0].t < lo || s.q[0].t > hi {
