@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -457,4 +458,44 @@ func TestAddFindsWorkloadsByName(t *testing.T) {
 	m.put(other, b)
 	require.Same(t, b, m.get(other))
 	require.Nil(t, m.get("a"), "its slot taken by a name of the same slot")
+}
+
+// A finish re-timed later pushes nothing: the heap keeps the one entry it
+// holds for the attempt, which comes out first and is pushed again then as
+// the pending finish (requeue), with the sequence it was given when re-timed;
+// the job still finishes at its re-timed time.
+func TestLaterFinishKeepsOneEntry(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:1")
+	require.NoError(t, err)
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1, Interference: sharing{}},
+		[]traces.Job{{ID: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1},
+			{ID: "b", Workload: "bert_base_wiki_bs32_1gpu", GPUs: 1, Submit: 100 * time.Second}})
+	require.NoError(t, err)
+	finishes := func() (n int) {
+		for _, it := range s.q {
+			if it.kind == evFinish && it.job == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	_, err = s.Next()
+	require.NoError(t, err)
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	_, err = s.AdvanceTo(100 * time.Second) // a active alone, b arrives
+	require.NoError(t, err)
+	require.Equal(t, 1, finishes())
+	alone := s.att(0).done
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 1, GPUs: []int{0}}))
+	_, err = s.AdvanceTo(200 * time.Second) // b active: a slows
+	require.NoError(t, err)
+	require.Greater(t, s.att(0).done, alone, "a's finish re-timed later")
+	require.Equal(t, 1, finishes(), "one entry for a in the heap")
+	require.Equal(t, alone, s.q[slices.IndexFunc(s.q, func(it item) bool { return it.kind == evFinish && it.job == 0 })].t)
+	_, err = s.AdvanceTo(alone) // the old entry has come out
+	require.NoError(t, err)
+	require.Equal(t, policies.Running, s.view.Jobs[0].State)
+	require.Equal(t, 1, finishes())
+	i := slices.IndexFunc(s.q, func(it item) bool { return it.kind == evFinish && it.job == 0 })
+	require.Equal(t, item{t: s.att(0).done, seq: s.att(0).fseq, job: 0, kind: evFinish, epoch: s.jobs[0].epoch}, s.q[i], "the pending finish")
 }

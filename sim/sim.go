@@ -267,6 +267,16 @@ type runState struct {
 	// scaled: the telemetry model of the attempt's GPU type scales its
 	// workload (TelemetryParams.Scale; looked up once, at placement).
 	scaled bool
+	// queued: the heap holds a finish event of the attempt at (qt, qseq),
+	// no later than its pending finish, due at (done, fseq). A re-timing
+	// that only delays the finish pushes nothing: the entry in the heap
+	// comes out first and is pushed again then as the pending finish
+	// (requeue), so that events come out in the same (time, sequence)
+	// order as if it had been pushed at once, with one entry a job in the
+	// heap instead of one a re-timing.
+	queued     bool
+	qt         time.Duration
+	qseq, fseq uint64
 }
 
 // att is running job id's attempt state; the pointer is valid until the
@@ -314,7 +324,12 @@ type Sim struct {
 	books *policies.Books // view.Queue, view.Failed, each GPU's Jobs
 	out   []policies.Event
 	ret   int // events of out already returned by Next
-	wakes map[time.Duration]bool
+	// wakes holds the times of the wake-up events in the heap, from index
+	// woke on, ascending and each once (a Wake at a time already pending
+	// pushes nothing). They come out of the heap in time order, so the one
+	// that comes out is always wakes[woke].
+	wakes []time.Duration
+	woke  int
 	// fault is the first defect of a model the run met (a rate that is not
 	// a positive number); Next reports it.
 	fault error
@@ -398,7 +413,7 @@ func (s *Sim) mixed() bool { return s.typeOf != nil }
 // New builds a simulator for the given jobs. Every job's workload must be in
 // the catalog with a matching GPU count that the server can hold.
 func New(cfg Config, specs []traces.Job) (*Sim, error) {
-	s := &Sim{cfg: cfg, wakes: map[time.Duration]bool{}, seedMix: seedMix(cfg.Seed)}
+	s := &Sim{cfg: cfg, seedMix: seedMix(cfg.Seed)}
 	s.books = policies.NewBooks(&s.view)
 	if err := s.setTypes(); err != nil {
 		return nil, err
@@ -988,7 +1003,10 @@ func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
 		var last item
 		for ; ok; it, ok = s.popAt(t) {
 			if it.kind == evWake {
-				delete(s.wakes, it.t)
+				s.woke++
+				if s.woke == len(s.wakes) { // none pending: reuse the array
+					s.wakes, s.woke = s.wakes[:0], 0
+				}
 				if s.live == 0 || (s.arriving == 0 && s.running() == 0 && it.t-s.lastChange > s.cfg.Truth.IdleHorizon) {
 					continue
 				}
@@ -1087,6 +1105,7 @@ func (s *Sim) handle(it item) {
 	case evFinish:
 		j := &s.jobs[it.job]
 		if it.epoch != j.epoch {
+			s.requeue(it)
 			return
 		}
 		pj := &s.view.Jobs[it.job]
@@ -1195,10 +1214,14 @@ func (s *Sim) Apply(a policies.Action) error {
 			}
 			return nil
 		}
-		if !s.wakes[a.At] {
-			s.wakes[a.At] = true
-			s.push(item{t: a.At, kind: evWake, job: -1, gpu: -1})
+		if n := len(s.wakes); n == s.woke || a.At > s.wakes[n-1] { // after all pending: most often
+			s.wakes = append(s.wakes, a.At)
+		} else if i, found := slices.BinarySearch(s.wakes[s.woke:], a.At); !found {
+			s.wakes = slices.Insert(s.wakes, s.woke+i, a.At)
+		} else {
+			return nil
 		}
+		s.push(item{t: a.At, kind: evWake, job: -1, gpu: -1})
 		return nil
 	case policies.Defer, policies.Undefer:
 		return nil
@@ -1383,7 +1406,29 @@ func (s *Sim) retime(id int) {
 	}
 	done := s.now + time.Duration(d)
 	at.done = done
+	at.fseq = s.seq
+	if at.queued && at.qt <= done { // later than the heap's entry: pushed when it comes out (requeue)
+		s.seq++
+		return
+	}
+	at.queued, at.qt, at.qseq = true, done, at.fseq
 	s.push(item{t: done, kind: evFinish, job: int32(id), epoch: j.epoch})
+}
+
+// requeue pushes the pending finish of a running job whose finish event
+// it, gone stale, was the one the heap held for the attempt
+// (runState.queued): the finish was re-timed later, and its entry comes
+// now, with the sequence it was given then.
+func (s *Sim) requeue(it item) {
+	if s.view.Jobs[it.job].On == nil {
+		return
+	}
+	at := s.att(int(it.job))
+	if !at.queued || at.qseq != it.seq {
+		return
+	}
+	at.qt, at.qseq = at.done, at.fseq
+	s.q.push(item{t: at.done, seq: at.fseq, kind: evFinish, job: it.job, epoch: s.jobs[it.job].epoch})
 }
 
 // memAt is job id's true memory on GPU g at time t.
