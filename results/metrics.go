@@ -3,6 +3,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -891,7 +892,9 @@ func Summarize(jobs []Job, deferrals map[string]int) Summary {
 // summary sorts before taking means and quantiles (so the result does not
 // depend on the order, to the bit).
 type summaryAcc struct {
-	s                      Summary
+	s Summary
+	// jct, queue and exec hold durations' bits (durationBits), norm
+	// the ratios.
 	jct, queue, exec, norm []float64
 	first, last            time.Duration
 }
@@ -914,9 +917,9 @@ func (a *summaryAcc) add(j *Job) {
 		s.Finished++
 		s.RecoveredAttempts += j.Failed
 		a.last = max(a.last, j.Finish)
-		a.jct = append(a.jct, j.JCT().Seconds())
-		a.queue = append(a.queue, j.Queue().Seconds())
-		a.exec = append(a.exec, j.Exec.Seconds())
+		a.jct = append(a.jct, durationBits(j.JCT()))
+		a.queue = append(a.queue, durationBits(j.Queue()))
+		a.exec = append(a.exec, durationBits(j.Exec))
 		a.norm = append(a.norm, j.NormJCT())
 	}
 }
@@ -955,14 +958,14 @@ func (a *summaryAcc) summary(deferrals map[string]int) Summary {
 	if n >= parallelSortMin {
 		wg.Go(func() {
 			scratch := make([]uint64, n)
-			s.MeanJCTS, s.P95JCTS = meanP95(a.jct, scratch)
-			s.MeanQueueS, s.P95QueueS = meanP95(a.queue, scratch)
+			s.MeanJCTS, s.P95JCTS = durationsMeanP95(a.jct, scratch)
+			s.MeanQueueS, s.P95QueueS = durationsMeanP95(a.queue, scratch)
 		})
 	} else {
-		s.MeanJCTS, s.P95JCTS = meanP95(a.jct, scratch)
-		s.MeanQueueS, s.P95QueueS = meanP95(a.queue, scratch)
+		s.MeanJCTS, s.P95JCTS = durationsMeanP95(a.jct, scratch)
+		s.MeanQueueS, s.P95QueueS = durationsMeanP95(a.queue, scratch)
 	}
-	s.MeanExecS, s.P95ExecS = meanP95(a.exec, scratch)
+	s.MeanExecS, s.P95ExecS = durationsMeanP95(a.exec, scratch)
 	s.MeanNormJCT, _ = meanP95(a.norm, scratch)
 	wg.Wait()
 	return s
@@ -1023,15 +1026,29 @@ func sortFloatsIn(xs []float64, scratch []uint64) {
 			b |= 1 << 63
 		}
 		keys[i] = b
-		count[0][b&radixMask]++
-		count[1][b>>8&radixMask]++
-		count[2][b>>16&radixMask]++
-		count[3][b>>24&radixMask]++
-		count[4][b>>32&radixMask]++
-		count[5][b>>40&radixMask]++
-		count[6][b>>48&radixMask]++
-		count[7][b>>56]++
+		countDigits(&count, b)
 	}
+	inKeys := radixSort(keys, xs, &count)
+	for i := range xs {
+		k := keys[i]
+		if !inKeys {
+			k = math.Float64bits(xs[i])
+		}
+		if k>>63 == 1 {
+			k &^= 1 << 63
+		} else {
+			k = ^k
+		}
+		xs[i] = math.Float64frombits(k)
+	}
+}
+
+// radixSort sorts keys by their bytes, least significant first, from the
+// counts of each byte's digits, moving them between keys and xs (whose
+// float64s hold a key's bits as they are); it reports whether the sorted
+// keys are in keys, else in xs. A byte that is the same in every key is
+// skipped.
+func radixSort(keys []uint64, xs []float64, count *[radixPasses][radixSize]uint32) bool {
 	inKeys := true // the keys are in keys, else in xs
 	for pass := range radixPasses {
 		shift := uint(pass * radixBits)
@@ -1060,17 +1077,82 @@ func sortFloatsIn(xs []float64, scratch []uint64) {
 		}
 		inKeys = !inKeys
 	}
+	return inKeys
+}
+
+// countDigits adds key b's bytes to count.
+func countDigits(count *[radixPasses][radixSize]uint32, b uint64) {
+	count[0][b&radixMask]++
+	count[1][b>>8&radixMask]++
+	count[2][b>>16&radixMask]++
+	count[3][b>>24&radixMask]++
+	count[4][b>>32&radixMask]++
+	count[5][b>>40&radixMask]++
+	count[6][b>>48&radixMask]++
+	count[7][b>>56]++
+}
+
+// durationBits is d's bits in a float64 (summaryAcc's durations, which
+// durationsMeanP95 sorts as durations).
+func durationBits(d time.Duration) float64 { return math.Float64frombits(uint64(d)) }
+
+// bitsSeconds is the seconds of the duration whose bits x holds.
+func bitsSeconds(x float64) float64 { return time.Duration(math.Float64bits(x)).Seconds() }
+
+// durationsMeanP95 is meanP95 of the seconds of the durations whose bits xs
+// holds (durationBits), to the bit: it sorts them as durations, which
+// leaves their seconds in the same order (Seconds never orders two
+// durations the other way), as integers, whose high bytes, the same in
+// every duration of a run shorter than some 78 hours, take no pass of the
+// radix sort (a float's all differ); they stay durations, so that a later
+// summary of the same values reads them so.
+func durationsMeanP95(xs []float64, scratch []uint64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	sortDurationsIn(xs, scratch)
+	sum := 0.0
+	for _, x := range xs {
+		sum += bitsSeconds(x)
+	}
+	// policies.SortedQuantile(seconds, 0.95), as it computes it.
+	last := len(xs) - 1
+	pos := 0.95 * float64(last)
+	i := int(math.Floor(pos))
+	if i >= last {
+		return sum / float64(len(xs)), bitsSeconds(xs[last])
+	}
+	f := pos - float64(i)
+	lo, hi := bitsSeconds(xs[i]), bitsSeconds(xs[i+1])
+	return sum / float64(len(xs)), lo + f*(hi-lo)
+}
+
+// sortDurationsIn sorts xs, whose float64s hold time.Durations' bits
+// (durationBits), by duration, using scratch as sortFloatsIn does.
+func sortDurationsIn(xs []float64, scratch []uint64) {
+	if len(xs) < radixMin || uint64(len(xs)) > math.MaxUint32 {
+		slices.SortFunc(xs, func(a, b float64) int {
+			return cmp.Compare(int64(math.Float64bits(a)), int64(math.Float64bits(b)))
+		})
+		return
+	}
+	if len(scratch) < len(xs) {
+		scratch = make([]uint64, len(xs))
+	}
+	keys := scratch[:len(xs)]
+	var count [radixPasses][radixSize]uint32
+	for i, x := range xs {
+		b := math.Float64bits(x) ^ 1<<63 // a duration's order as unsigned
+		keys[i] = b
+		countDigits(&count, b)
+	}
+	inKeys := radixSort(keys, xs, &count)
 	for i := range xs {
 		k := keys[i]
 		if !inKeys {
 			k = math.Float64bits(xs[i])
 		}
-		if k>>63 == 1 {
-			k &^= 1 << 63
-		} else {
-			k = ^k
-		}
-		xs[i] = math.Float64frombits(k)
+		xs[i] = math.Float64frombits(k ^ 1<<63)
 	}
 }
 

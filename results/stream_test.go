@@ -353,3 +353,45 @@ func TestEventLogTimeText(t *testing.T) {
 		require.Equal(t, `{"t":`+strconv.FormatFloat(at.Seconds(), 'f', 3, 64), string(l.tText), "line %d: %d ns", i, int64(at))
 	}
 }
+
+// durationsMeanP95 of durations held as bits (durationBits) is meanP95 of
+// their seconds, bit for bit, for long and short inputs, durations of a
+// second's fractions to years, negative ones and ties, in a scratch array
+// or none; it leaves them sorted as durations, so that a second call gives
+// the same.
+func TestDurationsMeanP95(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	scratch := make([]uint64, 100000)
+	for _, n := range []int{0, 1, 2, 10, 511, 512, 513, 5000, 100000} {
+		for _, kind := range []string{"jobs", "years", "signed", "ties"} {
+			ds := make([]time.Duration, n)
+			for i := range ds {
+				switch kind {
+				case "jobs":
+					ds[i] = time.Duration(rng.Int64N(int64(100 * time.Hour)))
+				case "years":
+					ds[i] = time.Duration(rng.Int64N(int64(1 << 62)))
+				case "signed":
+					ds[i] = time.Duration(rng.Int64() >> rng.IntN(63))
+				case "ties":
+					ds[i] = time.Duration(rng.IntN(7)-3) * time.Second
+				}
+			}
+			secs := make([]float64, n)
+			xs := make([]float64, n)
+			for i, d := range ds {
+				secs[i], xs[i] = d.Seconds(), durationBits(d)
+			}
+			wantMean, wantP95 := meanP95(secs, nil)
+			for _, sc := range [][]uint64{nil, scratch, nil} { // the last: xs sorted already
+				mean, p95 := durationsMeanP95(xs, sc)
+				require.Equal(t, math.Float64bits(wantMean), math.Float64bits(mean), "%d %s", n, kind)
+				require.Equal(t, math.Float64bits(wantP95), math.Float64bits(p95), "%d %s", n, kind)
+			}
+			slices.Sort(ds)
+			for i, d := range ds {
+				require.Equal(t, d, time.Duration(math.Float64bits(xs[i])), "%d %s: sorted as durations", n, kind)
+			}
+		}
+	}
+}

@@ -102,9 +102,6 @@ func (p *Policy) Schedule(v *policies.View) []policies.Action {
 			for _, g := range a.GPUs {
 				taken[g] = false
 			}
-			if tracking { // read again at the next decision: busy by then
-				p.recheck = append(p.recheck, a.GPUs...)
-			}
 		}
 	}
 	p.acts = acts

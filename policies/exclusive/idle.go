@@ -17,8 +17,9 @@ const noAttempt = -2
 // list empties only when the attempts on it end: each attempt's GPUs are
 // linked from its JobStarted (or, at a rebuild, from the view's
 // Job.On) and read again at its JobFinished, JobFailed or JobStopped. The
-// GPUs of a JobStarted, a PlaceFailed and the decision's own placements are
-// read again at the next decision.
+// GPUs of a JobStarted and a PlaceFailed are read again at the next
+// decision (the decision's own placements come back as one or the other;
+// one that did not would leave its GPUs idle, as the set says).
 //
 // Without events (a caller that never calls Observe, such as the cluster
 // dispatcher, or a test calling Schedule on views of its own) Exclusive
@@ -183,6 +184,7 @@ func (p *Policy) idleTracked(v *policies.View, taken []bool, from, n int) []int 
 type firstGPUs struct {
 	slots []firstSlot // a power of two of them, or none
 	n     int         // slots in use
+	shift uint        // 64 less log2(len(slots)): home's, kept as slots grow
 }
 
 type firstSlot struct {
@@ -193,7 +195,7 @@ type firstSlot struct {
 
 // home is id's first slot to probe.
 func (f *firstGPUs) home(id policies.JobID) int {
-	return int((uint64(id) * 0x9e3779b97f4a7c15) >> (64 - bits.Len(uint(len(f.slots)-1))))
+	return int((uint64(id) * 0x9e3779b97f4a7c15) >> f.shift)
 }
 
 // find returns id's slot, or the empty slot where it would go.
@@ -215,6 +217,7 @@ func (f *firstGPUs) set(id policies.JobID, g int) {
 	if 2*(f.n+1) > len(f.slots) { // grow: at most half full
 		old := f.slots
 		f.slots, f.n = make([]firstSlot, max(16, 2*len(old))), 0
+		f.shift = uint(64 - bits.Len(uint(len(f.slots)-1)))
 		for _, e := range old {
 			if e.used {
 				f.set(e.id, e.g)
