@@ -290,6 +290,39 @@ func TestEventLogDeferLines(t *testing.T) {
 	require.Equal(t, `{"t":2.000,"event":"defer","job":4,"gpu":7,"reason":"kept"}`+"\n", buf.String())
 }
 
+// With deferrals as changes (defers.noGuess, which the collector sets) the
+// event log finds a job's last logged reasons by walking the job's list
+// while it has at most walkEpisodes (their keys not in the index's table),
+// and in the table from then on; it writes the lines of a log that looks
+// every key up in the table.
+func TestEventLogWalksShortDeferLists(t *testing.T) {
+	for _, gpus := range []int{4, walkEpisodes, walkEpisodes + 8} {
+		var walked, hashed bytes.Buffer
+		lw, lh := NewEventLog(&walked), NewEventLog(&hashed)
+		lw.defers.noGuess = true
+		for r := range 4 {
+			for _, l := range []*EventLog{lw, lh} {
+				l.Event(policies.Event{Kind: policies.Wakeup, T: time.Duration(r) * sec})
+				if r == 2 {
+					l.Event(policies.Event{Kind: policies.JobStarted, T: 2 * sec, Job: 1, Attempt: 1, GPUs: []int{0}})
+				}
+				for job := range policies.JobID(3) {
+					for g := range gpus {
+						l.Action(policies.Action{Kind: policies.Defer, Job: job, GPU: g, Reason: []string{"a", "b"}[(r+g)%3/2]})
+					}
+				}
+			}
+			if r == 0 {
+				require.Equal(t, gpus > walkEpisodes, lw.defers.at.n > 0, "%d GPUs: keys in the table", gpus)
+			}
+		}
+		require.NoError(t, lw.Flush())
+		require.NoError(t, lh.Flush())
+		require.Equal(t, hashed.String(), walked.String(), "%d GPUs", gpus)
+		require.Equal(t, strings.Count(walked.String(), "\n"), strings.Count(walked.String(), "defer")+1)
+	}
+}
+
 // A job added after the start (a live queue) is collected like the others;
 // ids must come in order.
 func TestCollectorAdd(t *testing.T) {

@@ -359,6 +359,57 @@ func (l *EventLog) tail(gpu int) []byte {
 type logged struct {
 	reason string
 	more   int32 // the job's next slot in EventLog.defers, -1 if none
+	n      int32 // (the job's first slot) the job's slots, with deferrals as changes
+}
+
+// deferSlot returns the slot of job's deferral on gpu in l.defers, -1 for
+// none. With deferrals as changes (defers.noGuess) a job's slots are
+// found by walking its list while it has at most walkEpisodes of them
+// (their keys are not in the index's table then: addUnindexed), as the
+// collector finds its episodes: a decision adds a waiting job's slots a
+// few GPUs at a time, and each key's probe and insertion cost more than
+// the walk.
+func (l *EventLog) deferSlot(job policies.JobID, gpu int) int32 {
+	if !l.defers.noGuess {
+		return l.defers.get(deferKey{job, gpu})
+	}
+	first := l.firstDefer(job)
+	if first < 0 {
+		return -1
+	}
+	if l.defers.val(first).n > walkEpisodes {
+		return l.defers.get(deferKey{job, gpu})
+	}
+	for s := first; s >= 0; s = l.defers.val(s).more {
+		if l.defers.key(s).gpu == gpu {
+			return s
+		}
+	}
+	return -1
+}
+
+// addDefer gives job's deferral on gpu a slot in l.defers with reason, at
+// the front of the job's list.
+func (l *EventLog) addDefer(job policies.JobID, gpu int, reason string) {
+	k, first := deferKey{job, gpu}, l.firstDefer(job)
+	if !l.defers.noGuess {
+		l.setFirstDefer(job, l.defers.add(k, logged{reason: reason, more: first}))
+		return
+	}
+	n := int32(1)
+	if first >= 0 {
+		n += l.defers.val(first).n
+	}
+	s := l.defers.addUnindexed(k, logged{reason: reason, more: first, n: n})
+	l.setFirstDefer(job, s)
+	switch {
+	case n == walkEpisodes+1: // from now on in the table
+		for x := s; x >= 0; x = l.defers.val(x).more {
+			l.defers.index(x)
+		}
+	case n > walkEpisodes+1:
+		l.defers.index(s)
+	}
 }
 
 // NewEventLog writes to w; call Flush at the end.
@@ -496,11 +547,10 @@ func (l *EventLog) Action(a policies.Action) { l.ActionAt(&a) }
 // ActionAt implements InPlaceActionRecorder: Action, a read in place.
 func (l *EventLog) ActionAt(a *policies.Action) {
 	if a.Kind == policies.Defer {
-		k := deferKey{a.Job, a.GPU}
-		s := l.defers.get(k)
+		s := l.deferSlot(a.Job, a.GPU)
 		switch {
 		case s < 0:
-			l.setFirstDefer(a.Job, l.defers.add(k, logged{reason: a.Reason, more: l.firstDefer(a.Job)}))
+			l.addDefer(a.Job, a.GPU, a.Reason)
 		case l.defers.val(s).reason != a.Reason:
 			l.defers.val(s).reason = a.Reason
 		default:
