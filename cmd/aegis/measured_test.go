@@ -84,9 +84,9 @@ func TestMeasuredAgainstItself(t *testing.T) {
 // The testbed's run, its configuration from its label, its DCGM readings
 // beside ours.
 func TestMeasuredTestbedRun(t *testing.T) {
-	shared := os.Getenv("AEGIS_SHARED")
+	shared, ok := models.SharedDir()
 	dir := filepath.Join(shared, "calibration", "aegis", "testbed_runs")
-	if _, err := os.Stat(dir); shared == "" || err != nil {
+	if _, err := os.Stat(dir); !ok || err != nil {
 		t.Skip("no shared data folder (set AEGIS_SHARED): the testbed's runs (calibration/aegis/testbed_runs) are not here")
 	}
 	code, stdout, errs := aegis("measured", filepath.Join(dir, "saturn", "job_metrics__aegis_lug_no_thresholds.csv"), "--trace", "saturn",

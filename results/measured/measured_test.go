@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/models"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results"
 	"github.com/aegis-sched/aegis/results/runfiles"
@@ -184,9 +185,9 @@ func TestFigureStyles(t *testing.T) {
 // On the testbed's runs: the notes' counts (Exclusive 4, with the filter
 // 13–15, without 15–17) come out of the files.
 func TestTestbedRunning(t *testing.T) {
-	shared := os.Getenv("AEGIS_SHARED")
+	shared, ok := models.SharedDir()
 	dir := filepath.Join(shared, "calibration", "aegis", "testbed_runs")
-	if _, err := os.Stat(dir); shared == "" || err != nil {
+	if _, err := os.Stat(dir); !ok || err != nil {
 		t.Skip("no shared data folder (set AEGIS_SHARED): the testbed's runs (calibration/aegis/testbed_runs) are not here")
 	}
 	for _, tc := range []struct {
