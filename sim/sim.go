@@ -183,46 +183,52 @@ func (s *Sim) arrivalItem(a arrival) item {
 // pushing and popping box nothing.
 type queue []item
 
-func (q queue) less(i, j int) bool {
-	if q[i].t != q[j].t {
-		return q[i].t < q[j].t
-	}
-	return q[i].seq < q[j].seq
-}
-
+// push adds it. Its place is found with a hole moved up, each parent
+// moved down into it once, not swapped: the array comes out as a swap
+// would leave it, in fewer moves.
 func (q *queue) push(it item) {
 	*q = append(*q, it)
 	h := *q
-	for i := len(h) - 1; i > 0; {
+	i := len(h) - 1
+	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
+		if pp := &h[p]; it.t > pp.t || it.t == pp.t && it.seq >= pp.seq {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = it
 }
 
+// pop removes and returns the first item. The last item's place is found
+// with a hole moved down from the top, each smaller child moved up into
+// it once, not swapped: the array comes out as a swap would leave it.
 func (q *queue) pop() item {
 	h := *q
 	top := h[0]
 	n := len(h) - 1
-	h[0] = h[n]
+	last := h[n]
+	lt, ls := last.t, last.seq
 	h = h[:n]
-	for i := 0; ; {
+	i := 0
+	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		m := l
-		if r := l + 1; r < n && h.less(r, l) {
+		if r := l + 1; r < n && (h[r].t < h[l].t || h[r].t == h[l].t && h[r].seq < h[l].seq) {
 			m = r
 		}
-		if !h.less(m, i) {
+		if hm := &h[m]; hm.t > lt || hm.t == lt && hm.seq >= ls {
 			break
 		}
-		h[i], h[m] = h[m], h[i]
+		h[i] = h[m]
 		i = m
+	}
+	if n > 0 {
+		h[i] = last
 	}
 	*q = h
 	return top

@@ -277,10 +277,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 		}
 		decide = false
 		v := b.View()
-		if rep != nil {
-			snap.reported = rep.ChangedGPUs(snap.reported[:0])
-		}
-		if err := snap.check(v, rep != nil); err != nil {
+		if err := snap.check(v, snap.readReports(rep, v)); err != nil {
 			return fmt.Errorf("loop: at t=%v after %v: %w", v.Now, evs[len(evs)-1].Kind, err)
 		}
 		if dec != nil {
@@ -379,6 +376,19 @@ const (
 	fullCheckEvery = 64
 	fullCheckCost  = 8
 )
+
+// readReports reads the GPUs the backend reports changed (rep; nil: it
+// reports none) into s.reported and reports whether it did: only where
+// check uses them, on a view of more than fullCheckCost GPUs (on a smaller
+// one every GPU is compared). A read after skipped ones returns every GPU
+// changed since the last read: more to compare, none missed.
+func (s *Snapshot) readReports(rep ChangeReporter, v *policies.View) bool {
+	if rep == nil || len(v.GPUs) <= fullCheckCost {
+		return false
+	}
+	s.reported = rep.ChangedGPUs(s.reported[:0])
+	return true
+}
 
 // check verifies the parts of v that may have changed since the last
 // decision: the GPUs that differ from the snapshot or that a touched job

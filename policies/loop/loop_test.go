@@ -395,6 +395,7 @@ type reporting struct {
 	memBackend
 	changed []int
 	quiet   bool
+	reads   int // ChangedGPUs calls
 }
 
 func (b *reporting) Next() ([]policies.Event, error) {
@@ -420,6 +421,7 @@ func (b *reporting) Next() ([]policies.Event, error) {
 }
 
 func (b *reporting) ChangedGPUs(dst []int) []int {
+	b.reads++
 	dst = append(dst, b.changed...)
 	b.changed = b.changed[:0]
 	return dst
@@ -653,6 +655,38 @@ func TestDeferralChangesNegotiated(t *testing.T) {
 			require.Len(t, rec.kinds, 6)
 			if !c.ignores {
 				require.Zero(t, rec.asked) // not asked: the policy could not be switched
+			}
+		})
+	}
+}
+
+// The loop reads a backend's changed GPUs (ChangeReporter) only on a view
+// of more than fullCheckCost GPUs, where check uses them: on a smaller one
+// every GPU is compared, and a GPU changed unreported is still seen at the
+// next decision.
+func TestChangedGPUsReadOnlyWhenUsed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		gpus  int
+		reads bool
+	}{
+		{"small view: compared in full", fullCheckCost, false},
+		{"large view: the reports", fullCheckCost + 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &policies.View{Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Done}}}
+			for g := range tc.gpus {
+				v.GPUs = append(v.GPUs, policies.GPU{Index: g, CapacityMiB: 100})
+			}
+			p := &spoiler{}
+			b := &reporting{memBackend: memBackend{v: v, mem: 50}, quiet: true}
+			require.NoError(t, Run(context.Background(), b, p, discard{}))
+			require.Len(t, p.seen, 40)
+			if tc.reads {
+				require.Equal(t, 40, b.reads)
+			} else {
+				require.Zero(t, b.reads)
+				require.Equal(t, [2]float64{40, 30}, p.seen[7]) // GPU 2, unreported, seen at once
 			}
 		})
 	}
