@@ -496,3 +496,25 @@ func TestCollectorForwardsInPlace(t *testing.T) {
 	require.Equal(t, 3, c.Events())
 	require.Equal(t, 3*sec, c.Jobs()[0].Exec)
 }
+
+// A defer line's end for the current reason and a GPU is read from the
+// reason's ends kept in EventLog.tails (made by tail, changed with the
+// reason): a hand-changed end there is what is written, for the current
+// reason only.
+func TestEventLogReadsCurrentTails(t *testing.T) {
+	var buf bytes.Buffer
+	l := NewEventLog(&buf)
+	l.Event(policies.Event{Kind: policies.Wakeup, T: sec})
+	l.Action(policies.Action{Kind: policies.Defer, Job: 1, GPU: 3, Reason: "a"})
+	l.Action(policies.Action{Kind: policies.Defer, Job: 1, GPU: 4, Reason: "b"})
+	require.Len(t, l.tails, maxTailGPU)
+	require.Equal(t, "4,\"reason\":\"b\"}\n", string(l.tails[4]))
+	l.tails[5] = []byte("5,\"reason\":\"kept\"}\n")
+	l.Action(policies.Action{Kind: policies.Defer, Job: 2, GPU: 5, Reason: "b"})
+	l.Action(policies.Action{Kind: policies.Defer, Job: 2, GPU: 3, Reason: "a"})
+	require.NoError(t, l.Flush())
+	require.Equal(t, `{"t":1.000,"event":"defer","job":1,"gpu":3,"reason":"a"}`+"\n"+
+		`{"t":1.000,"event":"defer","job":1,"gpu":4,"reason":"b"}`+"\n"+
+		`{"t":1.000,"event":"defer","job":2,"gpu":5,"reason":"kept"}`+"\n"+
+		`{"t":1.000,"event":"defer","job":2,"gpu":3,"reason":"a"}`+"\n", buf.String())
+}

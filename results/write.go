@@ -292,8 +292,12 @@ type EventLog struct {
 	// after GPU, and four in five of a loaded run's defer lines begin as
 	// the one before.
 	deferHead []byte
-	deferT    time.Duration
-	deferJob  policies.JobID
+	// tails are the current reason's defer lines' ends
+	// (quoted[reasonI].tails; nil: none made, or a reason past maxQuoted),
+	// read by tail without a look at reasonI.
+	tails    [][]byte
+	deferT   time.Duration
+	deferJob policies.JobID
 }
 
 // firstDefer returns job's first slot in defers, -1 for none.
@@ -338,8 +342,10 @@ func (l *EventLog) quote(reason string) ([]byte, int) {
 }
 
 // tail returns the end of a defer line on gpu for the current reason
-// (l.reasonI), `G,"reason":R}` and a newline, made once; nil when it is
-// not kept (a reason past maxQuoted, a GPU past maxTailGPU).
+// (l.reasonI), `G,"reason":R}` and a newline, made once (and keeps the
+// reason's ends in l.tails); nil when it is not kept (a reason past
+// maxQuoted, a GPU past maxTailGPU). deferLine reads an end made in
+// l.tails itself.
 func (l *EventLog) tail(gpu int) []byte {
 	if l.reasonI < 0 || gpu < 0 || gpu >= maxTailGPU {
 		return nil
@@ -348,6 +354,7 @@ func (l *EventLog) tail(gpu int) []byte {
 	if r.tails == nil {
 		r.tails = make([][]byte, maxTailGPU)
 	}
+	l.tails = r.tails
 	if r.tails[gpu] == nil {
 		b := append(appendInt(nil, int64(gpu)), `,"reason":`...)
 		r.tails[gpu] = append(append(b, r.q...), '}', '\n')
@@ -465,7 +472,7 @@ func (l *EventLog) timeText(t time.Duration) {
 
 // end closes the line start began in b and keeps it, writing the collected
 // lines once they fill a chunk; after a write error it keeps nothing.
-func (l *EventLog) end(b []byte) { l.keep(append(b, '}', '\n')) }
+func (l *EventLog) end(b []byte) { l.keep(append(b, "}\n"...)) }
 
 // keep keeps b, the collected lines and a new whole line, writing them
 // once they fill a chunk; after a write error it keeps nothing.
@@ -483,7 +490,10 @@ func (l *EventLog) keep(b []byte) {
 // writes them (64 KiB: a 6 MB log in a hundred writes, not 1,500).
 const logChunk = 64 << 10
 
-// write writes the collected lines to the underlying writer.
+// write writes the collected lines to the underlying writer. It is not
+// inlined, so that keep, which calls it once a chunk, is.
+//
+//go:noinline
 func (l *EventLog) write() {
 	_, l.err = l.w.Write(l.buf)
 	l.buf = l.buf[:0]
@@ -559,6 +569,10 @@ func (l *EventLog) ActionAt(a *policies.Action) {
 		if a.Reason != l.reason || l.reasonQ == nil {
 			l.reason = a.Reason
 			l.reasonQ, l.reasonI = l.quote(a.Reason)
+			l.tails = nil
+			if l.reasonI >= 0 {
+				l.tails = l.quoted[l.reasonI].tails
+			}
 		}
 		l.deferLine(a.Job, a.GPU)
 	}
@@ -576,6 +590,10 @@ func (l *EventLog) deferLine(job policies.JobID, gpu int) {
 		b = append(l.start(l.now, `,"event":"defer","job":`, job), `,"gpu":`...)
 		l.deferHead = append(l.deferHead[:0], b[len(l.buf):]...)
 		l.deferT, l.deferJob = l.now, job
+	}
+	if uint(gpu) < uint(len(l.tails)) && l.tails[gpu] != nil {
+		l.keep(append(b, l.tails[gpu]...))
+		return
 	}
 	if t := l.tail(gpu); t != nil {
 		l.keep(append(b, t...))
