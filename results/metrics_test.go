@@ -518,3 +518,30 @@ func TestEventLogReadsCurrentTails(t *testing.T) {
 		`{"t":1.000,"event":"defer","job":2,"gpu":5,"reason":"kept"}`+"\n"+
 		`{"t":1.000,"event":"defer","job":2,"gpu":3,"reason":"a"}`+"\n", buf.String())
 }
+
+// The event log writes a job's id from the text it kept at the id's first
+// line (EventLog.jobText, ids below maxJobText): the lines are those
+// written digit by digit, for ids of one to seven digits, past the bound
+// and negative; a hand-changed text is what is written.
+func TestEventLogJobText(t *testing.T) {
+	var buf bytes.Buffer
+	l := NewEventLog(&buf)
+	var want strings.Builder
+	ids := []policies.JobID{0, 9, 10, 99, 100, 12345, 123456, 1234567, maxJobText, 1 << 40, -1, -12345}
+	for range 2 {
+		for _, job := range ids {
+			l.Event(policies.Event{Kind: policies.JobArrived, T: sec, Job: job})
+			fmt.Fprintf(&want, `{"t":1.000,"event":"arrived","job":%d}`+"\n", job)
+		}
+	}
+	require.NoError(t, l.Flush())
+	require.Equal(t, want.String(), buf.String())
+	require.Len(t, l.jobText, 1234568)
+	require.EqualValues(t, 5<<56|uint64('5')<<32|uint64('4')<<24|uint64('3')<<16|uint64('2')<<8|uint64('1'), l.jobText[12345])
+
+	buf.Reset()
+	l.jobText[12345] = 2<<56 | uint64('7')<<8 | uint64('7')
+	l.Event(policies.Event{Kind: policies.JobArrived, T: sec, Job: 12345})
+	require.NoError(t, l.Flush())
+	require.Equal(t, `{"t":1.000,"event":"arrived","job":77}`+"\n", buf.String())
+}

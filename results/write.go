@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -63,9 +64,14 @@ func millis(d time.Duration) (int64, bool) {
 // appendInt appends n in decimal, as strconv.AppendInt(b, n, 10) does,
 // writing the digits in place (the event log writes several per line).
 func appendInt(b []byte, n int64) []byte {
-	if uint64(n) < 10 { // an attempt, a GPU: one digit
+	if uint64(n) < 10 { // an attempt, a GPU: one digit, inlined
 		return append(b, byte('0'+n))
 	}
+	return appendDigits(b, n)
+}
+
+// appendDigits is appendInt for n outside [0, 10), out of line.
+func appendDigits(b []byte, n int64) []byte {
 	if n < 0 {
 		return strconv.AppendInt(b, n, 10)
 	}
@@ -292,6 +298,10 @@ type EventLog struct {
 	// after GPU, and four in five of a loaded run's defer lines begin as
 	// the one before.
 	deferHead []byte
+	// jobText is, by job id below maxJobText, the id's decimal digits (at
+	// most seven) in the low bytes and their count in the top byte, 0 when
+	// not made yet (appendJob).
+	jobText []uint64
 	// tails are the current reason's defer lines' ends
 	// (quoted[reasonI].tails; nil: none made, or a reason past maxQuoted),
 	// read by tail without a look at reasonI.
@@ -443,7 +453,46 @@ func (l *EventLog) start(t time.Duration, head string, job policies.JobID) []byt
 	}
 	b := append(l.buf, l.tText...)
 	b = append(b, head...)
-	return appendInt(b, int64(job))
+	if uint64(job) < uint64(len(l.jobText)) { // appendJob's look-up, here
+		if v, n := l.jobText[job], len(b); v != 0 && cap(b)-n >= 8 {
+			b = b[:n+8]
+			binary.LittleEndian.PutUint64(b[n:], v)
+			return b[:n+int(v>>56)]
+		}
+	}
+	return l.appendJob(b, job)
+}
+
+// maxJobText bounds the job ids whose text EventLog.jobText keeps (ids of
+// at most seven digits, so at most 80 MB for ids that far; 8 bytes a job
+// for a trace's ids from 0).
+const maxJobText = 10_000_000
+
+// appendJob appends job's id in decimal, as appendInt does: from the text
+// kept in l.jobText for ids below maxJobText (made at the id's first line),
+// one 8-byte store instead of the digits' divisions. Every line has a job,
+// and a job has several lines (arrived, started, active, finished, defer);
+// start looks the text up itself, and calls appendJob when it finds none.
+func (l *EventLog) appendJob(b []byte, job policies.JobID) []byte {
+	if uint64(job) < uint64(len(l.jobText)) {
+		if v, n := l.jobText[job], len(b); v != 0 && cap(b)-n >= 8 {
+			b = b[:n+8]
+			binary.LittleEndian.PutUint64(b[n:], v)
+			return b[:n+int(v>>56)]
+		}
+	}
+	n := len(b)
+	b = appendInt(b, int64(job))
+	if job >= 0 && job < maxJobText {
+		if int(job) >= len(l.jobText) { // grown as append grows: each id moved about once
+			l.jobText = slices.Grow(l.jobText, int(job)+1-len(l.jobText))[:job+1]
+		}
+		var v [8]byte
+		copy(v[:7], b[n:])
+		v[7] = byte(len(b) - n)
+		l.jobText[job] = binary.LittleEndian.Uint64(v[:])
+	}
+	return b
 }
 
 // timeText makes l.tText `{"t":` and t in seconds as appendSecs writes
