@@ -484,8 +484,14 @@ func (l *EventLog) appendJob(b []byte, job policies.JobID) []byte {
 	n := len(b)
 	b = appendInt(b, int64(job))
 	if job >= 0 && job < maxJobText {
-		if int(job) >= len(l.jobText) { // grown as append grows: each id moved about once
-			l.jobText = slices.Grow(l.jobText, int(job)+1-len(l.jobText))[:job+1]
+		if int(job) >= len(l.jobText) {
+			if int(job) >= cap(l.jobText) { // doubled: each id moved about once (append grows large slices by 1.25 ×)
+				t := make([]uint64, job+1, max(2*cap(l.jobText), int(job)+1, 64))
+				copy(t, l.jobText)
+				l.jobText = t
+			} else { // zeros past the length: only ids below it are written
+				l.jobText = l.jobText[:job+1]
+			}
 		}
 		var v [8]byte
 		copy(v[:7], b[n:])
