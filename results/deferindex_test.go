@@ -268,7 +268,7 @@ func deferralsMatchReference(t *testing.T, reasons []string, gpus int) {
 			prev = cur
 			for _, x := range []*Collector{cc, ngc} { // each job's list and its count
 				for _, j := range jobs {
-					first, n := x.jobEps.get(j.ID), 0
+					first, n := x.jobEps.Get(int(j.ID)), 0
 					for s := first; s >= 0; s = x.eps.val(s).next {
 						require.Equal(t, j.ID, x.eps.key(s).job)
 						n++

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aegis-sched/aegis/internal/jobslots"
 	"github.com/aegis-sched/aegis/policies"
 )
 
@@ -98,7 +99,7 @@ type Collector struct {
 	// jobEps is then each job's first open episode (the others follow
 	// through episode.next), for an Undefer of all its GPUs.
 	changes bool
-	jobEps  jobSlots
+	jobEps  jobslots.Table
 
 	deciders []interface{ Decision(time.Duration) } // the forward recorders that take decisions
 }
@@ -129,7 +130,7 @@ const walkEpisodes = 16
 // (with changes): through the job's list while it is short, else the
 // table.
 func (c *Collector) episodeOf(job policies.JobID, gpu int) int32 {
-	first := c.jobEps.get(job)
+	first := c.jobEps.Get(int(job))
 	if first < 0 {
 		return -1
 	}
@@ -635,7 +636,7 @@ func (c *Collector) change(d *policies.Action) {
 		return
 	}
 	r := c.reason(d.Reason)
-	first := c.jobEps.get(d.Job)
+	first := c.jobEps.Get(int(d.Job))
 	n := int32(1)
 	if first >= 0 {
 		n += c.eps.val(first).n
@@ -644,7 +645,7 @@ func (c *Collector) change(d *policies.Action) {
 	if first >= 0 {
 		c.eps.val(first).prev = s
 	}
-	c.jobEps.set(d.Job, s)
+	c.jobEps.Set(int(d.Job), s)
 	c.episodes[r]++
 	switch {
 	case n == walkEpisodes+1: // from now on in the table
@@ -667,14 +668,14 @@ func (c *Collector) end(e *episode) {
 // episodes (policies.AllGPUs), at this decision.
 func (c *Collector) undefer(d *policies.Action) {
 	if d.GPU == policies.AllGPUs {
-		for s := c.jobEps.get(d.Job); s >= 0; {
+		for s := c.jobEps.Get(int(d.Job)); s >= 0; {
 			e := c.eps.val(s)
 			c.end(e)
 			next := e.next
 			c.eps.remove(s)
 			s = next
 		}
-		c.jobEps.set(d.Job, -1)
+		c.jobEps.Set(int(d.Job), -1)
 		return
 	}
 	s := c.episodeOf(d.Job, d.GPU)
@@ -685,9 +686,9 @@ func (c *Collector) undefer(d *policies.Action) {
 	c.end(e)
 	if e.prev >= 0 {
 		c.eps.val(e.prev).next = e.next
-		c.eps.val(c.jobEps.get(d.Job)).n--
+		c.eps.val(c.jobEps.Get(int(d.Job))).n--
 	} else {
-		c.jobEps.set(d.Job, e.next)
+		c.jobEps.Set(int(d.Job), e.next)
 		if e.next >= 0 {
 			c.eps.val(e.next).n = e.n - 1
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aegis-sched/aegis/internal/golden"
+	"github.com/aegis-sched/aegis/internal/jobslots"
 	"github.com/aegis-sched/aegis/policies"
 )
 
@@ -207,10 +208,10 @@ func TestEventLogDeferralHistory(t *testing.T) {
 }
 
 // The deferral history is kept per job whatever its id: ids beyond the
-// dense array (negative, or past maxDenseJob) and one just inside it
+// dense array (negative, or past jobslots.MaxDense) and one just inside it
 // log a deferral once per reason and again after the job's start.
 func TestEventLogDeferralHistoryAnyID(t *testing.T) {
-	for _, id := range []policies.JobID{-1, 0, 7, maxDenseJob - 1, maxDenseJob, 1 << 40} {
+	for _, id := range []policies.JobID{-1, 0, 7, jobslots.MaxDense - 1, jobslots.MaxDense, 1 << 40} {
 		var buf bytes.Buffer
 		l := NewEventLog(&buf)
 		other := policies.Action{Kind: policies.Defer, Job: 3, GPU: 0, Reason: "memory"}

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aegis-sched/aegis/internal/jobslots"
 	"github.com/aegis-sched/aegis/policies"
 	"github.com/aegis-sched/aegis/results/rundir"
 )
@@ -278,7 +279,7 @@ type EventLog struct {
 	// largest id deferred, not a map (a look-up at each new deferral, 1.6 %
 	// of a loaded Horus run's profile). firstDefer and setFirstDefer read
 	// and write it.
-	jobDefers jobSlots
+	jobDefers jobslots.Table
 	buf       []byte // the lines not yet written to w
 	// The latest line's time and a deferral's reason, formatted: lines
 	// come in bursts at one time, deferrals mostly for one reason.
@@ -311,10 +312,10 @@ type EventLog struct {
 }
 
 // firstDefer returns job's first slot in defers, -1 for none.
-func (l *EventLog) firstDefer(job policies.JobID) int32 { return l.jobDefers.get(job) }
+func (l *EventLog) firstDefer(job policies.JobID) int32 { return l.jobDefers.Get(int(job)) }
 
 // setFirstDefer makes s job's first slot in defers (-1: none).
-func (l *EventLog) setFirstDefer(job policies.JobID, s int32) { l.jobDefers.set(job, s) }
+func (l *EventLog) setFirstDefer(job policies.JobID, s int32) { l.jobDefers.Set(int(job), s) }
 
 // maxQuoted bounds EventLog.quoted: a policy whose reasons vary more
 // quotes the others at each change of reason, as before.

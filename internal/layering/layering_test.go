@@ -21,11 +21,12 @@ const module = "github.com/aegis-sched/aegis/"
 // alone allows anything. docs/layering.md draws this table: change both.
 var rules = map[string][]string{
 	// The contract and the policies: pure decision code, standard library only.
-	// internal/suggest (did-you-mean for unknown names) is itself standard
-	// library only.
+	// internal/suggest (did-you-mean for unknown names) and
+	// internal/jobslots (a slot per job id) are themselves standard library
+	// only.
 	"policies":          {"internal/suggest"},
 	"policies/loop":     {"policies"},
-	"policies/colloc":   {"policies"},
+	"policies/colloc":   {"internal/jobslots", "policies"},
 	"policies/dispatch": {"policies"},
 	"policies/...":      {"policies", "policies/colloc"}, // the concrete policies
 	// The policies by name: every concrete policy and the dispatcher, none
@@ -47,7 +48,7 @@ var rules = map[string][]string{
 	// names, run metadata): standard library only, so every writer and
 	// reader names them from it.
 	"results/rundir":   {},
-	"results":          {"policies", "results/rundir"},
+	"results":          {"internal/jobslots", "policies", "results/rundir"},
 	"results/stats":    {},
 	"results/runfiles": {"policies", "results"},
 	// results/plots marks AEGIS's default thresholds (aegis.DefaultConfig)
@@ -65,7 +66,7 @@ var rules = map[string][]string{
 		"results/...", "sim", "traces"},
 	// The command line and the tools (cmd/growthplot) on top of everything.
 	"cmd/...": {"..."},
-	// Small helpers (atomicfile, buildinfo, csvhead, strictyaml, suggest): libraries
+	// Small helpers (atomicfile, buildinfo, csvhead, jobslots, strictyaml, suggest): libraries
 	// only, importing nothing of ours but each other, so anyone may use
 	// them.
 	"internal/...": {},

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aegis-sched/aegis/internal/jobslots"
 	"github.com/aegis-sched/aegis/policies"
 )
 
@@ -157,14 +158,12 @@ func (s *Scheduler) holdEnd(v *policies.View, g int, cached bool) time.Duration 
 	return h.ends[g]
 }
 
-// jobGPUs holds the GPU lists of the attempts running, by job: found
-// through an array by job id (a job's index in lists, plus one), ids it
-// does not cover (negative, or from maxDenseJob) through a map. A Go map
-// by job had been 2 % of a loaded Horus run's instructions (a look-up at
-// each first activity and end, an insertion at each start).
+// jobGPUs holds the GPU lists of the attempts running, by job (a job's
+// index in lists in a jobslots.Table: a Go map by job had been 2 % of a
+// loaded Horus run's instructions, a look-up at each first activity and
+// end, an insertion at each start).
 type jobGPUs struct {
-	dense []int32 // by job id: 1 + the job's index in lists, 0 for none
-	far   map[policies.JobID]int32
+	index jobslots.Table
 	lists []jobList
 	free  []int32 // indices in lists not in use
 }
@@ -176,19 +175,8 @@ type jobList struct {
 	gpus []int
 }
 
-// maxDenseJob bounds the job ids jobGPUs.dense covers (64 MiB).
-const maxDenseJob = 1 << 24
-
 // get returns job's index in lists, -1 for none.
-func (x *jobGPUs) get(job policies.JobID) int32 {
-	if id := int(job); id >= 0 && id < len(x.dense) {
-		return x.dense[id] - 1
-	}
-	if i, ok := x.far[job]; ok {
-		return i
-	}
-	return -1
-}
+func (x *jobGPUs) get(job policies.JobID) int32 { return x.index.Get(int(job)) }
 
 // add gives job, which has none, a copy of gpus.
 func (x *jobGPUs) add(job policies.JobID, gpus []int) {
@@ -201,40 +189,14 @@ func (x *jobGPUs) add(job policies.JobID, gpus []int) {
 	}
 	l := &x.lists[i]
 	l.job, l.live, l.gpus = job, true, append(l.gpus[:0], gpus...)
-	x.set(job, i)
+	x.index.Set(int(job), i)
 }
 
 // drop forgets job, whose index in lists is i.
 func (x *jobGPUs) drop(job policies.JobID, i int32) {
 	x.lists[i].live = false
 	x.free = append(x.free, i)
-	if id := int(job); id >= 0 && id < len(x.dense) {
-		x.dense[id] = 0
-		return
-	}
-	delete(x.far, job)
-}
-
-// set makes i job's index in lists.
-func (x *jobGPUs) set(job policies.JobID, i int32) {
-	id := int(job)
-	switch {
-	case id >= 0 && id < len(x.dense):
-	case id >= 0 && id < maxDenseJob:
-		if id >= cap(x.dense) { // doubled: each id moved about once
-			grown := make([]int32, id+1, max(id+1, 2*cap(x.dense), 1024))
-			copy(grown, x.dense)
-			x.dense = grown
-		}
-		x.dense = x.dense[:id+1] // zeros past the length
-	default:
-		if x.far == nil {
-			x.far = make(map[policies.JobID]int32)
-		}
-		x.far[job] = i
-		return
-	}
-	x.dense[id] = i + 1
+	x.index.Set(int(job), -1)
 }
 
 // reset forgets every job.

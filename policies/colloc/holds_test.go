@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/aegis-sched/aegis/internal/jobslots"
 	"github.com/aegis-sched/aegis/policies"
 )
 
@@ -15,7 +16,7 @@ import (
 // (negative ones and those past the array in its map), with its lists
 // reused after a job's end and everything forgotten at a reset.
 func TestJobGPUsAnyID(t *testing.T) {
-	ids := []policies.JobID{0, 1, 2, 7, 1000, 5000, maxDenseJob - 1, maxDenseJob, maxDenseJob + 3, -1, -42, 1 << 40}
+	ids := []policies.JobID{0, 1, 2, 7, 1000, 5000, jobslots.MaxDense - 1, jobslots.MaxDense, jobslots.MaxDense + 3, -1, -42, 1 << 40}
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		var x jobGPUs
