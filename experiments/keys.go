@@ -261,7 +261,7 @@ func hashBytes(b []byte) string {
 // buildID identifies the running program's build for cells' keys: the
 // sha256 of the source it was built from where make build stamped it (so a
 // rebuild of the same source, say after a commit that changed only
-// documents, reuses every cell), else the sha256 of the executable.
+// documents, reuses every cell), else the executable's (executableHash).
 func buildID() string {
 	if s := buildinfo.Read().Source; s != "" {
 		return s
@@ -269,16 +269,33 @@ func buildID() string {
 	return executableHash()
 }
 
-// executableHash hashes the running program's file ("" when unreadable),
-// once per process: the program that runs does not change while it runs
-// (and a test binary, which make build does not stamp, is tens of MB).
+// executableHash identifies the running program's file ("" when
+// unreadable), once per process: the program that runs does not change
+// while it runs.
 var executableHash = sync.OnceValue(hashExecutable)
 
+// hashExecutable is the sha256 of contentIDText and the content part of
+// the executable's Go build ID (buildinfo.ContentID: the go command's hash
+// of the file's bytes, read from a few kB of it), else the sha256 of the
+// whole file (some 30 MB: 40 ms of CPU a command, which a go build or go
+// run binary otherwise spent on every run).
 func hashExecutable() string {
 	p, err := os.Executable()
 	if err != nil {
 		return ""
 	}
+	if id, ok := buildinfo.ContentID(p); ok {
+		return hashBytes([]byte(contentIDText + id))
+	}
+	return hashFile(p)
+}
+
+// contentIDText prefixes a Go content ID where it is hashed, so that the
+// hash is no file's sha256.
+const contentIDText = "go build content ID "
+
+// hashFile is the sha256 of file p ("" when unreadable).
+func hashFile(p string) string {
 	f, err := os.Open(p)
 	if err != nil {
 		return ""

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/aegis-sched/aegis/internal/buildinfo"
 )
 
 // keyFiles are the inputs of keySpec's one cell: a user GPU type with its
@@ -127,4 +129,23 @@ func mustKey(t *testing.T, s *Plan, c Cell) string {
 	key, err := s.cellKey(k, c)
 	require.NoError(t, err)
 	return key
+}
+
+// TestExecutableHashIsContentID: an unstamped build (this test binary) is
+// identified by its Go build ID's content part, read from a few kB of the
+// file, not by hashing the whole file; and a file without one by its bytes.
+func TestExecutableHashIsContentID(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	id, ok := buildinfo.ContentID(self)
+	require.True(t, ok)
+	got := hashExecutable()
+	require.Equal(t, hashBytes([]byte(contentIDText+id)), got)
+	require.NotEqual(t, hashFile(self), got)
+	require.Len(t, got, 64)
+
+	p := filepath.Join(t.TempDir(), "script")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+	require.Equal(t, hashBytes([]byte("#!/bin/sh\n")), hashFile(p))
+	require.Empty(t, hashFile(filepath.Join(t.TempDir(), "missing")))
 }
