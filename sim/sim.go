@@ -1083,8 +1083,12 @@ func (s *Sim) handle(it item) {
 	switch it.kind {
 	case evArrive:
 		s.arriving--
-		pj := &s.view.Jobs[it.job]
-		*pj = s.spec(int(it.job))
+		// Until now the view's job was a Waiting one with only its ID
+		// (add): the submitted fields are written in place (spec's, without
+		// a copy of the 232-byte job).
+		pj, j := &s.view.Jobs[it.job], &s.jobs[it.job]
+		pj.Name, pj.GPUs, pj.Submit, pj.Profile = j.name, j.gpus, j.submit, j.info0.profile
+		pj.SoloS = j.solo0
 		pj.State = policies.Pending
 		s.books.Enqueue(policies.JobID(it.job))
 		s.emit(policies.Event{Kind: policies.JobArrived, T: s.now, Job: pj.ID})
@@ -1595,7 +1599,7 @@ func (s *Sim) check(job int) error {
 // checkGPUs is check's part on the GPUs.
 func (s *Sim) checkGPUs() error {
 	s.checks++
-	all := s.checks%64 == 1
+	all := s.checks&63 == 1 // s.checks%64 (checks counts up from 0)
 	n := len(s.view.GPUs)
 	if !all {
 		n = len(s.touched)

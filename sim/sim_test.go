@@ -479,3 +479,55 @@ func TestWaitingJobsShowOnlyTheirID(t *testing.T) {
 	require.Equal(t, "a", s.View().Jobs[0].Name)
 	require.Equal(t, want[1:], s.View().Jobs[1:])
 }
+
+// TestArrivalShowsTheSubmittedJob: at its arrival a job's view entry, a
+// Waiting job with only its ID until then, is written in place with the
+// submitted fields; it must read as Job(i), pending, whatever the job
+// (its own solo time or the catalog's, several GPUs, added late).
+func TestArrivalShowsTheSubmittedJob(t *testing.T) {
+	tests := []struct {
+		name  string
+		specs []traces.Job
+		late  []traces.Job // added after the first instant
+	}{
+		{name: "catalog solo time", specs: []traces.Job{{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: sec}}},
+		{name: "own solo time", specs: []traces.Job{{ID: "own", Workload: "resnet18_cifar100_bs128_20e_1gpu", GPUs: 1, SoloS: 45, Submit: 3 * sec}}},
+		{name: "two GPUs", specs: []traces.Job{
+			{ID: "pair", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2, Submit: 2 * sec},
+			{ID: "same time", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 2 * sec},
+		}},
+		{name: "added late", specs: []traces.Job{{ID: "first", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: sec}},
+			late: []traces.Job{
+				{ID: "late", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, SoloS: 7, Submit: 5 * sec},
+				{ID: "out of order", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 4 * sec},
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := sim.New(sim.Config{Server: server(t, "a100-40gb:2"), Catalog: models.A100(), Truth: exact(), Seed: 1}, tc.specs)
+			require.NoError(t, err)
+			arrived := 0
+			for step := 0; ; step++ {
+				evs, err := s.Next()
+				require.NoError(t, err)
+				if len(evs) == 0 {
+					break
+				}
+				for _, e := range evs {
+					require.Equal(t, policies.JobArrived, e.Kind)
+					want := s.Job(int(e.Job))
+					want.State = policies.Pending
+					require.Equal(t, want, s.View().Jobs[e.Job])
+					arrived++
+				}
+				if step == 0 {
+					for _, sp := range tc.late {
+						_, err := s.Add(sp)
+						require.NoError(t, err)
+					}
+				}
+			}
+			require.Equal(t, len(tc.specs)+len(tc.late), arrived)
+		})
+	}
+}
