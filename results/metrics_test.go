@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -545,4 +546,75 @@ func TestEventLogJobText(t *testing.T) {
 	l.Event(policies.Event{Kind: policies.JobArrived, T: sec, Job: 12345})
 	require.NoError(t, l.Flush())
 	require.Equal(t, `{"t":1.000,"event":"arrived","job":77}`+"\n", buf.String())
+}
+
+// The event log begins an arrived, started, active or finished line with
+// 8-byte words (EventLog.word: the time's text, the kind's head from
+// EventLog.heads, the job's kept text) and ends it with words for an
+// attempt of one digit and a started line's shared flag: the lines are
+// those fmt writes, for times, jobs, attempts (0, 9, 10, 12, -1) and GPU
+// lists, with the room past the collected lines ample or short of
+// wordRoom (then written piece by piece); a hand-changed head is what is
+// written (the words are read).
+func TestEventLogWords(t *testing.T) {
+	type ev struct {
+		kind    policies.EventKind
+		at      time.Duration
+		job     policies.JobID
+		attempt int
+		gpus    []int
+		shared  bool
+	}
+	evs := []ev{
+		{policies.JobArrived, 0, 3, 0, nil, false},
+		{policies.JobArrived, 1500 * time.Millisecond, 1234567, 0, nil, false},
+		{policies.JobStarted, 1500 * time.Millisecond, 3, 1, []int{0}, false},
+		{policies.JobStarted, 2 * sec, 1234567, 9, []int{1, 12, 3}, true},
+		{policies.JobActive, 2 * sec, 3, 1, nil, false},
+		{policies.JobActive, 9653064980 * time.Millisecond, 3, 10, nil, false},
+		{policies.JobFinished, 9653064980 * time.Millisecond, 1234567, 9, nil, false},
+		{policies.JobFinished, 9653064981 * time.Millisecond, 3, 12, nil, false},
+		{policies.JobStarted, 9653064981 * time.Millisecond, 3, 12, []int{7}, true},
+		{policies.JobActive, 9653064982 * time.Millisecond, 1 << 40, -1, nil, false},
+		{policies.JobArrived, time.Duration(1<<63 - 1), -5, 0, nil, false},
+		{policies.JobStarted, time.Duration(1<<63 - 1), -5, 0, []int{}, false},
+	}
+	var want strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&want, `{"t":%s,"event":"%s","job":%d`, strconv.FormatFloat(e.at.Seconds(), 'f', 3, 64), strings.ToLower(strings.TrimPrefix(e.kind.String(), "Job")), e.job)
+		switch e.kind {
+		case policies.JobStarted:
+			gpus := make([]string, len(e.gpus))
+			for i, g := range e.gpus {
+				gpus[i] = strconv.Itoa(g)
+			}
+			fmt.Fprintf(&want, `,"attempt":%d,"gpus":[%s],"shared":%t`, e.attempt, strings.Join(gpus, ","), e.shared)
+		case policies.JobActive, policies.JobFinished:
+			fmt.Fprintf(&want, `,"attempt":%d`, e.attempt)
+		}
+		want.WriteString("}\n")
+	}
+	for _, tc := range []struct {
+		name string
+		fill int // bytes collected before the events: the room past them cap(buf) − fill
+	}{{"ample room", 0}, {"short of wordRoom", logChunk + 1024 - wordRoom + 1}, {"a chunk's end", logChunk - 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			l := NewEventLog(&buf)
+			l.buf = append(l.buf, strings.Repeat("x", tc.fill)...)
+			for _, e := range evs {
+				l.Event(policies.Event{Kind: e.kind, T: e.at, Job: e.job, Attempt: e.attempt, GPUs: e.gpus, Shared: e.shared})
+			}
+			require.NoError(t, l.Flush())
+			require.Equal(t, want.String(), strings.TrimLeft(buf.String(), "x"))
+		})
+	}
+
+	var buf bytes.Buffer
+	l := NewEventLog(&buf)
+	l.Event(policies.Event{Kind: policies.JobArrived, T: sec, Job: 7})
+	l.heads[hActive] = makeHead(`,"event":"kept","job":`)
+	l.Event(policies.Event{Kind: policies.JobActive, T: sec, Job: 7, Attempt: 1})
+	require.NoError(t, l.Flush())
+	require.Equal(t, `{"t":1.000,"event":"arrived","job":7}`+"\n"+`{"t":1.000,"event":"kept","job":7,"attempt":1}`+"\n", buf.String())
 }

@@ -309,6 +309,113 @@ type EventLog struct {
 	tails    [][]byte
 	deferT   time.Duration
 	deferJob policies.JobID
+	// heads are the lines' heads by kind (lineHead), for word.
+	heads [nHeads]lineHead
+}
+
+// lineHead is a line's head, `,"event":"KIND","job":`, in 8-byte words
+// (zero past its end) and its length.
+type lineHead struct {
+	w [4]uint64
+	n int
+}
+
+// The heads EventLog.word writes, EventLog.heads's entries.
+const (
+	hArrived = iota
+	hStarted
+	hActive
+	hFinished
+	nHeads
+)
+
+// headTexts are the heads by their constant (hArrived …).
+var headTexts = [nHeads]string{`,"event":"arrived","job":`, `,"event":"started","job":`,
+	`,"event":"active","job":`, `,"event":"finished","job":`}
+
+// makeHead is h's words.
+func makeHead(h string) lineHead {
+	var b [32]byte
+	copy(b[:], h)
+	var x lineHead
+	for i := range x.w {
+		x.w[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	x.n = len(h)
+	return x
+}
+
+// wordRoom is the room past the collected lines that word asks for: the
+// time's text and the head (24 and 32 bytes, each rounded up to whole
+// words), a job's id (8 bytes from its kept text, at most 20 made), and
+// two words of the line's end.
+const wordRoom = 24 + 32 + 20 + 16
+
+// attemptW are the words of `,"attempt":D}` and a newline, D the attempt's
+// digit at bit attemptShift of the second word (the two bytes past the
+// newline are zero).
+const (
+	attemptW0    = uint64(',') | uint64('"')<<8 | uint64('a')<<16 | uint64('t')<<24 | uint64('t')<<32 | uint64('e')<<40 | uint64('m')<<48 | uint64('p')<<56
+	attemptW1    = uint64('t') | uint64('"')<<8 | uint64(':')<<16 | uint64('}')<<32 | uint64('\n')<<40
+	attemptShift = 24
+)
+
+// startedW are the words of `,"attempt":D,"gpus":[`, D as in attemptW, and
+// its length.
+const (
+	startedW0 = attemptW0
+	startedW1 = uint64('t') | uint64('"')<<8 | uint64(':')<<16 | uint64(',')<<32 | uint64('"')<<40 | uint64('g')<<48 | uint64('p')<<56
+	startedW2 = uint64('u') | uint64('s')<<8 | uint64('"')<<16 | uint64(':')<<24 | uint64('[')<<32
+	startedN  = 21
+)
+
+// sharedW are the words of a started line's end, `],"shared":true}` or
+// `],"shared":false}` and a newline, and their lengths.
+const (
+	sharedW0      = uint64(']') | uint64(',')<<8 | uint64('"')<<16 | uint64('s')<<24 | uint64('h')<<32 | uint64('a')<<40 | uint64('r')<<48 | uint64('e')<<56
+	sharedTrueW1  = uint64('d') | uint64('"')<<8 | uint64(':')<<16 | uint64('t')<<24 | uint64('r')<<32 | uint64('u')<<40 | uint64('e')<<48 | uint64('}')<<56
+	sharedTrueN   = 8 + 8 + 1 // (the newline: the third word's first byte)
+	sharedFalseW1 = uint64('d') | uint64('"')<<8 | uint64(':')<<16 | uint64('f')<<24 | uint64('a')<<32 | uint64('l')<<40 | uint64('s')<<48 | uint64('e')<<56
+	sharedFalseW2 = uint64('}') | uint64('\n')<<8
+	sharedFalseN  = 8 + 8 + 2
+)
+
+// word begins a line as start does, `{"t":` t, head h (l.heads's) and job,
+// with 8-byte stores into the room past the collected lines instead of
+// appends piece by piece (two copy calls and the appends' checks), and
+// returns it; nil when the room is short of wordRoom (start then). The
+// returned line has room for 16 more bytes; the bytes past it are scratch.
+// (The time's text is at most 20 bytes, `{"t":` and the seconds of a
+// time.Duration, and l.tText's array has 32.)
+func (l *EventLog) word(t time.Duration, h *lineHead, job policies.JobID) []byte {
+	if t != l.t || len(l.tText) == 0 {
+		l.t = t
+		l.timeText(t)
+	}
+	b, tt := l.buf, l.tText
+	n := len(b)
+	if cap(b)-n < wordRoom || cap(tt) < 24 {
+		return nil
+	}
+	w := b[n : n+wordRoom]
+	x := tt[:24]
+	binary.LittleEndian.PutUint64(w[0:], binary.LittleEndian.Uint64(x[0:]))
+	binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(x[8:]))
+	binary.LittleEndian.PutUint64(w[16:], binary.LittleEndian.Uint64(x[16:]))
+	m := len(tt) & 31
+	y := w[m : m+40]
+	binary.LittleEndian.PutUint64(y[0:], h.w[0])
+	binary.LittleEndian.PutUint64(y[8:], h.w[1])
+	binary.LittleEndian.PutUint64(y[16:], h.w[2])
+	binary.LittleEndian.PutUint64(y[24:], h.w[3])
+	m += h.n & 31
+	if uint64(job) < uint64(len(l.jobText)) {
+		if v := l.jobText[job]; v != 0 {
+			binary.LittleEndian.PutUint64(w[m:m+8], v)
+			return b[:n+m+int(v>>56)]
+		}
+	}
+	return l.appendJob(b[:n+m], job)
 }
 
 // firstDefer returns job's first slot in defers, -1 for none.
@@ -432,9 +539,13 @@ func (l *EventLog) addDefer(job policies.JobID, gpu int, reason string) {
 
 // NewEventLog writes to w; call Flush at the end.
 func NewEventLog(w io.Writer) *EventLog {
-	return &EventLog{w: w, defers: newDeferIndex[logged](),
-		buf: make([]byte, 0, logChunk+1024)} // a chunk and the line that fills it, made once
-
+	l := &EventLog{w: w, defers: newDeferIndex[logged](),
+		buf:   make([]byte, 0, logChunk+1024), // a chunk and the line that fills it, made once
+		tText: make([]byte, 0, 32)}            // (room for word's loads)
+	for i, h := range headTexts {
+		l.heads[i] = makeHead(h)
+	}
+	return l
 }
 
 // line writes one line: head, job and extra (see start).
@@ -448,7 +559,7 @@ func (l *EventLog) line(t time.Duration, head string, job policies.JobID, extra 
 // it to end. The time's text (with its `{"t":`) is kept for the next lines
 // of the instant.
 func (l *EventLog) start(t time.Duration, head string, job policies.JobID) []byte {
-	if t != l.t || l.tText == nil {
+	if t != l.t || len(l.tText) == 0 {
 		l.t = t
 		l.timeText(t)
 	}
@@ -571,6 +682,12 @@ func (l *EventLog) EventAt(e *policies.Event) {
 	l.now = e.T
 	switch e.Kind {
 	case policies.JobArrived:
+		if b := l.word(e.T, &l.heads[hArrived], e.Job); b != nil {
+			n := len(b)
+			binary.LittleEndian.PutUint16(b[n:n+2], '}'|'\n'<<8)
+			l.keep(b[:n+2])
+			return
+		}
 		l.end(l.start(e.T, `,"event":"arrived","job":`, e.Job))
 	case policies.JobStarted:
 		// A new attempt starts a new deferral history for the job.
@@ -582,20 +699,59 @@ func (l *EventLog) EventAt(e *policies.Event) {
 			}
 			l.setFirstDefer(e.Job, -1)
 		}
-		b := appendInt(append(l.start(e.T, `,"event":"started","job":`, e.Job), `,"attempt":`...), int64(e.Attempt))
-		b = append(b, `,"gpus":[`...)
+		var b []byte
+		if uint64(e.Attempt) < 10 {
+			b = l.word(e.T, &l.heads[hStarted], e.Job)
+		}
+		if b != nil {
+			n := len(b)
+			y := b[n : n+24]
+			binary.LittleEndian.PutUint64(y[0:], startedW0)
+			binary.LittleEndian.PutUint64(y[8:], startedW1|uint64('0'+e.Attempt)<<attemptShift)
+			binary.LittleEndian.PutUint64(y[16:], startedW2)
+			b = b[:n+startedN]
+		} else {
+			b = append(appendInt(append(l.start(e.T, `,"event":"started","job":`, e.Job), `,"attempt":`...), int64(e.Attempt)), `,"gpus":[`...)
+		}
 		for i, g := range e.GPUs {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = appendInt(b, int64(g))
 		}
-		b = append(b, `],"shared":`...)
-		l.end(strconv.AppendBool(b, e.Shared))
-	case policies.JobActive:
-		l.end(appendInt(append(l.start(e.T, `,"event":"active","job":`, e.Job), `,"attempt":`...), int64(e.Attempt)))
-	case policies.JobFinished:
-		l.end(appendInt(append(l.start(e.T, `,"event":"finished","job":`, e.Job), `,"attempt":`...), int64(e.Attempt)))
+		if n := len(b); cap(b)-n >= 24 {
+			y := b[n : n+24]
+			binary.LittleEndian.PutUint64(y[0:], sharedW0)
+			if e.Shared {
+				binary.LittleEndian.PutUint64(y[8:], sharedTrueW1)
+				binary.LittleEndian.PutUint64(y[16:], '\n')
+				l.keep(b[:n+sharedTrueN])
+			} else {
+				binary.LittleEndian.PutUint64(y[8:], sharedFalseW1)
+				binary.LittleEndian.PutUint64(y[16:], sharedFalseW2)
+				l.keep(b[:n+sharedFalseN])
+			}
+		} else if e.Shared {
+			l.keep(append(b, "],\"shared\":true}\n"...))
+		} else {
+			l.keep(append(b, "],\"shared\":false}\n"...))
+		}
+	case policies.JobActive, policies.JobFinished:
+		h := hActive
+		if e.Kind == policies.JobFinished {
+			h = hFinished
+		}
+		if uint64(e.Attempt) < 10 {
+			if b := l.word(e.T, &l.heads[h], e.Job); b != nil {
+				n := len(b)
+				y := b[n : n+16]
+				binary.LittleEndian.PutUint64(y[0:], attemptW0)
+				binary.LittleEndian.PutUint64(y[8:], attemptW1|uint64('0'+e.Attempt)<<attemptShift)
+				l.keep(b[:n+14])
+				return
+			}
+		}
+		l.end(appendInt(append(l.start(e.T, headTexts[h], e.Job), `,"attempt":`...), int64(e.Attempt)))
 	case policies.JobFailed:
 		l.line(e.T, `,"event":"failed","job":`, e.Job, fmt.Sprintf(`,"attempt":%d,"reason":%q,"gpu":%d`, e.Attempt, e.Failure.String(), e.GPU))
 	case policies.JobStopped:
