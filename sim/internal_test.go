@@ -242,6 +242,7 @@ func TestDistIsDraw(t *testing.T) {
 	}
 	for _, seed := range []uint64{0, 1, 1 << 63} {
 		require.Equal(t, unitPrefix(seed, 5, 9), mix(mix(seedMix(seed)^5)^9))
+		require.Equal(t, unitPrefix(seed, 5, 9), prefixFrom(seedMix(seed), 5, 9))
 	}
 }
 

@@ -59,7 +59,9 @@ func TestCheckFindsUntouchedCorruption(t *testing.T) {
 
 // Arrivals in time order wait in their own list, the rest in the heap;
 // every pop is the earliest pending event by (time, sequence), whatever the
-// mix, an arrival out of time order (which goes to the heap) included.
+// mix, an arrival out of time order (which goes to the heap) included; the
+// list's first pending arrival and its time, which popIn keeps (nextA,
+// nextT), follow pops that empty the list and pushes that refill it.
 func TestArrivalListAndHeap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 50 {

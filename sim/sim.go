@@ -187,7 +187,11 @@ type queue []item
 // moved down into it once, not swapped: the array comes out as a swap
 // would leave it, in fewer moves.
 func (q *queue) push(it item) {
-	*q = append(*q, it)
+	if n := len(*q); n < cap(*q) {
+		*q = (*q)[:n+1] // its last place is written below
+	} else {
+		*q = append(*q, it)
+	}
 	h := *q
 	i := len(h) - 1
 	for i > 0 {
@@ -320,7 +324,12 @@ type Sim struct {
 	// from index arrived on (pushArrival).
 	arrivals []arrival
 	arrived  int
-	jobs     []job
+	// nextA is arrivals[arrived] and nextT its time (its job's submit),
+	// kept while one is pending so that popIn compares them with the
+	// heap's first without reading the list and the job.
+	nextA arrival
+	nextT time.Duration
+	jobs  []job
 	// atts holds the running attempts' state (job.run); free lists its
 	// free slots, reused last freed first (deterministic).
 	atts  []runState
@@ -678,7 +687,11 @@ func (s *Sim) pushArrival(it item) {
 		s.push(it)
 		return
 	}
-	s.arrivals = append(s.arrivals, arrival{seq: s.seq, job: it.job})
+	a := arrival{seq: s.seq, job: it.job}
+	if len(s.arrivals) == s.arrived { // the first pending
+		s.nextA, s.nextT = a, it.t
+	}
+	s.arrivals = append(s.arrivals, a)
 	s.seq++
 }
 
@@ -711,14 +724,16 @@ func (s *Sim) popIn(lo, hi time.Duration) (item, bool) {
 	if s.arrived < len(s.arrivals) {
 		// The arrival's time and sequence against the heap's first, its
 		// item built only when it is the one taken.
-		a := s.arrivals[s.arrived]
-		if t := s.jobs[a.job].submit; len(s.q) == 0 || t < s.q[0].t || t == s.q[0].t && a.seq < s.q[0].seq {
+		if t, a := s.nextT, s.nextA; len(s.q) == 0 || t < s.q[0].t || t == s.q[0].t && a.seq < s.q[0].seq {
 			if t < lo || t > hi {
 				return item{}, false
 			}
 			s.arrived++
 			if s.arrived == len(s.arrivals) { // all out: reuse the array
 				s.arrivals, s.arrived = s.arrivals[:0], 0
+			} else {
+				s.nextA = s.arrivals[s.arrived]
+				s.nextT = s.jobs[s.nextA.job].submit
 			}
 			return item{t: t, seq: a.seq, job: a.job, kind: evArrive}, true
 		}
@@ -1091,9 +1106,9 @@ func (s *Sim) handle(it item) {
 		pj.SoloS = j.solo0
 		pj.State = policies.Pending
 		s.books.Enqueue(policies.JobID(it.job))
-		s.emit(policies.Event{Kind: policies.JobArrived, T: s.now, Job: pj.ID})
+		s.emit(policies.JobArrived, pj.ID, 0)
 	case evWake:
-		s.emit(policies.Event{Kind: policies.Wakeup, T: s.now})
+		s.emit(policies.Wakeup, 0, 0)
 	case evActive:
 		j := &s.jobs[it.job]
 		if it.epoch != j.epoch {
@@ -1111,7 +1126,7 @@ func (s *Sim) handle(it item) {
 		at.since = s.now
 		j.rate = 0
 		s.changed(pj.On)
-		s.emit(policies.Event{Kind: policies.JobActive, T: s.now, Job: pj.ID, Attempt: pj.Attempts})
+		s.emit(policies.JobActive, pj.ID, pj.Attempts)
 	case evFinish:
 		j := &s.jobs[it.job]
 		if it.epoch != j.epoch {
@@ -1123,7 +1138,7 @@ func (s *Sim) handle(it item) {
 		pj.State = policies.Done
 		s.live--
 		s.changed(on)
-		s.emit(policies.Event{Kind: policies.JobFinished, T: s.now, Job: pj.ID, Attempt: pj.Attempts})
+		s.emit(policies.JobFinished, pj.ID, pj.Attempts)
 	case evOOM:
 		if it.epoch != s.gpus[it.gpu].epoch {
 			return
@@ -1145,11 +1160,25 @@ func (s *Sim) handle(it item) {
 		pj.LastFailure, pj.FailedAt = policies.OOM, s.now
 		s.books.Fail(pj.ID)
 		s.changed(on)
-		s.emit(policies.Event{Kind: policies.JobFailed, T: s.now, Job: pj.ID, Attempt: pj.Attempts, Failure: policies.OOM, GPU: int(it.gpu)})
+		e := s.emit(policies.JobFailed, pj.ID, pj.Attempts)
+		e.Failure, e.GPU = policies.OOM, int(it.gpu)
 	}
 }
 
-func (s *Sim) emit(e policies.Event) { s.out = append(s.out, e) }
+// emit appends an event of kind k about job id (attempt a) at now and
+// returns it for the kind's other fields: written in place in s.out, not
+// built and then copied (an event is 112 bytes).
+func (s *Sim) emit(k policies.EventKind, id policies.JobID, a int) *policies.Event {
+	n := len(s.out)
+	if n == cap(s.out) {
+		s.out = append(s.out, policies.Event{})
+	} else {
+		s.out = s.out[:n+1]
+	}
+	e := &s.out[n]
+	*e = policies.Event{Kind: k, T: s.now, Job: id, Attempt: a}
+	return e
+}
 
 // release takes a running job off its GPUs and returns them.
 func (s *Sim) release(id int) []int {
@@ -1214,13 +1243,13 @@ func (s *Sim) Apply(a policies.Action) error {
 		s.view.Jobs[id].State = policies.Stopped
 		s.live--
 		s.lastChange = s.now
-		s.emit(policies.Event{Kind: policies.JobStopped, T: s.now, Job: a.Job, Reason: a.Reason})
+		s.emit(policies.JobStopped, a.Job, 0).Reason = a.Reason
 		return nil
 	case policies.Wake:
 		if a.At <= s.now { // due already: fires at once, once per instant
 			if !s.wokeNow || s.wokeAt != s.now {
 				s.wokeNow, s.wokeAt = true, s.now
-				s.emit(policies.Event{Kind: policies.Wakeup, T: s.now})
+				s.emit(policies.Wakeup, 0, 0)
 			}
 			return nil
 		}
@@ -1277,7 +1306,7 @@ func (s *Sim) place(a policies.Action) error {
 	}
 	s.touch(a.GPUs)
 	j.epoch++
-	attempt := unitPrefix(s.cfg.Seed, uint64(id), uint64(pj.Attempts)) // unit(seed, id, attempts, ·)
+	attempt := prefixFrom(s.seedMix, uint64(id), uint64(pj.Attempts)) // unitPrefix(seed, id, attempts): unit(seed, id, attempts, ·)
 	u := unitFrom(attempt, 0x57a27)
 	startup := time.Duration(float64(j.info0.startup) * (1 + s.cfg.Truth.StartupJitter*(2*u-1))) // nominal startup, jittered
 	at.peak = 1 + s.cfg.Truth.PeakJitter*(2*unitFrom(attempt, 0x9ea4)-1)
@@ -1290,7 +1319,8 @@ func (s *Sim) place(a policies.Action) error {
 	}
 	s.push(item{t: s.now + startup, kind: evActive, job: int32(id), epoch: j.epoch})
 	s.lastChange = s.now
-	s.emit(policies.Event{Kind: policies.JobStarted, T: s.now, Job: pj.ID, Attempt: pj.Attempts, GPUs: pj.On, Shared: shared})
+	e := s.emit(policies.JobStarted, pj.ID, pj.Attempts)
+	e.GPUs, e.Shared = pj.On, shared
 	return nil
 }
 

@@ -502,9 +502,11 @@ func nonNeg(x float64) float64 {
 // the same first three inputs hash that prefix once.
 //
 // unitPrefix hashes unit's first three inputs; unitFrom finishes it.
-func unitPrefix(seed, a, b uint64) uint64 {
-	return mix(mix(seedMix(seed)^a) ^ b)
-}
+func unitPrefix(seed, a, b uint64) uint64 { return prefixFrom(seedMix(seed), a, b) }
+
+// prefixFrom is unitPrefix(seed, a, b) from the seed's part, sm =
+// seedMix(seed) (a run keeps it: Sim.seedMix).
+func prefixFrom(sm, a, b uint64) uint64 { return mix(mix(sm^a) ^ b) }
 
 // seedMix is the seed's part of unitPrefix, the same for every draw of a run.
 func seedMix(seed uint64) uint64 { return mix(seed ^ 0x9e3779b97f4a7c15) }
