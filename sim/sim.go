@@ -369,6 +369,7 @@ type Sim struct {
 	// GPUs changed since the last invariant check, and how many checks ran.
 	touched   []int
 	isTouched []bool
+	every     []int // 0, 1, ... for every GPU (a full check's list)
 	checks    int
 	// types holds the GPU types' truth (one entry unless Config.Types
 	// has more), typeOf each GPU's index into it (nil for one type) and
@@ -1374,7 +1375,8 @@ func (s *Sim) shownOn(id, g int) *models.Profile {
 // settle accounts the progress a running, active job made since it was last
 // settled.
 func (s *Sim) settle(id int) {
-	j, at := &s.jobs[id], s.att(id)
+	j := &s.jobs[id]
+	at := &s.atts[j.run] // s.att(id) without reading the job again: settle inlines
 	if s.view.Jobs[id].Active && j.rate > 0 {
 		at.work -= j.rate * (s.now - at.since).Seconds()
 		at.work = max(at.work, 0)
@@ -1400,7 +1402,11 @@ func (s *Sim) changed(gpus []int) {
 	for _, g := range gpus {
 		s.gpus[g].tel.record(s, g)
 		for _, id := range s.view.GPUs[g].Jobs {
-			for _, h := range s.view.Jobs[id].On {
+			on := s.view.Jobs[id].On
+			if len(on) == 1 {
+				continue // on g alone, one of gpus
+			}
+			for _, h := range on {
 				if !slices.Contains(gpus, h) && s.gpus[h].tel.rateChanged(s) {
 					s.gpus[h].tel.record(s, h)
 				}
@@ -1493,8 +1499,12 @@ func (s *Sim) usedAt(g int, t time.Duration) float64 {
 // there, so then their memory is within the capacity at every time from
 // now on (until the jobs on g change).
 func (s *Sim) peaksFit(g int) bool {
+	jobs := s.view.GPUs[g].Jobs
+	if len(jobs) == 0 {
+		return true // nothing against a capacity above 0 (setTypes)
+	}
 	peaks := 0.0
-	for _, id := range s.view.GPUs[g].Jobs {
+	for _, id := range jobs {
 		if s.view.Jobs[id].Active {
 			peaks += s.profileOn(int(id), g).PeakMiB * s.att(int(id)).peak
 		}
@@ -1507,11 +1517,17 @@ func (s *Sim) peaksFit(g int) bool {
 func (s *Sim) scheduleOOM(g int) {
 	gp := &s.gpus[g]
 	gp.epoch++
-	capa := s.capacity(g)
 	gp.fits, gp.fitAt = s.peaksFit(g), s.now
-	if gp.fits { // no time exceeds the capacity: nothing to search
-		return
+	if !gp.fits { // else no time exceeds the capacity: nothing to search
+		s.searchOOM(g)
 	}
+}
+
+// searchOOM is scheduleOOM's search for GPU g, whose active jobs do not
+// fit it at their peaks: a function of its own, so that scheduleOOM (at
+// every change of a GPU's jobs) sets up no defer.
+func (s *Sim) searchOOM(g int) {
+	capa := s.capacity(g)
 	// Breakpoints where the piecewise-linear total changes slope.
 	ts := append(s.ts[:0], s.now)
 	defer func() { s.ts = ts[:0] }()
@@ -1629,16 +1645,17 @@ func (s *Sim) check(job int) error {
 // checkGPUs is check's part on the GPUs.
 func (s *Sim) checkGPUs() error {
 	s.checks++
-	all := s.checks&63 == 1 // s.checks%64 (checks counts up from 0)
-	n := len(s.view.GPUs)
-	if !all {
-		n = len(s.touched)
-	}
-	for i := range n {
-		g := i
-		if !all {
-			g = s.touched[i]
+	gpus := s.touched
+	if s.checks&63 == 1 { // s.checks%64 (checks counts up from 0): every GPU
+		if len(s.every) != len(s.view.GPUs) {
+			s.every = make([]int, len(s.view.GPUs))
+			for g := range s.every {
+				s.every[g] = g
+			}
 		}
+		gpus = s.every
+	}
+	for _, g := range gpus {
 		for _, id := range s.view.GPUs[g].Jobs {
 			pj := &s.view.Jobs[id]
 			if pj.State != policies.Running {
