@@ -64,6 +64,16 @@ func (s *Sim) segmentPower(g int, pm *models.PowerModel, jobs []segJob) float64 
 		return pm.IdleW
 	}
 	a := models.Activity{Busy: true}
+	if len(jobs) == 1 { // the lone job's numbers read in place, not listed
+		j := &jobs[0]
+		p := j.prof
+		a.MemGiB += j.peakMiB / 1024
+		if tt := s.typ(g); tt.Type.Pressure {
+			a.SMACT, a.SMOCC, a.DRAMA = s.lone(g).combineOne(&tt.Telemetry,
+				models.TelemetryJob{SMACT: p.SMACT.Mean, SMOCC: p.SMOCC.Mean, DRAMA: p.DRAMA.Mean, Util: p.UtilPct / 100, Rate: j.rate})
+		}
+		return pm.Power(a)
+	}
 	comb := s.comb[:0]
 	for i := range jobs {
 		j := &jobs[i]
@@ -75,11 +85,7 @@ func (s *Sim) segmentPower(g int, pm *models.PowerModel, jobs []segJob) float64 
 	s.comb = comb
 	tt := s.typ(g)
 	if tt.Type.Pressure {
-		if len(comb) == 1 {
-			a.SMACT, a.SMOCC, a.DRAMA = s.lone(g).combine(&tt.Telemetry, comb)
-		} else {
-			a.SMACT, a.SMOCC, a.DRAMA = tt.Telemetry.CombineTelemetry(comb)
-		}
+		a.SMACT, a.SMOCC, a.DRAMA = tt.Telemetry.CombineTelemetry(comb)
 	}
 	return pm.Power(a)
 }
@@ -104,14 +110,19 @@ type loneEntry struct {
 // combine is p.CombineTelemetry(one), through the memo, for one job
 // (len(one) == 1); p must be the memo's type's parameters.
 func (m *loneMemo) combine(p *models.TelemetryParams, one []models.TelemetryJob) (smact, smocc, drama float64) {
-	j := &one[0]
+	return m.combineOne(p, one[0])
+}
+
+// combineOne is combine of the one job j, passed by value (segmentPower's
+// lone job, read in place from its segment, not listed).
+func (m *loneMemo) combineOne(p *models.TelemetryParams, j models.TelemetryJob) (smact, smocc, drama float64) {
 	in := [5]uint64{math.Float64bits(j.SMACT), math.Float64bits(j.SMOCC), math.Float64bits(j.DRAMA),
 		math.Float64bits(j.Util), math.Float64bits(j.Rate)}
 	e := &m[((in[0]^in[1]>>7)*0x9e3779b97f4a7c15^in[4])*0x94d049bb133111eb>>(64-8)]
 	if e.ok && e.in[0] == in[0] && e.in[1] == in[1] && e.in[2] == in[2] && e.in[3] == in[3] && e.in[4] == in[4] && !j.Steady {
 		return e.smact, e.smocc, e.drama
 	}
-	smact, smocc, drama = p.CombineTelemetry(one)
+	smact, smocc, drama = p.CombineTelemetry([]models.TelemetryJob{j})
 	if !j.Steady { // (the meter's jobs are not: Steady is not in the key)
 		*e = loneEntry{in: in, smact: smact, smocc: smocc, drama: drama, ok: true}
 	}

@@ -500,3 +500,51 @@ func TestLaterFinishKeepsOneEntry(t *testing.T) {
 	i := slices.IndexFunc(s.q, func(it item) bool { return it.kind == evFinish && it.job == 0 })
 	require.Equal(t, item{t: s.att(0).done, seq: s.att(0).fseq, job: 0, kind: evFinish, epoch: s.jobs[0].epoch}, s.q[i], "the pending finish")
 }
+
+// record writes a segment's jobs over a recycled array without zeroing
+// them: the draws' fields (smact, smocc, drama, term) are written when the
+// segment is first sampled (segment.drawn), so an array holding another
+// segment's draws gives the samples and the measured memory of a fresh
+// one, for every second of a job's start, ramp and steady run.
+func TestRecordOverRecycledDraws(t *testing.T) {
+	type reading struct {
+		x    []policies.Sample
+		used float64
+	}
+	run := func(poison bool) reading {
+		s := newTestSim(t, nil)
+		_, err := s.Next() // the arrival
+		require.NoError(t, err)
+		var junks [][]segJob
+		if poison { // arrays for the segments at the placement and the activity, and one more; room for segments appended in place
+			h := &s.gpus[0].tel
+			h.buf = make([]segment, 0, 8)
+			h.segs = h.buf
+			bad := dist{kind: distNormal, mean: 0.9, scale: 5, hi: 3, lo: -3}
+			for range 3 {
+				junk := make([]segJob, 4)
+				for i := range junk {
+					junk[i] = segJob{smact: bad, smocc: bad, drama: bad, term: models.Term{W: 7}}
+				}
+				junks = append(junks, junk)
+				s.gpus[0].tel.free = append(s.gpus[0].tel.free, junk[:0])
+			}
+		}
+		require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+		_, err = s.AdvanceTo(120 * time.Second)
+		require.NoError(t, err)
+		if poison { // the junk array holds a recorded segment's job
+			used := false
+			for _, seg := range s.gpus[0].tel.segs {
+				for _, junk := range junks {
+					used = used || (len(seg.jobs) > 0 && &seg.jobs[0] == &junk[0])
+				}
+			}
+			require.True(t, used)
+		}
+		return reading{s.View().Telemetry.Samples(nil, 0, 121), s.View().GPUs[0].UsedMiB}
+	}
+	fresh := run(false)
+	require.Len(t, fresh.x, 121)
+	require.Equal(t, fresh, run(true))
+}

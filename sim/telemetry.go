@@ -114,44 +114,53 @@ func (h *history) record(s *Sim, g int) {
 		pj := &s.view.Jobs[id]
 		if pj.Active {
 			prof := s.shownOn(int(id), g)
-			// Written in place (a segJob is 264 bytes): zeroed, then
-			// its fields.
+			// Written in place (a segJob is 264 bytes): the fields read
+			// before the segment's draws are prepared; the draws' (smact,
+			// smocc, drama, term) are written when they are (segment.drawn,
+			// false in a segment recorded), not zeroed here.
 			if n := len(jobs); n < cap(jobs) {
 				jobs = jobs[:n+1]
 			} else {
 				jobs = append(jobs, segJob{})
 			}
 			j := &jobs[len(jobs)-1]
-			*j = segJob{}
 			j.id, j.attempt, j.prof = int(id), pj.Attempts, prof
 			j.peakMiB, j.activeAt, j.rate = prof.PeakMiB*s.att(int(id)).peak, pj.ActiveAt, s.jobs[id].rate
 			j.key = noiseKey(int(id), pj.Attempts)
 		}
 	}
 	w := s.meter(g, jobs)
-	if n := len(h.segs); n > 0 && h.segs[n-1].start == s.now {
-		h.recycle(h.segs[n-1].jobs)
-		h.segs[n-1].jobs, h.segs[n-1].serial, h.segs[n-1].drawn, h.segs[n-1].powerW = jobs, h.version, false, w
+	segs := h.segs // buf[off:]
+	if n := len(segs); n > 0 && segs[n-1].start == s.now {
+		h.recycle(segs[n-1].jobs)
+		segs[n-1].jobs, segs[n-1].serial, segs[n-1].drawn, segs[n-1].powerW = jobs, h.version, false, w
+	} else if m := len(h.buf); m < cap(h.buf) { // appended in place: buf and segs share the array
+		h.buf = h.buf[:m+1]
+		segs = segs[:n+1]
+		seg := &segs[n] // (every field written: the slot may hold a dropped segment's)
+		seg.start, seg.jobs, seg.powerW, seg.serial, seg.drawn = s.now, jobs, w, h.version, false
 	} else {
-		if len(h.buf) == cap(h.buf) && h.off > 0 { // full: move the history to the front
-			h.buf = h.buf[:copy(h.buf, h.segs)]
+		if h.off > 0 { // full: move the history to the front
+			h.buf = h.buf[:copy(h.buf, segs)]
 			h.off = 0
 		}
 		h.buf = append(h.buf, segment{start: s.now, jobs: jobs, serial: h.version, powerW: w})
-		h.segs = h.buf[h.off:]
+		segs = h.buf[h.off:]
 	}
 	// Drop segments that ended before the retained history.
+	cut := s.now - keep
 	i := 0
-	for i+1 < len(h.segs) && h.segs[i+1].start <= s.now-keep {
+	for i+1 < len(segs) && segs[i+1].start <= cut {
 		i++
 	}
 	if i > 0 {
-		for k := range h.segs[:i] {
-			h.recycle(h.segs[k].jobs) // (the dropped segment is not read again)
+		for k := range segs[:i] {
+			h.recycle(segs[k].jobs) // (the dropped segment is not read again)
 		}
 		h.off += i
-		h.segs = h.buf[h.off:]
+		segs = segs[i:]
 	}
+	h.segs = segs
 }
 
 // recycle keeps the array of a segment no longer in the history for the
