@@ -473,7 +473,7 @@ func TestLaterFinishKeepsOneEntry(t *testing.T) {
 			{ID: "b", Workload: "bert_base_wiki_bs32_1gpu", GPUs: 1, Submit: 100 * time.Second}})
 	require.NoError(t, err)
 	finishes := func() (n int) {
-		for _, it := range s.q {
+		for _, it := range s.q.a {
 			if it.kind == evFinish && it.job == 0 {
 				n++
 			}
@@ -492,13 +492,13 @@ func TestLaterFinishKeepsOneEntry(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, s.att(0).done, alone, "a's finish re-timed later")
 	require.Equal(t, 1, finishes(), "one entry for a in the heap")
-	require.Equal(t, alone, s.q[slices.IndexFunc(s.q, func(it item) bool { return it.kind == evFinish && it.job == 0 })].t)
+	require.Equal(t, alone, s.q.a[slices.IndexFunc(s.q.a, func(it item) bool { return it.kind == evFinish && it.job == 0 })].t)
 	_, err = s.AdvanceTo(alone) // the old entry has come out
 	require.NoError(t, err)
 	require.Equal(t, policies.Running, s.view.Jobs[0].State)
 	require.Equal(t, 1, finishes())
-	i := slices.IndexFunc(s.q, func(it item) bool { return it.kind == evFinish && it.job == 0 })
-	require.Equal(t, item{t: s.att(0).done, seq: s.att(0).fseq, job: 0, kind: evFinish, epoch: s.jobs[0].epoch}, s.q[i], "the pending finish")
+	i := slices.IndexFunc(s.q.a, func(it item) bool { return it.kind == evFinish && it.job == 0 })
+	require.Equal(t, item{t: s.att(0).done, seq: s.att(0).fseq, job: 0, kind: evFinish, epoch: s.jobs[0].epoch}, s.q.a[i], "the pending finish")
 }
 
 // record writes a segment's jobs over a recycled array without zeroing

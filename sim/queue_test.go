@@ -19,7 +19,7 @@ func TestQueueOrder(t *testing.T) {
 	var want []item
 	seq := uint64(0)
 	for range 2000 {
-		if len(q) > 0 && rng.IntN(3) == 0 {
+		if len(q.a) > 0 && rng.IntN(3) == 0 {
 			slices.SortFunc(want, func(a, b item) int {
 				if a.t != b.t {
 					return int(a.t - b.t)
@@ -35,7 +35,72 @@ func TestQueueOrder(t *testing.T) {
 		q.push(it)
 		want = append(want, it)
 	}
-	require.Equal(t, len(want), len(q))
+	require.Equal(t, len(want), len(q.a))
+}
+
+// TestQueueForms: up to sortedMax items the queue is an array sorted from
+// the last due to the first (the first at its end); a push past sortedMax
+// makes it a heap, which it stays until a pop leaves at most sortedMax/2;
+// in either form every pop is the first pending item by (time, sequence),
+// ties in time included, through growing and draining again.
+func TestQueueForms(t *testing.T) {
+	tests := []struct {
+		name string
+		peak int // the most items held
+	}{
+		{name: "small", peak: 5},
+		{name: "at the limit", peak: sortedMax},
+		{name: "one past", peak: sortedMax + 1},
+		{name: "large", peak: 5 * sortedMax},
+	}
+	later := func(x, y item) int { // the sorted form's order
+		if y.before(x) {
+			return -1
+		}
+		return 1
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(tc.peak), 7))
+			var q queue
+			var pending []item
+			seq := uint64(0)
+			form := func() {
+				if !q.heap {
+					require.LessOrEqual(t, len(q.a), sortedMax)
+					require.True(t, slices.IsSortedFunc(q.a, later), "sorted from the last due")
+					return
+				}
+				require.Greater(t, len(q.a), sortedMax/2)
+				for i := 1; i < len(q.a); i++ {
+					require.False(t, q.a[i].before(q.a[(i-1)/2]), "a heap")
+				}
+			}
+			for range 3 {
+				for len(q.a) < tc.peak {
+					it := item{t: time.Duration(rng.IntN(20)), seq: seq}
+					seq++
+					q.push(it)
+					pending = append(pending, it)
+					form()
+				}
+				require.Equal(t, tc.peak > sortedMax, q.heap)
+				for len(q.a) > 0 {
+					k := 0
+					for i := range pending {
+						if pending[i].before(pending[k]) {
+							k = i
+						}
+					}
+					require.Equal(t, pending[k], *q.first())
+					require.Equal(t, pending[k], q.pop())
+					pending = slices.Delete(pending, k, k+1)
+					form()
+				}
+				require.False(t, q.heap, "sorted again once drained")
+			}
+		})
+	}
 }
 
 // Invariants are checked on changed GPUs at once and on every GPU

@@ -179,20 +179,87 @@ func (s *Sim) arrivalItem(a arrival) item {
 	return item{t: s.jobs[a.job].submit, seq: a.seq, job: a.job, kind: evArrive}
 }
 
-// queue is a binary min-heap of items by (time, sequence), typed so that
-// pushing and popping box nothing.
-type queue []item
+// queue holds the pending items in (time, sequence) order, typed so that
+// pushing and popping box nothing. A run's queue is mostly small (an entry
+// or two a running job): up to sortedMax items it is an array sorted from
+// the last due to the first (the first at its end: a pop shortens it, a
+// push moves the items due before the new one up a place); a push past
+// sortedMax makes it a binary min-heap (the array reversed, the first at
+// index 0), which it stays until a pop leaves at most sortedMax/2. A
+// sequence is never used twice, so (time, sequence) orders the items
+// totally and either form gives them out in the same order.
+type queue struct {
+	a    []item
+	heap bool
+}
 
-// push adds it. Its place is found with a hole moved up, each parent
-// moved down into it once, not swapped: the array comes out as a swap
-// would leave it, in fewer moves.
-func (q *queue) push(it item) {
-	if n := len(*q); n < cap(*q) {
-		*q = (*q)[:n+1] // its last place is written below
-	} else {
-		*q = append(*q, it)
+// sortedMax is the most items a queue keeps sorted.
+const sortedMax = 32
+
+// first returns the first item; q must not be empty.
+func (q *queue) first() *item {
+	if q.heap {
+		return &q.a[0]
 	}
-	h := *q
+	return &q.a[len(q.a)-1]
+}
+
+// push adds it.
+func (q *queue) push(it item) {
+	n := len(q.a)
+	if !q.heap {
+		if n < sortedMax {
+			if n < cap(q.a) {
+				q.a = q.a[:n+1] // its place is written below
+			} else {
+				q.a = append(q.a, it)
+			}
+			a := q.a
+			i := n
+			for i > 0 && (a[i-1].t < it.t || a[i-1].t == it.t && a[i-1].seq < it.seq) {
+				a[i] = a[i-1] // due before it
+				i--
+			}
+			a[i] = it
+			return
+		}
+		slices.Reverse(q.a) // sorted from the first: a heap
+		q.heap = true
+	}
+	q.heapPush(it)
+}
+
+// pop removes and returns the first item.
+func (q *queue) pop() item {
+	if !q.heap {
+		n := len(q.a) - 1
+		it := q.a[n]
+		q.a = q.a[:n]
+		return it
+	}
+	it := q.heapPop()
+	if len(q.a) <= sortedMax/2 {
+		slices.SortFunc(q.a, func(x, y item) int { // the last due first
+			if y.before(x) {
+				return -1
+			}
+			return 1 // (no two items are equal)
+		})
+		q.heap = false
+	}
+	return it
+}
+
+// heapPush adds it to the heap. Its place is found with a hole moved up,
+// each parent moved down into it once, not swapped: the array comes out
+// as a swap would leave it, in fewer moves.
+func (q *queue) heapPush(it item) {
+	if n := len(q.a); n < cap(q.a) {
+		q.a = q.a[:n+1] // its last place is written below
+	} else {
+		q.a = append(q.a, it)
+	}
+	h := q.a
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
@@ -205,11 +272,12 @@ func (q *queue) push(it item) {
 	h[i] = it
 }
 
-// pop removes and returns the first item. The last item's place is found
-// with a hole moved down from the top, each smaller child moved up into
-// it once, not swapped: the array comes out as a swap would leave it.
-func (q *queue) pop() item {
-	h := *q
+// heapPop removes and returns the heap's first item. The last item's
+// place is found with a hole moved down from the top, each smaller child
+// moved up into it once, not swapped: the array comes out as a swap would
+// leave it.
+func (q *queue) heapPop() item {
+	h := q.a
 	top := h[0]
 	n := len(h) - 1
 	last := h[n]
@@ -234,7 +302,7 @@ func (q *queue) pop() item {
 	if n > 0 {
 		h[i] = last
 	}
-	*q = h
+	q.a = h
 	return top
 }
 
@@ -452,7 +520,7 @@ func New(cfg Config, specs []traces.Job) (*Sim, error) {
 	s.view.Telemetry = telemetry{s}
 	s.jobs = make([]job, 0, len(specs))
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
-	s.q = make(queue, 0, 2*cfg.Server.GPUs+16)
+	s.q.a = make([]item, 0, 2*cfg.Server.GPUs+16)
 	s.arrivals = make([]arrival, 0, len(specs))
 	for _, sp := range specs {
 		if _, err := s.Add(sp); err != nil {
@@ -700,12 +768,12 @@ func (s *Sim) pushArrival(it item) {
 // there is one.
 func (s *Sim) due() (item, bool) {
 	if s.arrived < len(s.arrivals) {
-		if a := s.arrivalItem(s.arrivals[s.arrived]); len(s.q) == 0 || a.before(s.q[0]) {
+		if a := s.arrivalItem(s.arrivals[s.arrived]); len(s.q.a) == 0 || a.before(*s.q.first()) {
 			return a, true
 		}
 	}
-	if len(s.q) > 0 {
-		return s.q[0], true
+	if len(s.q.a) > 0 {
+		return *s.q.first(), true
 	}
 	return item{}, false
 }
@@ -722,10 +790,20 @@ func (s *Sim) popAt(t time.Duration) (item, bool) { return s.popIn(t, t) }
 // popIn removes and returns the event due returns if its time is in [lo,
 // hi].
 func (s *Sim) popIn(lo, hi time.Duration) (item, bool) {
+	q := &s.q
+	n := len(q.a)
+	var f *item // the queue's first (q.first)
+	if n > 0 {
+		if q.heap {
+			f = &q.a[0]
+		} else {
+			f = &q.a[n-1]
+		}
+	}
 	if s.arrived < len(s.arrivals) {
-		// The arrival's time and sequence against the heap's first, its
+		// The arrival's time and sequence against the queue's first, its
 		// item built only when it is the one taken.
-		if t, a := s.nextT, s.nextA; len(s.q) == 0 || t < s.q[0].t || t == s.q[0].t && a.seq < s.q[0].seq {
+		if t, a := s.nextT, s.nextA; f == nil || t < f.t || t == f.t && a.seq < f.seq {
 			if t < lo || t > hi {
 				return item{}, false
 			}
@@ -739,10 +817,15 @@ func (s *Sim) popIn(lo, hi time.Duration) (item, bool) {
 			return item{t: t, seq: a.seq, job: a.job, kind: evArrive}, true
 		}
 	}
-	if len(s.q) == 0 || s.q[0].t < lo || s.q[0].t > hi {
+	if f == nil || f.t < lo || f.t > hi {
 		return item{}, false
 	}
-	return s.q.pop(), true
+	if q.heap {
+		return q.pop(), true
+	}
+	it := *f // q.pop of the sorted array, inline
+	q.a = q.a[:n-1]
+	return it, true
 }
 
 // before orders events by time, then sequence.
