@@ -352,6 +352,19 @@ func TestEventLogTimeText(t *testing.T) {
 		l.timeText(at)
 		require.Equal(t, `{"t":`+strconv.FormatFloat(at.Seconds(), 'f', 3, 64), string(l.tText), "line %d: %d ns", i, int64(at))
 	}
+
+	// The last digits come from l.digits3: a hand-changed entry is what is
+	// written, for the seconds' last three and for the milliseconds.
+	l = NewEventLog(io.Discard)
+	l.timeText(12345678 * time.Millisecond)
+	require.Equal(t, `{"t":12345.678`, string(l.tText))
+	l.digits3[346] = uint32('x') | uint32('y')<<8 | uint32('z')<<16 | '.'<<24
+	l.timeText(12346346 * time.Millisecond)
+	require.Equal(t, `{"t":12xyz.xyz`, string(l.tText))
+	l.timeText(999999 * time.Millisecond) // under 1,000 s: in full
+	require.Equal(t, `{"t":999.999`, string(l.tText))
+	l.timeText(1000346 * time.Millisecond)
+	require.Equal(t, `{"t":1000.346`, string(l.tText))
 }
 
 // durationsMeanP95 of durations held as bits (durationBits) is meanP95 of

@@ -283,9 +283,14 @@ type EventLog struct {
 	buf       []byte // the lines not yet written to w
 	// The latest line's time and a deferral's reason, formatted: lines
 	// come in bursts at one time, deferrals mostly for one reason.
-	t       time.Duration
-	tText   []byte
-	tSecs   int64 // the whole seconds tText shows, -1 when FormatFloat wrote it
+	t     time.Duration
+	tText []byte
+	// tK is the thousands of the whole seconds tText shows, when it shows
+	// at least 1,000 s written from integers (appendSecs); -1 otherwise.
+	tK int64
+	// digits3 are the numbers 0 to 999 as three digits and a '.', for
+	// timeText's last digits (4 KB, made by NewEventLog).
+	digits3 [1000]uint32
 	reason  string
 	reasonQ []byte
 	reasonI int // reason's entry in quoted, -1 when it has none
@@ -545,6 +550,10 @@ func NewEventLog(w io.Writer) *EventLog {
 	for i, h := range headTexts {
 		l.heads[i] = makeHead(h)
 	}
+	for x := range l.digits3 {
+		l.digits3[x] = uint32('0'+x/100) | uint32('0'+x/10%10)<<8 | uint32('0'+x%10)<<16 | '.'<<24
+	}
+	l.tK = -1
 	return l
 }
 
@@ -615,25 +624,25 @@ func (l *EventLog) appendJob(b []byte, job policies.JobID) []byte {
 
 // timeText makes l.tText `{"t":` and t in seconds as appendSecs writes
 // them. Lines come in time order, mostly seconds apart: when t's whole
-// seconds (of at least 1,000) differ from the text's only below their
-// thousands, only its last three digits and its milliseconds are written.
+// seconds (of at least 1,000) have the text's thousands (l.tK), only the
+// last three digits of its seconds and its milliseconds are written, each
+// three with one 4-byte store from l.digits3.
 func (l *EventLog) timeText(t time.Duration) {
 	q, ok := millis(t)
-	if s := uint64(q) / 1000; ok && l.tSecs >= 1000 && s/1000 == uint64(l.tSecs)/1000 {
+	if k := q / 1_000_000; ok && k == l.tK {
 		b := l.tText
 		n := len(b)
-		h, f := s%1000, uint64(q)-1000*s
-		ps, pf := 2*(h%100), 2*(f/10)
-		b[n-7] = byte('0' + h/100)
-		b[n-6], b[n-5] = digitPairs[ps], digitPairs[ps+1]
-		b[n-3], b[n-2], b[n-1] = digitPairs[pf], digitPairs[pf+1], byte('0'+f%10)
-		l.tSecs = int64(s)
+		r := q - 1_000_000*k // the seconds' last three digits and the milliseconds
+		h := r / 1000
+		f := r - 1000*h
+		binary.LittleEndian.PutUint32(b[n-7:n-3], l.digits3[h])      // hhh.
+		binary.LittleEndian.PutUint32(b[n-4:n], l.digits3[f]<<8|'.') // .fff
 		return
 	}
 	l.tText = appendSecs(append(l.tText[:0], `{"t":`...), t)
-	l.tSecs = -1 // not from the integer digits
-	if ok {
-		l.tSecs = q / 1000
+	l.tK = -1 // not from the integer digits, or under 1,000 s
+	if ok && q >= 1_000_000 {
+		l.tK = q / 1_000_000
 	}
 }
 
