@@ -86,7 +86,9 @@ func (x *deferIndex[T]) add(k deferKey, v T) int32 {
 		s = int32(len(x.slots))
 		x.slots = append(x.slots, deferSlot[T]{})
 	}
-	x.slots[s] = deferSlot[T]{key: k, live: true, indexed: true, next: -1, val: v}
+	t := &x.slots[s] // (field by field, as addUnindexed)
+	t.key, t.live, t.indexed, t.next = k, true, true, -1
+	t.val = v
 	x.at.put(k, s)
 	if !x.noGuess {
 		x.follow(s)
@@ -105,7 +107,11 @@ func (x *deferIndex[T]) addUnindexed(k deferKey, v T) int32 {
 		s = int32(len(x.slots))
 		x.slots = append(x.slots, deferSlot[T]{})
 	}
-	x.slots[s] = deferSlot[T]{key: k, live: true, next: -1, val: v}
+	// Field by field: a composite value of a generic slot is built in a
+	// temporary and copied (a typed copy when T holds pointers).
+	t := &x.slots[s]
+	t.key, t.live, t.indexed, t.next = k, true, false, -1
+	t.val = v
 	return s
 }
 
@@ -123,14 +129,16 @@ func (x *deferIndex[T]) key(s int32) deferKey { return x.slots[s].key }
 // val returns slot s's value.
 func (x *deferIndex[T]) val(s int32) *T { return &x.slots[s].val }
 
-// remove frees slot s.
+// remove frees slot s. Its value is left as it is (every reader of a slot
+// checks live, and add writes the value again): zeroing it was a typed
+// copy at each removal. (A freed logged's reason string stays referenced
+// until its slot is reused.)
 func (x *deferIndex[T]) remove(s int32) {
 	t := &x.slots[s]
 	if t.indexed {
 		x.at.remove(t.key)
 	}
-	var zero T
-	t.live, t.val = false, zero
+	t.live = false
 	x.free = append(x.free, s)
 }
 

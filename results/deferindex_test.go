@@ -403,3 +403,44 @@ type everyDeferral struct{}
 
 func (everyDeferral) Event(policies.Event)   {}
 func (everyDeferral) Action(policies.Action) {}
+
+// A removed slot keeps its value (remove does not zero it: every reader
+// checks live), and add and addUnindexed write every field of the slot they
+// reuse: a slot freed after it was indexed, guessed from and given a value
+// comes back live, with the new key, value and indexing, and no guess.
+func TestDeferIndexReusesSlots(t *testing.T) {
+	type val struct {
+		reason string
+		n      int32
+	}
+	for _, tc := range []struct {
+		name    string
+		indexed bool
+	}{{"add", true}, {"addUnindexed", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newDeferIndex[val]()
+			a := x.add(deferKey{1, 2}, val{"a", 5})
+			b := x.add(deferKey{1, 3}, val{"b", 6})
+			require.Equal(t, b, x.slots[a].next) // guessed: b after a
+			x.remove(b)
+			x.remove(a)
+			require.False(t, x.slots[a].live)
+			require.Equal(t, val{"a", 5}, *x.val(a)) // not zeroed
+			require.Equal(t, int32(-1), x.get(deferKey{1, 2}))
+			k := deferKey{4, 0}
+			var s int32
+			if tc.indexed {
+				s = x.add(k, val{"c", 7})
+			} else {
+				s = x.addUnindexed(k, val{"c", 7})
+			}
+			require.Equal(t, a, s) // the last freed
+			require.Equal(t, deferSlot[val]{key: k, live: true, indexed: tc.indexed, next: -1, val: val{"c", 7}}, x.slots[s])
+			want := int32(-1)
+			if tc.indexed {
+				want = s
+			}
+			require.Equal(t, want, x.at.get(k))
+		})
+	}
+}
