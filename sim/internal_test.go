@@ -548,3 +548,48 @@ func TestRecordOverRecycledDraws(t *testing.T) {
 	require.Len(t, fresh.x, 121)
 	require.Equal(t, fresh, run(true))
 }
+
+// TestMeasuredAtIsUsedAndSteady: View's one look at a GPU's history
+// (measuredAt) gives usedAtSecond's memory, bit for bit, and whether
+// UsedMiBChangesAt says it stays, at every tenth of a second while jobs
+// start, ramp up (with the CUDA context or without a ramp), share a GPU
+// and end, on every GPU (one never used).
+func TestMeasuredAtIsUsedAndSteady(t *testing.T) {
+	noRamp := DefaultTruth()
+	noRamp.Ramp = 0
+	tests := []struct {
+		name  string
+		truth Truth
+	}{
+		{name: "ramp", truth: DefaultTruth()},
+		{name: "no ramp", truth: noRamp},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := models.ParseServer("a100-40gb:3")
+			require.NoError(t, err)
+			s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: tc.truth, Seed: 1, Interference: sharing{}},
+				[]traces.Job{{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: 40},
+					{ID: "b", Workload: "resnet18_cifar100_bs128_20e_1gpu", GPUs: 1, SoloS: 90, Submit: 7 * time.Second},
+					{ID: "c", Workload: "xlnet_base_cased_wiki_bs8_2gpu", GPUs: 2, SoloS: 60, Submit: 12500 * time.Millisecond}})
+			require.NoError(t, err)
+			places := map[policies.JobID][]int{0: {0}, 1: {0}, 2: {0, 1}}
+			for now := time.Duration(0); now <= 400*time.Second; now += 100 * time.Millisecond {
+				evs, err := s.AdvanceTo(now)
+				require.NoError(t, err)
+				for _, e := range evs {
+					if e.Kind == policies.JobArrived {
+						require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: e.Job, GPUs: places[e.Job]}))
+					}
+				}
+				k := int64(s.now / time.Second)
+				for g := range 3 {
+					u, steady := s.measuredAt(g, k)
+					require.Equal(t, math.Float64bits(s.usedAtSecond(g, k)), math.Float64bits(u), "GPU %d at %v", g, now)
+					require.Equal(t, telemetry{s}.UsedMiBChangesAt(g) == never, steady, "GPU %d at %v", g, now)
+				}
+			}
+			require.Equal(t, policies.Done, s.view.Jobs[2].State, "every job ran")
+		})
+	}
+}

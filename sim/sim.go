@@ -976,13 +976,13 @@ func (s *Sim) View() *policies.View {
 	for _, g := range s.unsteady {
 		gp := &s.gpus[g]
 		if !(gp.memVer == gp.tel.version && (gp.memK == k || gp.memSteady)) {
-			u := s.usedAtSecond(g, k)
+			u, steady := s.measuredAt(g, k)
 			if math.Float64bits(u) != math.Float64bits(s.view.GPUs[g].UsedMiB) {
 				s.changedInView(g)
 			}
 			s.view.GPUs[g].UsedMiB = u
 			gp.memK, gp.memVer = k, gp.tel.version
-			gp.memSteady = telemetry{s}.UsedMiBChangesAt(g) == never
+			gp.memSteady = steady
 		}
 		if gp.memSteady {
 			s.onUnsteady[g] = false

@@ -375,6 +375,35 @@ func (s *Sim) usedAtSecond(g int, k int64) float64 {
 	return u
 }
 
+// measuredAt is View's reading of GPU g at whole second k, now's: its used
+// memory then (usedAtSecond's) and whether it stays so
+// (UsedMiBChangesAt(g) == never), from one look at the history. When the
+// last segment started by then, it is the one in force then, and a job of
+// it is still ramping at k exactly when ramped ramps it.
+func (s *Sim) measuredAt(g int, k int64) (u float64, steady bool) {
+	t := time.Duration(k) * time.Second
+	h := &s.gpus[g].tel
+	n := len(h.segs)
+	if n == 0 {
+		return 0, true
+	}
+	seg := &h.segs[n-1]
+	if seg.start > t { // changed since: it may change at the next second
+		return s.usedAtSecond(g, k), false
+	}
+	steady = true
+	r := s.cfg.Truth.Ramp
+	for i := range seg.jobs {
+		j := &seg.jobs[i]
+		since := t - j.activeAt
+		if r > 0 && since < r {
+			steady = false
+		}
+		u += s.ramped(j.peakMiB, since)
+	}
+	return u, steady
+}
+
 // ramped is a job's memory a time since its first activity: the CUDA
 // context growing linearly to its peak over the ramp.
 func (s *Sim) ramped(peak float64, since time.Duration) float64 {
