@@ -66,8 +66,14 @@ func (m *rateMemo) missed() {
 // through the type's memos (rateMemo's for one or two co-runners, 1 alone,
 // as RateMemo gives it), any other model's Rate.
 func (s *Sim) rateOn(g int, tt *TypeTruth, id int, self *models.Profile) float64 {
+	jobs := s.view.GPUs[g].Jobs
+	if len(jobs) == 1 && int(jobs[0]) == id { // alone: no co-runner to gather
+		if _, ok := tt.Interference.(*models.PressureModel); ok {
+			return 1 // RateMemo's rate of a job alone
+		}
+	}
 	cos := s.coOf[:0]
-	for _, o := range s.view.GPUs[g].Jobs {
+	for _, o := range jobs {
 		if int(o) != id && s.view.Jobs[o].Active {
 			cos = append(cos, s.profileOn(int(o), g))
 		}

@@ -13,9 +13,16 @@ import (
 	"github.com/aegis-sched/aegis/traces"
 )
 
+// halved is an interference model under which a job alone runs at half
+// speed.
+type halved struct{}
+
+func (halved) Rate(_ models.Profile, co []models.Profile) float64 { return 0.5 / float64(1+len(co)) }
+
 // rateOn gives the interference model's Rate bit for bit for the active
 // jobs on a GPU, in the GPU's order: catalog workloads, one to four jobs
-// on the GPU (some not active yet), several models, more combinations than
+// on the GPU (some not active yet, a job alone among them), several
+// models (one under which a job alone runs slower), more combinations than
 // a rateMemo has entries; and with one or two co-runners under a pressure
 // model the rate is the remembered one (an entry changed by hand is what
 // it gives), the table grown from its first size to its largest.
@@ -42,6 +49,7 @@ func TestRateOnIsRate(t *testing.T) {
 		{"rho 0.7", &models.PressureModel{P: rho}},
 		{"legacy", models.LegacyInterference()},
 		{"none", models.NoInterference{}},
+		{"below 1 alone", halved{}}, // rateOn's shortcut for a lone job is a PressureModel's only
 	} {
 		m := tc.m
 		t.Run(tc.name, func(t *testing.T) {

@@ -397,6 +397,7 @@ type Sim struct {
 	// heap's first without reading the list and the job.
 	nextA arrival
 	nextT time.Duration
+	lastT time.Duration // the time of the list's last arrival (pushArrival)
 	jobs  []job
 	// atts holds the running attempts' state (job.run); free lists its
 	// free slots, reused last freed first (deterministic).
@@ -431,9 +432,10 @@ type Sim struct {
 	ts             []time.Duration                    // scratch of scheduleOOM
 	workloads      map[*models.Workload]*workloadInfo // derived once per workload
 	named          *nameMemo                          // Add's workloads by name (single GPU type)
-	slab           []int                              // cloneGPUs's arena
-	emitted        int64                              // whole seconds already given to cfg.Samples
-	lastEvent      time.Duration                      // the last instant that had events
+	slab           []int                              // cloneGPUs's arena, used up to slabAt
+	slabAt         int
+	emitted        int64         // whole seconds already given to cfg.Samples
+	lastEvent      time.Duration // the last instant that had events
 	// GPUs changed since the last invariant check, and how many checks ran.
 	touched   []int
 	isTouched []bool
@@ -522,8 +524,8 @@ func New(cfg Config, specs []traces.Job) (*Sim, error) {
 	s.view.Jobs = make([]policies.Job, 0, len(specs))
 	s.q.a = make([]item, 0, 2*cfg.Server.GPUs+16)
 	s.arrivals = make([]arrival, 0, len(specs))
-	for _, sp := range specs {
-		if _, err := s.Add(sp); err != nil {
+	for i := range specs {
+		if _, err := s.addSpec(&specs[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -656,7 +658,10 @@ func (s *Sim) typesOf(name string, gpus int) (mask uint8, home int) {
 // Add submits one more job, at its submit time or now, whichever is later:
 // the live queue of a run whose jobs are not all known at its start. It
 // returns the job's id (the next index).
-func (s *Sim) Add(sp traces.Job) (policies.JobID, error) {
+func (s *Sim) Add(sp traces.Job) (policies.JobID, error) { return s.addSpec(&sp) }
+
+// addSpec is Add of *sp (New's jobs read in place, not copied).
+func (s *Sim) addSpec(sp *traces.Job) (policies.JobID, error) {
 	cfg := &s.cfg
 	if s.mixed() {
 		return s.addMixed(sp)
@@ -692,7 +697,7 @@ func (s *Sim) Add(sp traces.Job) (policies.JobID, error) {
 // its first possible type's (TypeMask) until it runs somewhere, with the
 // shortest solo time of its possible types (the trace's solo_s when given):
 // the one the job's results are normalized by.
-func (s *Sim) addMixed(sp traces.Job) (policies.JobID, error) {
+func (s *Sim) addMixed(sp *traces.Job) (policies.JobID, error) {
 	mask, home := s.typesOf(sp.Workload, sp.GPUs)
 	switch {
 	case home < 0:
@@ -721,7 +726,7 @@ func (s *Sim) addMixed(sp traces.Job) (policies.JobID, error) {
 }
 
 // add appends a checked job.
-func (s *Sim) add(sp traces.Job, info *workloadInfo, solo float64, mask uint8) policies.JobID {
+func (s *Sim) add(sp *traces.Job, info *workloadInfo, solo float64, mask uint8) policies.JobID {
 	i := len(s.jobs)
 	s.jobs = append(s.jobs, job{name: sp.ID, gpus: sp.GPUs, submit: max(sp.Submit, s.now), info0: info, solo0: solo,
 		own: sp.SoloS > 0, types: mask})
@@ -752,15 +757,17 @@ func (s *Sim) push(it item) {
 // (time, sequence) order either way. it is job it.job's arrival, at its
 // submit time (jobs[it.job].submit).
 func (s *Sim) pushArrival(it item) {
-	if n := len(s.arrivals); n > s.arrived && s.jobs[s.arrivals[n-1].job].submit > it.t {
+	n := len(s.arrivals)
+	if n > s.arrived && s.lastT > it.t {
 		s.push(it)
 		return
 	}
 	a := arrival{seq: s.seq, job: it.job}
-	if len(s.arrivals) == s.arrived { // the first pending
+	if n == s.arrived { // the first pending
 		s.nextA, s.nextT = a, it.t
 	}
 	s.arrivals = append(s.arrivals, a)
+	s.lastT = it.t
 	s.seq++
 }
 
@@ -932,12 +939,17 @@ func le64(s string) uint64 {
 // cloneGPUs returns a copy of gpus from an arena that is never reused (so
 // the copy is as safe to keep as one of its own), one allocation per many.
 func (s *Sim) cloneGPUs(gpus []int) []int {
-	if len(s.slab) < len(gpus) {
-		s.slab = make([]int, max(1024, len(gpus)))
+	n, at := len(gpus), s.slabAt
+	if len(s.slab)-at < n {
+		s.slab, at = make([]int, max(1024, n)), 0
 	}
-	out := s.slab[:len(gpus):len(gpus)]
-	copy(out, gpus)
-	s.slab = s.slab[len(gpus):]
+	out := s.slab[at : at+n : at+n]
+	if n == 1 {
+		out[0] = gpus[0] // (no copy call for one)
+	} else {
+		copy(out, gpus)
+	}
+	s.slabAt = at + n
 	return out
 }
 
