@@ -593,3 +593,42 @@ func TestMeasuredAtIsUsedAndSteady(t *testing.T) {
 		})
 	}
 }
+
+// TestNextAfterAdvanceTo: AdvanceTo takes only the events due by its time
+// (Next under advancing), and a Next after it takes the next instant's,
+// however far; AdvanceTo's Next is bounded again at its next call.
+func TestNextAfterAdvanceTo(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:1")
+	require.NoError(t, err)
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1},
+		[]traces.Job{{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: time.Second},
+			{ID: "b", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 10 * time.Second},
+			{ID: "c", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 30 * time.Second}})
+	require.NoError(t, err)
+	steps := []struct {
+		advance time.Duration // AdvanceTo this, or Next when 0
+		want    []policies.JobID
+		now     time.Duration
+	}{
+		{advance: 5 * time.Second, want: []policies.JobID{0}, now: 5 * time.Second},
+		{want: []policies.JobID{1}, now: 10 * time.Second},
+		{advance: 20 * time.Second, now: 20 * time.Second},
+		{want: []policies.JobID{2}, now: 30 * time.Second},
+	}
+	for i, st := range steps {
+		var evs []policies.Event
+		if st.advance > 0 {
+			evs, err = s.AdvanceTo(st.advance)
+		} else {
+			evs, err = s.Next()
+		}
+		require.NoError(t, err)
+		var got []policies.JobID
+		for _, e := range evs {
+			require.Equal(t, policies.JobArrived, e.Kind)
+			got = append(got, e.Job)
+		}
+		require.Equal(t, st.want, got, "step %d", i)
+		require.Equal(t, st.now, s.Now(), "step %d", i)
+	}
+}

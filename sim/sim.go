@@ -434,6 +434,8 @@ type Sim struct {
 	named          *nameMemo                          // Add's workloads by name (single GPU type)
 	slab           []int                              // cloneGPUs's arena, used up to slabAt
 	slabAt         int
+	advancing      bool // in AdvanceTo, to until: Next takes events due by then
+	until          time.Duration
 	emitted        int64         // whole seconds already given to cfg.Samples
 	lastEvent      time.Duration // the last instant that had events
 	// GPUs changed since the last invariant check, and how many checks ran.
@@ -1036,21 +1038,16 @@ func (s *Sim) unsteadied(g int) {
 	}
 }
 
-// Next advances virtual time to the next instant at which something happens,
-// processes everything due then and returns the resulting events in order.
-// It returns no events when the run is over.
-func (s *Sim) Next() ([]policies.Event, error) {
-	return s.next(math.MaxInt64)
-}
-
 // AdvanceTo processes everything due at or before t, returns the resulting
 // events in order, and moves now to t: a caller that keeps its own clock
 // (the executor's emulated GPUs) drives the simulated truth with it.
 func (s *Sim) AdvanceTo(t time.Duration) ([]policies.Event, error) {
 	var all []policies.Event
+	s.advancing, s.until = true, t
 	for {
-		evs, err := s.next(t)
+		evs, err := s.Next()
 		if err != nil {
+			s.advancing = false
 			return all, err
 		}
 		if len(evs) == 0 {
@@ -1058,6 +1055,7 @@ func (s *Sim) AdvanceTo(t time.Duration) ([]policies.Event, error) {
 		}
 		all = append(all, evs...)
 	}
+	s.advancing = false
 	s.now = max(s.now, t)
 	return all, nil
 }
@@ -1104,8 +1102,16 @@ func (s *Sim) MemMiBAt(id policies.JobID, g int, t time.Duration) float64 {
 	return s.memAt(int(id), g, t)
 }
 
-// next is Next for events due at or before limit.
-func (s *Sim) next(limit time.Duration) ([]policies.Event, error) {
+// Next advances virtual time to the next instant at which something happens,
+// processes everything due then and returns the resulting events in order.
+// It returns no events when the run is over.
+//
+// Called by AdvanceTo (advancing), it takes only the events due by until.
+func (s *Sim) Next() ([]policies.Event, error) {
+	limit := time.Duration(math.MaxInt64)
+	if s.advancing {
+		limit = s.until
+	}
 	if len(s.out) > s.ret { // events of actions applied since the last call
 		evs := s.out[s.ret:]
 		s.ret = len(s.out)
@@ -1729,16 +1735,7 @@ func (s *Sim) untouch() {
 // 64th check, so that a memory total that crossed capacity without an
 // event is still found.
 func (s *Sim) check(job int) error {
-	err := s.checkGPUs()
-	s.untouch()
-	if err == nil && job >= 0 {
-		err = s.checkJob(job)
-	}
-	return err
-}
-
-// checkGPUs is check's part on the GPUs.
-func (s *Sim) checkGPUs() error {
+	// The GPUs (one function with the rest: a call less an instant).
 	s.checks++
 	gpus := s.touched
 	if s.checks&63 == 1 { // s.checks%64 (checks counts up from 0): every GPU
@@ -1750,18 +1747,23 @@ func (s *Sim) checkGPUs() error {
 		}
 		gpus = s.every
 	}
+	var err error
+GPUs:
 	for _, g := range gpus {
 		for _, id := range s.view.GPUs[g].Jobs {
 			pj := &s.view.Jobs[id]
 			if pj.State != policies.Running {
-				return fmt.Errorf("GPU %d lists job %d, which is %s", g, id, pj.State)
+				err = fmt.Errorf("GPU %d lists job %d, which is %s", g, id, pj.State)
+				break GPUs
 			}
 			if !slices.Contains(pj.On, g) {
-				return fmt.Errorf("GPU %d lists job %d, which runs on %v", g, id, pj.On)
+				err = fmt.Errorf("GPU %d lists job %d, which runs on %v", g, id, pj.On)
+				break GPUs
 			}
 			for _, h := range pj.On {
 				if !slices.Contains(s.view.GPUs[h].Jobs, id) {
-					return fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
+					err = fmt.Errorf("job %d runs on GPU %d, which does not list it", id, h)
+					break GPUs
 				}
 			}
 		}
@@ -1769,10 +1771,15 @@ func (s *Sim) checkGPUs() error {
 			continue // within the capacity at its peaks, so now too
 		}
 		if u, c := s.usedAt(g, s.now), s.capacity(g); u > c+1e-6 {
-			return fmt.Errorf("GPU %d holds %.0f MiB, over its %.0f MiB capacity", g, u, c)
+			err = fmt.Errorf("GPU %d holds %.0f MiB, over its %.0f MiB capacity", g, u, c)
+			break
 		}
 	}
-	return nil
+	s.untouch()
+	if err == nil && job >= 0 {
+		err = s.checkJob(job)
+	}
+	return err
 }
 
 // ChecksBookkeeping implements loop.SelfChecker: at the end of every
