@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -617,4 +618,39 @@ func TestEventLogWords(t *testing.T) {
 	l.Event(policies.Event{Kind: policies.JobActive, T: sec, Job: 7, Attempt: 1})
 	require.NoError(t, l.Flush())
 	require.Equal(t, `{"t":1.000,"event":"arrived","job":7}`+"\n"+`{"t":1.000,"event":"kept","job":7,"attempt":1}`+"\n", buf.String())
+}
+
+// The text of a job id after the one made last is that one's plus one
+// (EventLog.nextText, succText): ids in order across every carry and power
+// of ten up to seven digits, and past them, write what appendInt writes,
+// and keep it; a hand-changed next text is what is written.
+func TestEventLogNextJobText(t *testing.T) {
+	for _, r := range []struct{ from, to policies.JobID }{
+		{0, 25000}, {99990, 100010}, {999990, 1000010}, {maxJobText - 20, maxJobText + 5},
+	} {
+		var buf bytes.Buffer
+		l := NewEventLog(&buf)
+		var want strings.Builder
+		for job := r.from; job < r.to; job++ {
+			l.Event(policies.Event{Kind: policies.JobArrived, T: sec, Job: job})
+			fmt.Fprintf(&want, `{"t":1.000,"event":"arrived","job":%d}`+"\n", job)
+		}
+		require.NoError(t, l.Flush())
+		require.Equal(t, want.String(), buf.String(), "ids %d to %d", r.from, r.to)
+		for job := r.from; job < min(r.to, maxJobText); job++ {
+			v := l.jobText[job]
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], v)
+			require.Equal(t, strconv.Itoa(int(job)), string(b[:v>>56]))
+		}
+	}
+
+	var buf bytes.Buffer
+	l := NewEventLog(&buf)
+	l.Event(policies.Event{Kind: policies.JobArrived, T: sec, Job: 41})
+	require.Equal(t, policies.JobID(42), l.nextJob)
+	l.nextText = 2<<56 | uint64('7')<<8 | uint64('7')
+	l.Event(policies.Event{Kind: policies.JobArrived, T: sec, Job: 42})
+	require.NoError(t, l.Flush())
+	require.Equal(t, `{"t":1.000,"event":"arrived","job":41}`+"\n"+`{"t":1.000,"event":"arrived","job":77}`+"\n", buf.String())
 }

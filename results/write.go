@@ -308,6 +308,10 @@ type EventLog struct {
 	// most seven) in the low bytes and their count in the top byte, 0 when
 	// not made yet (appendJob).
 	jobText []uint64
+	// nextText is the text of id nextJob, the one after the latest whose
+	// text appendJob made (0: none).
+	nextJob  policies.JobID
+	nextText uint64
 	// tails are the current reason's defer lines' ends
 	// (quoted[reasonI].tails; nil: none made, or a reason past maxQuoted),
 	// read by tail without a look at reasonI.
@@ -594,6 +598,8 @@ const maxJobText = 10_000_000
 // one 8-byte store instead of the digits' divisions. Every line has a job,
 // and a job has several lines (arrived, started, active, finished, defer);
 // start looks the text up itself, and calls appendJob when it finds none.
+// A trace's jobs arrive in id order: the text of the id after the last one
+// made is that one's plus one (l.nextText, succText), not divided out.
 func (l *EventLog) appendJob(b []byte, job policies.JobID) []byte {
 	if uint64(job) < uint64(len(l.jobText)) {
 		if v, n := l.jobText[job], len(b); v != 0 && cap(b)-n >= 8 {
@@ -602,24 +608,57 @@ func (l *EventLog) appendJob(b []byte, job policies.JobID) []byte {
 			return b[:n+int(v>>56)]
 		}
 	}
-	n := len(b)
-	b = appendInt(b, int64(job))
-	if job >= 0 && job < maxJobText {
-		if int(job) >= len(l.jobText) {
-			if int(job) >= cap(l.jobText) { // doubled: each id moved about once (append grows large slices by 1.25 ×)
-				t := make([]uint64, job+1, max(2*cap(l.jobText), int(job)+1, 64))
-				copy(t, l.jobText)
-				l.jobText = t
-			} else { // zeros past the length: only ids below it are written
-				l.jobText = l.jobText[:job+1]
-			}
-		}
-		var v [8]byte
-		copy(v[:7], b[n:])
-		v[7] = byte(len(b) - n)
-		l.jobText[job] = binary.LittleEndian.Uint64(v[:])
+	if job < 0 || job >= maxJobText {
+		return appendInt(b, int64(job))
 	}
-	return b
+	v := l.nextText
+	if job != l.nextJob || v == 0 { // its digits, divided out
+		n := len(b)
+		d := appendInt(b, int64(job))
+		var t [8]byte
+		copy(t[:7], d[n:])
+		t[7] = byte(len(d) - n)
+		v = binary.LittleEndian.Uint64(t[:])
+		b = d[:n]
+	}
+	if int(job) >= len(l.jobText) {
+		if int(job) >= cap(l.jobText) { // doubled: each id moved about once (append grows large slices by 1.25 ×)
+			t := make([]uint64, job+1, max(2*cap(l.jobText), int(job)+1, 64))
+			copy(t, l.jobText)
+			l.jobText = t
+		} else { // zeros past the length: only ids below it are written
+			l.jobText = l.jobText[:job+1]
+		}
+	}
+	l.jobText[job] = v
+	l.nextJob, l.nextText = job+1, succText(v)
+	n := len(b)
+	if cap(b)-n >= 8 {
+		b = b[:n+8]
+		binary.LittleEndian.PutUint64(b[n:], v)
+		return b[:n+int(v>>56)]
+	}
+	var t [8]byte
+	binary.LittleEndian.PutUint64(t[:], v)
+	return append(b, t[:v>>56]...)
+}
+
+// succText is the kept text (EventLog.jobText) of the number after the one
+// whose text is v: its last digit plus one, nines carried; 0 past seven
+// digits.
+func succText(v uint64) uint64 {
+	n := int(v >> 56)
+	for i := n - 1; i >= 0; i-- {
+		sh := uint(8 * i)
+		if byte(v>>sh) != '9' {
+			return v + 1<<sh
+		}
+		v -= 9 << sh // '9' becomes '0', and the digit before carries
+	}
+	if n >= 7 {
+		return 0
+	}
+	return uint64(n+1)<<56 | (v&(1<<(8*n)-1))<<8 | '1' // 99…9 + 1: a one and n zeros
 }
 
 // timeText makes l.tText `{"t":` and t in seconds as appendSecs writes
