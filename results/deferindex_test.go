@@ -444,3 +444,25 @@ func TestDeferIndexReusesSlots(t *testing.T) {
 		})
 	}
 }
+
+// same is ==, for strings that share their bytes and equal ones that do
+// not, of equal and different lengths, empty ones included.
+func TestSame(t *testing.T) {
+	hold := "hold"
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{hold, hold, true},
+		{hold, strings.Clone(hold), true},
+		{hold, "hole", false},
+		{hold, "holds", false},
+		{hold[:2], "ho", true},
+		{"", "", true},
+		{"", hold[:0], true},
+		{"", "x", false},
+	} {
+		require.Equal(t, tc.want, same(tc.a, tc.b), "%q %q", tc.a, tc.b)
+		require.Equal(t, tc.a == tc.b, same(tc.a, tc.b), "%q %q", tc.a, tc.b)
+	}
+}

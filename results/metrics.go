@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/aegis-sched/aegis/internal/jobslots"
 	"github.com/aegis-sched/aegis/policies"
@@ -102,6 +103,9 @@ type Collector struct {
 	jobEps  jobslots.Table
 
 	deciders []interface{ Decision(time.Duration) } // the forward recorders that take decisions
+	// log is the one forward recorder when it is an event log (a run's
+	// usual one), called directly instead of through inPlace and actAt.
+	log *EventLog
 }
 
 // episode is one open deferral episode.
@@ -225,6 +229,9 @@ func NewCollectorOf(n int, job func(i int) Spec, forward ...Recorder) *Collector
 			c.deciders = append(c.deciders, d)
 		}
 	}
+	if len(forward) == 1 {
+		c.log, _ = forward[0].(*EventLog)
+	}
 	return c
 }
 
@@ -314,8 +321,12 @@ func (c *Collector) EventAt(e *policies.Event) {
 		}
 		c.stops++
 	}
-	for _, f := range c.inPlace {
-		f.EventAt(e)
+	if c.log != nil {
+		c.log.EventAt(e)
+	} else {
+		for _, f := range c.inPlace {
+			f.EventAt(e)
+		}
 	}
 	if c.stream != nil {
 		switch e.Kind {
@@ -538,7 +549,7 @@ func (c *Collector) closeStale(dec int) {
 			k++
 			continue
 		}
-		c.spans[e.reason] += c.span(*e, c.decidedAt)
+		c.spans[e.reason] += c.span(e, c.decidedAt)
 		c.eps.remove(s)
 	}
 	c.open = c.open[:k]
@@ -549,7 +560,7 @@ func (c *Collector) closeStale(dec int) {
 // decision plus every tick of the decision grid strictly between the two.
 // Decisions at events in between are not counted, so the count does not
 // depend on which ticks the policy skipped.
-func (c *Collector) span(e episode, end time.Duration) int {
+func (c *Collector) span(e *episode, end time.Duration) int {
 	if c.grid <= 0 {
 		return e.seen
 	}
@@ -582,6 +593,10 @@ func (c *Collector) ActionAt(a *policies.Action) {
 			c.undefer(a)
 			return // the forwards take changes without Undefers (TakeDeferralChanges)
 		}
+	}
+	if c.log != nil {
+		c.log.ActionAt(a)
+		return
 	}
 	for _, f := range c.actAt {
 		f.ActionAt(a)
@@ -626,7 +641,7 @@ func (c *Collector) TakeDeferralChanges() bool {
 func (c *Collector) change(d *policies.Action) {
 	if s := c.episodeOf(d.Job, d.GPU); s >= 0 {
 		e := c.eps.val(s)
-		if c.reasons[e.reason] == d.Reason {
+		if same(c.reasons[e.reason], d.Reason) {
 			return // repeated
 		}
 		c.end(e)
@@ -661,7 +676,7 @@ func (c *Collector) change(d *policies.Action) {
 // not repeat it (with changes).
 func (c *Collector) end(e *episode) {
 	e.seen = c.decision - e.last
-	c.spans[e.reason] += c.span(*e, c.decidedAt)
+	c.spans[e.reason] += c.span(e, c.decidedAt)
 }
 
 // undefer ends the episode of an Undefer's job and GPU, or all the job's
@@ -703,7 +718,7 @@ func (c *Collector) deferral(d *policies.Action) {
 	k := deferKey{d.Job, d.GPU}
 	if s := c.eps.get(k); s >= 0 {
 		e := c.eps.val(s)
-		if c.reasons[e.reason] == d.Reason && (e.last == c.decision-1 || e.last == c.decision) {
+		if same(c.reasons[e.reason], d.Reason) && (e.last == c.decision-1 || e.last == c.decision) {
 			if e.last != c.decision {
 				e.last = c.decision
 				e.seen++
@@ -712,7 +727,7 @@ func (c *Collector) deferral(d *policies.Action) {
 		}
 		// Another reason now (or the same one after a gap): the old
 		// episode ends at this decision.
-		c.spans[e.reason] += c.span(*e, c.decidedAt)
+		c.spans[e.reason] += c.span(e, c.decidedAt)
 		r := c.reason(d.Reason)
 		*e = episode{reason: r, start: c.decidedAt, last: c.decision, seen: 1}
 		c.episodes[r]++
@@ -725,7 +740,7 @@ func (c *Collector) deferral(d *policies.Action) {
 
 // reason returns the index of a deferral reason, adding it if new.
 func (c *Collector) reason(r string) int32 {
-	if i := c.lastReason; i >= 0 && c.reasons[i] == r {
+	if i := c.lastReason; i >= 0 && same(c.reasons[i], r) {
 		return i
 	}
 	// A run has a handful of reasons, and a loaded one alternates between
@@ -733,7 +748,7 @@ func (c *Collector) reason(r string) int32 {
 	// the same pointer), the map only past the first few (its hash was
 	// 1.5 % of a loaded Horus run's profile).
 	for i, x := range c.reasons[:min(len(c.reasons), scanReasons)] {
-		if x == r {
+		if same(x, r) {
 			c.lastReason = int32(i)
 			return int32(i)
 		}
@@ -748,6 +763,13 @@ func (c *Collector) reason(r string) int32 {
 	}
 	c.lastReason = i
 	return i
+}
+
+// same is a == b for deferral reasons, their bytes' addresses compared
+// first: a policy's reasons are its constants, so equal ones mostly share
+// their bytes, and == calls memequal once the lengths match.
+func same(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // scanReasons is how many of the first reasons Collector.reason compares
@@ -790,7 +812,7 @@ func (c *Collector) DeferralDecisions() map[string]int {
 			if c.eps.slots[s].live {
 				e := c.eps.slots[s].val
 				e.seen = c.decision - e.last + 1
-				spans[e.reason] += c.span(e, c.decidedAt+1)
+				spans[e.reason] += c.span(&e, c.decidedAt+1)
 			}
 		}
 		return c.byReason(spans)
@@ -801,7 +823,7 @@ func (c *Collector) DeferralDecisions() map[string]int {
 		if e.last == c.decision {
 			end++
 		}
-		spans[e.reason] += c.span(e, end)
+		spans[e.reason] += c.span(&e, end)
 	}
 	return c.byReason(spans)
 }

@@ -654,3 +654,50 @@ func TestEventLogNextJobText(t *testing.T) {
 	require.NoError(t, l.Flush())
 	require.Equal(t, `{"t":1.000,"event":"arrived","job":41}`+"\n"+`{"t":1.000,"event":"arrived","job":77}`+"\n", buf.String())
 }
+
+// A collector whose one forward recorder is an event log calls it directly
+// (Collector.log): its lines are those of an event log forwarded to with
+// another recorder, and of one given the events and actions itself.
+func TestCollectorCallsItsOneEventLog(t *testing.T) {
+	var one, two, direct bytes.Buffer
+	logOne, logTwo, logDirect := NewEventLog(&one), NewEventLog(&two), NewEventLog(&direct)
+	jobs := []policies.Job{{ID: 0, GPUs: 1}, {ID: 1, GPUs: 1}}
+	c1 := NewCollector(jobs, logOne)
+	c2 := NewCollector(jobs, logTwo, &seenAt{})
+	require.Same(t, logOne, c1.log)
+	require.Nil(t, c2.log)
+	evs := []policies.Event{
+		{Kind: policies.JobArrived, T: 1 * sec, Job: 0},
+		{Kind: policies.JobArrived, T: 1 * sec, Job: 1},
+		{Kind: policies.JobStarted, T: 2 * sec, Job: 0, Attempt: 1, GPUs: []int{3}},
+		{Kind: policies.JobFinished, T: 5 * sec, Job: 0, Attempt: 1},
+	}
+	acts := []policies.Action{
+		{Kind: policies.Defer, Job: 1, GPU: 3, Reason: "a"},
+		{Kind: policies.Defer, Job: 1, GPU: 4, Reason: "b"},
+		{Kind: policies.Defer, Job: 1, GPU: 3, Reason: "a"},
+	}
+	for i := range evs {
+		for _, c := range []*Collector{c1, c2} {
+			c.EventAt(&evs[i])
+			if i == 1 {
+				for k := range acts {
+					c.ActionAt(&acts[k])
+				}
+			}
+		}
+		logDirect.EventAt(&evs[i])
+		if i == 1 {
+			for k := range acts {
+				logDirect.ActionAt(&acts[k])
+			}
+		}
+	}
+	for _, l := range []*EventLog{logOne, logTwo, logDirect} {
+		require.NoError(t, l.Flush())
+	}
+	require.Contains(t, direct.String(), `"event":"defer"`)
+	require.Equal(t, direct.String(), one.String())
+	require.Equal(t, direct.String(), two.String())
+	require.Equal(t, c2.Summary(), c1.Summary())
+}

@@ -456,7 +456,7 @@ const maxTailGPU = 64
 // entry in l.quoted (-1: none, past maxQuoted).
 func (l *EventLog) quote(reason string) ([]byte, int) {
 	for i := range l.quoted {
-		if l.quoted[i].reason == reason {
+		if same(l.quoted[i].reason, reason) {
 			return l.quoted[i].q, i
 		}
 	}
@@ -821,12 +821,12 @@ func (l *EventLog) ActionAt(a *policies.Action) {
 		switch {
 		case s < 0:
 			l.addDefer(a.Job, a.GPU, a.Reason)
-		case l.defers.val(s).reason != a.Reason:
+		case !same(l.defers.val(s).reason, a.Reason):
 			l.defers.val(s).reason = a.Reason
 		default:
 			return
 		}
-		if a.Reason != l.reason || l.reasonQ == nil {
+		if !same(a.Reason, l.reason) || l.reasonQ == nil {
 			l.reason = a.Reason
 			l.reasonQ, l.reasonI = l.quote(a.Reason)
 			l.tails = nil
