@@ -632,3 +632,30 @@ func TestNextAfterAdvanceTo(t *testing.T) {
 		require.Equal(t, st.now, s.Now(), "step %d", i)
 	}
 }
+
+// TestActivityChecksItsGPUs: the end-of-instant check walks the GPUs of a
+// job that became active there (the activity marks them; changed no longer
+// does), so a GPU that lists a job it does not run is found at the job's
+// activity, though the check of an arrival in between cleared the marks
+// its placement made.
+func TestActivityChecksItsGPUs(t *testing.T) {
+	srv, err := models.ParseServer("a100-40gb:2")
+	require.NoError(t, err)
+	s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1},
+		[]traces.Job{{ID: "a", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1},
+			{ID: "b", Workload: "resnet50_imagenet_bs64_1gpu", GPUs: 1, Submit: 100 * time.Millisecond}})
+	require.NoError(t, err)
+	evs, err := s.Next() // a arrives
+	require.NoError(t, err)
+	require.Equal(t, policies.JobArrived, evs[0].Kind)
+	require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+	evs, err = s.Next() // a started
+	require.NoError(t, err)
+	require.Equal(t, policies.JobStarted, evs[0].Kind)
+	evs, err = s.Next() // b arrives: its check clears the marks
+	require.NoError(t, err)
+	require.Equal(t, []policies.Event{{Kind: policies.JobArrived, T: 100 * time.Millisecond, Job: 1}}, evs)
+	s.view.GPUs[0].Jobs = append(s.view.GPUs[0].Jobs, 1) // b is pending, not on GPU 0
+	_, err = s.Next()                                    // a active
+	require.ErrorContains(t, err, "GPU 0 lists job 1, which is pending")
+}

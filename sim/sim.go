@@ -1151,9 +1151,11 @@ func (s *Sim) Next() ([]policies.Event, error) {
 		}
 		if len(s.out) > 0 {
 			err := s.check(int(last.job))
-			for i := 0; i < len(s.out) && err == nil; i++ { // every job the instant's events name
-				if e := &s.out[i]; e.Kind != policies.Wakeup && e.Job != policies.JobID(last.job) {
-					err = s.checkJob(int(e.Job))
+			if len(s.out) > 1 || s.out[0].Job != policies.JobID(last.job) { // (most instants: one event, of the job just checked)
+				for i := 0; i < len(s.out) && err == nil; i++ { // every job the instant's events name
+					if e := &s.out[i]; e.Kind != policies.Wakeup && e.Job != policies.JobID(last.job) {
+						err = s.checkJob(int(e.Job))
+					}
 				}
 			}
 			if err != nil {
@@ -1227,6 +1229,7 @@ func (s *Sim) handle(it item) {
 		at.work = max(pj.SoloS-(s.now-pj.Started).Seconds(), 1) * at.speed
 		at.since = s.now
 		j.rate = 0
+		s.touch(pj.On) // (release touches the GPUs of changed's other callers)
 		s.changed(pj.On)
 		s.emit(policies.JobActive, pj.ID, pj.Attempts)
 	case evFinish:
@@ -1486,10 +1489,13 @@ func (s *Sim) settle(id int) {
 }
 
 // changed re-times the jobs on GPUs whose set of active jobs changed, and
-// re-plans their OOM events and telemetry.
+// re-plans their OOM events and telemetry. The GPUs are marked for the
+// next check already (touch: release marks the GPUs it frees, and an
+// activity its job's).
 func (s *Sim) changed(gpus []int) {
-	s.touch(gpus)
-	s.emitSamples(s.now, false)
+	if s.cfg.Samples != nil {
+		s.emitSamples(s.now, false)
+	}
 	s.lastChange = s.now
 	for _, g := range gpus {
 		s.scheduleOOM(g)
