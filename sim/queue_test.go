@@ -126,7 +126,8 @@ func TestCheckFindsUntouchedCorruption(t *testing.T) {
 // every pop is the earliest pending event by (time, sequence), whatever the
 // mix, an arrival out of time order (which goes to the heap) included; the
 // list's first pending arrival and its time, which popIn keeps (nextA,
-// nextT), follow pops that empty the list and pushes that refill it.
+// nextT), follow pops that empty the list and pushes that refill it; and
+// dueAt finds the first's time due.
 func TestArrivalListAndHeap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 50 {
@@ -145,6 +146,7 @@ func TestArrivalListAndHeap(t *testing.T) {
 				}
 			}
 			require.Equal(t, pending[k], it)
+			require.True(t, s.dueAt(it.t), "the first's time is due (Next asks dueAt before popAt)")
 			_, ok = s.popAt(it.t + 1)
 			require.False(t, ok, "not due then")
 			got, ok := s.popAt(it.t)
@@ -179,6 +181,7 @@ func TestArrivalListAndHeap(t *testing.T) {
 		}
 		_, ok := s.due()
 		require.False(t, ok)
+		require.False(t, s.dueAt(0), "nothing pending")
 	}
 }
 
