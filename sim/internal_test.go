@@ -659,3 +659,69 @@ func TestActivityChecksItsGPUs(t *testing.T) {
 	_, err = s.Next()                                    // a active
 	require.ErrorContains(t, err, "GPU 0 lists job 1, which is pending")
 }
+
+// TestLoneJobsRate: a job alone on its GPU runs at its model's rate alone,
+// 1 under a PressureModel (retime and rateOn take it without asking the
+// model) and what Rate gives under any other (half, under halved).
+func TestLoneJobsRate(t *testing.T) {
+	tests := []struct {
+		name string
+		m    models.Interference
+		want float64
+	}{
+		{name: "pressure", m: models.DefaultInterference(), want: 1},
+		{name: "halved", m: halved{}, want: 0.5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestSim(t, tc.m)
+			_, err := s.Next() // the arrival
+			require.NoError(t, err)
+			require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+			_, err = s.AdvanceTo(60 * time.Second) // started, active
+			require.NoError(t, err)
+			require.True(t, s.view.Jobs[0].Active)
+			require.Equal(t, tc.want, s.jobs[0].rate)
+		})
+	}
+}
+
+// TestPlaceAndReleaseMarkTheirGPUs: a placement's GPUs and the GPUs a
+// finish frees are walked by the next end-of-instant check (mark): a GPU
+// made to list a job that does not run there, after the placement's events
+// or after the job's activity, is found at the next instant (the other
+// job's arrival, the finish).
+func TestPlaceAndReleaseMarkTheirGPUs(t *testing.T) {
+	tests := []struct {
+		name    string
+		corrupt policies.EventKind // GPU 0 is made to list job 1 after job 0's event of this kind
+	}{
+		{name: "placement", corrupt: policies.JobStarted},
+		{name: "release", corrupt: policies.JobActive},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := models.ParseServer("a100-40gb:2")
+			require.NoError(t, err)
+			s, err := New(Config{Server: srv, Catalog: models.A100(), Truth: DefaultTruth(), Seed: 1},
+				[]traces.Job{{ID: "a", Workload: "mnist_bs32_1gpu", GPUs: 1, SoloS: 30},
+					{ID: "b", Workload: "mnist_bs32_1gpu", GPUs: 1, Submit: 100 * time.Millisecond}})
+			require.NoError(t, err)
+			for range 10 {
+				evs, err := s.Next()
+				require.NoError(t, err)
+				e := evs[len(evs)-1]
+				if e.Kind == policies.JobArrived && e.Job == 0 {
+					require.NoError(t, s.Apply(policies.Action{Kind: policies.Place, Job: 0, GPUs: []int{0}}))
+				}
+				if e.Kind == tc.corrupt && e.Job == 0 {
+					s.view.GPUs[0].Jobs = append(s.view.GPUs[0].Jobs, 1) // b does not run on GPU 0
+					_, err := s.Next()
+					require.ErrorContains(t, err, "GPU 0 lists job 1")
+					return
+				}
+			}
+			t.Fatal("no such event")
+		})
+	}
+}

@@ -61,16 +61,21 @@ func (m *rateMemo) missed() {
 	}
 }
 
+// pressure reports whether the type's interference model is a
+// PressureModel (under which a job alone runs at rate 1).
+func (tt *TypeTruth) pressure() bool {
+	_, ok := tt.Interference.(*models.PressureModel)
+	return ok
+}
+
 // rateOn is the interference model's rate of job id, of profile self, on
 // GPU g of type tt beside the other active jobs there: a PressureModel's
 // through the type's memos (rateMemo's for one or two co-runners, 1 alone,
 // as RateMemo gives it), any other model's Rate.
 func (s *Sim) rateOn(g int, tt *TypeTruth, id int, self *models.Profile) float64 {
 	jobs := s.view.GPUs[g].Jobs
-	if len(jobs) == 1 && int(jobs[0]) == id { // alone: no co-runner to gather
-		if _, ok := tt.Interference.(*models.PressureModel); ok {
-			return 1 // RateMemo's rate of a job alone
-		}
+	if len(jobs) == 1 && int(jobs[0]) == id && tt.pressure() { // alone: no co-runner to gather
+		return 1 // RateMemo's rate of a job alone
 	}
 	cos := s.coOf[:0]
 	for _, o := range jobs {

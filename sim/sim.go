@@ -1036,6 +1036,22 @@ func (s *Sim) View() *policies.View {
 	return &s.view
 }
 
+// mark marks gpus for the next check (touch) and their entries in the
+// view as changed (changedInView), in one walk: a placement's and a
+// release's GPUs.
+func (s *Sim) mark(gpus []int) {
+	for _, g := range gpus {
+		if !s.isTouched[g] {
+			s.isTouched[g] = true
+			s.touched = append(s.touched, g)
+		}
+		if !s.onViewChanged[g] {
+			s.onViewChanged[g] = true
+			s.viewChanged = append(s.viewChanged, g)
+		}
+	}
+}
+
 // changedInView marks GPU g's entry in the view as changed (ChangedGPUs).
 func (s *Sim) changedInView(g int) {
 	if !s.onViewChanged[g] {
@@ -1317,11 +1333,8 @@ func (s *Sim) release(id int) []int {
 	j.epoch++
 	s.free = append(s.free, j.run)
 	on := pj.On
-	s.touch(on)
 	s.books.Release(pj.ID, on)
-	for _, g := range on {
-		s.changedInView(g)
-	}
+	s.mark(on)
 	pj.On, pj.Active = nil, false
 	return on
 }
@@ -1430,10 +1443,7 @@ func (s *Sim) place(a policies.Action) error {
 		shared = shared || len(s.view.GPUs[g].Jobs) > 0
 	}
 	s.books.Place(pj.ID, a.GPUs)
-	for _, g := range a.GPUs {
-		s.changedInView(g)
-	}
-	s.touch(a.GPUs)
+	s.mark(a.GPUs)
 	j.epoch++
 	attempt := prefixFrom(s.seedMix, uint64(id), uint64(pj.Attempts)) // unitPrefix(seed, id, attempts): unit(seed, id, attempts, ·)
 	u := unitFrom(attempt, 0x57a27)
@@ -1555,7 +1565,12 @@ func (s *Sim) retime(id int) {
 	rate := math.Inf(1)
 	for k, g := range pj.On {
 		tt := s.typ(g)
-		r := s.rateOn(g, tt, id, &at.w.PerGPU[k%len(at.w.PerGPU)])
+		var r float64
+		if jobs := s.view.GPUs[g].Jobs; len(jobs) == 1 && int(jobs[0]) == id && tt.pressure() {
+			r = 1 // rateOn's for a job alone under a PressureModel, without the call
+		} else {
+			r = s.rateOn(g, tt, id, &at.w.PerGPU[k%len(at.w.PerGPU)])
+		}
 		if tt.Speeds != nil {
 			r /= tt.Speeds.Factor(at.w, s.slot(g))
 		}
@@ -1631,8 +1646,15 @@ func (s *Sim) usedAt(g int, t time.Duration) float64 {
 // now on (until the jobs on g change).
 func (s *Sim) peaksFit(g int) bool {
 	jobs := s.view.GPUs[g].Jobs
-	if len(jobs) == 0 {
+	switch len(jobs) {
+	case 0:
 		return true // nothing against a capacity above 0 (setTypes)
+	case 1: // the sum below of one job's peak, without the walk
+		id := int(jobs[0])
+		if !s.view.Jobs[id].Active {
+			return true
+		}
+		return s.profileOn(id, g).PeakMiB*s.att(id).peak*(1+1e-9) <= s.capacity(g)
 	}
 	peaks := 0.0
 	for _, id := range jobs {
