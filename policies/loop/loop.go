@@ -227,7 +227,7 @@ func Run(ctx context.Context, b Backend, p policies.Policy, rec Recorder) error 
 	ignoresDeferrals := deferralChanges(b, p, rec)
 	fallible, _ := p.(policies.Fallible)
 	decide := true // the first instant always has a decision
-	snap := Snapshot{shared: readsJobsOnly(p), selfChecked: checksItself(b)}
+	snap := newSnapshot(readsJobsOnly(p), checksItself(b))
 	rep, _ := b.(ChangeReporter)
 	last := time.Duration(-1)
 	for {
@@ -361,6 +361,13 @@ func readsJobsOnly(p policies.Policy) bool {
 	return ok
 }
 
+// newSnapshot is the loop's snapshot: of the backend's jobs where shared
+// (readsJobsOnly), its bookkeeping cross-checked by the backend where
+// selfChecked (checksItself).
+func newSnapshot(shared, selfChecked bool) Snapshot {
+	return Snapshot{shared: shared, selfChecked: selfChecked, untracked: shared && selfChecked}
+}
+
 // checksItself reports whether b checks its own bookkeeping (SelfChecker).
 func checksItself(b Backend) bool {
 	_, ok := b.(SelfChecker)
@@ -437,8 +444,10 @@ func (s *Snapshot) check(v *policies.View, reporting bool) error {
 		}
 		s.turn = turn
 	} else {
-		for g := range v.GPUs {
-			if !sameGPU(&s.v.GPUs[g], &v.GPUs[g]) {
+		mine, theirs := s.v.GPUs, v.GPUs
+		theirs = theirs[:len(mine)] // as long (above): no bounds checks in the loop
+		for g := range mine {
+			if !sameGPU(&mine[g], &theirs[g]) {
 				s.changed = append(s.changed, g)
 			}
 		}

@@ -34,6 +34,10 @@ type Snapshot struct {
 	// shared: the policy only reads jobs (policies.JobsReader), so the
 	// snapshot lists the backend's jobs instead of copies of them.
 	shared bool
+	// untracked: no one reads dirty (shared jobs, and a backend that
+	// checks its own bookkeeping: neither Update nor check reads the
+	// touched jobs), so touches do not list them.
+	untracked bool
 }
 
 // Touch marks the job an event concerns as changed. An event of an unknown
@@ -46,7 +50,9 @@ func (s *Snapshot) touch(k policies.EventKind, job policies.JobID) {
 	switch k {
 	case policies.JobArrived, policies.JobStarted, policies.JobActive, policies.JobFinished,
 		policies.JobFailed, policies.JobStopped, policies.PlaceFailed:
-		s.dirty = append(s.dirty, job)
+		if !s.untracked {
+			s.dirty = append(s.dirty, job)
+		}
 	case policies.Wakeup:
 	default:
 		s.all = true
@@ -56,10 +62,10 @@ func (s *Snapshot) touch(k policies.EventKind, job policies.JobID) {
 // TouchAction marks the job an action names as changed.
 func (s *Snapshot) TouchAction(a policies.Action) {
 	switch a.Kind {
-	case policies.Place:
-		s.dirty = append(s.dirty, a.Job)
-	case policies.Stop:
-		s.dirty = append(s.dirty, a.Job)
+	case policies.Place, policies.Stop:
+		if !s.untracked {
+			s.dirty = append(s.dirty, a.Job)
+		}
 	}
 }
 

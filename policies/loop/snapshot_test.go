@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -99,4 +100,38 @@ func TestSnapshotCopiesJobs(t *testing.T) {
 	src.Jobs[4].State = policies.Pending
 	s.Touch(policies.Event{Kind: policies.JobArrived, Job: 4})
 	require.Equal(t, src.Jobs[4], s.Update(src).Jobs[4])
+}
+
+// The loop's snapshot lists the jobs events and actions touch only where
+// someone reads them: a snapshot of copied jobs (Update copies them
+// again) or of a backend that does not check itself (check cross-checks
+// them). Sharing the jobs of a self-checking backend, it lists none, and
+// the policy still sees every change.
+func TestSnapshotListsTouchedJobsOnlyWhereRead(t *testing.T) {
+	for _, c := range []struct {
+		shared, selfChecked, lists bool
+	}{
+		{false, false, true},
+		{false, true, true},
+		{true, false, true},
+		{true, true, false},
+	} {
+		t.Run(fmt.Sprintf("shared=%v/selfChecked=%v", c.shared, c.selfChecked), func(t *testing.T) {
+			src := &policies.View{GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
+				Jobs: []policies.Job{{ID: 0, GPUs: 1, State: policies.Pending}, {ID: 1, GPUs: 1, State: policies.Pending}}}
+			s := newSnapshot(c.shared, c.selfChecked)
+			s.Update(src)
+			src.Jobs[1].State, src.Jobs[1].On = policies.Running, []int{0}
+			src.GPUs[0].Jobs = []policies.JobID{1}
+			s.touch(policies.JobStarted, 1)
+			s.TouchAction(policies.Action{Kind: policies.Stop, Job: 0})
+			if c.lists {
+				require.Equal(t, []policies.JobID{1, 0}, s.dirty)
+			} else {
+				require.Empty(t, s.dirty)
+			}
+			require.Equal(t, src.Jobs, s.Update(src).Jobs)
+			require.Empty(t, s.dirty)
+		})
+	}
 }
