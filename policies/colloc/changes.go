@@ -29,6 +29,11 @@ type bookJob struct {
 	// an entry given before the walk over its GPUs (Scheduler.keepFrom)
 	// may have none, and is then as if the job had no entry.
 	deferred int
+	// again counts, when told (deferred ≥ 0), its deferrals on GPUs the
+	// previous decision also deferred it on (in was): when they are all
+	// the previous decision's, none of those ended, and finish need not
+	// compare every GPU's reasons to find one.
+	again int
 	// other is its entry in the other decision (prev: cur's, cur: prev's),
 	// -1 if none.
 	other int
@@ -55,8 +60,12 @@ func (b *deferBook) job(j *policies.Job, n int) (mine, was []Reason) {
 }
 
 // deferred records that the job last given an entry (job) was deferred
-// on n of its GPUs in this decision.
-func (b *deferBook) deferred(n int) { b.cur[len(b.cur)-1].deferred = n }
+// on n of its GPUs in this decision, again of them on GPUs the previous
+// decision deferred it on (its was).
+func (b *deferBook) deferred(n, again int) {
+	c := &b.cur[len(b.cur)-1]
+	c.deferred, c.again = n, again
+}
 
 // find returns job's entry in prev, -1 if none: decisions defer their jobs
 // in the same order, so it looks after the last one found first.
@@ -88,6 +97,9 @@ func (b *deferBook) finish(acts []policies.Action) []policies.Action {
 			continue
 		}
 		c := &b.cur[p.other]
+		if c.again == p.deferred { // each of p's deferrals made again (both told: p's is positive)
+			continue
+		}
 		now := b.curR[c.at : c.at+c.n]
 		for g, r := range b.prevR[p.at : p.at+p.n] {
 			if r != Admitted && (g >= len(now) || now[g] == Admitted) {

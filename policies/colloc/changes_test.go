@@ -43,6 +43,7 @@ func TestDeferBookListsChanges(t *testing.T) {
 			for _, id := range rng.Perm(len(jobs))[:rng.IntN(4)] {
 				j := &jobs[id]
 				var mine, was []Reason
+				told, again := 0, 0
 				for g := range n {
 					if rng.IntN(3) == 0 {
 						continue
@@ -55,9 +56,15 @@ func TestDeferBookListsChanges(t *testing.T) {
 					if mine == nil {
 						mine, was = b.job(j, n)
 					}
+					if told++; was != nil && was[g] != Admitted {
+						again++
+					}
 					if mine[g] = r; was == nil || was[g] != r {
 						acts = append(acts, policies.Action{Kind: policies.Defer, Job: j.ID, GPU: g, Reason: string(r)})
 					}
+				}
+				if mine != nil && rng.IntN(3) > 0 { // told (its count read) or not (its reasons walked)
+					b.deferred(told, again)
 				}
 			}
 			acts = b.finish(acts)
@@ -119,11 +126,47 @@ func TestDeferBookEntryWithoutDeferrals(t *testing.T) {
 	j := &policies.Job{ID: 4, Attempts: 1}
 	mine, _ := b.job(j, 3)
 	mine[0], mine[2] = DeferMemory, DeferHold
-	b.deferred(2)
+	b.deferred(2, 0)
 	require.Empty(t, b.finish(nil))
 	_, was := b.job(j, 3) // the next decision: nothing deferred
 	require.Equal(t, []Reason{DeferMemory, "", DeferHold}, was)
-	b.deferred(0)
+	b.deferred(0, 0)
 	require.Equal(t, []policies.Action{{Kind: policies.Undefer, Job: 4, GPU: policies.AllGPUs}}, b.finish(nil))
 	require.Empty(t, b.finish(nil))
+}
+
+// finish ends a job's deferrals GPU by GPU only when the decision did
+// not make each of them again, as its count says (deferred's again), or
+// was not told: a hand-changed count is what it reads.
+func TestDeferBookEndsOnlyWhatWasNotMadeAgain(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		told  bool
+		again int // as told
+		want  []int
+	}{
+		{"counted", true, 2, []int{1}},
+		{"a hand-changed count", true, 3, nil},
+		{"not told: the reasons", false, 0, []int{1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b deferBook
+			j := &policies.Job{ID: 4, Attempts: 1}
+			mine, _ := b.job(j, 3)
+			mine[0], mine[1], mine[2] = DeferMemory, DeferJobs, DeferHold
+			b.deferred(3, 0)
+			require.Empty(t, b.finish(nil))
+			mine, _ = b.job(j, 3) // GPU 1 deferred no more
+			mine[0], mine[2] = DeferMemory, DeferHold
+			if c.told {
+				b.deferred(2, c.again)
+			}
+			var got []int
+			for _, a := range b.finish(nil) {
+				require.Equal(t, policies.Undefer, a.Kind)
+				got = append(got, a.GPU)
+			}
+			require.Equal(t, c.want, got)
+		})
+	}
 }

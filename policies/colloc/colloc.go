@@ -599,7 +599,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	// carrying a dozen values in registers restored them all after each
 	// call it made (Admit, holdEnd), some 30 instructions a GPU.
 	w := &s.gw
-	w.acts, w.cands, w.idle, w.mine, w.was, w.deferred = acts, w.cands[:0], w.idle[:0], nil, nil, 0
+	w.acts, w.cands, w.idle, w.mine, w.was, w.deferred, w.again = acts, w.cands[:0], w.idle[:0], nil, nil, 0, 0
 	w.verdicts = nil
 	if s.gpuLocal && s.cached {
 		if len(s.verdicts) != len(v.GPUs) {
@@ -613,6 +613,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			if r := was[g]; r != Admitted && !busy[g] && s.readAt[g] != s.refreshes && !sameReason(r, DeferHold) {
 				w.mine[g] = r // the previous decision's answer
 				w.deferred++
+				w.again++
 				s.keptAnswers++
 				continue
 			}
@@ -636,14 +637,19 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 			if w.mine == nil {
 				w.mine, w.was = s.book.job(j, len(v.GPUs))
 			}
-			if w.mine[g] = reason; w.was != nil && sameReason(w.was[g], reason) {
-				continue // the previous decision's
+			if w.mine[g] = reason; w.was != nil {
+				if r := w.was[g]; r != Admitted {
+					w.again++
+					if sameReason(r, reason) {
+						continue // the previous decision's
+					}
+				}
 			}
 		}
 		w.acts = append(w.acts, s.deferral(j.ID, g, reason))
 	}
 	if w.mine != nil {
-		s.book.deferred(w.deferred)
+		s.book.deferred(w.deferred, w.again)
 	}
 	acts, cands, idle, deferred := w.acts, w.cands, w.idle, w.deferred
 	w.acts, w.mine, w.was, w.verdicts = nil, nil, nil, nil
@@ -686,6 +692,8 @@ type gpuWalk struct {
 	cands    []cand
 	idle     []int
 	deferred int
+	// again counts the deferrals on GPUs was defers on.
+	again int
 	// j's deferral reasons by GPU in this decision and in the previous one
 	// (with changes; was nil: list every deferral).
 	mine, was []Reason
