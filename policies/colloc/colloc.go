@@ -282,6 +282,10 @@ type Scheduler struct {
 	// keptAnswers counts the previous decision's answers a walk kept
 	// without asking (keepFrom; tests).
 	keptAnswers int
+	// slab is an arena of the placements' GPU lists, never reused: an
+	// action or a Placer that keeps one keeps it as it was (a list of its
+	// own each had been an allocation a placement).
+	slab []int
 }
 
 // verdict is a GPULocal rule's latest answer for a GPU: for job, at the
@@ -438,7 +442,7 @@ func (s *Scheduler) walk(d *pass) {
 // must wait.
 func (s *Scheduler) consider(d *pass, j *policies.Job) (blocked bool) {
 	recovering := j.OOMs > 0
-	if gpus := d.v.IdleGPUs(d.busy, j.GPUs); gpus != nil {
+	if gpus := s.idleGPUs(d.v, d.busy, j.GPUs); gpus != nil {
 		d.acts = s.place(d.acts, d.busy, j, gpus)
 		s.settled = s.settled && !recovering && d.unplaced == 0
 		return false
@@ -572,6 +576,39 @@ func holdEnds(v *policies.View, g int, hold time.Duration) time.Duration {
 	return t
 }
 
+// gpuList returns an empty list with room for n GPUs (n > 0) from s's
+// arena: a placement's, not written by s once returned.
+func (s *Scheduler) gpuList(n int) []int {
+	if len(s.slab) < n {
+		s.slab = make([]int, max(1024, n))
+	}
+	l := s.slab[:0:n]
+	s.slab = s.slab[n:]
+	return l
+}
+
+// idleGPUs is v.IdleGPUs(taken, n) (the n lowest-indexed GPUs that run
+// no job and are not taken, or nil), its result from s's arena.
+func (s *Scheduler) idleGPUs(v *policies.View, taken []bool, n int) []int {
+	if n <= 0 {
+		return nil // as IdleGPUs: no list reaches n
+	}
+	if len(s.slab) < n {
+		s.slab = make([]int, max(1024, n))
+	}
+	gpus := s.slab[:0:n]
+	taken = taken[:len(v.GPUs)]
+	for g := range v.GPUs {
+		if len(v.GPUs[g].Jobs) == 0 && !taken[g] {
+			if gpus = append(gpus, g); len(gpus) == n {
+				s.slab = s.slab[n:]
+				return gpus
+			}
+		}
+	}
+	return nil
+}
+
 func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, gpus []int) []policies.Action {
 	for _, g := range gpus {
 		busy[g] = true
@@ -659,7 +696,7 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	if len(cands) == 0 || len(cands)+len(idle) < j.GPUs {
 		return nil, acts, deferred
 	}
-	gpus := slices.Clone(idle[:min(len(idle), j.GPUs-1)])
+	gpus := append(s.gpuList(j.GPUs), idle[:min(len(idle), j.GPUs-1)]...)
 	for _, c := range best(cands, j.GPUs-len(gpus)) {
 		gpus = append(gpus, c.g)
 	}

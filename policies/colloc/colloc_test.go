@@ -489,3 +489,39 @@ func TestReader(t *testing.T) {
 }
 
 func is[T any](p policies.Policy) bool { _, ok := p.(T); return ok }
+
+// A decision's placements take their GPU lists from the scheduler's
+// arena, no allocation each (on idle GPUs, and collocated with a job
+// already running), each list its own: as long as its capacity, and
+// never written again.
+func TestPlacementsFromArena(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		busy bool // GPU 0 runs a job: the new one is collocated with it
+	}{{"idle", false}, {"collocated", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			v := &policies.View{Now: time.Hour, GPUs: []policies.GPU{{Index: 0, CapacityMiB: 100}},
+				Jobs:  []policies.Job{{ID: 0, GPUs: 1, State: policies.Pending}, {ID: 1, GPUs: 1, State: policies.Running, On: []int{0}, Active: true}},
+				Queue: policies.ListOf(0)}
+			if c.busy {
+				v.GPUs[0].Jobs = []policies.JobID{1}
+			}
+			s := New("t", DefaultConfig(), byGPU{})
+			var lists [][]int
+			place := func() {
+				for _, a := range s.Schedule(v) {
+					if a.Kind == policies.Place {
+						lists = append(lists, a.GPUs)
+					}
+				}
+			}
+			place()
+			require.Less(t, testing.AllocsPerRun(100, place), 0.1)
+			for _, l := range lists {
+				require.Equal(t, []int{0}, l)
+				require.Equal(t, 1, cap(l))
+			}
+			require.Len(t, lists, 102)
+		})
+	}
+}
