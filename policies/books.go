@@ -79,9 +79,15 @@ func (b *Books) Place(id JobID, gpus []int) {
 // Release takes a job off the lists of gpus.
 func (b *Books) Release(id JobID, gpus []int) {
 	for _, g := range gpus {
-		gj := b.v.GPUs[g].Jobs
-		if k := slices.Index(gj, id); k >= 0 {
-			b.v.GPUs[g].Jobs = slices.Delete(gj, k, k+1)
+		gp := &b.v.GPUs[g]
+		gj := gp.Jobs
+		switch k := slices.Index(gj, id); {
+		case k < 0:
+		case k == len(gj)-1: // the last (a lone job): nothing to move
+			gj[k] = 0 // zeroed, as slices.Delete leaves it
+			gp.Jobs = gj[:k]
+		default:
+			gp.Jobs = slices.Delete(gj, k, k+1)
 		}
 	}
 }

@@ -56,6 +56,11 @@ func TestBooksKeepGPUsAndFailed(t *testing.T) {
 	require.Equal(t, [][]JobID{{4}, nil, {4, 5}}, [][]JobID{v.GPUs[0].Jobs, v.GPUs[1].Jobs, v.GPUs[2].Jobs})
 	b.Release(4, []int{0, 2})
 	require.Equal(t, [][]JobID{{}, nil, {5}}, [][]JobID{v.GPUs[0].Jobs, v.GPUs[1].Jobs, v.GPUs[2].Jobs})
+	require.Equal(t, []JobID{0}, v.GPUs[0].Jobs[:1], "the slot left zeroed")
+	require.Equal(t, []JobID{5, 0}, v.GPUs[2].Jobs[:2], "the slot left zeroed")
+	b.Place(6, []int{2})
+	b.Release(6, []int{2}) // the last listed
+	require.Equal(t, []JobID{5, 0}, v.GPUs[2].Jobs[:2], "the slot left zeroed")
 	b.Enqueue(1)
 	b.Fail(4)
 	b.Fail(2)
