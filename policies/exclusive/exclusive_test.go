@@ -1,6 +1,7 @@
 package exclusive
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -240,5 +241,53 @@ func TestFirstGPUsIsAMap(t *testing.T) {
 		}
 		_, wok := want[id]
 		require.Equal(t, wok, f.has(id), "step %d id %d", step, id)
+	}
+}
+
+// Exclusive as New makes it searches a view of at most searchFullUpTo
+// GPUs in full at each decision, keeping no idle set from events (the view
+// is never read whole for it), and keeps the set on a larger one: the
+// same decisions either way.
+func TestSmallViewsSearchedInFull(t *testing.T) {
+	for _, c := range []struct {
+		gpus, reads int
+	}{{1, 0}, {8, 0}, {searchFullUpTo, 0}, {searchFullUpTo + 1, 1}} {
+		t.Run(fmt.Sprint(c.gpus), func(t *testing.T) {
+			v := &policies.View{GPUs: make([]policies.GPU, c.gpus)}
+			for g := range v.GPUs {
+				v.GPUs[g] = policies.GPU{Index: g, CapacityMiB: 40960}
+			}
+			p, err := New(nil)
+			require.NoError(t, err)
+			var queue []policies.JobID
+			for step := range 3 * c.gpus {
+				id := policies.JobID(len(v.Jobs))
+				v.Jobs = append(v.Jobs, policies.Job{ID: id, State: policies.Pending, GPUs: 1})
+				queue = append(queue, id)
+				p.Observe(policies.Event{Kind: policies.JobArrived, Job: id})
+				if step%3 == 2 { // an end
+					for i := range v.Jobs {
+						if j := &v.Jobs[i]; j.State == policies.Running {
+							g := j.On[0]
+							v.GPUs[g].Jobs, j.State, j.On = nil, policies.Done, nil
+							p.Observe(policies.Event{Kind: policies.JobFinished, Job: j.ID})
+							break
+						}
+					}
+				}
+				v.Queue = policies.ListOf(queue...)
+				want := slices.Clone((&Policy{}).Schedule(v)) // reads every GPU
+				got := p.Schedule(v)
+				require.Equal(t, want, got, "step %d", step)
+				for _, a := range got {
+					queue = slices.DeleteFunc(queue, func(x policies.JobID) bool { return x == a.Job })
+					j := &v.Jobs[a.Job]
+					j.State, j.On = policies.Running, slices.Clone(a.GPUs)
+					v.GPUs[a.GPUs[0]].Jobs = []policies.JobID{a.Job}
+					p.Observe(policies.Event{Kind: policies.JobStarted, Job: a.Job, GPUs: slices.Clone(a.GPUs)})
+				}
+			}
+			require.Equal(t, c.reads, p.reads)
+		})
 	}
 }

@@ -22,8 +22,9 @@ const noAttempt = -2
 // one that did not would leave its GPUs idle, as the set says).
 //
 // Without events (a caller that never calls Observe, such as the cluster
-// dispatcher, or a test calling Schedule on views of its own) Exclusive
-// searches every GPU as before; so it does when the view does not hold
+// dispatcher, or a test calling Schedule on views of its own), and on a
+// view of at most Policy.searchUpTo GPUs (the set is then never read, and
+// stays stale: Observe returns at once), Exclusive searches every GPU; so it does when the view does not hold
 // together (a GPU listing a job whose Job.On lacks it, a GPU in two
 // attempts): then the set is read again from the view at each decision
 // until it does.
