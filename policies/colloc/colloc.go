@@ -366,7 +366,6 @@ func (s *Scheduler) Config() Config { return s.cfg }
 //     (Horus's look-ahead), which can delay the head.
 func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	acts := s.acts[:0] // reused: the caller is done with it before the next decision
-	defer func() { s.acts = acts[:0] }()
 	if cap(s.busy) < len(v.GPUs) {
 		s.busy = make([]bool, len(v.GPUs))
 	}
@@ -383,6 +382,7 @@ func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	if s.changes {
 		acts = s.book.finish(acts)
 	}
+	s.acts = acts[:0] // without a defer: a deferred closure cost 40 instructions a decision
 	return acts
 }
 
@@ -614,7 +614,7 @@ func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, 
 		busy[g] = true
 	}
 	if s.cached { // read again at the next decision
-		s.recheck = append(s.recheck, gpus...)
+		s.recheck = appendGPUs(s.recheck, gpus)
 	}
 	if p, ok := s.rule.(Placer); ok {
 		p.Placed(j, gpus)

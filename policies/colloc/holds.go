@@ -57,7 +57,7 @@ func (s *Scheduler) ObserveAt(e *policies.Event) {
 	}
 	switch e.Kind {
 	case policies.JobStarted:
-		h.recheck = append(h.recheck, e.GPUs...)
+		h.recheck = appendGPUs(h.recheck, e.GPUs)
 		if !h.link(e.Job, e.GPUs) {
 			h.stale = true
 		}
@@ -67,10 +67,10 @@ func (s *Scheduler) ObserveAt(e *policies.Event) {
 			h.stale = true
 			return
 		}
-		h.recheck = append(h.recheck, h.on.lists[i].gpus...)
+		h.recheck = appendGPUs(h.recheck, h.on.lists[i].gpus)
 	case policies.JobFinished, policies.JobFailed, policies.JobStopped:
 		if i := h.on.get(e.Job); i >= 0 {
-			h.recheck = append(h.recheck, h.on.lists[i].gpus...)
+			h.recheck = appendGPUs(h.recheck, h.on.lists[i].gpus)
 			h.on.drop(e.Job, i)
 		}
 	case policies.PlaceFailed:
@@ -79,6 +79,15 @@ func (s *Scheduler) ObserveAt(e *policies.Event) {
 	default:
 		h.stale = true
 	}
+}
+
+// appendGPUs is append(dst, gpus...), a lone GPU (most attempts') without
+// the copy call.
+func appendGPUs(dst, gpus []int) []int {
+	if len(gpus) == 1 {
+		return append(dst, gpus[0])
+	}
+	return append(dst, gpus...)
 }
 
 // ObservesOptionally implements policies.OptionalObserver: without events
@@ -188,7 +197,7 @@ func (x *jobGPUs) add(job policies.JobID, gpus []int) {
 		x.lists = append(x.lists, jobList{})
 	}
 	l := &x.lists[i]
-	l.job, l.live, l.gpus = job, true, append(l.gpus[:0], gpus...)
+	l.job, l.live, l.gpus = job, true, appendGPUs(l.gpus[:0], gpus)
 	x.index.Set(int(job), i)
 }
 

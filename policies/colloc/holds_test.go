@@ -163,3 +163,14 @@ func TestVerdictsKeptUntilTheGPUChanges(t *testing.T) {
 		})
 	}
 }
+
+// appendGPUs is append(dst, gpus...), whatever the lengths and room.
+func TestAppendGPUsIsAppend(t *testing.T) {
+	for _, c := range []struct{ dst, gpus []int }{
+		{nil, nil}, {nil, []int{3}}, {[]int{1}, []int{3}}, {make([]int, 2, 8), []int{3}},
+		{[]int{1, 2}, []int{3, 4, 5}}, {make([]int, 0, 1), []int{7, 8}},
+	} {
+		want := append(slices.Clip(slices.Clone(c.dst)), c.gpus...)
+		require.Equal(t, want, appendGPUs(slices.Clone(c.dst), c.gpus))
+	}
+}
