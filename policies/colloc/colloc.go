@@ -597,9 +597,10 @@ func (s *Scheduler) idleGPUs(v *policies.View, taken []bool, n int) []int {
 		s.slab = make([]int, max(1024, n))
 	}
 	gpus := s.slab[:0:n]
-	taken = taken[:len(v.GPUs)]
-	for g := range v.GPUs {
-		if len(v.GPUs[g].Jobs) == 0 && !taken[g] {
+	gs := v.GPUs // in a register: not read again through v at each GPU
+	taken = taken[:len(gs)]
+	for g := range gs {
+		if len(gs[g].Jobs) == 0 && !taken[g] {
 			if gpus = append(gpus, g); len(gpus) == n {
 				s.slab = s.slab[n:]
 				return gpus
@@ -760,7 +761,9 @@ func (s *Scheduler) answer(v *policies.View, j *policies.Job, g int) Reason {
 			reason = m.reason
 		} else {
 			reason = s.rule.Admit(v, j, g)
-			*m = verdict{job: j.ID, attempts: j.Attempts, gen: s.gen[g], reason: reason}
+			// Field by field: a composite literal was built aside and
+			// copied, its string through a write barrier's check.
+			m.job, m.attempts, m.gen, m.reason = j.ID, j.Attempts, s.gen[g], reason
 		}
 	} else {
 		reason = s.rule.Admit(v, j, g)
