@@ -155,14 +155,15 @@ func unsubmitted(j *policies.Job) bool {
 			math.Float64bits(p.Analytical)|math.Float64bits(p.FakeTensor)|math.Float64bits(p.GPUMemNet) == 0
 }
 
+// copyGPU copies src into dst, dst keeping its own job list: field by
+// field (the whole struct copied first wrote its job list twice).
 func copyGPU(dst, src *policies.GPU) {
-	jobs := dst.Jobs
-	*dst = *src
-	if len(src.Jobs) == 1 && cap(jobs) > 0 { // most GPUs hold a job or none: no copy call
+	dst.Index, dst.CapacityMiB, dst.UsedMiB = src.Index, src.CapacityMiB, src.UsedMiB
+	if jobs := dst.Jobs; len(src.Jobs) == 1 && cap(jobs) > 0 { // most GPUs hold a job or none: no copy call
 		dst.Jobs = append(jobs[:0], src.Jobs[0])
 		return
 	}
-	dst.Jobs = append(jobs[:0], src.Jobs...)
+	dst.Jobs = append(dst.Jobs[:0], src.Jobs...)
 }
 
 // sameGPU reports whether the snapshot's copy a of a GPU equals b.

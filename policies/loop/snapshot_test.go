@@ -135,3 +135,38 @@ func TestSnapshotListsTouchedJobsOnlyWhereRead(t *testing.T) {
 		})
 	}
 }
+
+// copyGPU copies a GPU field by field: every field of policies.GPU, set
+// to a value of its own, is copied (a field added to GPU and not to
+// copyGPU fails here), and the copy keeps its own job list.
+func TestCopyGPUCopiesEveryField(t *testing.T) {
+	typ := reflect.TypeOf(policies.GPU{})
+	for i := range typ.NumField() {
+		var src policies.GPU
+		f := reflect.ValueOf(&src).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.Int:
+			f.SetInt(7)
+		case reflect.Float64:
+			f.SetFloat(math.Copysign(0, -1))
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]policies.JobID{3, 4}))
+		default:
+			t.Fatalf("field %s of kind %s: teach this test (and copyGPU) about it", typ.Field(i).Name, f.Kind())
+		}
+		for _, own := range [][]policies.JobID{nil, make([]policies.JobID, 0, 4)} {
+			dst := policies.GPU{Jobs: own}
+			copyGPU(&dst, &src)
+			got := dst
+			if len(got.Jobs) == 0 {
+				got.Jobs = nil // empty: nil or not, as the copy's own list has it
+			}
+			require.Equal(t, src, got, "field %s", typ.Field(i).Name)
+			require.Equal(t, math.Signbit(src.UsedMiB), math.Signbit(dst.UsedMiB))
+			require.Equal(t, math.Signbit(src.CapacityMiB), math.Signbit(dst.CapacityMiB))
+			if len(src.Jobs) > 0 {
+				require.NotSame(t, &src.Jobs[0], &dst.Jobs[0], "the copy's job list is its own")
+			}
+		}
+	}
+}
