@@ -44,17 +44,18 @@ type bookJob struct {
 // its deferrals are all to be listed: it had none then, or an attempt of
 // it started since). The first stays valid until the next call.
 func (b *deferBook) job(j *policies.Job, n int) (mine, was []Reason) {
-	c := len(b.cur)
-	e := bookJob{job: j.ID, attempts: j.Attempts, at: len(b.curR), n: n, other: -1, deferred: -1}
+	c, at := len(b.cur), len(b.curR)
+	b.cur = append(b.cur, bookJob{})
+	e := &b.cur[c] // written in place, not built aside and copied
+	e.job, e.attempts, e.at, e.n, e.other, e.deferred = j.ID, j.Attempts, at, n, -1, -1
 	if p := b.find(j.ID); p >= 0 && b.prev[p].other < 0 {
 		b.prev[p].other, e.other = c, p
 		if q := &b.prev[p]; q.attempts == j.Attempts && q.n == n {
 			was = b.prevR[q.at : q.at+n]
 		}
 	}
-	b.cur = append(b.cur, e)
-	b.curR = slices.Grow(b.curR, n)[:e.at+n]
-	mine = b.curR[e.at:]
+	b.curR = slices.Grow(b.curR, n)[:at+n]
+	mine = b.curR[at:]
 	clear(mine)
 	return mine, was
 }

@@ -240,8 +240,10 @@ type Scheduler struct {
 	name string
 	cfg  Config
 	rule Rule
-	// Scratch space reused across decisions.
+	// Scratch space reused across decisions; busyAt lists the GPUs set
+	// in busy (the decision's placements'), unset at the next decision.
 	busy    []bool
+	busyAt  []int
 	recover []policies.JobID
 	gw      gpuWalk
 	// changesAt is the earliest time at which this decision's answers could
@@ -367,10 +369,13 @@ func (s *Scheduler) Config() Config { return s.cfg }
 func (s *Scheduler) Schedule(v *policies.View) []policies.Action {
 	acts := s.acts[:0] // reused: the caller is done with it before the next decision
 	if cap(s.busy) < len(v.GPUs) {
-		s.busy = make([]bool, len(v.GPUs))
+		s.busy, s.busyAt = make([]bool, len(v.GPUs)), s.busyAt[:0]
 	}
+	for _, g := range s.busyAt { // the last decision's: no clear (a call) of every GPU
+		s.busy[g] = false
+	}
+	s.busyAt = s.busyAt[:0]
 	d := pass{v: v, busy: s.busy[:len(v.GPUs)]} // busy: received a job in this decision
-	clear(d.busy)
 	d.acts = s.triage(v, acts)
 	d.stopped = len(d.acts) > 0 // triage's actions are Stops
 	d.recovery = s.recover
@@ -614,6 +619,7 @@ func (s *Scheduler) place(acts []policies.Action, busy []bool, j *policies.Job, 
 	for _, g := range gpus {
 		busy[g] = true
 	}
+	s.busyAt = appendGPUs(s.busyAt, gpus)
 	if s.cached { // read again at the next decision
 		s.recheck = appendGPUs(s.recheck, gpus)
 	}
@@ -638,14 +644,18 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 	// call it made (Admit, holdEnd), some 30 instructions a GPU.
 	w := &s.gw
 	w.acts, w.cands, w.idle, w.mine, w.was, w.deferred, w.again = acts, w.cands[:0], w.idle[:0], nil, nil, 0, 0
-	w.verdicts = nil
+	var vs []verdict
 	if s.gpuLocal && s.cached {
 		if len(s.verdicts) != len(v.GPUs) {
 			s.verdicts = make([]verdict, len(v.GPUs)) // generation 0: no answer
 		}
-		w.verdicts = s.verdicts
+		vs = s.verdicts
 	}
-	was := s.keepFrom(v, j)
+	w.verdicts = vs
+	var was []Reason
+	if vs != nil && s.changes && j.OOMs == 0 && !s.sinceAll { // keepFrom's test, in line
+		was = s.keepFrom(v, j)
+	}
 	for g := range v.GPUs {
 		if was != nil {
 			if r := was[g]; r != Admitted && !busy[g] && s.readAt[g] != s.refreshes && !sameReason(r, DeferHold) {
@@ -690,7 +700,6 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 		s.book.deferred(w.deferred, w.again)
 	}
 	acts, cands, idle, deferred := w.acts, w.cands, w.idle, w.deferred
-	w.acts, w.mine, w.was, w.verdicts = nil, nil, nil, nil
 	if s.cfg.WholePartners && j.GPUs > 1 {
 		return s.partner(v, j, cands), acts, deferred
 	}
@@ -715,11 +724,11 @@ func (s *Scheduler) collocate(v *policies.View, busy []bool, j *policies.Job, ac
 // takes no job in this decision: a loaded decision mostly repeats the one
 // before, and only the GPUs an event touched (and those in their hold) can
 // answer otherwise.
+//
+// collocate makes the test (gw.verdicts set, changes, no retry, not
+// sinceAll) before the call, in line.
 func (s *Scheduler) keepFrom(v *policies.View, j *policies.Job) []Reason {
 	w := &s.gw
-	if w.verdicts == nil || !s.changes || j.OOMs > 0 || s.sinceAll {
-		return nil
-	}
 	w.mine, w.was = s.book.job(j, len(v.GPUs))
 	return w.was
 }
@@ -745,11 +754,13 @@ type gpuWalk struct {
 // its kept verdict), the ladder level of a retry; it lowers the decision's
 // horizon as the answers say.
 func (s *Scheduler) answer(v *policies.View, j *policies.Job, g int) Reason {
-	var ends time.Duration                     // when g's hold ends (holdEnds)
-	if h := &s.holds; s.cached && h.known[g] { // holdEnd's kept answer, without the call
-		ends = h.ends[g]
+	var ends time.Duration // when g's hold ends (holdEnds)
+	if s.cached {
+		if ends = s.holds.ends[g]; ends == unknownEnd { // else holdEnd's kept answer, without the call
+			ends = s.holdEnd(v, g, true)
+		}
 	} else {
-		ends = s.holdEnd(v, g, s.cached)
+		ends = s.holdEnd(v, g, false)
 	}
 	if v.Now < ends { // Held
 		s.horizon(ends)

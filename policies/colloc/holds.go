@@ -27,8 +27,9 @@ import (
 type holds struct {
 	observed bool // Observe has been called: the hold ends are kept from events
 	stale    bool // read the whole view at the next decision
-	ends     []time.Duration
-	known    []bool // ends[g] is holdEnds of GPU g
+	// ends[g] is holdEnds of GPU g, or unknownEnd (holdEnds is never
+	// negative): one array read by answer, not a second of flags.
+	ends []time.Duration
 	// gen is each GPU's generation: raised whenever the GPU is read again
 	// (from 1 at the first read), so that an answer kept for a generation
 	// (Scheduler.verdicts) is one given since nothing happened on the GPU.
@@ -108,10 +109,10 @@ func (h *holds) link(job policies.JobID, gpus []int) bool {
 // decision and reports whether the others can be used in this one.
 func (h *holds) refresh(v *policies.View) bool {
 	h.refreshes++
-	if !h.stale && len(h.known) == len(v.GPUs) {
+	if !h.stale && len(h.ends) == len(v.GPUs) {
 		for _, g := range h.recheck {
-			if g >= 0 && g < len(h.known) {
-				h.known[g] = false
+			if g >= 0 && g < len(h.ends) {
+				h.ends[g] = unknownEnd
 				h.gen[g]++
 				h.readAt[g] = h.refreshes
 			}
@@ -125,8 +126,9 @@ func (h *holds) refresh(v *policies.View) bool {
 	h.sinceAll = true
 	h.recheck = h.recheck[:0]
 	h.ends = slices.Grow(h.ends[:0], len(v.GPUs))[:len(v.GPUs)]
-	h.known = slices.Grow(h.known[:0], len(v.GPUs))[:len(v.GPUs)]
-	clear(h.known)
+	for g := range h.ends {
+		h.ends[g] = unknownEnd
+	}
 	if len(h.gen) != len(v.GPUs) {
 		h.gen, h.readAt = make([]uint32, len(v.GPUs)), make([]uint64, len(v.GPUs))
 	}
@@ -154,6 +156,9 @@ func (h *holds) refresh(v *policies.View) bool {
 	return true
 }
 
+// unknownEnd marks a hold end not known (holds.ends).
+const unknownEnd = time.Duration(-1)
+
 // holdEnd is holdEnds(v, g, hold), from what the last decisions read when
 // cached is set.
 func (s *Scheduler) holdEnd(v *policies.View, g int, cached bool) time.Duration {
@@ -161,8 +166,8 @@ func (s *Scheduler) holdEnd(v *policies.View, g int, cached bool) time.Duration 
 		return holdEnds(v, g, s.cfg.Hold)
 	}
 	h := &s.holds
-	if !h.known[g] {
-		h.ends[g], h.known[g] = holdEnds(v, g, s.cfg.Hold), true
+	if h.ends[g] == unknownEnd {
+		h.ends[g] = holdEnds(v, g, s.cfg.Hold)
 	}
 	return h.ends[g]
 }
