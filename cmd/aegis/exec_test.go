@@ -259,5 +259,9 @@ func TestExecEmulatesLegacySpeeds(t *testing.T) {
 	got := execS(emu)
 	// The emulated executor's times carry its wall-clock latency times the
 	// speedup, alike on every GPU: the slow GPU's extra time is compared.
-	require.InEpsilon(t, want[4]-want[0], got[4]-got[0], 0.1, "GPU 4's extra time: the emulator has the speed classes too")
+	// Its tolerance is 30 %: a process started 0.1 s late on a loaded
+	// 2-core host is 10 s of emulated time at speedup 100 (0.114 was seen
+	// under load against the former 10 %), while without the speed classes
+	// the extra time would be none, 100 % off.
+	require.InEpsilon(t, want[4]-want[0], got[4]-got[0], 0.3, "GPU 4's extra time: the emulator has the speed classes too")
 }
